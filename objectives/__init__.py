@@ -1,0 +1,1 @@
+"""Loss functions and their gradients over feature arrays; nothing here knows chess rules."""

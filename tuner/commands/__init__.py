@@ -1,0 +1,1 @@
+"""Subcommands of the ``tuner`` command line, one module each."""
