@@ -19,6 +19,7 @@ from tuner.errors import TunerError
 #: Modules that define subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "tuner.commands.perft",
+    "tuner.commands.eval",
 )
 
 

@@ -1,0 +1,390 @@
+"""The sparse linear evaluator's kernels: one code path yields the features and the score.
+
+Definitions of every term: ``docs/features.md``; names and indices: :mod:`search.catalog`.
+
+:func:`collect` adds each colour's term counts into a dense scratch vector ``acc`` (White's
+counts positive, Black's negative) and records which base terms it touched; the two public
+kernels read that vector:
+
+* :func:`features_kernel` writes the sorted (index, value) pairs of the side to move's
+  tapered feature vector;
+* :func:`evaluate_kernel` returns the score ``w . phi`` in *eval units* (centipawns times
+  ``PHASE_MAX``), from the side to move's view.
+
+:func:`features_kernel` leaves its scratch arrays as it found them (all zero), so a caller
+allocates one :func:`new_scratch` per thread and reuses it. Scoring passes the weights into
+the same walk, which then sums weighted terms directly (no scratch vector).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_attacks, rook_attacks
+from search.bits import FILE_A, FILE_H, ONE, ZERO, bit, lsb, pop_lsb, popcount
+from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_OCC, W_STM
+from search.catalog import (
+    F_BACKWARD,
+    F_BISHOP_PAIR,
+    F_DOUBLED,
+    F_ISOLATED,
+    F_KING_OPEN,
+    F_KING_SEMIOPEN,
+    F_KNIGHT_OUTPOST,
+    F_MATERIAL,
+    F_MOB_BISHOP,
+    F_MOB_KNIGHT,
+    F_MOB_QUEEN,
+    F_MOB_ROOK,
+    F_PASSED,
+    F_PASSED_FREE,
+    F_PHALANX,
+    F_PST,
+    F_ROOK_OPEN,
+    F_ROOK_SEMIOPEN,
+    F_ROOK_SEVENTH,
+    F_SHIELD1,
+    F_SHIELD2,
+    F_SUPPORTED,
+    F_TEMPO,
+    F_THREAT_MINOR,
+    F_THREAT_PAWN,
+    F_THREAT_ROOK,
+    F_ZONE_ATTACKERS,
+    F_ZONE_COUNT,
+    N_BASE,
+    PHASE_MAX,
+)
+
+#: more entries than any position can have (every base term in both copies)
+MAX_FEATURES = 2 * N_BASE
+
+
+def _masks():  # type: ignore[no-untyped-def]
+    file_mask = np.zeros(8, dtype=np.uint64)
+    for sq in range(64):
+        file_mask[sq % 8] |= np.uint64(1) << np.uint64(sq)
+    adjacent = np.zeros(8, dtype=np.uint64)
+    for f in range(8):
+        if f > 0:
+            adjacent[f] |= file_mask[f - 1]
+        if f < 7:
+            adjacent[f] |= file_mask[f + 1]
+    rank_mask = np.zeros(8, dtype=np.uint64)
+    for sq in range(64):
+        rank_mask[sq // 8] |= np.uint64(1) << np.uint64(sq)
+    # [colour, square]: squares on a strictly higher / same-or-lower relative rank
+    ahead = np.zeros((2, 64), dtype=np.uint64)
+    behind_or_same = np.zeros((2, 64), dtype=np.uint64)
+    for sq in range(64):
+        r = sq // 8
+        for r2 in range(8):
+            if r2 > r:
+                ahead[0, sq] |= rank_mask[r2]
+            else:
+                behind_or_same[0, sq] |= rank_mask[r2]
+            if r2 < r:
+                ahead[1, sq] |= rank_mask[r2]
+            else:
+                behind_or_same[1, sq] |= rank_mask[r2]
+    return file_mask, adjacent, rank_mask, ahead, behind_or_same
+
+
+FILE_MASK, ADJACENT_FILES, RANK_MASK, AHEAD, BEHIND_OR_SAME = _masks()
+
+
+def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-thread scratch arrays ``(acc int64[N_BASE], mark uint8[N_BASE], touched int32[N_BASE])``."""
+    return (np.zeros(N_BASE, dtype=np.int64), np.zeros(N_BASE, dtype=np.uint8),
+            np.zeros(N_BASE, dtype=np.int32))
+
+
+@njit(cache=True, inline="always")
+def _add(w, score, acc, mark, touched, nt, f, x):  # type: ignore[no-untyped-def]
+    """Add ``x`` to base term ``f``: into the weighted sums ``score[0]`` (middle game) and
+    ``score[1]`` (end game) when weights ``w`` are given, else into the scratch vector."""
+    if x != 0:
+        if w is not None:
+            score[0] += np.int64(w[f]) * x
+            score[1] += np.int64(w[f + N_BASE]) * x
+        else:
+            if mark[f] == 0:
+                mark[f] = 1
+                touched[nt] = f
+                nt += 1
+            acc[f] += x
+    return nt
+
+
+@njit(cache=True, inline="always")
+def _pawn_attack_set(pawns: np.uint64, colour: int) -> np.uint64:
+    if colour == 0:
+        return ((pawns & ~FILE_A) << np.uint64(7)) | ((pawns & ~FILE_H) << np.uint64(9))
+    return ((pawns & ~FILE_A) >> np.uint64(9)) | ((pawns & ~FILE_H) >> np.uint64(7))
+
+
+@njit(cache=True)
+def phase_of(b: np.ndarray) -> int:
+    """Game phase 0..PHASE_MAX from the knights, bishops, rooks and queens left."""
+    ph = popcount(b[KNIGHT]) + popcount(b[BISHOP]) + 2 * popcount(b[ROOK]) + 4 * popcount(b[QUEEN])
+    return min(ph, PHASE_MAX)
+
+
+@njit(cache=True)
+def collect(b, w, score, acc, mark, touched) -> int:  # type: ignore[no-untyped-def]
+    """Walk every term of ``b`` once, White's counts positive and Black's negative.
+
+    With ``w=None``: add the counts into the scratch vector ``acc`` and return how many
+    distinct base terms were touched (their indices are ``touched[:n]``, unsorted).
+    With a weight vector ``w``: add ``w[f] * x`` and ``w[f + N_BASE] * x`` into ``score[0]``
+    and ``score[1]`` instead (numba compiles the two uses separately).
+    """
+    nt = 0
+    occ = b[W_OCC] | b[W_OCC + 1]
+    stm = np.int64(b[W_STM])
+    for c in range(2):
+        s = 1 if c == 0 else -1
+        own = b[W_OCC + c]
+        opp = b[W_OCC + 1 - c]
+        own_p = b[PAWN] & own
+        opp_p = b[PAWN] & opp
+        own_pa = _pawn_attack_set(own_p, c)
+        opp_pa = _pawn_attack_set(opp_p, 1 - c)
+        flip = 0 if c == 0 else 56
+        ezone = ZERO
+        ek = b[KING] & opp
+        if ek:
+            eksq = lsb(ek)
+            ezone = KING_ATTACKS[eksq] | bit(eksq)
+
+        # material and piece-square tables
+        for pt in range(6):
+            bb = b[pt] & own
+            if pt < 5:
+                nt = _add(w, score, acc, mark, touched, nt, F_MATERIAL + pt, s * popcount(bb))
+            while bb:
+                sq = lsb(bb)
+                bb = pop_lsb(bb)
+                nt = _add(w, score, acc, mark, touched, nt, F_PST + 64 * pt + (sq ^ flip), s)
+
+        # pawn structure; pawns attacking the enemy king zone
+        zone_total = 0
+        zone_n = 0
+        bb = own_p
+        while bb:
+            sq = lsb(bb)
+            bb = pop_lsb(bb)
+            f = sq & 7
+            rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
+            stop = sq + 8 if c == 0 else sq - 8
+            if FILE_MASK[f] & AHEAD[c, sq] & own_p:
+                nt = _add(w, score, acc, mark, touched, nt, F_DOUBLED, s)
+            adj_own = ADJACENT_FILES[f] & own_p
+            if adj_own == ZERO:
+                nt = _add(w, score, acc, mark, touched, nt, F_ISOLATED, s)
+            elif (adj_own & BEHIND_OR_SAME[c, sq]) == ZERO and (bit(stop) & opp_pa):
+                nt = _add(w, score, acc, mark, touched, nt, F_BACKWARD, s)
+            if ((FILE_MASK[f] | ADJACENT_FILES[f]) & AHEAD[c, sq] & opp_p) == ZERO:
+                nt = _add(w, score, acc, mark, touched, nt, F_PASSED + rr - 1, s)
+                if not (occ & bit(stop)):
+                    nt = _add(w, score, acc, mark, touched, nt, F_PASSED_FREE + rr - 1, s)
+            if adj_own & RANK_MASK[sq >> 3]:
+                nt = _add(w, score, acc, mark, touched, nt, F_PHALANX, s)
+            if bit(sq) & own_pa:
+                nt = _add(w, score, acc, mark, touched, nt, F_SUPPORTED, s)
+            if PAWN_ATTACKS[c, sq] & ezone:
+                zone_n += 1
+        if zone_n:
+            nt = _add(w, score, acc, mark, touched, nt, F_ZONE_ATTACKERS + PAWN, s * zone_n)
+            zone_total += zone_n
+
+        # pieces: mobility, king-zone attackers, threats, rook files, outposts
+        minor_att = ZERO
+        rook_att = ZERO
+        safe = ~own & ~opp_pa
+        for pt in (KNIGHT, BISHOP, ROOK, QUEEN):
+            bb = b[pt] & own
+            zone_n = 0
+            while bb:
+                sq = lsb(bb)
+                bb = pop_lsb(bb)
+                if pt == KNIGHT:
+                    att = KNIGHT_ATTACKS[sq]
+                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_KNIGHT + popcount(att & safe), s)
+                    minor_att |= att
+                    rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
+                    if 3 <= rr <= 5 and (bit(sq) & own_pa) and not (
+                        ADJACENT_FILES[sq & 7] & AHEAD[c, sq] & opp_p
+                    ):
+                        nt = _add(w, score, acc, mark, touched, nt, F_KNIGHT_OUTPOST, s)
+                elif pt == BISHOP:
+                    att = bishop_attacks(sq, occ)
+                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_BISHOP + popcount(att & safe), s)
+                    minor_att |= att
+                elif pt == ROOK:
+                    att = rook_attacks(sq, occ)
+                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_ROOK + popcount(att & safe), s)
+                    rook_att |= att
+                    fm = FILE_MASK[sq & 7]
+                    if not (fm & own_p):
+                        if fm & opp_p:
+                            nt = _add(w, score, acc, mark, touched, nt, F_ROOK_SEMIOPEN, s)
+                        else:
+                            nt = _add(w, score, acc, mark, touched, nt, F_ROOK_OPEN, s)
+                    rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
+                    if rr == 6:
+                        nt = _add(w, score, acc, mark, touched, nt, F_ROOK_SEVENTH, s)
+                else:
+                    att = bishop_attacks(sq, occ) | rook_attacks(sq, occ)
+                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_QUEEN + popcount(att & safe), s)
+                if att & ezone:
+                    zone_n += 1
+            if zone_n:
+                nt = _add(w, score, acc, mark, touched, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
+                zone_total += zone_n
+        if zone_total:
+            nt = _add(w, score, acc, mark, touched, nt, F_ZONE_COUNT + min(zone_total, 5) - 1, s)
+
+        if popcount(b[BISHOP] & own) >= 2:
+            nt = _add(w, score, acc, mark, touched, nt, F_BISHOP_PAIR, s)
+        heavy_minor = (b[KNIGHT] | b[BISHOP] | b[ROOK] | b[QUEEN]) & opp
+        nt = _add(w, score, acc, mark, touched, nt, F_THREAT_PAWN, s * popcount(own_pa & heavy_minor))
+        nt = _add(w, score, acc, mark, touched, nt, F_THREAT_MINOR,
+                  s * popcount(minor_att & (b[ROOK] | b[QUEEN]) & opp))
+        nt = _add(w, score, acc, mark, touched, nt, F_THREAT_ROOK, s * popcount(rook_att & b[QUEEN] & opp))
+        if c == stm:
+            nt = _add(w, score, acc, mark, touched, nt, F_TEMPO, s)
+
+        # king: pawn shield and files next to the king
+        kb = b[KING] & own
+        if kb:
+            ksq = lsb(kb)
+            kf = ksq & 7
+            kr = (ksq >> 3) if c == 0 else 7 - (ksq >> 3)
+            shield1 = 0
+            shield2 = 0
+            open_files = 0
+            semiopen = 0
+            for f in range(max(kf - 1, 0), min(kf + 1, 7) + 1):
+                fm = FILE_MASK[f]
+                if kr + 1 <= 7:
+                    r1 = kr + 1 if c == 0 else 6 - kr
+                    if own_p & fm & RANK_MASK[r1]:
+                        shield1 += 1
+                    elif kr + 2 <= 7:
+                        r2 = kr + 2 if c == 0 else 5 - kr
+                        if own_p & fm & RANK_MASK[r2]:
+                            shield2 += 1
+                if not (fm & own_p):
+                    if fm & opp_p:
+                        semiopen += 1
+                    else:
+                        open_files += 1
+            nt = _add(w, score, acc, mark, touched, nt, F_SHIELD1, s * shield1)
+            nt = _add(w, score, acc, mark, touched, nt, F_SHIELD2, s * shield2)
+            nt = _add(w, score, acc, mark, touched, nt, F_KING_OPEN, s * open_files)
+            nt = _add(w, score, acc, mark, touched, nt, F_KING_SEMIOPEN, s * semiopen)
+    return nt
+
+
+@njit(cache=True)
+def features_kernel(b, acc, mark, touched, out_idx, out_val) -> int:  # type: ignore[no-untyped-def]
+    """Write the side to move's feature vector as sorted pairs into ``out_idx``/``out_val``
+    (int32, length >= MAX_FEATURES); return the number of pairs. Values are
+    ``x * phase`` (middle-game copy) and ``x * (PHASE_MAX - phase)`` (end-game copy)."""
+    nt = collect(b, None, None, acc, mark, touched)
+    # insertion sort of the touched base indices (a few dozen)
+    for i in range(1, nt):
+        v = touched[i]
+        j = i - 1
+        while j >= 0 and touched[j] > v:
+            touched[j + 1] = touched[j]
+            j -= 1
+        touched[j + 1] = v
+    phase = phase_of(b)
+    sign = 1 if b[W_STM] == ZERO else -1
+    n_mg = 0
+    for i in range(nt):
+        f = touched[i]
+        x = acc[f] * sign
+        acc[f] = 0
+        mark[f] = 0
+        if x != 0:
+            out_val[n_mg] = x  # temporarily the net count; tapered below
+            out_idx[n_mg] = f
+            n_mg += 1
+    if phase == 0:  # bare kings and pawns: only end-game copies
+        for i in range(n_mg):
+            out_idx[i] += N_BASE
+            out_val[i] *= PHASE_MAX
+        return n_mg
+    n = n_mg
+    eg_weight = PHASE_MAX - phase
+    if eg_weight > 0:
+        for i in range(n_mg):
+            out_idx[n_mg + i] = out_idx[i] + N_BASE
+            out_val[n_mg + i] = out_val[i] * eg_weight
+        n = 2 * n_mg
+    for i in range(n_mg):
+        out_val[i] *= phase
+    return n
+
+
+@njit(cache=True)
+def evaluate_kernel(b, w, score) -> int:  # type: ignore[no-untyped-def]
+    """Static score ``w . phi`` in eval units (centipawns x PHASE_MAX), side to move's view.
+
+    ``w`` is the integer weight vector (int32, length N_FEATURES); ``score`` is an int64[2]
+    scratch array."""
+    score[0] = 0
+    score[1] = 0
+    # with weights given the scratch arguments are never touched; any int64 array types them
+    collect(b, w, score, score, score, score)
+    phase = phase_of(b)
+    total = score[0] * phase + score[1] * (PHASE_MAX - phase)
+    return total if b[W_STM] == ZERO else -total
+
+
+@njit(cache=True)
+def features_batch_kernel(boards: np.ndarray):  # type: ignore[no-untyped-def]
+    """CSR feature matrix of ``boards`` (uint64[n, BOARD_WORDS]):
+    ``(indptr int64[n + 1], indices int32[nnz], values int32[nnz])``."""
+    n = boards.shape[0]
+    acc = np.zeros(N_BASE, dtype=np.int64)
+    mark = np.zeros(N_BASE, dtype=np.uint8)
+    touched = np.zeros(N_BASE, dtype=np.int32)
+    idx = np.zeros(MAX_FEATURES, dtype=np.int32)
+    val = np.zeros(MAX_FEATURES, dtype=np.int32)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    cap = max(16, n * 128)
+    out_i = np.zeros(cap, dtype=np.int32)
+    out_v = np.zeros(cap, dtype=np.int32)
+    for p in range(n):
+        k = features_kernel(boards[p], acc, mark, touched, idx, val)
+        start = indptr[p]
+        if start + k > cap:
+            while start + k > cap:
+                cap *= 2
+            grown_i = np.zeros(cap, dtype=np.int32)
+            grown_v = np.zeros(cap, dtype=np.int32)
+            grown_i[:start] = out_i[:start]
+            grown_v[:start] = out_v[:start]
+            out_i = grown_i
+            out_v = grown_v
+        out_i[start:start + k] = idx[:k]
+        out_v[start:start + k] = val[:k]
+        indptr[p + 1] = start + k
+    nnz = indptr[n]
+    return indptr, out_i[:nnz].copy(), out_v[:nnz].copy()
+
+
+@njit(cache=True)
+def evaluate_batch_kernel(boards: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Scores in eval units of ``boards`` (uint64[n, BOARD_WORDS]), int64[n]."""
+    n = boards.shape[0]
+    score = np.zeros(2, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for p in range(n):
+        out[p] = evaluate_kernel(boards[p], w, score)
+    return out

@@ -1,0 +1,161 @@
+"""Weights files: a JSON document naming every feature of the catalogue with an integer value.
+
+Format (``schema_version`` 1)::
+
+    {
+      "schema": "movetuner-weights",
+      "schema_version": 1,
+      "catalog_hash": "<search.catalog.CATALOG_HASH>",
+      "phase_max": 24,
+      "score": "w . phi / phase_max centipawns, side to move's view",
+      "weights": {"mg.material.pawn": 100, ...},   # every feature name, integer values
+      "metadata": {...}                              # free: how the weights were made
+    }
+
+Loading refuses, with a one-line :class:`WeightsFileError` naming the file and the place, a
+truncated or invalid JSON document, another schema or catalogue, a value that is not an
+integer, and a missing or unknown feature name. Saving is atomic (write, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from search.catalog import CATALOG_HASH, FEATURE_INDEX, FEATURE_NAMES, N_FEATURES, PHASE_MAX
+
+SCHEMA = "movetuner-weights"
+SCHEMA_VERSION = 1
+#: weight sets that ship with the package, by name
+BUILTIN_DIR = Path(__file__).resolve().parent / "data"
+BUILTIN_SETS = ("material", "classic")
+
+
+class WeightsFileError(ValueError):
+    """A weights file that cannot be used; the message is one line naming file and place."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """An integer weight vector over the feature catalogue, with free-form metadata.
+
+    ``values`` is int32 of shape ``(N_FEATURES,)``, indexed as :data:`search.catalog.FEATURE_NAMES`.
+    """
+
+    values: np.ndarray
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        v = np.asarray(self.values)
+        if v.shape != (N_FEATURES,) or not np.issubdtype(v.dtype, np.integer):
+            raise ValueError(f"weights must be integers of shape ({N_FEATURES},), not {v.dtype} {v.shape}")
+        object.__setattr__(self, "values", np.ascontiguousarray(v, dtype=np.int32))
+
+    def by_name(self) -> dict[str, int]:
+        return {name: int(v) for name, v in zip(FEATURE_NAMES, self.values)}
+
+
+def to_document(w: Weights) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "catalog_hash": CATALOG_HASH,
+        "phase_max": PHASE_MAX,
+        "score": "sum(w[name] * phi[name]) / phase_max centipawns, from the side to move's view",
+        "weights": w.by_name(),
+        "metadata": w.metadata,
+    }
+
+
+def dumps(w: Weights) -> str:
+    return json.dumps(to_document(w), indent=1) + "\n"
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_weights(path: str | Path, w: Weights) -> None:
+    """Write ``w`` to ``path`` atomically."""
+    atomic_write_text(path, dumps(w))
+
+
+def parse_document(doc: Any, where: str) -> Weights:
+    """Validate a parsed weights document; ``where`` names its source in error messages."""
+    if not isinstance(doc, dict):
+        raise WeightsFileError(f"{where}: not a weights file (top level is not an object)")
+    if doc.get("schema") != SCHEMA:
+        raise WeightsFileError(f"{where}: not a weights file (schema is {doc.get('schema')!r}, expected {SCHEMA!r})")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise WeightsFileError(f"{where}: unsupported schema_version {doc.get('schema_version')!r} "
+                               f"(this version reads {SCHEMA_VERSION})")
+    if doc.get("catalog_hash") != CATALOG_HASH:
+        raise WeightsFileError(f"{where}: made for feature catalogue {doc.get('catalog_hash')!r}, "
+                               f"but this version's catalogue is {CATALOG_HASH!r}")
+    names = doc.get("weights")
+    if not isinstance(names, dict):
+        raise WeightsFileError(f"{where}: 'weights' must be an object of feature name -> integer")
+    values = np.zeros(N_FEATURES, dtype=np.int32)
+    for name, value in names.items():
+        i = FEATURE_INDEX.get(name)
+        if i is None:
+            raise WeightsFileError(f"{where}: unknown feature {name!r}")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise WeightsFileError(f"{where}: weight {name!r} is {value!r}, not an integer")
+        if not -(2**31) <= value < 2**31:
+            raise WeightsFileError(f"{where}: weight {name!r} = {value} does not fit in 32 bits")
+        values[i] = value
+    missing = [n for n in FEATURE_NAMES if n not in names]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise WeightsFileError(f"{where}: missing weight {missing[0]!r}{more}")
+    metadata = doc.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise WeightsFileError(f"{where}: 'metadata' must be an object")
+    return Weights(values, metadata)
+
+
+def load_weights(spec: str | Path) -> Weights:
+    """Load a weights file, or a built-in set by name (``material``, ``classic``)."""
+    path = resolve(spec)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WeightsFileError(f"{path}: no such weights file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise WeightsFileError(f"{path}: cannot read weights file ({exc.__class__.__name__})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WeightsFileError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} "
+                               f"({exc.msg}); the file may be truncated") from None
+    return parse_document(doc, str(path))
+
+
+def resolve(spec: str | Path) -> Path:
+    """Path of a weights file: a built-in set's name, or a path as given."""
+    if isinstance(spec, str) and spec in BUILTIN_SETS and not Path(spec).exists():
+        return BUILTIN_DIR / f"{spec}.json"
+    return Path(spec)

@@ -1,0 +1,45 @@
+"""``tuner eval FEN --weights FILE``: a position's static score and its largest terms."""
+
+from __future__ import annotations
+
+import argparse
+
+from search.catalog import FEATURE_NAMES, PHASE_MAX
+from search.board import W_STM
+from search.convert import STARTING_FEN, from_fen
+from search.evaluator import evaluate, features
+from search.features import phase_of
+from search.weights import load_weights
+from tuner.errors import TunerError
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("eval", help="static evaluation of a position, with its largest terms",
+                       description="Print the static score of FEN (centipawns, side to move's view) "
+                                   "and the features that contribute most to it.")
+    p.add_argument("fen", metavar="FEN", help="position in FEN, or 'startpos'")
+    p.add_argument("--weights", default="classic", metavar="FILE",
+                   help="weights file, or a built-in set: material, classic (default: classic)")
+    p.add_argument("--top", type=int, default=10, metavar="N", help="how many terms to list (default: 10)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        board = from_fen(STARTING_FEN if args.fen == "startpos" else args.fen)
+        weights = load_weights(args.weights)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+    w = weights.values
+    idx, val = features(board)
+    contributions = sorted(
+        ((int(w[i]) * int(v) / PHASE_MAX, int(i), int(v)) for i, v in zip(idx, val)),
+        key=lambda t: (-abs(t[0]), t[1]),
+    )
+    side = "white" if board[W_STM] == 0 else "black"
+    print(f"score {evaluate(board, w):+.2f} cp for {side} (side to move), phase {phase_of(board)}/{PHASE_MAX}, "
+          f"{len(idx)} active features")
+    print(f"{'contribution':>12}  {'weight':>6}  {'value':>6}  feature")
+    for cp, i, v in contributions[: args.top]:
+        print(f"{cp:+12.2f}  {int(w[i]):6d}  {v:6d}  {FEATURE_NAMES[i]}")
+    return 0
