@@ -255,6 +255,21 @@ def move_from_uci(b: Board, uci: str) -> Move:
     raise IllegalMoveError(f"illegal move {uci!r} in {to_fen(b)}")
 
 
+def uci_key(uci: str) -> int:
+    """The from/to/promotion bits of a packed move (:func:`search.board.move_uci_key`) written
+    ``uci`` (e.g. ``e2e4``, ``e7e8q``, castling as the king's move), without a board; raise
+    :class:`IllegalMoveError` when the text is not a UCI move. Legality is checked where the
+    key is matched against a position's legal moves."""
+    text = uci.strip() if isinstance(uci, str) else ""
+    if len(text) not in (4, 5) or text[0] not in "abcdefgh" or text[2] not in "abcdefgh" \
+            or text[1] not in "12345678" or text[3] not in "12345678" or (len(text) == 5 and text[4] not in "nbrq"):
+        raise IllegalMoveError(f"not a UCI move: {uci!r}")
+    frm = chess.parse_square(text[:2])
+    to = chess.parse_square(text[2:4])
+    promo = PIECE_SYMBOLS.index(text[4]) if len(text) == 5 else 0
+    return frm | (to << 6) | (promo << 12)
+
+
 def move_from_chess(b: Board, move: chess.Move) -> Move:
     return move_from_uci(b, move.uci())
 
@@ -298,5 +313,6 @@ __all__ = [
     "push",
     "to_chess",
     "to_fen",
+    "uci_key",
     "zobrist",
 ]

@@ -45,10 +45,9 @@ def check_boards(boards: np.ndarray) -> np.ndarray:
 
 def features(b: Board) -> tuple[np.ndarray, np.ndarray]:
     """Sorted feature indices (int32) and values (int32) of one board, side to move's view."""
-    acc, mark, touched = new_scratch()
     idx = np.zeros(MAX_FEATURES, dtype=np.int32)
     val = np.zeros(MAX_FEATURES, dtype=np.int32)
-    n = features_kernel(b, acc, mark, touched, idx, val)
+    n = features_kernel(b, new_scratch(), idx, val)
     return idx[:n].copy(), val[:n].copy()
 
 

@@ -2,7 +2,7 @@
 
 Definitions of every term: ``docs/features.md``; names and indices: :mod:`search.catalog`.
 
-:func:`collect` adds each colour's term counts into a dense scratch vector ``acc`` (White's
+:func:`collect` adds each colour's term counts into a dense scratch vector (White's
 counts positive, Black's negative) and records which base terms it touched; the two public
 kernels read that vector:
 
@@ -92,28 +92,57 @@ def _masks():  # type: ignore[no-untyped-def]
 
 
 FILE_MASK, ADJACENT_FILES, RANK_MASK, AHEAD, BEHIND_OR_SAME = _masks()
-
-
-def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-thread scratch arrays ``(acc int64[N_BASE], mark uint8[N_BASE], touched int32[N_BASE])``."""
-    return (np.zeros(N_BASE, dtype=np.int64), np.zeros(N_BASE, dtype=np.uint8),
-            np.zeros(N_BASE, dtype=np.int32))
+#: by king file: the king's file and its neighbours on the board
+KING_FILES = np.array([FILE_MASK[f] | ADJACENT_FILES[f] for f in range(8)], dtype=np.uint64)
 
 
 @njit(cache=True, inline="always")
-def _add(w, score, acc, mark, touched, nt, f, x):  # type: ignore[no-untyped-def]
-    """Add ``x`` to base term ``f``: into the weighted sums ``score[0]`` (middle game) and
-    ``score[1]`` (end game) when weights ``w`` are given, else into the scratch vector."""
+def _file_fill(bb: np.uint64) -> np.uint64:
+    """Every square of every file that holds a square of ``bb``."""
+    bb |= bb << np.uint64(8)
+    bb |= bb << np.uint64(16)
+    bb |= bb << np.uint64(32)
+    bb |= bb >> np.uint64(8)
+    bb |= bb >> np.uint64(16)
+    bb |= bb >> np.uint64(32)
+    return bb
+
+
+@njit(cache=True, inline="always")
+def _files_of(filled: np.uint64) -> np.uint64:
+    """The files of a file-filled bitboard as an 8-bit mask (bit f = file f)."""
+    return filled & np.uint64(0xFF)
+
+
+#: length of the scratch vector of :func:`features_kernel`
+SCRATCH_SIZE = 3 * N_BASE
+
+
+def new_scratch() -> np.ndarray:
+    """Per-thread scratch int64[SCRATCH_SIZE]: ``[0, N_BASE)`` term counts, ``[N_BASE,
+    2 N_BASE)`` touched marks, ``[2 N_BASE, 3 N_BASE)`` the list of touched terms."""
+    return np.zeros(SCRATCH_SIZE, dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def _add(w, st, nt, f, x):  # type: ignore[no-untyped-def]
+    """Add ``x`` to base term ``f``: into the weighted sums ``st[0]`` (middle game) and
+    ``st[1]`` (end game) when weights ``w`` are given, else into the scratch vector ``st``
+    (layout in :func:`new_scratch`); return the number of distinct terms touched.
+
+    Only two arrays cross this inlined helper on purpose: numba reference-counts every array
+    argument of an ``inline="always"`` function at each call site (atomic increments), which
+    with five arrays took over half of the evaluation time."""
     if x != 0:
         if w is not None:
-            score[0] += np.int64(w[f]) * x
-            score[1] += np.int64(w[f + N_BASE]) * x
+            st[0] += np.int64(w[f]) * x
+            st[1] += np.int64(w[f + N_BASE]) * x
         else:
-            if mark[f] == 0:
-                mark[f] = 1
-                touched[nt] = f
+            if st[N_BASE + f] == 0:
+                st[N_BASE + f] = 1
+                st[2 * N_BASE + nt] = f
                 nt += 1
-            acc[f] += x
+            st[f] += x
     return nt
 
 
@@ -132,13 +161,13 @@ def phase_of(b: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def collect(b, w, score, acc, mark, touched) -> int:  # type: ignore[no-untyped-def]
+def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
     """Walk every term of ``b`` once, White's counts positive and Black's negative.
 
-    With ``w=None``: add the counts into the scratch vector ``acc`` and return how many
-    distinct base terms were touched (their indices are ``touched[:n]``, unsorted).
-    With a weight vector ``w``: add ``w[f] * x`` and ``w[f + N_BASE] * x`` into ``score[0]``
-    and ``score[1]`` instead (numba compiles the two uses separately).
+    With ``w=None``: add the counts into the scratch vector ``st`` (see :func:`new_scratch`)
+    and return how many distinct base terms were touched.
+    With a weight vector ``w``: add ``w[f] * x`` and ``w[f + N_BASE] * x`` into ``st[0]``
+    and ``st[1]`` instead (numba compiles the two uses separately).
     """
     nt = 0
     occ = b[W_OCC] | b[W_OCC + 1]
@@ -162,11 +191,11 @@ def collect(b, w, score, acc, mark, touched) -> int:  # type: ignore[no-untyped-
         for pt in range(6):
             bb = b[pt] & own
             if pt < 5:
-                nt = _add(w, score, acc, mark, touched, nt, F_MATERIAL + pt, s * popcount(bb))
+                nt = _add(w, st, nt, F_MATERIAL + pt, s * popcount(bb))
             while bb:
                 sq = lsb(bb)
                 bb = pop_lsb(bb)
-                nt = _add(w, score, acc, mark, touched, nt, F_PST + 64 * pt + (sq ^ flip), s)
+                nt = _add(w, st, nt, F_PST + 64 * pt + (sq ^ flip), s)
 
         # pawn structure; pawns attacking the enemy king zone
         zone_total = 0
@@ -179,24 +208,24 @@ def collect(b, w, score, acc, mark, touched) -> int:  # type: ignore[no-untyped-
             rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
             stop = sq + 8 if c == 0 else sq - 8
             if FILE_MASK[f] & AHEAD[c, sq] & own_p:
-                nt = _add(w, score, acc, mark, touched, nt, F_DOUBLED, s)
+                nt = _add(w, st, nt, F_DOUBLED, s)
             adj_own = ADJACENT_FILES[f] & own_p
             if adj_own == ZERO:
-                nt = _add(w, score, acc, mark, touched, nt, F_ISOLATED, s)
+                nt = _add(w, st, nt, F_ISOLATED, s)
             elif (adj_own & BEHIND_OR_SAME[c, sq]) == ZERO and (bit(stop) & opp_pa):
-                nt = _add(w, score, acc, mark, touched, nt, F_BACKWARD, s)
+                nt = _add(w, st, nt, F_BACKWARD, s)
             if ((FILE_MASK[f] | ADJACENT_FILES[f]) & AHEAD[c, sq] & opp_p) == ZERO:
-                nt = _add(w, score, acc, mark, touched, nt, F_PASSED + rr - 1, s)
+                nt = _add(w, st, nt, F_PASSED + rr - 1, s)
                 if not (occ & bit(stop)):
-                    nt = _add(w, score, acc, mark, touched, nt, F_PASSED_FREE + rr - 1, s)
+                    nt = _add(w, st, nt, F_PASSED_FREE + rr - 1, s)
             if adj_own & RANK_MASK[sq >> 3]:
-                nt = _add(w, score, acc, mark, touched, nt, F_PHALANX, s)
+                nt = _add(w, st, nt, F_PHALANX, s)
             if bit(sq) & own_pa:
-                nt = _add(w, score, acc, mark, touched, nt, F_SUPPORTED, s)
+                nt = _add(w, st, nt, F_SUPPORTED, s)
             if PAWN_ATTACKS[c, sq] & ezone:
                 zone_n += 1
         if zone_n:
-            nt = _add(w, score, acc, mark, touched, nt, F_ZONE_ATTACKERS + PAWN, s * zone_n)
+            nt = _add(w, st, nt, F_ZONE_ATTACKERS + PAWN, s * zone_n)
             zone_total += zone_n
 
         # pieces: mobility, king-zone attackers, threats, rook files, outposts
@@ -211,89 +240,82 @@ def collect(b, w, score, acc, mark, touched) -> int:  # type: ignore[no-untyped-
                 bb = pop_lsb(bb)
                 if pt == KNIGHT:
                     att = KNIGHT_ATTACKS[sq]
-                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_KNIGHT + popcount(att & safe), s)
+                    nt = _add(w, st, nt, F_MOB_KNIGHT + popcount(att & safe), s)
                     minor_att |= att
                     rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
                     if 3 <= rr <= 5 and (bit(sq) & own_pa) and not (
                         ADJACENT_FILES[sq & 7] & AHEAD[c, sq] & opp_p
                     ):
-                        nt = _add(w, score, acc, mark, touched, nt, F_KNIGHT_OUTPOST, s)
+                        nt = _add(w, st, nt, F_KNIGHT_OUTPOST, s)
                 elif pt == BISHOP:
                     att = bishop_attacks(sq, occ)
-                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_BISHOP + popcount(att & safe), s)
+                    nt = _add(w, st, nt, F_MOB_BISHOP + popcount(att & safe), s)
                     minor_att |= att
                 elif pt == ROOK:
                     att = rook_attacks(sq, occ)
-                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_ROOK + popcount(att & safe), s)
+                    nt = _add(w, st, nt, F_MOB_ROOK + popcount(att & safe), s)
                     rook_att |= att
                     fm = FILE_MASK[sq & 7]
                     if not (fm & own_p):
                         if fm & opp_p:
-                            nt = _add(w, score, acc, mark, touched, nt, F_ROOK_SEMIOPEN, s)
+                            nt = _add(w, st, nt, F_ROOK_SEMIOPEN, s)
                         else:
-                            nt = _add(w, score, acc, mark, touched, nt, F_ROOK_OPEN, s)
+                            nt = _add(w, st, nt, F_ROOK_OPEN, s)
                     rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
                     if rr == 6:
-                        nt = _add(w, score, acc, mark, touched, nt, F_ROOK_SEVENTH, s)
+                        nt = _add(w, st, nt, F_ROOK_SEVENTH, s)
                 else:
                     att = bishop_attacks(sq, occ) | rook_attacks(sq, occ)
-                    nt = _add(w, score, acc, mark, touched, nt, F_MOB_QUEEN + popcount(att & safe), s)
+                    nt = _add(w, st, nt, F_MOB_QUEEN + popcount(att & safe), s)
                 if att & ezone:
                     zone_n += 1
             if zone_n:
-                nt = _add(w, score, acc, mark, touched, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
+                nt = _add(w, st, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
                 zone_total += zone_n
         if zone_total:
-            nt = _add(w, score, acc, mark, touched, nt, F_ZONE_COUNT + min(zone_total, 5) - 1, s)
+            nt = _add(w, st, nt, F_ZONE_COUNT + min(zone_total, 5) - 1, s)
 
         if popcount(b[BISHOP] & own) >= 2:
-            nt = _add(w, score, acc, mark, touched, nt, F_BISHOP_PAIR, s)
+            nt = _add(w, st, nt, F_BISHOP_PAIR, s)
         heavy_minor = (b[KNIGHT] | b[BISHOP] | b[ROOK] | b[QUEEN]) & opp
-        nt = _add(w, score, acc, mark, touched, nt, F_THREAT_PAWN, s * popcount(own_pa & heavy_minor))
-        nt = _add(w, score, acc, mark, touched, nt, F_THREAT_MINOR,
+        nt = _add(w, st, nt, F_THREAT_PAWN, s * popcount(own_pa & heavy_minor))
+        nt = _add(w, st, nt, F_THREAT_MINOR,
                   s * popcount(minor_att & (b[ROOK] | b[QUEEN]) & opp))
-        nt = _add(w, score, acc, mark, touched, nt, F_THREAT_ROOK, s * popcount(rook_att & b[QUEEN] & opp))
+        nt = _add(w, st, nt, F_THREAT_ROOK, s * popcount(rook_att & b[QUEEN] & opp))
         if c == stm:
-            nt = _add(w, score, acc, mark, touched, nt, F_TEMPO, s)
+            nt = _add(w, st, nt, F_TEMPO, s)
 
-        # king: pawn shield and files next to the king
+        # king: pawn shield and files next to the king (files as 8-bit masks)
         kb = b[KING] & own
         if kb:
             ksq = lsb(kb)
-            kf = ksq & 7
+            kfiles = KING_FILES[ksq & 7]
             kr = (ksq >> 3) if c == 0 else 7 - (ksq >> 3)
             shield1 = 0
             shield2 = 0
-            open_files = 0
-            semiopen = 0
-            for f in range(max(kf - 1, 0), min(kf + 1, 7) + 1):
-                fm = FILE_MASK[f]
-                if kr + 1 <= 7:
-                    r1 = kr + 1 if c == 0 else 6 - kr
-                    if own_p & fm & RANK_MASK[r1]:
-                        shield1 += 1
-                    elif kr + 2 <= 7:
-                        r2 = kr + 2 if c == 0 else 5 - kr
-                        if own_p & fm & RANK_MASK[r2]:
-                            shield2 += 1
-                if not (fm & own_p):
-                    if fm & opp_p:
-                        semiopen += 1
-                    else:
-                        open_files += 1
-            nt = _add(w, score, acc, mark, touched, nt, F_SHIELD1, s * shield1)
-            nt = _add(w, score, acc, mark, touched, nt, F_SHIELD2, s * shield2)
-            nt = _add(w, score, acc, mark, touched, nt, F_KING_OPEN, s * open_files)
-            nt = _add(w, score, acc, mark, touched, nt, F_KING_SEMIOPEN, s * semiopen)
+            if kr <= 6:
+                row1 = own_p & RANK_MASK[kr + 1 if c == 0 else 6 - kr] & kfiles
+                shield1 = popcount(row1)
+                if kr <= 5:
+                    row2 = own_p & RANK_MASK[kr + 2 if c == 0 else 5 - kr] & kfiles & ~_file_fill(row1)
+                    shield2 = popcount(row2)
+            kf8 = _files_of(kfiles)
+            own_f8 = _files_of(_file_fill(own_p))
+            opp_f8 = _files_of(_file_fill(opp_p))
+            nt = _add(w, st, nt, F_SHIELD1, s * shield1)
+            nt = _add(w, st, nt, F_SHIELD2, s * shield2)
+            nt = _add(w, st, nt, F_KING_OPEN, s * popcount(kf8 & ~own_f8 & ~opp_f8))
+            nt = _add(w, st, nt, F_KING_SEMIOPEN, s * popcount(kf8 & ~own_f8 & opp_f8))
     return nt
 
 
 @njit(cache=True)
-def features_kernel(b, acc, mark, touched, out_idx, out_val) -> int:  # type: ignore[no-untyped-def]
+def features_kernel(b, st, out_idx, out_val) -> int:  # type: ignore[no-untyped-def]
     """Write the side to move's feature vector as sorted pairs into ``out_idx``/``out_val``
     (int32, length >= MAX_FEATURES); return the number of pairs. Values are
     ``x * phase`` (middle-game copy) and ``x * (PHASE_MAX - phase)`` (end-game copy)."""
-    nt = collect(b, None, None, acc, mark, touched)
+    nt = collect(b, None, st)
+    touched = st[2 * N_BASE:]
     # insertion sort of the touched base indices (a few dozen)
     for i in range(1, nt):
         v = touched[i]
@@ -307,9 +329,9 @@ def features_kernel(b, acc, mark, touched, out_idx, out_val) -> int:  # type: ig
     n_mg = 0
     for i in range(nt):
         f = touched[i]
-        x = acc[f] * sign
-        acc[f] = 0
-        mark[f] = 0
+        x = st[f] * sign
+        st[f] = 0
+        st[N_BASE + f] = 0
         if x != 0:
             out_val[n_mg] = x  # temporarily the net count; tapered below
             out_idx[n_mg] = f
@@ -339,8 +361,7 @@ def evaluate_kernel(b, w, score) -> int:  # type: ignore[no-untyped-def]
     scratch array."""
     score[0] = 0
     score[1] = 0
-    # with weights given the scratch arguments are never touched; any int64 array types them
-    collect(b, w, score, score, score, score)
+    collect(b, w, score)
     phase = phase_of(b)
     total = score[0] * phase + score[1] * (PHASE_MAX - phase)
     return total if b[W_STM] == ZERO else -total
@@ -351,9 +372,7 @@ def features_batch_kernel(boards: np.ndarray):  # type: ignore[no-untyped-def]
     """CSR feature matrix of ``boards`` (uint64[n, BOARD_WORDS]):
     ``(indptr int64[n + 1], indices int32[nnz], values int32[nnz])``."""
     n = boards.shape[0]
-    acc = np.zeros(N_BASE, dtype=np.int64)
-    mark = np.zeros(N_BASE, dtype=np.uint8)
-    touched = np.zeros(N_BASE, dtype=np.int32)
+    st = np.zeros(SCRATCH_SIZE, dtype=np.int64)
     idx = np.zeros(MAX_FEATURES, dtype=np.int32)
     val = np.zeros(MAX_FEATURES, dtype=np.int32)
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -361,7 +380,7 @@ def features_batch_kernel(boards: np.ndarray):  # type: ignore[no-untyped-def]
     out_i = np.zeros(cap, dtype=np.int32)
     out_v = np.zeros(cap, dtype=np.int32)
     for p in range(n):
-        k = features_kernel(boards[p], acc, mark, touched, idx, val)
+        k = features_kernel(boards[p], st, idx, val)
         start = indptr[p]
         if start + k > cap:
             while start + k > cap:

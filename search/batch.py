@@ -1,0 +1,251 @@
+"""Batched searches over many positions in parallel (``prange`` over chunks of positions).
+
+Every kernel takes plain arrays and returns flat arrays; each chunk of positions reuses one
+search workspace. Results do not depend on the number of threads.
+
+* :func:`search_batch_kernel`: one search per position (score, PV, PV-leaf kind and board).
+* :func:`sweep_kernel`: for every legal move ``m`` of every position ``p``, the search value
+  ``s(p.m)`` from the mover's view, its PV leaf and the sign with which the leaf's features
+  enter ``s`` (MMTO needs all of them; the move-match of a genetic algorithm the best ones).
+* :func:`match_kernel`: move-match of many weight vectors on many positions at once.
+
+"Depth" is counted from the position whose moves are compared: a sweep at depth 1 searches
+each child ``p.m`` with quiescence only (1 ply + quiescence), at depth 2 one more full ply.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from search.alphabeta import MAX_PLY, new_workspace, search_kernel
+from search.board import BOARD_WORDS, W_KEY, make_move
+from search.features import MAX_FEATURES, SCRATCH_SIZE, features_kernel
+from search.movegen import MAX_MOVES, generate_moves
+
+#: positions per parallel work item (one workspace each)
+CHUNK = 16
+
+
+@njit(cache=True)
+def _replay(root, pv, n, out):  # type: ignore[no-untyped-def]
+    """``out`` = ``root`` with the first ``n`` moves of ``pv`` played."""
+    cur = root.copy()
+    nxt = np.empty(BOARD_WORDS, dtype=np.uint64)
+    for i in range(n):
+        make_move(cur, nxt, pv[i])
+        cur, nxt = nxt, cur
+    for k in range(BOARD_WORDS):
+        out[k] = cur[k]
+
+
+@njit(cache=True, parallel=True)
+def search_batch_kernel(boards, depth, w, budget):  # type: ignore[no-untyped-def]
+    """Search each of ``boards`` (uint64[P, BOARD_WORDS]) to ``depth`` + quiescence.
+
+    Returns scores int64[P] (eval units, side to move's view), pv int32[P, MAX_PLY],
+    pv_len int64[P], kinds int8[P], leaves uint64[P, BOARD_WORDS], nodes int64[P],
+    budget_hit bool[P].
+    """
+    p_count = boards.shape[0]
+    scores = np.zeros(p_count, dtype=np.int64)
+    pvs = np.zeros((p_count, MAX_PLY), dtype=np.int32)
+    pv_len = np.zeros(p_count, dtype=np.int64)
+    kinds = np.zeros(p_count, dtype=np.int8)
+    leaves = np.zeros((p_count, BOARD_WORDS), dtype=np.uint64)
+    nodes = np.zeros(p_count, dtype=np.int64)
+    budget_hit = np.zeros(p_count, dtype=np.bool_)
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    for c in prange(n_chunks):
+        ws = new_workspace()
+        wl = w.copy()  # thread-private: refcounts of a shared array are contended atomics
+        hist = np.zeros(1, dtype=np.uint64)
+        tt_keys = np.zeros(0, dtype=np.uint64)
+        tt_moves = np.zeros(0, dtype=np.int32)
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            scores[p] = search_kernel(ws, boards[p], depth, wl, budget, hist, 0, tt_keys, tt_moves)
+            ints = ws[3]
+            n = ints[0, 8]
+            pv_len[p] = n
+            kinds[p] = ints[0, 9]
+            for k in range(n):
+                pvs[p, k] = ws[4][0, k]
+            _replay(boards[p], pvs[p], n, leaves[p])
+            nodes[p] = ws[7][0]
+            budget_hit[p] = ws[7][1] != 0
+    return scores, pvs, pv_len, kinds, leaves, nodes, budget_hit
+
+
+@njit(cache=True, parallel=True)
+def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
+    """Number of legal moves of each board, int64[P]."""
+    p_count = boards.shape[0]
+    out = np.zeros(p_count, dtype=np.int64)
+    for c in prange((p_count + CHUNK - 1) // CHUNK):
+        buf = np.zeros(MAX_MOVES, dtype=np.int32)
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            out[p] = generate_moves(boards[p], buf, 0, False)
+    return out
+
+
+@njit(cache=True)
+def _sweep_position(ws, board, depth, w, budget, moves_out, scores_out, kinds_out, signs_out,
+                    leaves_out, want_leaves, buf, child, hist):  # type: ignore[no-untyped-def]
+    """Search every legal move of ``board``; write one row per move; return (moves, nodes)."""
+    n = generate_moves(board, buf, 0, False)
+    hist[0] = board[W_KEY]
+    tt_keys = np.zeros(0, dtype=np.uint64)
+    tt_moves = np.zeros(0, dtype=np.int32)
+    nodes = 0
+    for i in range(n):
+        m = buf[i]
+        make_move(board, child, m)
+        v = search_kernel(ws, child, depth - 1, w, budget, hist, 1, tt_keys, tt_moves)
+        ints = ws[3]
+        pvl = ints[0, 8]
+        moves_out[i] = m
+        scores_out[i] = -v
+        kinds_out[i] = ints[0, 9]
+        # the child's score is (-1)**pvl * eval(leaf); the mover's is its negation
+        signs_out[i] = -1 if pvl % 2 == 0 else 1
+        if want_leaves:
+            _replay(child, ws[4][0], pvl, leaves_out[i])
+        nodes += ws[7][0]
+    return n, nodes
+
+
+@njit(cache=True, parallel=True)
+def sweep_kernel(boards, pos_ptr, depth, w, budget, want_leaves):  # type: ignore[no-untyped-def]
+    """Search every legal move of every board.
+
+    ``pos_ptr`` (int64[P + 1]) is the prefix sum of the legal move counts
+    (:func:`count_moves_kernel`); the rows of position ``p`` are ``pos_ptr[p]:pos_ptr[p+1]``.
+    Returns moves int32[M], scores int64[M] (eval units, mover's view), kinds int8[M],
+    signs int8[M], leaves uint64[M or 0, BOARD_WORDS], nodes int64[P].
+    """
+    p_count = boards.shape[0]
+    m_count = pos_ptr[p_count]
+    moves = np.zeros(m_count, dtype=np.int32)
+    scores = np.zeros(m_count, dtype=np.int64)
+    kinds = np.zeros(m_count, dtype=np.int8)
+    signs = np.zeros(m_count, dtype=np.int8)
+    leaves = np.zeros((m_count if want_leaves else 0, BOARD_WORDS), dtype=np.uint64)
+    nodes = np.zeros(p_count, dtype=np.int64)
+    for c in prange((p_count + CHUNK - 1) // CHUNK):
+        ws = new_workspace()
+        buf = np.zeros(MAX_MOVES, dtype=np.int32)
+        child = np.zeros(BOARD_WORDS, dtype=np.uint64)
+        hist = np.zeros(1, dtype=np.uint64)
+        dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
+        wl = w.copy()  # thread-private: refcounts of a shared array are contended atomics
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            a, z = pos_ptr[p], pos_ptr[p + 1]
+            leaf_rows = leaves[a:z] if want_leaves else dummy
+            _, nodes[p] = _sweep_position(ws, boards[p], depth, wl, budget, moves[a:z], scores[a:z],
+                                          kinds[a:z], signs[a:z], leaf_rows, want_leaves, buf, child, hist)
+    return moves, scores, kinds, signs, leaves, nodes
+
+
+@njit(cache=True)
+def match_fraction(moves, scores, played) -> float:
+    """Share of credit for the played move: 1/k if it is among the k best-scoring moves, else 0."""
+    best = scores[0]
+    for i in range(1, len(scores)):
+        if scores[i] > best:
+            best = scores[i]
+    k = 0
+    hit = False
+    for i in range(len(scores)):
+        if scores[i] == best:
+            k += 1
+            if (moves[i] & 0x7FFF) == (played & 0x7FFF):
+                hit = True
+    return 1.0 / k if hit else 0.0
+
+
+@njit(cache=True, parallel=True)
+def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-untyped-def]
+    """Move-match of each weight vector (rows of ``weights``, int32[I, N_FEATURES]) on each
+    position: float64[I, P], 1/k when the played move (packed, int32[P]) is among the k
+    best moves of the sweep at ``depth``, else 0. Parallel over (individual, chunk) pairs."""
+    p_count = boards.shape[0]
+    i_count = weights.shape[0]
+    out = np.zeros((i_count, p_count), dtype=np.float64)
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    for job in prange(i_count * n_chunks):
+        ind = job // n_chunks
+        c = job % n_chunks
+        ws = new_workspace()
+        buf = np.zeros(MAX_MOVES, dtype=np.int32)
+        child = np.zeros(BOARD_WORDS, dtype=np.uint64)
+        hist = np.zeros(1, dtype=np.uint64)
+        moves = np.zeros(MAX_MOVES, dtype=np.int32)
+        scores = np.zeros(MAX_MOVES, dtype=np.int64)
+        kinds = np.zeros(MAX_MOVES, dtype=np.int8)
+        signs = np.zeros(MAX_MOVES, dtype=np.int8)
+        dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
+        w = weights[ind].copy()  # thread-private (see sweep_kernel)
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            n, _ = _sweep_position(ws, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
+                                   False, buf, child, hist)
+            if n > 0:
+                out[ind, p] = match_fraction(moves[:n], scores[:n], played[p])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def signed_features_kernel(boards, signs):  # type: ignore[no-untyped-def]
+    """CSR matrix of ``signs[r] * phi(boards[r])`` for uint64[R, BOARD_WORDS] boards and int8[R]
+    signs (a row whose sign is 0 is left empty).
+
+    Two parallel passes over chunks of rows (count, then fill after a prefix sum), so the
+    result does not depend on the number of threads. Returns ``(indptr int64[R + 1],
+    indices int16[nnz], values int16[nnz])``: indices are below N_FEATURES (< 2**15) and values
+    are net counts times the phase (|value| <= 16 * PHASE_MAX), so 16 bits hold both.
+    """
+    r_count = boards.shape[0]
+    counts = np.zeros(r_count, dtype=np.int64)
+    n_chunks = (r_count + 4 * CHUNK - 1) // (4 * CHUNK)
+    for c in prange(n_chunks):
+        st = np.zeros(SCRATCH_SIZE, dtype=np.int64)
+        idx = np.zeros(MAX_FEATURES, dtype=np.int32)
+        val = np.zeros(MAX_FEATURES, dtype=np.int32)
+        for r in range(c * 4 * CHUNK, min((c + 1) * 4 * CHUNK, r_count)):
+            if signs[r] != 0:
+                counts[r] = features_kernel(boards[r], st, idx, val)
+    indptr = np.zeros(r_count + 1, dtype=np.int64)
+    for r in range(r_count):
+        indptr[r + 1] = indptr[r] + counts[r]
+    indices = np.zeros(indptr[r_count], dtype=np.int16)
+    values = np.zeros(indptr[r_count], dtype=np.int16)
+    for c in prange(n_chunks):
+        st = np.zeros(SCRATCH_SIZE, dtype=np.int64)
+        idx = np.zeros(MAX_FEATURES, dtype=np.int32)
+        val = np.zeros(MAX_FEATURES, dtype=np.int32)
+        for r in range(c * 4 * CHUNK, min((c + 1) * 4 * CHUNK, r_count)):
+            if signs[r] != 0:
+                k = features_kernel(boards[r], st, idx, val)
+                a = indptr[r]
+                s = np.int32(signs[r])
+                for j in range(k):
+                    indices[a + j] = idx[j]
+                    values[a + j] = val[j] * s
+    return indptr, indices, values
+
+
+@njit(cache=True, parallel=True)
+def move_index_kernel(boards, keys):  # type: ignore[no-untyped-def]
+    """For each board, the index (in :func:`generate_moves` order, the order of a sweep's rows)
+    of its legal move whose from/to/promotion equal ``keys[p]`` (int32, see
+    :func:`search.board.move_uci_key`), or -1 when no legal move matches. int64[P]."""
+    p_count = boards.shape[0]
+    out = np.full(p_count, -1, dtype=np.int64)
+    for c in prange((p_count + CHUNK - 1) // CHUNK):
+        buf = np.zeros(MAX_MOVES, dtype=np.int32)
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            n = generate_moves(boards[p], buf, 0, False)
+            for i in range(n):
+                if (buf[i] & 0x7FFF) == keys[p]:
+                    out[p] = i
+                    break
+    return out

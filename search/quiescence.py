@@ -1,0 +1,95 @@
+"""Which moves quiescence search tries: the definition shared by alpha-beta and its oracle.
+
+A side not in check tries captures (en passant included) and queen promotions, except
+captures that lose material by static exchange evaluation (SEE < 0, piece values
+100/300/300/500/900, pins ignored); a side in check tries every legal evasion. The filter
+depends on the position only, never on the search window, so plain minimax with the same
+filter gives alpha-beta's value exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from search.attacks import bishop_attacks, rook_attacks
+from search.bits import ZERO, bit, lsb
+from search.board import (
+    BISHOP,
+    FLAG_EP,
+    KING,
+    NO_PIECE,
+    PAWN,
+    QUEEN,
+    ROOK,
+    W_OCC,
+    W_STM,
+    attackers_to,
+)
+from search.movegen import generate_moves
+
+SEE_VALUE = np.array([100, 300, 300, 500, 900, 20000, 0], dtype=np.int64)
+
+
+@njit(cache=True)
+def see(b: np.ndarray, m: int, gain: np.ndarray) -> int:
+    """Static exchange evaluation of capture ``m`` (centipawns, mover's view): the material
+    balance of the best sequence of recaptures on the target square, each side free to stop.
+    ``gain`` is int64[>= 34] scratch."""
+    frm = m & 63
+    to = (m >> 6) & 63
+    promo = (m >> 12) & 7
+    cap = (m >> 20) & 7
+    occ = (b[W_OCC] | b[W_OCC + 1]) ^ bit(frm)
+    if ((m >> 15) & 3) == FLAG_EP:
+        occ ^= bit(to - 8 if b[W_STM] == ZERO else to + 8)
+    gain[0] = SEE_VALUE[cap] if cap != NO_PIECE else 0
+    on_square = (m >> 17) & 7
+    if promo != 0:
+        gain[0] += SEE_VALUE[promo] - SEE_VALUE[PAWN]
+        on_square = promo
+    attackers = attackers_to(b, to, occ) & occ
+    side = 1 - np.int64(b[W_STM])
+    bq = b[BISHOP] | b[QUEEN]
+    rq = b[ROOK] | b[QUEEN]
+    d = 0
+    while True:
+        d += 1
+        gain[d] = SEE_VALUE[on_square] - gain[d - 1]
+        if max(-gain[d - 1], gain[d]) < 0:
+            break
+        mine = attackers & b[W_OCC + side]
+        if mine == ZERO:
+            break
+        # least valuable attacker
+        pt = PAWN
+        while pt <= KING and (mine & b[pt]) == ZERO:
+            pt += 1
+        sq = lsb(mine & b[pt])
+        occ ^= bit(sq)
+        attackers |= (rook_attacks(to, occ) & rq) | (bishop_attacks(to, occ) & bq)
+        attackers &= occ
+        on_square = pt
+        side = 1 - side
+        if d >= 32:
+            break
+    while d > 1:
+        d -= 1
+        gain[d - 1] = -max(-gain[d - 1], gain[d])
+    return gain[0]
+
+
+@njit(cache=True)
+def quiescence_moves(b: np.ndarray, out: np.ndarray, in_check: bool, gain: np.ndarray) -> int:
+    """Write the moves quiescence tries at ``b`` into ``out``; return their number.
+    ``gain`` is int64[>= 34] scratch for :func:`see`."""
+    if in_check:
+        return generate_moves(b, out, 0, False)
+    n = generate_moves(b, out, 0, True)
+    k = 0
+    for i in range(n):
+        m = out[i]
+        if ((m >> 12) & 7) != 0 or see(b, m, gain) >= 0:
+            out[k] = m
+            k += 1
+    return k
