@@ -1,0 +1,60 @@
+"""What the benchmarks share: positions from the GM games (or seeded playouts) and timing.
+
+Each benchmark is run as ``python bench/<name>.py`` (this folder is then on the import path).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+REPO = Path(__file__).resolve().parents[1]
+GM_DIR = Path(os.environ.get("MOVETUNER_GM_DIR", REPO.parent / "shared" / "datasets" / "gm"))
+
+
+def gm_boards(limit: int) -> list[chess.Board]:
+    """Positions before each move of the GM games, taken evenly from every file."""
+    files = sorted(GM_DIR.glob("*.pgn")) if GM_DIR.is_dir() else []
+    out: list[chess.Board] = []
+    for k, path in enumerate(files):
+        quota = limit * (k + 1) // len(files)
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            while len(out) < quota:
+                game = chess.pgn.read_game(fh)
+                if game is None:
+                    break
+                if game.errors or game.board().fen() != chess.STARTING_FEN:
+                    continue
+                board = chess.Board()
+                for move in game.mainline_moves():
+                    out.append(board.copy(stack=False))
+                    board.push(move)
+                    if len(out) >= quota:
+                        break
+    return out
+
+
+def playout_boards(limit: int, seed: int = 0) -> list[chess.Board]:
+    """Positions of seeded random games: the stand-in when the GM files are absent."""
+    rng = random.Random(seed)
+    out: list[chess.Board] = []
+    while len(out) < limit:
+        board = chess.Board()
+        while not board.is_game_over() and board.ply() < 200 and len(out) < limit:
+            out.append(board.copy(stack=False))
+            board.push(rng.choice(list(board.legal_moves)))
+    return out
+
+
+def timed(fn, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
