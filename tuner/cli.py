@@ -20,6 +20,7 @@ from tuner.errors import TunerError
 COMMAND_MODULES: tuple[str, ...] = (
     "tuner.commands.perft",
     "tuner.commands.eval",
+    "tuner.commands.ingest",
 )
 
 

@@ -1,0 +1,278 @@
+"""``ingest()``: PGN files in, a position set out (the library entry point of ``tuner ingest``).
+
+The parent process cuts the inputs into game chunks (:mod:`tuner.ingest.sources`) and sends
+batches of them to a process pool (:func:`tuner.ingest.games.process_batch`); results are
+consumed in submission order, so deduplication, the tallies and the split are computed in game
+order and the files are byte-for-byte the same whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import chess
+import numpy as np
+from tqdm import tqdm
+
+from search.convert import from_chess
+from tuner import __version__
+from tuner.errors import TunerError
+from tuner.ingest.filters import IngestConfig
+from tuner.ingest.games import (
+    DROP_REASONS,
+    BatchResult,
+    GameChunk,
+    Problem,
+    process_batch,
+)
+from search.replay import replay
+from tuner.ingest.schema import (
+    FORMAT,
+    MANIFEST,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SPLITS,
+    split_file,
+)
+from tuner.ingest.sources import (
+    FileDigest,
+    InputFile,
+    SourceProblem,
+    check_inputs,
+    iter_games,
+)
+from tuner.ingest.split import assign_splits
+from tuner.ingest.writer import (
+    PositionWriter,
+    check_output,
+    commit,
+    staging_dir,
+    write_manifest,
+)
+
+#: Games per batch sent to a worker (and bytes, whichever is reached first).
+BATCH_GAMES = 64
+BATCH_BYTES = 512 * 1024
+#: Problems printed to stderr / listed in the manifest.
+PRINTED_PROBLEMS = 10
+LISTED_PROBLEMS = 20
+
+
+def default_workers() -> int:
+    """The number of cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class _Batch:
+    chunks: list[GameChunk] = field(default_factory=list)
+    problems: list[SourceProblem] = field(default_factory=list)
+    size: int = 0
+    bytes_read: int = 0
+    """Input bytes read when the batch was cut (the progress bar shows it once processed)."""
+
+
+class _ByteCounter:
+    def __init__(self) -> None:
+        self.value = 0
+
+    def __call__(self, n: int) -> None:
+        self.value += n
+
+
+def _batches(items: Iterable[GameChunk | SourceProblem], counter: _ByteCounter) -> Iterator[_Batch]:
+    batch = _Batch()
+    for item in items:
+        if isinstance(item, SourceProblem):
+            batch.problems.append(item)
+            continue
+        batch.chunks.append(item)
+        batch.size += len(item.data)
+        if len(batch.chunks) >= BATCH_GAMES or batch.size >= BATCH_BYTES:
+            batch.bytes_read = counter.value
+            yield batch
+            batch = _Batch()
+    batch.bytes_read = counter.value
+    if batch.chunks or batch.problems:
+        yield batch
+
+
+def _run(batches: Iterable[_Batch], config: IngestConfig, workers: int) -> Iterator[tuple[_Batch, BatchResult]]:
+    """Process batches (in a pool when ``workers > 1``), yielding results in batch order."""
+    if workers == 1:
+        for batch in batches:
+            yield batch, process_batch(batch.chunks, config)
+        return
+    # fork where it exists: workers start at once with the kernels loaded; they never touch
+    # polars or tqdm (whose threads may live in the parent), so forking is safe
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pending: deque[tuple[_Batch, Future[BatchResult]]] = deque()
+        try:
+            for batch in batches:
+                pending.append((batch, pool.submit(process_batch, batch.chunks, config)))
+                if len(pending) > 2 * workers:
+                    done, future = pending.popleft()
+                    yield done, future.result()
+            while pending:
+                done, future = pending.popleft()
+                yield done, future.result()
+        except BrokenProcessPool as exc:
+            raise TunerError(f"a parser process died ({exc}); rerun with --workers 1 to see why") from None
+        except BaseException:
+            for _, future in pending:
+                future.cancel()
+            raise
+
+
+@dataclass
+class _Tally:
+    """Counts accumulated over the games, in game order."""
+
+    read: int = 0
+    kept_ids: list[int] = field(default_factory=list)
+    rejected: Counter[str] = field(default_factory=Counter)
+    problems: Counter[str] = field(default_factory=Counter)
+    first: list[tuple[int, int, str, str]] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    plies: int = 0
+    printed: int = 0
+
+
+def _warm_up() -> None:
+    """Load (or compile, the first time) the numba replay kernel in the parent, before the
+    pool forks its workers (or, with spawn, so that they find it in the cache)."""
+    replay(from_chess(chess.Board())[None, :], np.array([0, 1]), np.array([12]), np.array([28]),
+           np.array([0]), np.array([True]))
+
+
+def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None = None, *,
+           workers: int | None = None, progress: bool | None = None,
+           log: TextIO | None = None) -> dict[str, Any]:
+    """Build a position set from PGN files; return its manifest.
+
+    Parameters
+    ----------
+    paths : PGN files (plain, ``.gz``, ``.bz2``, ``.zst``), read in this order.
+    out : the output folder; replaced atomically if it already holds a position set.
+    config : filters and split (defaults: :class:`IngestConfig`).
+    workers : parser processes (default: the cores available); the output does not depend on it.
+    progress : show a progress bar by bytes read (``None``: only on a terminal).
+    log : where problems are reported, ``file:line: reason: detail`` (default: stderr).
+
+    Raises
+    ------
+    TunerError
+        Before any work, for a missing or unreadable input or an output that cannot be written.
+    """
+    started = time.perf_counter()
+    config = config or IngestConfig()
+    config.validate()
+    log = log or sys.stderr
+    workers = default_workers() if workers is None else workers
+    if workers < 1:
+        raise TunerError(f"workers must be >= 1, not {workers}")
+    inputs = check_inputs(list(paths))
+    out = Path(out)
+    check_output(out)
+    staging = staging_dir(out)
+    try:
+        _warm_up()
+        digests = [FileDigest() for _ in inputs]
+        writer = PositionWriter(staging, dedup=config.dedup)
+        tally = _Tally()
+        total = sum(inp.size for inp in inputs)
+        with tqdm(total=total, unit="B", unit_scale=True, desc="ingest", disable=None if progress is None else not progress,
+                  file=sys.stderr, leave=False) as bar:
+            counter = _ByteCounter()
+            for batch, result in _run(_batches(iter_games(inputs, digests, counter), counter), config, workers):
+                _account(batch, result, tally, inputs, bar, log)
+                tally.dropped["duplicate"] += writer.add(result.frame())
+                bar.update(batch.bytes_read - bar.n)
+        splits = assign_splits(tally.kept_ids, config.split, config.seed)
+        counts = writer.finish(splits)
+        manifest = _manifest(inputs, digests, config, workers, tally, splits, counts, started)
+        write_manifest(staging / MANIFEST, manifest)
+        commit(staging, out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    if tally.printed < sum(tally.problems.values()):
+        print(f"... {sum(tally.problems.values()) - tally.printed} more problem(s), counted in {out / MANIFEST}",
+              file=log)
+    return manifest
+
+
+def _account(batch: _Batch, result: BatchResult, tally: _Tally, inputs: list[InputFile],
+             bar: tqdm, log: TextIO) -> None:  # type: ignore[type-arg]
+    problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
+    for outcome, chunk in zip(result.outcomes, batch.chunks, strict=True):
+        tally.read += 1
+        problems.extend((chunk.file_index, p) for p in outcome.problems)
+        if outcome.reason is not None:
+            tally.rejected[outcome.reason] += 1
+            continue
+        tally.kept_ids.append(outcome.game_id)
+        tally.plies += outcome.plies
+        tally.dropped.update(outcome.dropped)
+    problems.sort(key=lambda fp: (fp[0], fp[1].line))
+    # batches come in file order and each batch's problems are sorted: the first problems
+    # met are the first in the files
+    for file_index, p in problems:
+        tally.problems[p.reason] += 1
+        if len(tally.first) < LISTED_PROBLEMS:
+            tally.first.append((file_index, p.line, p.reason, p.detail))
+        if tally.printed < PRINTED_PROBLEMS:
+            tally.printed += 1
+            bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+
+
+def _manifest(inputs: list[InputFile], digests: list[FileDigest], config: IngestConfig, workers: int,
+              tally: _Tally, splits: dict[str, np.ndarray], counts: dict[str, int], started: float) -> dict[str, Any]:
+    rejected = sum(tally.rejected.values())
+    return {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "package_version": __version__,
+        "inputs": [{"path": str(inp.path.resolve()), "name": inp.name, "size": inp.size,
+                    "sha256": d.sha256, "games": d.games} for inp, d in zip(inputs, digests, strict=True)],
+        "config": asdict(config),
+        "workers": workers,
+        "games": {
+            "read": tally.read,
+            "kept": tally.read - rejected,
+            "rejected": rejected,
+            "rejected_by_reason": dict(sorted(tally.rejected.items())),
+        },
+        "problems": {
+            "count": sum(tally.problems.values()),
+            "by_reason": dict(sorted(tally.problems.items())),
+            "first": [{"file": str(inputs[f].path), "line": line, "reason": reason, "detail": detail}
+                      for f, line, reason, detail in tally.first],
+        },
+        "positions": {
+            "plies_in_kept_games": tally.plies,
+            "dropped_by_reason": {r: tally.dropped.get(r, 0) for r in DROP_REASONS},
+            "kept": sum(counts.values()),
+            **{name: counts[name] for name in SPLITS},
+        },
+        "splits": {name: {"file": split_file(name), "games": len(splits[name]), "positions": counts[name]}
+                   for name in SPLITS},
+        "columns": {name: str(dtype) for name, dtype in SCHEMA.items()},
+        "elapsed_seconds": round(time.perf_counter() - started, 3),
+    }

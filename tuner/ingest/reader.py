@@ -1,0 +1,83 @@
+"""Reading a position set back: the manifest and one split at a time.
+
+Every failure is a :class:`tuner.errors.TunerError` whose one-line message names the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tuner.errors import TunerError
+from tuner.ingest.schema import (
+    FORMAT,
+    MANIFEST,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SPLITS,
+    split_file,
+)
+
+
+def read_manifest(folder: str | Path) -> dict[str, Any]:
+    """The manifest of the position set in ``folder``, checked for format and schema version."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TunerError(f"{folder}: no such position-set folder")
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise TunerError(f"{path}: missing, so {folder} is not a position set (build one with tuner ingest)")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TunerError(f"{path}: not a readable JSON manifest ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise TunerError(f"{path}: not a position-set manifest (format is not {FORMAT!r})")
+    if manifest.get("schema_version") != SCHEMA_VERSION:
+        raise TunerError(f"{path}: schema version {manifest.get('schema_version')!r}, this movetuner reads "
+                         f"{SCHEMA_VERSION}; rebuild the set with tuner ingest")
+    return manifest
+
+
+def read_split(folder: str | Path, split: str, columns: list[str] | None = None) -> pl.DataFrame:
+    """One split of a position set as a polars frame, rows sorted by ``(game_id, ply)``.
+
+    Parameters
+    ----------
+    folder : the position-set folder written by ``tuner ingest``.
+    split : ``"train"``, ``"validation"`` or ``"test"``.
+    columns : the columns to load (default: all of :data:`tuner.ingest.schema.SCHEMA`).
+
+    Raises
+    ------
+    TunerError
+        When the folder or file is missing, is not a position set, or lacks a column (or has
+        it with another dtype).
+    """
+    if split not in SPLITS:
+        raise TunerError(f"unknown split {split!r}: choose one of {', '.join(SPLITS)}")
+    wanted = list(SCHEMA) if columns is None else list(columns)
+    unknown = [c for c in wanted if c not in SCHEMA]
+    if unknown:
+        raise TunerError(f"unknown column(s) {', '.join(unknown)}: a position set has {', '.join(SCHEMA)}")
+    read_manifest(folder)
+    path = Path(folder) / split_file(split)
+    if not path.is_file():
+        raise TunerError(f"{path}: missing from the position set")
+    try:
+        schema = pl.read_parquet_schema(path)
+    except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
+        raise TunerError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
+    missing = [c for c in wanted if c not in schema]
+    if missing:
+        raise TunerError(f"{path}: lacks column(s) {', '.join(missing)}")
+    wrong = [f"{c} is {schema[c]}, not {SCHEMA[c]}" for c in wanted if schema[c] != SCHEMA[c]]
+    if wrong:
+        raise TunerError(f"{path}: wrong column type(s): {'; '.join(wrong)}")
+    try:
+        return pl.read_parquet(path, columns=wanted)
+    except Exception as exc:  # noqa: BLE001  (as above)
+        raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
