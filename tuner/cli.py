@@ -21,6 +21,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tuner.commands.perft",
     "tuner.commands.eval",
     "tuner.commands.ingest",
+    "tuner.commands.export",
+    "tuner.commands.uci",
+    "tuner.commands.bench",
 )
 
 

@@ -1,0 +1,181 @@
+"""``tuner bench match``: a small real match (PGN, legality, colours, worker independence), the
+game-end rules and adjudication, the openings file, and the statistics."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import chess
+import chess.pgn
+import pytest
+
+from search.weights import load_weights
+from tuner.cli import main as tuner_main
+from tuner.match import (
+    DEFAULT_OPENINGS,
+    GameRecord,
+    MatchConfig,
+    Opening,
+    OpeningsFileError,
+    PairTask,
+    elo_of,
+    load_openings,
+    play_game,
+    run_match,
+    summarize,
+)
+
+CLASSIC = load_weights("classic").values
+MATERIAL = load_weights("material").values
+
+
+def task(fen: str, **kw: int) -> PairTask:
+    settings = {"depth": 1, "nodes": None, "max_plies": 400, "adjudicate_cp": 1000, "adjudicate_moves": 4, **kw}
+    return PairTask(0, Opening("test", fen), CLASSIC, MATERIAL, **settings)  # type: ignore[arg-type]
+
+
+def test_small_match_pgn_legal_colours_swapped(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "games.pgn"
+    code = tuner_main(["bench", "match", "classic", "material", "--games", "4", "--depth", "1",
+                       "--workers", "1", "--seed", "3", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    wins, draws, losses = (int(x) for x in printed.split("W/D/L from classic's view: ")[1].split()[0:5:2])
+    assert wins + draws + losses == 4
+    assert "Elo" in printed and "95% interval" in printed
+
+    games = []
+    with out.open() as fh:
+        while (game := chess.pgn.read_game(fh)) is not None:
+            games.append(game)
+    assert len(games) == 4
+    for game in games:
+        assert not game.errors
+        board = game.board()
+        for move in game.mainline_moves():
+            assert move in board.legal_moves
+            board.push(move)
+        h = game.headers
+        assert int(h["PlyCount"]) == board.ply() - game.board().ply()
+        result, reason = h["Result"], h["Termination"]
+        if reason == "checkmate":
+            assert board.is_checkmate() and result == ("0-1" if board.turn == chess.WHITE else "1-0")
+        elif reason == "stalemate":
+            assert board.is_stalemate() and result == "1/2-1/2"
+        elif reason == "threefold repetition":
+            assert board.is_repetition(3) and result == "1/2-1/2"
+        elif reason == "fifty-move rule":
+            assert board.halfmove_clock >= 100 and result == "1/2-1/2"
+        elif reason == "insufficient material":
+            assert board.is_insufficient_material() and result == "1/2-1/2"
+        else:
+            assert reason.startswith("adjudication")
+        assert {h["White"], h["Black"]} == {"classic", "material"}
+    points = sum({"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[g.headers["Result"]] * (g.headers["White"] == "classic")
+                 + {"1-0": 0.0, "0-1": 1.0, "1/2-1/2": 0.5}[g.headers["Result"]] * (g.headers["Black"] == "classic")
+                 for g in games)
+    assert points == wins + draws / 2
+    # the two games of each opening: same start, colours swapped
+    for first, second in zip(games[0::2], games[1::2]):
+        assert first.headers["FEN"] == second.headers["FEN"]
+        assert first.headers["Opening"] == second.headers["Opening"]
+        assert (first.headers["White"], first.headers["Black"]) == (second.headers["Black"], second.headers["White"])
+        assert first.headers["Round"].split(".")[0] == second.headers["Round"].split(".")[0]
+
+
+def test_same_games_with_one_and_two_workers() -> None:
+    openings = load_openings(DEFAULT_OPENINGS)
+    one = run_match(CLASSIC, MATERIAL, openings, MatchConfig(games=4, depth=1, workers=1, seed=11))
+    two = run_match(CLASSIC, MATERIAL, openings, MatchConfig(games=4, depth=1, workers=2, seed=11))
+    assert one == two
+    other_seed = run_match(CLASSIC, MATERIAL, openings, MatchConfig(games=4, depth=1, workers=1, seed=12))
+    assert [p[0].opening for p in other_seed] != [p[0].opening for p in one]
+
+
+def test_fifty_move_rule_ends_the_game() -> None:
+    game = play_game(task("7k/8/8/8/8/8/R7/K7 w - - 99 80"), "A", "1.1")
+    assert game.moves and len(game.moves) == 1
+    assert (game.result, game.termination) == ("1/2-1/2", "fifty-move rule")
+
+
+def test_checkmate_is_found_and_scored() -> None:
+    # White mates in one (Ra8#); A (classic) plays White
+    game = play_game(task("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"), "A", "1.1")
+    assert (game.moves, game.result, game.termination) == (("a1a8",), "1-0", "checkmate")
+    assert game.points_a == 1.0 and game.scores[0][0] == 100_000
+
+
+def test_adjudication_rules() -> None:
+    fen = "4k3/8/8/8/8/8/QQ6/4K3 w - - 0 1"
+    won = play_game(task(fen, adjudicate_moves=1), "B", "1.2")
+    assert won.result == "1-0" and won.termination.startswith("adjudication: both engines")
+    assert len(won.moves) == 2 and all(cp >= 1000 for cp, _ in won.scores)
+    assert won.points_a == 0.0  # B had White
+    capped = play_game(task(chess.STARTING_FEN, adjudicate_moves=0, max_plies=3), "A", "1.1")
+    assert (len(capped.moves), capped.result) == (3, "1/2-1/2")
+    assert capped.termination == "adjudication: draw after 3 plies"
+
+
+def test_shipped_openings_are_many_distinct_and_playable() -> None:
+    openings = load_openings(DEFAULT_OPENINGS)
+    assert len(openings) >= 100
+    assert len({o.fen for o in openings}) == len(openings) and len({o.name for o in openings}) == len(openings)
+    for o in openings:
+        board = chess.Board(o.fen)
+        assert board.is_valid() and not board.is_game_over()
+
+
+def test_openings_file_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "o.epd"
+    path.write_text("# comment\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"e4\";\n"
+                    "8/8/8/4k3/8/8/4K3/8 w - - 0 1\n")
+    with pytest.raises(OpeningsFileError, match=r"o\.epd: line 3: the game is already over"):
+        load_openings(path)
+    path.write_text("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\nnot a position\n")
+    with pytest.raises(OpeningsFileError, match=r"line 2: not a FEN or EPD"):
+        load_openings(path)
+    path.write_text("")
+    with pytest.raises(OpeningsFileError, match="no positions"):
+        load_openings(path)
+
+
+def test_config_errors(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert tuner_main(["bench", "match", "classic", "material", "--games", "3", "--depth", "1"]) == 2
+    assert tuner_main(["bench", "match", "classic", "material", "--games", "2"]) == 2
+    assert tuner_main(["bench", "match", "classic", "material", "--depth", "1", "--nodes", "9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(e.startswith("tuner bench: error: ") for e in err)
+
+
+def _pair(points_a: tuple[float, float]) -> tuple[GameRecord, GameRecord]:
+    op = Opening("x", chess.STARTING_FEN)
+    white_result = {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}
+    first = GameRecord("1.1", op, "A", (), (), white_result[points_a[0]], "test")
+    second = GameRecord("1.2", op, "B", (), (), white_result[1.0 - points_a[1]], "test")
+    return first, second
+
+
+def test_summary_pentanomial_and_elo() -> None:
+    pairs = [_pair(p) for p in [(1, 1), (1, 0.5), (0.5, 0.5), (1, 0), (0, 0.5), (1, 1), (0.5, 1), (1, 0.5)]]
+    s = summarize(pairs)
+    assert (s.wins, s.draws, s.losses) == (8, 6, 2)
+    assert s.pentanomial == (0, 1, 2, 3, 2)
+    assert s.score == pytest.approx(11 / 16)
+    per_pair = [1.0, 0.75, 0.5, 0.5, 0.25, 1.0, 0.75, 0.75]
+    mean = sum(per_pair) / 8
+    se = math.sqrt(sum((x - mean) ** 2 for x in per_pair) / 8) / math.sqrt(8)
+    assert (s.score_low, s.score_high) == pytest.approx((mean - 1.96 * se, mean + 1.96 * se))
+    assert s.elo == pytest.approx(-400 * math.log10(16 / 11 - 1))
+    assert s.elo_low < s.elo < s.elo_high
+    assert elo_of(0.5) == 0.0 and elo_of(0.75) == pytest.approx(190.85, abs=0.01)
+    assert elo_of(1.0) == math.inf and summarize([_pair((1, 1))]).to_json()["elo"] is None
+
+
+def test_pgn_text_is_parseable_without_files() -> None:
+    from tuner.match import to_pgn
+
+    game = play_game(task("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"), "A", "1.1")
+    parsed = chess.pgn.read_game(io.StringIO(str(to_pgn(game, {"A": "classic", "B": "material"}, "t"))))
+    assert parsed is not None and parsed.headers["Termination"] == "checkmate"
+    assert parsed.end().board().is_checkmate()

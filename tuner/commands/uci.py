@@ -1,0 +1,28 @@
+"""``tuner uci --weights FILE``: play as a UCI engine on standard input and output."""
+
+from __future__ import annotations
+
+import argparse
+
+from tuner.errors import TunerError
+from tuner.uci import serve
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "uci", help="play as a UCI engine (for GUIs and match runners)",
+        description="Speak the UCI protocol on standard input/output, searching with the numba "
+                    "alpha-beta (iterative deepening, transposition table for move ordering) and "
+                    "evaluating with WEIGHTS. Options: Weights, Hash (MiB), MoveOverhead (ms).")
+    p.add_argument("--weights", default="classic", metavar="FILE",
+                   help="weights file (JSON or text view), or a built-in set: material, classic "
+                        "(default: classic)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        serve(args.weights)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+    return 0

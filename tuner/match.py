@@ -1,0 +1,395 @@
+"""Engine-vs-engine matches between two weight sets, with the numba search on both sides.
+
+Each opening position is played twice, once with each engine as White (a *game pair*). Both
+engines use the same search (:class:`tuner.uci.Searcher`: iterative deepening to a fixed
+``depth``, or until a ``nodes`` budget per move is spent) and differ only in their weights.
+The engines receive the game's history, so repetitions count in their search.
+
+Game end, in this order:
+
+* the usual rules (checked with python-chess): checkmate, stalemate, insufficient material,
+  the fifty-move rule (100 plies without capture or pawn move) and threefold repetition, all
+  applied as soon as they occur (as if claimed);
+* adjudication, a *win* when the last ``2 x adjudicate_moves`` plies' scores (each engine's
+  own search score after its move, converted to White's view) all exceed ``adjudicate_cp``
+  for the same side: both engines agree, for ``adjudicate_moves`` moves each, that one side
+  is that far ahead (mate scores count as beyond any margin);
+* adjudication, a *draw* when ``max_plies`` plies have been played from the opening.
+
+Statistics (:func:`summarize`): W/D/L and the score from A's view; the Elo difference
+``-400 log10(1/s - 1)`` of the score ``s`` with a 95% interval from the *pentanomial* model:
+game pairs are the independent unit (the two games of an opening are correlated), so the
+standard error is that of the mean per-pair score (normal approximation, 1.96 standard
+errors), and the interval's ends are converted to Elo. Games run in a process pool over game
+pairs; each pair is played by fresh engines, so results do not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import multiprocessing
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import chess
+import chess.pgn
+import numpy as np
+
+from search.alphabeta import MATE_BOUND
+from search.board import W_KEY
+from search.convert import from_fen, move_to_uci, push
+from search.evaluator import EVAL_SCALE, check_weights
+from search.weights import atomic_write_text
+from tuner.config import help_field
+from tuner.uci import MAX_DEPTH, Iteration, Searcher
+
+#: the openings shipped with the repository
+DEFAULT_OPENINGS = Path(__file__).resolve().parents[1] / "datasets" / "openings" / "openings.epd"
+#: move-ordering table per engine and game (2**16 entries, 768 KiB)
+_TT_BITS = 16
+#: a mate score in the adjudication record, in centipawns
+_MATE_CP = 100_000
+
+RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
+class OpeningsFileError(ValueError):
+    """An openings file that cannot be used; the message is one line naming file and line."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatchConfig:
+    """Settings of ``tuner bench match``."""
+
+    games: int = help_field(100, "number of games, even: each opening is played twice with colours swapped")
+    depth: int | None = help_field(None, "search depth in plies per move; give --depth or --nodes")
+    nodes: int | None = help_field(None, "node budget per move; give --depth or --nodes")
+    openings: str | None = help_field(None, "openings file: EPD or FEN lines, '#' comments; "
+                                            "None: datasets/openings/openings.epd", metavar="FILE")
+    out: str | None = help_field(None, "PGN file for the games; None: results/match-<A>-vs-<B>.pgn",
+                                 metavar="PGN")
+    workers: int | None = help_field(None, "worker processes; None: one per core")
+    seed: int = help_field(0, "seed for choosing and ordering the openings")
+    max_plies: int = help_field(400, "adjudicate a draw after this many plies from the opening")
+    adjudicate_cp: int = help_field(1000, "win adjudication margin in centipawns (see below)")
+    adjudicate_moves: int = help_field(4, "win adjudication: moves of each engine beyond the margin; 0: never")
+
+    def validate(self) -> None:
+        if self.games < 2 or self.games % 2:
+            raise ValueError(f"games must be a positive even number (openings are played in pairs), not {self.games}")
+        if (self.depth is None) == (self.nodes is None):
+            raise ValueError("give exactly one of --depth and --nodes")
+        if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, not {self.depth}")
+        if self.nodes is not None and self.nodes < 1:
+            raise ValueError(f"nodes must be positive, not {self.nodes}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be positive, not {self.workers}")
+        if self.max_plies < 1:
+            raise ValueError(f"max_plies must be positive, not {self.max_plies}")
+        if self.adjudicate_cp < 1 or self.adjudicate_moves < 0:
+            raise ValueError("adjudicate_cp must be positive and adjudicate_moves >= 0")
+
+
+@dataclass(frozen=True)
+class Opening:
+    name: str
+    fen: str
+
+
+def load_openings(path: str | Path) -> list[Opening]:
+    """Read an openings file: one position per line as EPD (with an optional ``id`` opcode
+    naming it) or FEN; blank lines and ``#`` comments are skipped. Every position must be
+    valid with at least one legal move (checked with python-chess)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise OpeningsFileError(f"{path}: no such openings file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise OpeningsFileError(f"{path}: cannot read openings file ({exc.__class__.__name__})") from None
+    out: list[Opening] = []
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        try:
+            if len(fields) == 6 and fields[4].isdigit() and fields[5].isdigit():
+                board, ops = chess.Board(line), {}
+            else:
+                board = chess.Board()
+                ops = board.set_epd(line)
+        except ValueError as exc:
+            raise OpeningsFileError(f"{path}: line {lineno}: not a FEN or EPD position ({exc})") from None
+        if not board.is_valid():
+            raise OpeningsFileError(f"{path}: line {lineno}: impossible position ({board.status()!r})")
+        if board.is_game_over():
+            raise OpeningsFileError(f"{path}: line {lineno}: the game is already over in this position")
+        name = ops.get("id")
+        out.append(Opening(str(name) if name else f"{path.name}:{lineno}", board.fen()))
+    if not out:
+        raise OpeningsFileError(f"{path}: no positions")
+    return out
+
+
+def choose_openings(openings: Sequence[Opening], pairs: int, seed: int) -> list[Opening]:
+    """``pairs`` openings in a seeded random order, without repeats until all have been used."""
+    rng = random.Random(seed)
+    chosen: list[Opening] = []
+    while len(chosen) < pairs:
+        batch = list(openings)
+        rng.shuffle(batch)
+        chosen.extend(batch[: pairs - len(chosen)])
+    return chosen
+
+
+# ---------------------------------------------------------------- playing
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game: moves in UCI, per-move (score in White's view, depth), result."""
+
+    round: str
+    opening: Opening
+    white: str  # "A" or "B"
+    moves: tuple[str, ...]
+    scores: tuple[tuple[int, int], ...]  # (centipawns, White's view; +-100000 for mate), depth
+    result: str
+    termination: str
+
+    @property
+    def points_a(self) -> float:
+        p = RESULT_POINTS[self.result]
+        return p if self.white == "A" else 1.0 - p
+
+
+@dataclass(frozen=True)
+class PairTask:
+    index: int
+    opening: Opening
+    weights_a: np.ndarray
+    weights_b: np.ndarray
+    depth: int | None
+    nodes: int | None
+    max_plies: int
+    adjudicate_cp: int
+    adjudicate_moves: int
+
+
+def _rules_end(board: chess.Board) -> tuple[str, str] | None:
+    """(result, reason) if the usual rules end the game here, else None."""
+    if board.is_checkmate():
+        return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
+    if board.is_stalemate():
+        return "1/2-1/2", "stalemate"
+    if board.is_insufficient_material():
+        return "1/2-1/2", "insufficient material"
+    if board.halfmove_clock >= 100:
+        return "1/2-1/2", "fifty-move rule"
+    if board.is_repetition(3):
+        return "1/2-1/2", "threefold repetition"
+    return None
+
+
+def _white_cp(it: Iteration, white_to_move: bool) -> int:
+    if abs(it.score) > MATE_BOUND:
+        cp = _MATE_CP if it.score > 0 else -_MATE_CP
+    else:
+        cp = int(round(it.score / EVAL_SCALE))
+    return cp if white_to_move else -cp
+
+
+def play_game(task: PairTask, white: str, round_name: str) -> GameRecord:
+    """Play one game from ``task.opening`` with engine ``white`` ("A" or "B") as White."""
+    engines = {
+        "A": Searcher(task.weights_a, tt_bits=_TT_BITS),
+        "B": Searcher(task.weights_b, tt_bits=_TT_BITS),
+    }
+    black = "B" if white == "A" else "A"
+    board = chess.Board(task.opening.fen)
+    b = from_fen(task.opening.fen)
+    keys: list[int] = []
+    moves: list[str] = []
+    scores: list[tuple[int, int]] = []
+    window = 2 * task.adjudicate_moves
+    max_depth = task.depth if task.depth is not None else MAX_DEPTH
+    while True:
+        end = _rules_end(board)
+        if end is not None:
+            result, reason = end
+            break
+        if window and len(scores) >= window:
+            recent = [cp for cp, _ in scores[-window:]]
+            if all(cp >= task.adjudicate_cp for cp in recent) or all(cp <= -task.adjudicate_cp for cp in recent):
+                result = "1-0" if recent[-1] > 0 else "0-1"
+                reason = (f"adjudication: both engines scored beyond {task.adjudicate_cp} cp "
+                          f"for {task.adjudicate_moves} moves")
+                break
+        if len(moves) >= task.max_plies:
+            result, reason = "1/2-1/2", f"adjudication: draw after {task.max_plies} plies"
+            break
+        engine = engines[white if board.turn == chess.WHITE else black]
+        it = engine.think(b, keys, max_depth=max_depth, node_limit=task.nodes)
+        if it is None or not it.pv:  # cannot happen: the rules above caught positions without moves
+            raise RuntimeError(f"engine returned no move in {board.fen()}")
+        m = it.pv[0]
+        uci = move_to_uci(m)
+        move = chess.Move.from_uci(uci)
+        if not board.is_legal(move):  # python-chess is the rules oracle
+            raise RuntimeError(f"engine played illegal move {uci} in {board.fen()}")
+        scores.append((_white_cp(it, board.turn == chess.WHITE), it.depth))
+        keys.append(int(b[W_KEY]))
+        b = push(b, m)
+        board.push(move)
+        moves.append(uci)
+    return GameRecord(round_name, task.opening, white, tuple(moves), tuple(scores), result, reason)
+
+
+def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
+    """Both games of an opening: A as White, then B as White."""
+    return (play_game(task, "A", f"{task.index + 1}.1"), play_game(task, "B", f"{task.index + 1}.2"))
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def elo_of(score: float) -> float:
+    """Elo difference of an expected score in (0, 1); +-inf at the ends."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0) + 0.0  # + 0.0: no "-0" at an even score
+
+
+@dataclass(frozen=True)
+class MatchSummary:
+    """Figures from A's point of view."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float  # fraction of points, 0..1
+    score_low: float
+    score_high: float
+    elo: float
+    elo_low: float
+    elo_high: float
+    pentanomial: tuple[int, int, int, int, int]  # pairs scoring 0, 0.5, 1, 1.5, 2 points
+    terminations: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        def finite(x: float) -> float | None:
+            return round(x, 1) if math.isfinite(x) else None
+
+        return {
+            "games": self.games, "wins": self.wins, "draws": self.draws, "losses": self.losses,
+            "score": round(self.score, 4), "score_ci95": [round(self.score_low, 4), round(self.score_high, 4)],
+            "elo": finite(self.elo), "elo_ci95": [finite(self.elo_low), finite(self.elo_high)],
+            "pentanomial": list(self.pentanomial), "terminations": self.terminations,
+        }
+
+
+def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
+    """W/D/L, score and Elo with a 95% interval (pentanomial, normal approximation)."""
+    games = [g for pair in pairs for g in pair]
+    points = [g.points_a for g in games]
+    wins = sum(p == 1.0 for p in points)
+    draws = sum(p == 0.5 for p in points)
+    losses = sum(p == 0.0 for p in points)
+    pair_scores = np.array([pair[0].points_a + pair[1].points_a for pair in pairs]) / 2.0
+    n = len(pair_scores)
+    mean = float(pair_scores.mean())
+    se = float(pair_scores.std(ddof=0)) / math.sqrt(n) if n else 0.0
+    low, high = max(0.0, mean - 1.96 * se), min(1.0, mean + 1.96 * se)
+    penta = Counter(int(round(4 * s)) for s in pair_scores)  # 0..4 half points
+    terminations = dict(sorted(Counter(g.termination for g in games).items()))
+    return MatchSummary(len(games), wins, draws, losses, mean, low, high,
+                        elo_of(mean), elo_of(low), elo_of(high),
+                        tuple(penta.get(k, 0) for k in range(5)), terminations)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- PGN
+
+
+def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Game:
+    """The game as python-chess PGN: engines named by their weights, the opening, result and
+    termination reason in the headers, each move commented with its score/depth."""
+    pgn = chess.pgn.Game()
+    pgn.setup(chess.Board(game.opening.fen))
+    pgn.headers["Event"] = event
+    pgn.headers["Site"] = "movetuner"
+    pgn.headers["Date"] = "????.??.??"
+    pgn.headers["Round"] = game.round
+    pgn.headers["White"] = names[game.white]
+    pgn.headers["Black"] = names["B" if game.white == "A" else "A"]
+    pgn.headers["Result"] = game.result
+    pgn.headers["Opening"] = game.opening.name
+    pgn.headers["Termination"] = game.termination
+    pgn.headers["PlyCount"] = str(len(game.moves))
+    node: chess.pgn.GameNode = pgn
+    for uci, (cp, depth) in zip(game.moves, game.scores):
+        node = node.add_variation(chess.Move.from_uci(uci))
+        shown = ("+M" if cp > 0 else "-M") if abs(cp) >= _MATE_CP else f"{cp / 100:+.2f}"
+        node.comment = f"{shown}/{depth}"
+    return pgn
+
+
+def write_pgn(path: str | Path, pairs: Sequence[tuple[GameRecord, GameRecord]], names: dict[str, str],
+              event: str) -> None:
+    text = "\n\n".join(str(to_pgn(g, names, event)) for pair in pairs for g in pair) + "\n"
+    atomic_write_text(path, text)
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # spawn: workers start clean (no inherited numba threads or locks); they load the kernels
+    # from numba's on-disk cache
+    return multiprocessing.get_context("spawn")
+
+
+def run_match(weights_a: np.ndarray, weights_b: np.ndarray, openings: Sequence[Opening], config: MatchConfig,
+              progress: Callable[[int], None] | None = None) -> list[tuple[GameRecord, GameRecord]]:
+    """Play ``config.games`` games (``games / 2`` openings, each with both colour assignments).
+
+    ``progress`` is called with the number of games just finished. Returns the game pairs in
+    opening order, identical for any number of workers.
+    """
+    config.validate()
+    wa, wb = check_weights(weights_a), check_weights(weights_b)
+    chosen = choose_openings(openings, config.games // 2, config.seed)
+    tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
+                      config.adjudicate_moves) for i, op in enumerate(chosen)]
+    workers = min(config.workers or multiprocessing.cpu_count() or 1, len(tasks))
+    results: list[tuple[GameRecord, GameRecord] | None] = [None] * len(tasks)
+    if workers <= 1:
+        for t in tasks:
+            results[t.index] = play_pair(t)
+            if progress:
+                progress(2)
+    else:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+            futures = {pool.submit(play_pair, t): t.index for t in tasks}
+            for fut in concurrent.futures.as_completed(futures):
+                results[futures[fut]] = fut.result()
+                if progress:
+                    progress(2)
+    return [r for r in results if r is not None]
+
+
+def default_pgn_path(name_a: str, name_b: str) -> Path:
+    """``results/match-<A>-vs-<B>.pgn`` (names reduced to file-name characters)."""
+    def stem(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(text).stem or text)
+
+    return Path("results") / f"match-{stem(name_a)}-vs-{stem(name_b)}.pgn"

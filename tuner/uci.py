@@ -1,0 +1,537 @@
+"""A UCI engine over the numba search, and the iterative-deepening player it shares with matches.
+
+:class:`Searcher` plays one side: it owns the weights, a search workspace and a move-ordering
+transposition table kept between iterations and moves (cleared by ``ucinewgame``), and runs
+iterative deepening over :func:`search.alphabeta.search_kernel` with the game's history keys
+so that repetitions score as draws.
+
+:class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
+``Weights``/``Hash``/``MoveOverhead``, ``position``, ``go``, ``stop``, ``quit``). Searches run
+in a worker thread; the kernel releases the GIL (``nogil=True``), so the reader stays
+responsive. Time management, which must never lose on time (e.g. at 10 s + 0.1 s):
+
+* a *soft* limit (time left / moves to go + 3/4 of the increment; 30 moves to go when the
+  GUI does not say) before which an iteration may start, and only if its predicted time
+  (last iteration's nodes x the measured branching factor / the measured speed) fits;
+* a *hard* limit (3 x soft, at most a third of the time left minus the move overhead) that
+  bounds every iteration through its node budget: ``(hard - elapsed) x nodes per second``.
+  An iteration that exhausts its budget is discarded (the previous one's move is played);
+* the kernel cannot be interrupted by design, so ``stop`` aborts it through its node
+  counter (the workspace's ``stats[0]`` is raised past the budget from the reader thread;
+  the kernel then scores every remaining node statically and returns within microseconds).
+  The aborted iteration is discarded.
+
+Malformed or unknown commands are answered with ``info string ...``, never a crash.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+import numpy as np
+
+from search.alphabeta import MAX_PLY, new_workspace, search_kernel
+from search.api import mate_in
+from search.board import W_KEY, W_STM
+from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
+from search.evaluator import EVAL_SCALE, check_weights
+from search.weights import Weights
+from tuner import __version__
+from tuner.export import load_any
+
+ENGINE_NAME = f"movetuner {__version__}"
+ENGINE_AUTHOR = "the movetuner authors"
+DEFAULT_HASH_MB = 16
+MAX_HASH_MB = 1024
+DEFAULT_OVERHEAD_MS = 30
+#: deepest iteration (the kernel's stack holds MAX_PLY plies including quiescence)
+MAX_DEPTH = MAX_PLY - 4
+#: nodes per second assumed before any iteration has been measured
+NPS_GUESS = 200_000.0
+#: a node budget that never binds
+UNLIMITED = 1 << 50
+_ABORTED = np.int64(1) << np.int64(60)
+#: bytes per transposition-table entry (uint64 key + int32 move)
+_TT_ENTRY_BYTES = 12
+
+
+def tt_bits_for(mb: int) -> int:
+    """Log2 of the number of table entries that fit in ``mb`` MiB."""
+    entries = max(1, mb * (1 << 20) // _TT_ENTRY_BYTES)
+    return entries.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One completed iteration: ``score`` in eval units (centipawns x PHASE_MAX, side to
+    move's view), the packed PV, this iteration's nodes and the search's totals so far."""
+
+    depth: int
+    score: int
+    pv: tuple[int, ...]
+    nodes: int
+    total_nodes: int
+    seconds: float
+
+    @property
+    def mate_moves(self) -> int | None:
+        """Moves to mate as UCI reports them (negative: the side to move is mated)."""
+        plies = mate_in(self.score)
+        if plies is None:
+            return None
+        return (plies + 1) // 2 if plies > 0 else -((-plies + 1) // 2)
+
+    @property
+    def score_cp(self) -> int:
+        return int(round(self.score / EVAL_SCALE))
+
+    def uci_score(self) -> str:
+        mate = self.mate_moves
+        return f"mate {mate}" if mate is not None else f"cp {self.score_cp}"
+
+
+@dataclass(frozen=True)
+class TimePlan:
+    """Seconds from the start of the search: start no iteration predicted to end after
+    ``soft``; bound every iteration's node budget by ``hard``."""
+
+    soft: float
+    hard: float
+
+
+class Searcher:
+    """Iterative deepening for one player: weights, workspace and transposition table.
+
+    Not thread-safe except for :meth:`abort`, which may be called from another thread while
+    :meth:`think` runs.
+    """
+
+    def __init__(self, weights: np.ndarray, *, tt_bits: int = 20) -> None:
+        self.weights = check_weights(weights)
+        self.ws = new_workspace()
+        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
+        self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
+        self._aborted = threading.Event()
+        #: running speed estimate (nodes per second) from iterations of at least 20,000 nodes
+        self.nps = NPS_GUESS
+
+    def set_weights(self, weights: np.ndarray) -> None:
+        self.weights = check_weights(weights)
+        self.clear()
+
+    def resize(self, tt_bits: int) -> None:
+        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
+        self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
+
+    def clear(self) -> None:
+        """Forget the transposition table (a new game)."""
+        self.tt_keys[:] = 0
+        self.tt_moves[:] = 0
+
+    def abort(self) -> None:
+        """Make :meth:`think` end now (from another thread): its running iteration stops and is
+        discarded, and no further iteration starts until :meth:`rearm`."""
+        self._aborted.set()
+        self.ws[7][0] = _ABORTED
+
+    def rearm(self) -> None:
+        """Clear an :meth:`abort` (call before starting a new search)."""
+        self._aborted.clear()
+
+    def think(self, board: Board, history: Sequence[int] | np.ndarray, *, max_depth: int = MAX_DEPTH,
+              node_limit: int | None = None, plan: TimePlan | None = None,
+              on_iteration: Callable[[Iteration], None] | None = None) -> Iteration | None:
+        """Iterative deepening from depth 1 to ``max_depth`` on ``board``.
+
+        ``history``: Zobrist keys of the game positions before ``board``, oldest first.
+        ``node_limit`` bounds the total nodes, ``plan`` the time; an iteration cut short by
+        either (or by :meth:`abort`) is discarded, except the first, so the result always
+        holds a move when one exists. Returns the last kept iteration (``None`` only when
+        aborted before the first one ended).
+        """
+        hist = np.zeros(max(1, len(history)), dtype=np.uint64)
+        hist[: len(history)] = np.asarray(history, dtype=np.uint64)
+        n_legal = len(legal_moves(board))
+        start = time.perf_counter()
+        best: Iteration | None = None
+        total = 0
+        counts: list[int] = []  # nodes of each kept iteration
+        for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
+            if self._aborted.is_set() and best is not None:
+                break
+            budget = UNLIMITED if node_limit is None else max(1, node_limit - total)
+            if plan is not None and best is not None:
+                # predict the next iteration from the larger of the last two growth factors
+                # (odd and even depths grow differently)
+                elapsed = time.perf_counter() - start
+                ratios = [b / max(a, 1) for a, b in zip(counts[-3:], counts[-2:])]
+                branching = min(max([2.0, *ratios]), 12.0)
+                if elapsed + counts[-1] * branching / self.nps > plan.soft:
+                    break
+                budget = min(budget, int((plan.hard - elapsed) * self.nps * 0.8))
+                if budget < counts[-1]:
+                    break
+            t0 = time.perf_counter()
+            score = int(search_kernel(self.ws, board, depth, self.weights, budget, hist, len(history),
+                                      self.tt_keys, self.tt_moves))
+            seconds = time.perf_counter() - t0
+            stats = self.ws[7]
+            nodes = int(stats[0])
+            cut = bool(stats[1])
+            if nodes >= _ABORTED:  # aborted: the counter was raised from outside (count unknown)
+                nodes, cut = 0, True
+            total += nodes
+            if nodes >= 20_000 and seconds > 0:
+                self.nps = 0.5 * self.nps + 0.5 * nodes / seconds
+            if cut and best is not None:
+                break
+            ints, pv_table = self.ws[3], self.ws[4]
+            pv = tuple(int(m) for m in pv_table[0, : ints[0, 8]])
+            if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
+                pv = (int(legal_moves(board)[0]),)
+            best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
+            if on_iteration is not None:
+                on_iteration(best)
+            counts.append(nodes)
+            if cut or n_legal == 0 or (node_limit is not None and total >= node_limit):
+                break
+            if plan is not None and n_legal == 1:
+                break  # the only move: no need to think
+            mate = mate_in(score)
+            if mate is not None and abs(mate) <= depth:
+                break  # a forced mate within the full-width depth: deeper cannot improve it
+        return best
+
+
+# ---------------------------------------------------------------- protocol
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoLimits:
+    """Parsed ``go`` parameters; times in milliseconds."""
+
+    depth: int | None = None
+    nodes: int | None = None
+    movetime: int | None = None
+    wtime: int | None = None
+    btime: int | None = None
+    winc: int = 0
+    binc: int = 0
+    movestogo: int | None = None
+    infinite: bool = False
+
+    def plan(self, white_to_move: bool, overhead_ms: int) -> TimePlan | None:
+        """The time plan for the side to move, or ``None`` for a search without a clock."""
+        if self.movetime is not None:
+            t = max(self.movetime - overhead_ms, 1) / 1000
+            return TimePlan(t, t)
+        left = self.wtime if white_to_move else self.btime
+        if left is None:
+            return None
+        inc = (self.winc if white_to_move else self.binc) / 1000
+        left_s = max(left - overhead_ms, 1) / 1000
+        togo = min(max(self.movestogo or 30, 1), 50)
+        soft = left_s / togo + 0.75 * inc
+        hard = min(3 * soft, left_s / 3 if togo > 1 else left_s * 0.8)
+        return TimePlan(min(soft, hard), hard)
+
+
+_INT_PARAMS = ("depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate")
+
+
+def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
+    """``go`` tokens (after the word ``go``) to limits, plus notes about unsupported parts
+    (``ponder``, ``searchmoves``, ``mate``), which are searched normally.
+
+    Raises ``ValueError`` (one line) for a malformed command: an unknown word, a missing or
+    non-integer value, a depth, nodes or movestogo below 1, a negative movetime or increment.
+    """
+    values: dict[str, int | bool] = {}
+    notes: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in _INT_PARAMS:
+            if i + 1 >= len(tokens):
+                raise ValueError(f"{tok} needs a value")
+            text = tokens[i + 1]
+            try:
+                value = int(text)
+            except ValueError:
+                raise ValueError(f"{tok} value {text!r} is not an integer") from None
+            if tok == "mate":
+                notes.append("go: mate is not supported, searching normally")
+            elif tok not in ("wtime", "btime") and value < (1 if tok in ("depth", "nodes", "movestogo") else 0):
+                raise ValueError(f"{tok} {value} is out of range")
+            else:
+                values[tok] = value  # a clock may be negative when the GUI's clock overran
+            i += 2
+        elif tok == "infinite":
+            values["infinite"] = True
+            i += 1
+        elif tok == "ponder":
+            notes.append("go: ponder is not supported, searching normally")
+            i += 1
+        elif tok == "searchmoves":
+            notes.append("go: searchmoves is not supported, searching all moves")
+            i += 1
+            while i < len(tokens) and tokens[i] not in _INT_PARAMS and tokens[i] not in ("infinite", "ponder"):
+                i += 1
+        else:
+            raise ValueError(f"unknown parameter {tok!r}")
+    return GoLimits(**values), notes  # type: ignore[arg-type]
+
+
+class UciEngine:
+    """The protocol state machine. Feed lines to :meth:`handle`; output goes to ``out``."""
+
+    def __init__(self, weights: Weights, weights_name: str = "classic", *, out: TextIO | None = None) -> None:
+        self._out = out if out is not None else sys.stdout
+        self._out_lock = threading.Lock()
+        self.weights_name = weights_name
+        self.hash_mb = DEFAULT_HASH_MB
+        self.overhead_ms = DEFAULT_OVERHEAD_MS
+        self.searcher = Searcher(weights.values, tt_bits=tt_bits_for(self.hash_mb))
+        self.board: Board = from_fen(STARTING_FEN)
+        self.history: list[int] = []
+        self._worker: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._busy = threading.Event()  # set from go until just before its bestmove
+        self._warmup = threading.Thread(target=self._warm_up, name="uci-warmup", daemon=True)
+        self._warmup.start()
+
+    # -------------------------------------------------------- output
+    def send(self, line: str) -> None:
+        with self._out_lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+    def info(self, message: str) -> None:
+        self.send("info string " + " ".join(message.split()))
+
+    # -------------------------------------------------------- input
+    def handle(self, line: str) -> bool:
+        """Process one input line; return ``False`` after ``quit``."""
+        tokens = line.split()
+        if not tokens:
+            return True
+        cmd, args = tokens[0], tokens[1:]
+        handler = self._COMMANDS.get(cmd)
+        if handler is None:
+            self.info(f"unknown command {line.strip()[:80]!r}")
+            return True
+        try:
+            return handler(self, args) is not False
+        except Exception as exc:  # never crash on input; say what went wrong
+            self.info(f"error in {cmd}: {exc.__class__.__name__}: {exc}")
+            return True
+
+    def run(self, stream: TextIO) -> None:
+        """Read commands until ``quit`` or end of input."""
+        while True:
+            line = stream.readline()
+            if not line:
+                self._cmd_quit([])
+                return
+            if not self.handle(line):
+                return
+
+    # -------------------------------------------------------- commands
+    def _cmd_uci(self, args: list[str]) -> None:
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {ENGINE_AUTHOR}")
+        self.send(f"option name Weights type string default {self.weights_name}")
+        self.send(f"option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}")
+        self.send(f"option name MoveOverhead type spin default {DEFAULT_OVERHEAD_MS} min 0 max 5000")
+        self.send("uciok")
+
+    def _cmd_isready(self, args: list[str]) -> None:
+        self._warmup.join()
+        self.send("readyok")
+
+    def _searching(self) -> bool:
+        """Whether a search has not yet answered ``bestmove``."""
+        return self._busy.is_set()
+
+    def _refuse_while_searching(self, cmd: str) -> bool:
+        if self._searching():
+            self.info(f"{cmd} ignored while searching; send stop first")
+            return True
+        return False
+
+    def _cmd_ucinewgame(self, args: list[str]) -> None:
+        if not self._refuse_while_searching("ucinewgame"):
+            self.searcher.clear()
+
+    def _cmd_setoption(self, args: list[str]) -> None:
+        if self._refuse_while_searching("setoption"):
+            return
+        if not args or args[0] != "name":
+            self.info("setoption: expected 'setoption name <id> [value <x>]'")
+            return
+        rest = args[1:]
+        if "value" in rest:
+            k = rest.index("value")
+            name, value = " ".join(rest[:k]), " ".join(rest[k + 1:])
+        else:
+            name, value = " ".join(rest), ""
+        key = name.lower().replace(" ", "")
+        if key == "weights":
+            if not value:
+                self.info("setoption Weights: no value given")
+                return
+            try:
+                weights = load_any(value)
+            except ValueError as exc:
+                self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
+                return
+            self.searcher.set_weights(weights.values)
+            self.weights_name = value
+            self.info(f"weights {value} loaded")
+        elif key in ("hash", "moveoverhead"):
+            low, high = (1, MAX_HASH_MB) if key == "hash" else (0, 5000)
+            try:
+                number = int(value)
+            except ValueError:
+                self.info(f"setoption {name}: value {value!r} is not an integer")
+                return
+            if not low <= number <= high:
+                self.info(f"setoption {name}: value {number} is not between {low} and {high}")
+                return
+            if key == "hash":
+                self.hash_mb = number
+                self.searcher.resize(tt_bits_for(number))
+            else:
+                self.overhead_ms = number
+        else:
+            self.info(f"setoption: unknown option {name!r}")
+
+    def _cmd_position(self, args: list[str]) -> None:
+        if self._refuse_while_searching("position"):
+            return
+        if not args or args[0] not in ("startpos", "fen"):
+            self.info("position: expected 'position startpos|fen <fen> [moves ...]'")
+            return
+        if "moves" in args:
+            k = args.index("moves")
+            spec, moves = args[:k], args[k + 1:]
+        else:
+            spec, moves = args, []
+        if spec[0] == "startpos":
+            if len(spec) > 1:
+                self.info(f"position: unexpected {' '.join(spec[1:])!r} after startpos")
+                return
+            fen = STARTING_FEN
+        else:
+            fen = " ".join(spec[1:])
+        try:
+            board = from_fen(fen)
+            history: list[int] = []
+            for uci in moves:
+                m = move_from_uci(board, uci)
+                history.append(int(board[W_KEY]))
+                board = push(board, m)
+        except ValueError as exc:
+            self.info(f"position: {exc}; position unchanged")
+            return
+        self.board, self.history = board, history
+
+    def _cmd_go(self, args: list[str]) -> None:
+        if self._refuse_while_searching("go"):
+            return
+        try:
+            limits, notes = parse_go(args)
+        except ValueError as exc:
+            self.info(f"go: {exc}; command ignored")
+            return
+        for note in notes:
+            self.info(note)
+        self._stop.clear()
+        self.searcher.rearm()
+        self._busy.set()
+        self._worker = threading.Thread(target=self._search, args=(self.board.copy(), list(self.history), limits),
+                                        name="uci-search", daemon=True)
+        self._worker.start()
+
+    def _cmd_stop(self, args: list[str]) -> None:
+        self._stop.set()
+        worker = self._worker
+        while worker is not None and worker.is_alive():
+            self.searcher.abort()  # repeated: the kernel resets its counter when an iteration starts
+            worker.join(timeout=0.002)
+
+    def _cmd_quit(self, args: list[str]) -> bool:
+        self._cmd_stop([])
+        return False
+
+    def _cmd_ponderhit(self, args: list[str]) -> None:
+        self.info("ponderhit: pondering is not supported")
+
+    def _cmd_debug(self, args: list[str]) -> None:
+        pass
+
+    _COMMANDS: dict[str, Callable[[UciEngine, list[str]], bool | None]] = {
+        "uci": _cmd_uci,
+        "isready": _cmd_isready,
+        "ucinewgame": _cmd_ucinewgame,
+        "setoption": _cmd_setoption,
+        "position": _cmd_position,
+        "go": _cmd_go,
+        "stop": _cmd_stop,
+        "quit": _cmd_quit,
+        "ponderhit": _cmd_ponderhit,
+        "debug": _cmd_debug,
+    }
+
+    # -------------------------------------------------------- search thread
+    def _warm_up(self) -> None:
+        """Load (or compile) the numba kernel before the first ``go``."""
+        Searcher(self.searcher.weights, tt_bits=4).think(from_fen(STARTING_FEN), [], max_depth=1)
+
+    def _search(self, board: Board, history: list[int], limits: GoLimits) -> None:
+        start = time.perf_counter()
+        self._warmup.join()
+        waited = time.perf_counter() - start  # the clock was running while the kernel loaded
+        white = int(board[W_STM]) == 0
+        plan = None if limits.infinite else limits.plan(white, self.overhead_ms)
+        if plan is not None:
+            plan = TimePlan(max(plan.soft - waited, 0.0), max(plan.hard - waited, 0.001))
+        max_depth = limits.depth if limits.depth is not None else MAX_DEPTH
+
+        def report(it: Iteration) -> None:
+            ms = max(1, int(1000 * (time.perf_counter() - start)))
+            self.send(f"info depth {it.depth} score {it.uci_score()} nodes {it.total_nodes} "
+                      f"nps {int(it.total_nodes * 1000 / ms)} time {ms} pv {' '.join(move_to_uci(m) for m in it.pv)}")
+
+        best = None
+        try:
+            best = self.searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
+                                       plan=plan, on_iteration=report)
+        except Exception as exc:  # keep the protocol alive: report and fall back to a legal move
+            self.info(f"search failed: {exc.__class__.__name__}: {exc}")
+        no_limit = limits.infinite or (plan is None and limits.depth is None and limits.nodes is None)
+        if no_limit:
+            self._stop.wait()  # UCI: in infinite mode, answer only after stop
+        pv = best.pv if best is not None else ()
+        if not pv:
+            legal = legal_moves(board)
+            pv = (int(legal[0]),) if len(legal) else ()
+        answer = "bestmove " + (move_to_uci(pv[0]) if pv else "0000")
+        if len(pv) > 1:
+            answer += f" ponder {move_to_uci(pv[1])}"
+        self._busy.clear()  # the GUI may send the next command as soon as it reads bestmove
+        self.send(answer)
+
+
+def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    """Run the engine on ``stdin``/``stdout`` until ``quit`` or end of input.
+
+    Raises :class:`~search.weights.WeightsFileError` if ``weights_spec`` cannot be loaded.
+    """
+    engine = UciEngine(load_any(weights_spec), weights_spec, out=stdout)
+    engine.run(stdin if stdin is not None else sys.stdin)
