@@ -128,3 +128,21 @@ def group_mask(groups: tuple[str, ...] | list[str]) -> list[bool]:
         raise ValueError(f"unknown feature group(s) {', '.join(unknown)}; known: {', '.join(GROUPS)}")
     wanted = set(groups)
     return [g in wanted for g in FEATURE_GROUPS]
+
+
+def select(items: tuple[str, ...] | list[str]) -> list[bool]:
+    """Per feature, whether it is named by one of ``items``: a group name (``material``,
+    ``pst``, ...) or a feature-name prefix ending at a dot boundary (``mg.material``,
+    ``eg.pst.king``, ``mg.pieces.tempo``). An item that names no feature is an error."""
+    out = [False] * N_FEATURES
+    for item in items:
+        item = item.strip()
+        if item in GROUPS:
+            hits = [g == item for g in FEATURE_GROUPS]
+        else:
+            hits = [n == item or n.startswith(item + ".") for n in FEATURE_NAMES]
+        if not any(hits):
+            raise ValueError(f"{item!r} names no feature: use a group ({', '.join(GROUPS)}) "
+                             "or a feature-name prefix such as mg.material or eg.pst.king")
+        out = [a or b for a, b in zip(out, hits)]
+    return out

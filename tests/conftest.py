@@ -73,3 +73,20 @@ def real_games() -> list[list[chess.Move]]:
 @pytest.fixture(scope="session")
 def real_boards(real_games: list[list[chess.Move]]) -> list[chess.Board]:
     return boards_from_games(real_games, 12_000)
+
+
+def played_positions(games: list[list[chess.Move]], limit: int, min_ply: int = 16) -> tuple[list[chess.Board], list[chess.Move], list[int]]:
+    """(boards, played moves, game index) of the games' positions from ``min_ply`` on that have
+    more than one legal move, up to ``limit``: the rows a position set holds."""
+    boards, moves, ids = [], [], []
+    for g, game in enumerate(games):
+        board = chess.Board()
+        for ply, move in enumerate(game):
+            if ply >= min_ply and board.legal_moves.count() > 1:
+                boards.append(board.copy(stack=False))
+                moves.append(move)
+                ids.append(g)
+                if len(boards) >= limit:
+                    return boards, moves, ids
+            board.push(move)
+    return boards, moves, ids

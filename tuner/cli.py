@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tuner.commands.perft",
     "tuner.commands.eval",
     "tuner.commands.ingest",
+    "tuner.commands.tune",
     "tuner.commands.export",
     "tuner.commands.uci",
     "tuner.commands.bench",

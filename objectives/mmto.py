@@ -1,0 +1,174 @@
+"""MMTO's main objective and its gradient, from stored principal-variation leaves.
+
+Hoki & Kaneko, "Large-Scale Optimization for Evaluation Functions with Minimax Search",
+JAIR 49:527-568, 2014 (stated in ``shared/BACKGROUND.md``, section MMTO):
+
+    J_main(P, w) = sum_p sum_{m in M_p, m != d_p} T(s(p.m, w) - s(p.d_p, w)),
+    T(x) = 1 / (1 + exp(-a x)),
+
+and, with the search value taken at the PV leaf pi(p.m) of a linear evaluation
+e(q, w) = w . phi(q), the partial derivatives
+
+    dJ_main/dw_i = sum_p sum_{m != d_p} T'(s(p.m) - s(p.d_p)) * (dphi_i(p.m) - dphi_i(p.d_p)),
+    T'(x) = a T(x) (1 - T(x)),
+
+where dphi(p.m) is the leaf's feature vector with the sign it enters the mover's score.
+
+Here the objective is reported per position (J_main / |P|) so that the L1 coefficient of
+:mod:`objectives.grid` does not depend on the size of the training set (the paper's sum is
+|P| times this value; only the scale of lambda_1 differs).
+
+Layout of the stored sweep (arrays only; built by :mod:`tuner.mmto` from :func:`search.api.sweep`):
+
+* rows are (position, move) pairs; the rows of position ``p`` are ``pos_ptr[p]:pos_ptr[p+1]``
+  and ``played[p]`` is the global index of the row of the move actually played;
+* a row's score in *eval units* (centipawns x PHASE_MAX, mover's view) is
+  ``offset[r] + sum_j w[indices[j]] * values[j]`` over ``j`` in ``indptr[r]:indptr[r+1]``:
+  a row whose search ended in a rule's verdict (mate, draw) has its score in ``offset`` and no
+  features; a PV-leaf row has ``offset`` 0 and the signed leaf features.
+
+The slope ``a`` is given per centipawn; the kernels convert it to eval units.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+#: positions per work item of the parallel kernels; partial sums are added in chunk order, so
+#: the results do not depend on the number of threads
+CHUNK = 256
+
+
+@njit(cache=True, inline="always")
+def _sigmoid(z: float) -> float:
+    if z >= 0.0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+@njit(cache=True, parallel=True)
+def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w, slope_eu):  # type: ignore[no-untyped-def]
+    """``(J_main summed over positions, dJ_main/dw float64[len(w)])`` for int weights ``w``.
+
+    ``slope_eu`` is ``a`` per eval unit. Positions whose ``played[p]`` is negative are skipped.
+    """
+    p_count = pos_ptr.shape[0] - 1
+    n_w = w.shape[0]
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    part_loss = np.zeros(n_chunks, dtype=np.float64)
+    part_grad = np.zeros((n_chunks, n_w), dtype=np.float64)
+    for c in prange(n_chunks):
+        wl = w.copy()  # thread-private (shared-array refcounts are contended atomics)
+        grad = part_grad[c]
+        scores = np.zeros(512, dtype=np.int64)
+        coef = np.zeros(512, dtype=np.float64)
+        loss = 0.0
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            d = played[p]
+            if d < 0:
+                continue
+            a = pos_ptr[p]
+            z = pos_ptr[p + 1]
+            for r in range(a, z):
+                s = offset[r]
+                for j in range(indptr[r], indptr[r + 1]):
+                    s += np.int64(wl[indices[j]]) * values[j]
+                scores[r - a] = s
+            sd = scores[d - a]
+            coef_d = 0.0
+            for r in range(a, z):
+                if r == d:
+                    continue
+                t = _sigmoid(slope_eu * (scores[r - a] - sd))
+                loss += t
+                dt = slope_eu * t * (1.0 - t)
+                coef[r - a] = dt
+                coef_d -= dt
+            coef[d - a] = coef_d
+            for r in range(a, z):
+                k = coef[r - a]
+                if k != 0.0:
+                    for j in range(indptr[r], indptr[r + 1]):
+                        grad[indices[j]] += k * values[j]
+        part_loss[c] = loss
+    total = 0.0
+    out = np.zeros(n_w, dtype=np.float64)
+    for c in range(n_chunks):
+        total += part_loss[c]
+        for i in range(n_w):
+            out[i] += part_grad[c, i]
+    return total, out
+
+
+@njit(cache=True, parallel=True)
+def sweep_loss_kernel(pos_ptr, played, scores, slope_eu):  # type: ignore[no-untyped-def]
+    """J_main summed over positions from the scores of a full sweep (int64[M], eval units,
+    mover's view), every legal move counted; positions with ``played[p] < 0`` are skipped."""
+    p_count = pos_ptr.shape[0] - 1
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    part = np.zeros(n_chunks, dtype=np.float64)
+    for c in prange(n_chunks):
+        loss = 0.0
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            d = played[p]
+            if d < 0:
+                continue
+            sd = scores[d]
+            for r in range(pos_ptr[p], pos_ptr[p + 1]):
+                if r != d:
+                    loss += _sigmoid(slope_eu * (scores[r] - sd))
+        part[c] = loss
+    total = 0.0
+    for c in range(n_chunks):
+        total += part[c]
+    return total
+
+
+def check_table(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,
+                indices: np.ndarray, values: np.ndarray, n_weights: int) -> None:
+    """Validate the stored-sweep arrays (see the module docstring); raise ValueError."""
+    if pos_ptr.dtype != np.int64 or pos_ptr.ndim != 1 or len(pos_ptr) < 1 or pos_ptr[0] != 0:
+        raise ValueError("pos_ptr must be int64[P + 1] starting at 0")
+    if np.any(np.diff(pos_ptr) < 0) or np.any(np.diff(pos_ptr) > 512):
+        raise ValueError("pos_ptr must be non-decreasing with at most 512 rows per position")
+    rows = int(pos_ptr[-1])
+    if played.dtype != np.int64 or played.shape != (len(pos_ptr) - 1,):
+        raise ValueError("played must be int64[P]")
+    ok = played < 0
+    ok |= (played >= pos_ptr[:-1]) & (played < pos_ptr[1:])
+    if not np.all(ok):
+        raise ValueError("played[p] must be a row of position p (or negative to skip p)")
+    if offset.dtype != np.int64 or offset.shape != (rows,):
+        raise ValueError("offset must be int64[rows]")
+    if indptr.dtype != np.int64 or indptr.shape != (rows + 1,) or indptr[0] != 0 or indptr[-1] != len(indices):
+        raise ValueError("indptr must be int64[rows + 1] from 0 to len(indices)")
+    if len(values) != len(indices):
+        raise ValueError("indices and values must have the same length")
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_weights):
+        raise ValueError(f"feature indices must lie in [0, {n_weights})")
+
+
+def loss_and_gradient(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,
+                      indices: np.ndarray, values: np.ndarray, w: np.ndarray,
+                      slope_cp: float, eval_scale: int) -> tuple[float, np.ndarray]:
+    """Per-position J_main and its gradient (float64[len(w)], per weight unit) from a stored sweep.
+
+    ``slope_cp`` is the sigmoid's slope ``a`` per centipawn; ``eval_scale`` the eval units per
+    centipawn of the scores (PHASE_MAX). Positions with ``played < 0`` count in neither sum.
+    """
+    check_table(pos_ptr, played, offset, indptr, indices, values, len(w))
+    n = max(int(np.count_nonzero(played >= 0)), 1)
+    total, grad = loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values,
+                                           np.ascontiguousarray(w, dtype=np.int32), slope_cp / eval_scale)
+    return total / n, grad / n
+
+
+def sweep_loss(pos_ptr: np.ndarray, played: np.ndarray, scores: np.ndarray, slope_cp: float,
+               eval_scale: int) -> float:
+    """Per-position J_main over every legal move, from a full sweep's scores (eval units)."""
+    n = max(int(np.count_nonzero(played >= 0)), 1)
+    return float(sweep_loss_kernel(pos_ptr, played, scores, slope_cp / eval_scale)) / n

@@ -1,0 +1,156 @@
+"""MMTO through the search: the PV-leaf gradient against finite differences of J, the stored
+leaves against fresh searches, the constraint and L1 in real updates, resume and threads."""
+
+from __future__ import annotations
+
+import json
+
+import chess
+import numpy as np
+import pytest
+from conftest import played_positions
+
+from objectives.grid import grid_adjacent_step
+from objectives.mmto import loss_and_gradient, sweep_loss
+from search.api import sweep
+from search.catalog import FEATURE_INDEX, FEATURE_NAMES, N_FEATURES, select
+from search.evaluator import EVAL_SCALE
+from search.weights import load_weights
+from tuner.data import check_played, from_boards
+from tuner.mmto import MmtoConfig, masks_of, search_training_set, train_mmto
+from tuner.run import RunDir
+from tuner.tuning import TrainingData, TuneConfig
+
+
+@pytest.fixture(scope="module")
+def small_set(real_games: list[list[chess.Move]]) -> TrainingData:
+    boards, moves, ids = played_positions(real_games, 900)
+    pos = from_boards(boards, moves, ids)
+    ids_arr = np.array(ids)
+    train = pos.subset(np.flatnonzero(ids_arr % 5 != 0))
+    val = pos.subset(np.flatnonzero(ids_arr % 5 == 0))
+    return TrainingData(train, val, check_played(train))
+
+
+def table_of(data: TrainingData, w: np.ndarray, *, window: float = 0.0, slope: float = 0.02, n: int | None = None):  # type: ignore[no-untyped-def]
+    pos = data.train if n is None else data.train.subset(np.arange(n))
+    index = data.train_played_index[: len(pos)]
+    return search_training_set(pos, index, w, depth=1, budget=100_000, slope=slope, window=window,
+                               threads_n=2, progress=False)
+
+
+def test_stored_leaves_reproduce_the_searched_objective(small_set: TrainingData) -> None:
+    w = load_weights("classic").values
+    summary = table_of(small_set, w)
+    t = summary.table
+    j, _ = loss_and_gradient(t.pos_ptr, t.played, t.offset, t.indptr, t.indices, t.values, w, 0.02, EVAL_SCALE)
+    assert j == pytest.approx(summary.j_main, rel=1e-12)
+    # and a window keeps the played move of every position
+    windowed = table_of(small_set, w, window=100.0).table
+    assert len(windowed.offset) < len(t.offset)
+    assert np.all(windowed.played >= windowed.pos_ptr[:-1]) and np.all(windowed.played < windowed.pos_ptr[1:])
+
+
+def test_pv_leaf_gradient_equals_finite_differences_where_pvs_do_not_change(small_set: TrainingData) -> None:
+    # integer weights: scale classic by 64 and the slope by 1/64, so that a unit step is 1/64 cp
+    scale = 64
+    n = 60
+    w = load_weights("classic").values.astype(np.int64) * scale
+    slope = 0.02 / scale
+    boards = small_set.train.boards[:n]
+    base = sweep(boards, 1, w.astype(np.int32))
+    summary = table_of(small_set, w.astype(np.int32), slope=slope, n=n)
+    t = summary.table
+    _, grad = loss_and_gradient(t.pos_ptr, t.played, t.offset, t.indptr, t.indices, t.values,
+                                w.astype(np.int32), slope, EVAL_SCALE)
+    rows = base.pos_ptr[:-1] + small_set.train_played_index[:n]
+    candidates = np.flatnonzero(grad != 0)
+    candidates = candidates[np.argsort(-np.abs(grad[candidates]), kind="stable")][:40]
+    checked = 0
+    for i in candidates:
+        values = []
+        same = True
+        for d in (+1, -1):
+            e = w.copy()
+            e[i] += d
+            sw = sweep(boards, 1, e.astype(np.int32))
+            same &= np.array_equal(sw.leaves, base.leaves) and np.array_equal(sw.kinds, base.kinds)
+            values.append(sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE))
+        if not same:
+            continue
+        checked += 1
+        fd = (values[0] - values[1]) / 2
+        assert fd == pytest.approx(grad[i], rel=1e-4, abs=1e-12), f"feature {i}"
+    assert checked >= 20, f"only {checked} of {len(candidates)} features kept their PVs"
+
+
+def test_constraint_holds_after_every_update_step(small_set: TrainingData) -> None:
+    common = TuneConfig(data="-", out="-")
+    cfg = MmtoConfig(step=3)
+    masks = masks_of(common, cfg)
+    assert masks.constrained.sum() == 5 and not np.any(masks.l1 & masks.constrained)
+    w = load_weights("material").values
+    total = int(w[masks.constrained].sum())
+    t = table_of(small_set, w, window=300.0).table
+    for _ in range(32):
+        _, grad = loss_and_gradient(t.pos_ptr, t.played, t.offset, t.indptr, t.indices, t.values, w, 0.02, EVAL_SCALE)
+        out = grid_adjacent_step(w, grad, step=3, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1,
+                                 constrained=masks.constrained)
+        assert int(out.weights[masks.constrained].sum()) == total
+        w = out.weights
+    assert w[FEATURE_INDEX["mg.material.pawn"]] != 100 or w[FEATURE_INDEX["mg.material.knight"]] != 320
+
+
+def _run(tmp_path, name, data, common, cfg, w0, resume=False):  # type: ignore[no-untyped-def]
+    run = RunDir(tmp_path / name)
+    if not resume:
+        run.create("")
+    ckpt = run.load() if resume else None
+    w = train_mmto(common, cfg, data, run, w0, resume=ckpt, progress=False, log=lambda _m: None)
+    return w, run.read_metrics()
+
+
+def _strip_seconds(records: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+    return [{k: v for k, v in r.items() if not k.endswith("_seconds")} for r in records]
+
+
+def test_training_lowers_j_and_resume_equals_an_uninterrupted_run(small_set: TrainingData, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    common = TuneConfig(data="-", out="-")
+    w0 = load_weights("material").values
+    full_w, full = _run(tmp_path, "full", small_set, common, MmtoConfig(iterations=3, patience=5), w0)
+    assert [r["iteration"] for r in full] == [0, 1, 2, 3]
+    assert full[-1]["j_main"] < full[0]["j_main"]
+    assert full[-1]["match_train"] > full[0]["match_train"]
+    assert all(r["constraint_residual"] == 0 for r in full)
+    # interrupted after iteration 1 (its checkpoint written), then resumed to 3
+    _run(tmp_path, "split", small_set, common, MmtoConfig(iterations=1, patience=5), w0)
+    split_w, split = _run(tmp_path, "split", small_set, common, MmtoConfig(iterations=3, patience=5), w0, resume=True)
+    assert np.array_equal(full_w, split_w)
+    assert _strip_seconds(full) == _strip_seconds(split)
+    saved = json.loads((tmp_path / "split" / "weights.json").read_text())
+    assert saved["metadata"]["iteration"] == 3 and saved["metadata"]["method"] == "mmto"
+
+
+def test_l1_drives_weights_the_data_never_uses_to_zero(small_set: TrainingData, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # a pawn can never stand on its first rank: pst.pawn.a1..h1 have no feature value anywhere
+    never = np.array(select(["mg.pst.pawn"])) & np.array([n.endswith(("1", "8")) for n in FEATURE_NAMES])
+    assert never.sum() == 16
+    w0 = load_weights("material").values.copy()
+    w0[never] = 5
+    common = TuneConfig(data="-", out="-", train=("pst",))
+    w, metrics = _run(tmp_path, "l1", small_set, common, MmtoConfig(iterations=1, inner_steps=8, step=1), w0)
+    assert np.all(w[never] == 0)
+    # without L1 they keep their values (no gradient ever reaches them)
+    w_free, _ = _run(tmp_path, "nol1", small_set, common, MmtoConfig(iterations=1, inner_steps=8, l1=0.0), w0)
+    assert np.all(w_free[never] == 5)
+    # frozen groups never move
+    assert np.array_equal(w[~np.array(select(["pst"]))], w0[~np.array(select(["pst"]))])
+    assert len(w) == N_FEATURES
+
+
+def test_result_does_not_depend_on_the_thread_count(small_set: TrainingData, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    w0 = load_weights("material").values
+    cfg = MmtoConfig(iterations=1, inner_steps=4)
+    w1, m1 = _run(tmp_path, "t1", small_set, TuneConfig(data="-", out="-", threads=1), cfg, w0)
+    w2, m2 = _run(tmp_path, "t2", small_set, TuneConfig(data="-", out="-", threads=2), cfg, w0)
+    assert np.array_equal(w1, w2) and _strip_seconds(m1) == _strip_seconds(m2)

@@ -1,0 +1,117 @@
+"""``tuner tune`` end to end on the shipped sample: config files, resume, Ctrl-C, bad input."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import tuner.mmto
+from search.catalog import FEATURE_INDEX
+from search.weights import load_weights
+from tuner.cli import main
+
+
+@pytest.fixture(scope="module")
+def sample_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sample") / "set"
+    assert main(["ingest", "--sample", "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+def _metrics(run: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [{k: v for k, v in json.loads(line).items() if not k.endswith("seconds")}
+            for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+FAST = ["--max-train", "600", "--max-validation", "200", "--inner-steps", "8", "--quiet"]
+
+
+def test_mmto_run_writes_config_metrics_and_weights(sample_set: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert main(["tune", "--method", "mmto", "--data", str(sample_set), "--out", str(run), "--iterations", "2",
+                 "--step", "2", *FAST]) == 0
+    config = tomllib.loads((run / "config.toml").read_text())
+    assert config["method"] == "mmto" and config["mmto"]["iterations"] == 2 and config["mmto"]["step"] == 2
+    records = _metrics(run)
+    assert [r["iteration"] for r in records] == [0, 1, 2]
+    for key in ("j", "j_main", "j_constraint", "j_l1", "match_train", "match_validation"):
+        assert all(isinstance(r[key], float) for r in records), key
+    assert records[-1]["j_main"] < records[0]["j_main"]
+    w = load_weights(run / "weights.json")
+    assert w.metadata["method"] == "mmto" and w.metadata["iteration"] == 2
+    assert w.metadata["config"]["step"] == 2 and w.metadata["catalog_hash"]
+    mg = [int(w.values[FEATURE_INDEX[f"mg.material.{p}"]]) for p in ("pawn", "knight", "bishop", "rook", "queen")]
+    assert sum(mg) == 100 + 320 + 330 + 500 + 900  # the constraint
+
+    # the written config reproduces the run from scratch
+    again = tmp_path / "again"
+    assert main(["tune", "--config", str(run / "config.toml"), "--out", str(again), "--quiet"]) == 0
+    assert _metrics(again) == records
+
+
+def test_ctrl_c_keeps_the_last_iteration_and_resume_finishes_the_same(sample_set: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    full = tmp_path / "full"
+    assert main(["tune", "--data", str(sample_set), "--out", str(full), "--iterations", "3", *FAST]) == 0
+
+    real_update = tuner.mmto.update
+    calls = {"n": 0}
+
+    def interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real_update(*args, **kwargs)
+
+    cut = tmp_path / "cut"
+    monkeypatch.setattr(tuner.mmto, "update", interrupted)
+    assert main(["tune", "--data", str(sample_set), "--out", str(cut), "--iterations", "3", *FAST]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert load_weights(cut / "weights.json").metadata["iteration"] == 1
+    monkeypatch.setattr(tuner.mmto, "update", real_update)
+    # a second start into the same folder is refused: it must be resumed
+    assert main(["tune", "--data", str(sample_set), "--out", str(cut), *FAST]) == 2
+    assert main(["tune", "--resume", str(cut), "--quiet"]) == 0
+    assert _metrics(cut) == _metrics(full)
+    assert load_weights(cut / "weights.json").values.tolist() == load_weights(full / "weights.json").values.tolist()
+
+
+def test_ga_run_from_the_command_line(sample_set: Path, tmp_path: Path) -> None:
+    run = tmp_path / "ga"
+    assert main(["tune", "--method", "ga", "--data", str(sample_set), "--out", str(run), "--generations", "2",
+                 "--population", "6", "--sample", "50", "--train", "material,pieces", "--encoding", "bits",
+                 "--max-validation", "100", "--quiet"]) == 0
+    records = _metrics(run)
+    assert [r["generation"] for r in records] == [0, 1, 2]
+    assert {"fitness_best", "fitness_mean", "fitness_std", "match_validation_best"} <= records[1].keys()
+    assert load_weights(run / "weights.json").metadata["method"] == "ga"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--data", "{missing}", "--out", "{run}"], "no such position-set folder"),
+    (["--data", "{set}", "--out", "{run}", "--train", "materiel"], "names no feature"),
+    (["--data", "{set}", "--out", "{run}", "--start", "{missing}"], "no such weights file"),
+    (["--data", "{set}", "--out", "{run}", "--method", "ga", "--iterations", "3"], "options of --method mmto"),
+    (["--data", "{set}", "--out", "{run}", "--slope", "-1"], "slope"),
+    (["--data", "{set}", "--out", "{run}", "--l1-on", "material", "--constraint", "mg.material"], "must not name"),
+    (["--resume", "{run}"], "not a run folder"),
+    (["--data", "{set}"], "pass --out"),
+])
+def test_bad_input_is_a_one_line_error(sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      argv: list[str], message: str) -> None:
+    subs = {"missing": str(tmp_path / "missing"), "run": str(tmp_path / "run"), "set": str(sample_set)}
+    assert main(["tune", *[a.format(**subs) for a in argv], "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and "Traceback" not in err[0]
+
+
+def test_a_broken_config_file_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("method = 'mmto'\n[mmto]\nstep = 'big'\n")
+    assert main(["tune", "--config", str(bad), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "step" in err and len(err.strip().splitlines()) == 1
