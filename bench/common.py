@@ -58,3 +58,17 @@ def timed(fn, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
         fn()
         times.append(time.perf_counter() - start)
     return times
+
+
+def gm_position_set(out: Path = REPO / "datasets" / "built" / "gm") -> Path | None:
+    """The GM games ingested with the default filters into ``out`` (built on first use, then
+    reused); None when the GM folder is absent."""
+    files = sorted(GM_DIR.glob("*.pgn")) if GM_DIR.is_dir() else []
+    if not files:
+        return None
+    if not (out / "manifest.json").exists():
+        from tuner.ingest import ingest  # noqa: PLC0415
+
+        with open(os.devnull, "w") as devnull:
+            ingest(files, out, progress=False, log=devnull)
+    return out

@@ -26,11 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import GM_DIR
+
 from tuner.ingest import SPLITS, ingest
 from tuner.ingest.pipeline import default_workers
-
-REPO = Path(__file__).resolve().parents[1]
-GM_DIR = Path(os.environ.get("MOVETUNER_GM_DIR", REPO.parent / "shared" / "datasets" / "gm"))
 
 
 def digest(folder: Path) -> str:

@@ -156,7 +156,7 @@ def to_fen(b: Board) -> str:
     """FEN of a board; the en-passant field is set after every double push (as python-chess's
     ``Board.fen(en_passant="fen")``), so FEN -> board -> FEN round-trips."""
     rows = []
-    white, black = int(b[W_OCC]), int(b[W_OCC + 1])
+    white = int(b[W_OCC])
     bbs = [int(b[p]) for p in range(6)]
     for rank in range(7, -1, -1):
         row, empty = "", 0

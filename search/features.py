@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_attacks, rook_attacks
-from search.bits import FILE_A, FILE_H, ONE, ZERO, bit, lsb, pop_lsb, popcount
+from search.bits import FILE_A, FILE_H, ZERO, bit, lsb, pop_lsb, popcount
 from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_OCC, W_STM
 from search.catalog import (
     F_BACKWARD,

@@ -50,6 +50,9 @@ def test_mmto_run_writes_config_metrics_and_weights(sample_set: Path, tmp_path: 
     again = tmp_path / "again"
     assert main(["tune", "--config", str(run / "config.toml"), "--out", str(again), "--quiet"]) == 0
     assert _metrics(again) == records
+    # --overwrite replaces a finished run (the README's main command can be run twice)
+    assert main(["tune", "--config", str(run / "config.toml"), "--out", str(again), "--quiet", "--overwrite"]) == 0
+    assert _metrics(again) == records
 
 
 def test_ctrl_c_keeps_the_last_iteration_and_resume_finishes_the_same(sample_set: Path, tmp_path: Path,
@@ -75,6 +78,7 @@ def test_ctrl_c_keeps_the_last_iteration_and_resume_finishes_the_same(sample_set
     monkeypatch.setattr(tuner.mmto, "update", real_update)
     # a second start into the same folder is refused: it must be resumed
     assert main(["tune", "--data", str(sample_set), "--out", str(cut), *FAST]) == 2
+    assert "--overwrite" in capsys.readouterr().err
     assert main(["tune", "--resume", str(cut), "--quiet"]) == 0
     assert _metrics(cut) == _metrics(full)
     assert load_weights(cut / "weights.json").values.tolist() == load_weights(full / "weights.json").values.tolist()

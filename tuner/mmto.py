@@ -45,13 +45,13 @@ from search.catalog import GROUPS
 from search.evaluator import EVAL_SCALE
 from tuner.config import help_field
 from tuner.data import Positions
+from tuner.movematch import top_k_credit
 from tuner.run import Checkpoint, RunDir, provenance
 from tuner.tuning import (
     TrainingData,
     TuneConfig,
     config_record,
     mask_of,
-    match_from_scores,
     n_threads,
     validation_match,
 )
@@ -132,7 +132,7 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
             sw = sweep(pos.boards[a:z], depth, w, budget=budget, leaves=True)
             rows = sw.pos_ptr[:-1] + played_index[a:z]
             j_sum += sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE) * (z - a)
-            match_sum += float(match_from_scores(sw.pos_ptr, rows, sw.scores).sum())
+            match_sum += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
             rows_total += len(sw.scores)
             nodes += int(sw.nodes.sum())
             parts.append(_keep_rows(sw, rows, window))

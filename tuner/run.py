@@ -84,11 +84,16 @@ class RunDir:
     def state_path(self) -> Path:
         return self.path / "state.json"
 
-    def create(self, config_toml: str) -> None:
-        """Start a new run: refuse a folder that already holds one (use ``--resume``)."""
-        if self.state_path.exists() or self.metrics_path.exists():
-            raise TunerError(f"{self.path}: already holds a run; continue it with --resume {self.path} "
-                             "or choose another --out")
+    def create(self, config_toml: str, *, overwrite: bool = False) -> None:
+        """Start a new run: refuse a folder that already holds one (use ``--resume``), unless
+        ``overwrite``, which deletes that run's files first."""
+        files = (self.state_path, self.metrics_path, self.weights_path)
+        if any(f.exists() for f in files[:2]):
+            if not overwrite:
+                raise TunerError(f"{self.path}: already holds a run; continue it with --resume {self.path}, "
+                                 "replace it with --overwrite, or choose another --out")
+            for f in files:
+                f.unlink(missing_ok=True)
         self.path.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.config_path, config_toml)
 

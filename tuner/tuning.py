@@ -16,7 +16,6 @@ import numpy as np
 
 from search.api import DEFAULT_BUDGET, move_match, threads
 from search.catalog import GROUPS, select
-from search.evaluator import EVAL_SCALE
 from search.weights import load_weights
 from tuner.config import help_field
 from tuner.data import Positions, load_positions
@@ -114,18 +113,6 @@ def validation_match(cfg: TuneConfig, data: TrainingData, weights: np.ndarray) -
     return float(m.mean())
 
 
-def match_from_scores(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Per position, 1/k when the played move's row is among the k best-scoring rows of its
-    position, else 0 (float64[P]); ``scores`` are a sweep's (mover's view)."""
-    starts = pos_ptr[:-1]
-    best = np.maximum.reduceat(scores, starts)
-    counts = np.diff(pos_ptr)
-    is_best = scores == np.repeat(best, counts)
-    k = np.add.reduceat(is_best.astype(np.int64), starts)
-    hit = is_best[played_rows]
-    return np.where(hit, 1.0 / k, 0.0)
-
-
 def config_record(*configs: Any) -> dict[str, Any]:
     """The configuration dataclasses as one JSON-able mapping (for weights' metadata)."""
     out: dict[str, Any] = {}
@@ -134,5 +121,5 @@ def config_record(*configs: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["EVAL_SCALE", "METHODS", "TrainingData", "TuneConfig", "config_record", "load_training_data",
-           "mask_of", "match_from_scores", "n_threads", "start_weights", "validation_match"]
+__all__ = ["METHODS", "TrainingData", "TuneConfig", "config_record", "load_training_data",
+           "mask_of", "n_threads", "start_weights", "validation_match"]

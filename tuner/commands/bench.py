@@ -1,8 +1,8 @@
 """``tuner bench <what>``: measure weight sets. Sub-subcommands, one ``_register_*`` each:
 
-- ``match``: games between two weight sets (:mod:`tuner.match`).
-
-(``move-match`` and ``plot`` are registered beside ``match`` in :func:`register`.)
+- ``move-match``: how often each weight set's search picks the played move (:mod:`tuner.movematch`);
+- ``match``: games between two weight sets (:mod:`tuner.match`);
+- ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.plots`).
 """
 
 from __future__ import annotations
@@ -40,17 +40,76 @@ approximation on the per-pair mean score, 1.96 standard errors, ends converted t
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("bench", help="measure weight sets: matches between them",
-                       description="Measure weight sets against each other.")
+    p = sub.add_parser("bench", help="measure weight sets: move-match, matches, plots of runs",
+                       description="Measure weight sets: on held-out positions, against each other, "
+                                   "and plot what a run learnt.")
     bench_sub = p.add_subparsers(dest="bench_command", metavar="WHAT")
     p.set_defaults(func=lambda args: _missing(p))
+    _register_move_match(bench_sub)
     _register_match(bench_sub)
-    # further measurements (move-match, plot) register here, one _register_* function each
+    _register_plot(bench_sub)
 
 
 def _missing(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return 2
+
+
+# ---------------------------------------------------------------- move-match
+
+
+def _register_move_match(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = bench_sub.add_parser(
+        "move-match", help="how often each weight set's search picks the played move",
+        description="Search every legal move of every position of a split (depth plies counted from the "
+                    "position, then quiescence) with each weight set, and report the top-1 match (ties "
+                    "as fractions), the top-3 match and the mean rank of the played move.")
+    p.add_argument("--weights", nargs="+", required=True, metavar="W", help="weights files or built-in sets")
+    p.add_argument("--data", required=True, metavar="DIR", help="position set written by 'tuner ingest'")
+    p.add_argument("--split", default="test", choices=("train", "validation", "test"),
+                   help="which split to measure on (default: test)")
+    p.add_argument("--depth", type=int, default=1, help="search depth from the position (default: 1)")
+    p.add_argument("--max-positions", type=int, default=0, metavar="N",
+                   help="a seeded random sample of N positions (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
+    p.add_argument("--threads", type=int, default=0, help="threads (default: all cores)")
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    p.set_defaults(func=run_move_match_command)
+
+
+def run_move_match_command(args: argparse.Namespace) -> int:
+    from search.api import DEFAULT_BUDGET  # noqa: PLC0415
+    from tuner.data import check_played, load_positions  # noqa: PLC0415
+    from tuner.movematch import measure  # noqa: PLC0415
+
+    if args.depth < 1 or args.max_positions < 0 or args.threads < 0:
+        raise TunerError("--depth must be >= 1, --max-positions and --threads >= 0")
+    try:
+        weight_sets = [(name, load_weights(name).values) for name in args.weights]
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+    pos = load_positions(args.data, args.split, limit=args.max_positions, seed=args.seed,
+                         progress=sys.stderr.isatty())
+    if len(pos) == 0:
+        raise TunerError(f"{args.data}: the {args.split} split holds no positions")
+    played = check_played(pos)
+    results = []
+    for name, w in weight_sets:
+        with tqdm(total=len(pos), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
+                  file=sys.stderr) as bar:
+            results.append((name, measure(pos, played, w, depth=args.depth, budget=DEFAULT_BUDGET,
+                                          n_threads=args.threads or None, progress=bar.update)))
+    if args.json:
+        print(json.dumps({"data": args.data, "split": args.split, "depth": args.depth, "positions": len(pos),
+                          "weights": {name: r.to_json() for name, r in results}}))
+        return 0
+    width = max(len(n) for n, _ in results)
+    print(f"{len(pos)} positions of {args.data} ({args.split}), depth {args.depth} + quiescence, "
+          f"{results[0][1].mean_legal_moves:.1f} legal moves on average")
+    print(f"{'weights':<{width}}  {'top-1':>7}  {'top-3':>7}  {'mean rank':>9}")
+    for name, r in results:
+        print(f"{name:<{width}}  {100 * r.top1:6.2f}%  {100 * r.top3:6.2f}%  {r.mean_rank:9.2f}")
+    return 0
 
 
 # ---------------------------------------------------------------- match
@@ -104,4 +163,46 @@ def run_match_command(args: argparse.Namespace) -> int:
     print("pairs scoring 0/0.5/1/1.5/2 points: " + " / ".join(map(str, s.pentanomial)))
     print("terminations: " + ", ".join(f"{k} {v}" for k, v in s.terminations.items()))
     print(f"PGN written to {out}")
+    return 0
+
+
+# ---------------------------------------------------------------- plot
+
+
+def _register_plot(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = bench_sub.add_parser(
+        "plot", help="PNG plots of a run: metrics by iteration, heat maps of the learnt PSTs",
+        description="Draw RUN/metrics.jsonl (the objective and move-match against the iteration) and "
+                    "heat maps of the piece-square tables of RUN/weights.json, as PNG files.")
+    p.add_argument("run", metavar="RUN", help="a run folder written by 'tuner tune'")
+    p.add_argument("--out", metavar="DIR", help="where to write the PNG files (default: RUN/plots)")
+    p.set_defaults(func=run_plot_command)
+
+
+def run_plot_command(args: argparse.Namespace) -> int:
+    from pathlib import Path  # noqa: PLC0415
+
+    from tuner.plots import plot_metrics, plot_psts  # noqa: PLC0415
+    from tuner.run import RunDir  # noqa: PLC0415
+
+    run = RunDir(args.run)
+    if not run.metrics_path.exists() or not run.weights_path.exists():
+        raise TunerError(f"{run.path}: not a run folder (needs metrics.jsonl and weights.json)")
+    records = run.read_metrics()
+    if not records:
+        raise TunerError(f"{run.metrics_path}: no metrics yet")
+    try:
+        weights = load_weights(run.weights_path)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+    method = weights.metadata.get("method") or ("ga" if "generation" in records[0] else "mmto")
+    if method not in ("mmto", "ga"):
+        raise TunerError(f"{run.weights_path}: unknown method {method!r} in its metadata")
+    out = Path(args.out) if args.out else run.path / "plots"
+    out.mkdir(parents=True, exist_ok=True)
+    name = run.path.resolve().name
+    written = [plot_metrics(records, method, out / "metrics.png", f"{name} ({method})"),
+               plot_psts(weights.values, out / "pst.png", f"{name}: piece-square tables (cp, White's view)")]
+    for path in written:
+        print(path)
     return 0

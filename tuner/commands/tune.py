@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                    "RUN/weights.json (after every iteration, atomically).")
     p.add_argument("--config", metavar="FILE", help="TOML file of settings (top level, [mmto], [ga])")
     p.add_argument("--resume", metavar="RUN", help="continue the run in folder RUN from its last iteration")
+    p.add_argument("--overwrite", action="store_true", help="replace a run already in the --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_arguments(p.add_argument_group("run"), TuneConfig)
     for method, cls in METHOD_CONFIGS.items():
@@ -106,10 +107,14 @@ def run(args: argparse.Namespace) -> int:
         if not common.out:
             raise TunerError("no run folder given: pass --out RUN")
         run_dir = RunDir(common.out)
-    return tune(common, method_cfg, run_dir, resume=bool(args.resume), progress=not args.quiet)
+    if args.resume and args.overwrite:
+        raise TunerError("--overwrite cannot be combined with --resume")
+    return tune(common, method_cfg, run_dir, resume=bool(args.resume), overwrite=args.overwrite,
+                progress=not args.quiet)
 
 
-def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, progress: bool = True) -> int:
+def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, overwrite: bool = False,
+         progress: bool = True) -> int:
     """Load the data, then run the method, writing into ``run_dir``."""
     from tuner.tuning import load_training_data, start_weights  # noqa: PLC0415
 
@@ -128,7 +133,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
     if resume:
         run_dir.write_config(config_toml(common, method_cfg))
     else:
-        run_dir.create(config_toml(common, method_cfg))
+        run_dir.create(config_toml(common, method_cfg), overwrite=overwrite)
     try:
         if common.method == "mmto":
             from tuner.mmto import train_mmto  # noqa: PLC0415

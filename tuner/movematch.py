@@ -1,0 +1,77 @@
+"""How often an engine's search picks the move a strong player chose: top-k credit and rank.
+
+A *sweep* (:func:`search.api.sweep`) scores every legal move of a position from the mover's
+view. For the played move, let ``higher`` be the number of moves scored strictly better and
+``equal`` the number scored the same (itself included). Then
+
+* top-k credit = ``clip((k - higher) / equal, 0, 1)``: the chance that the played move is among
+  the first k when ties are broken at random. For k = 1 this is the move-match of
+  ``shared/BACKGROUND.md``: 1/k when the played move is one of k equally best moves;
+* rank = ``higher + (equal + 1) / 2``: 1 for a unique best move, ties share the mean rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from search.api import sweep, threads
+from tuner.data import Positions
+
+
+def _higher_equal(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    starts = pos_ptr[:-1]
+    sp = np.repeat(scores[played_rows], np.diff(pos_ptr))
+    higher = np.add.reduceat((scores > sp).astype(np.int64), starts)
+    equal = np.add.reduceat((scores == sp).astype(np.int64), starts)
+    return higher, equal
+
+
+def top_k_credit(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray, k: int = 1) -> np.ndarray:
+    """Per position (every position has at least one row), the top-``k`` credit of the played
+    move's row (float64[P]); ``scores`` int64[M] from a sweep, ``played_rows`` int64[P]."""
+    higher, equal = _higher_equal(pos_ptr, played_rows, scores)
+    return np.clip((k - higher) / equal, 0.0, 1.0)
+
+
+def ranks(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Per position, the rank of the played move among the legal moves (float64[P], ties share)."""
+    higher, equal = _higher_equal(pos_ptr, played_rows, scores)
+    return higher + (equal + 1) / 2
+
+
+@dataclass(frozen=True)
+class MoveMatch:
+    """Move-match figures of one weight set on a set of positions."""
+
+    positions: int
+    top1: float  # mean top-1 credit (ties as fractions)
+    top3: float  # mean top-3 credit
+    mean_rank: float
+    mean_legal_moves: float
+
+    def to_json(self) -> dict[str, float | int]:
+        return {"positions": self.positions, "top1": round(self.top1, 5), "top3": round(self.top3, 5),
+                "mean_rank": round(self.mean_rank, 4), "mean_legal_moves": round(self.mean_legal_moves, 2)}
+
+
+def measure(pos: Positions, played_index: np.ndarray, weights: np.ndarray, *, depth: int, budget: int,
+            n_threads: int | None = None, batch: int = 4096, progress: object = None) -> MoveMatch:
+    """Sweep ``pos`` with ``weights`` at ``depth`` and measure the played moves (their indices
+    among the legal moves: ``played_index``, from :func:`tuner.data.check_played`).
+    ``progress``, if given, is called with the number of positions done after each batch."""
+    top1, top3, rank, legal = 0.0, 0.0, 0.0, 0
+    with threads(n_threads):
+        for a in range(0, len(pos), batch):
+            z = min(a + batch, len(pos))
+            sw = sweep(pos.boards[a:z], depth, weights, budget=budget, leaves=False)
+            rows = sw.pos_ptr[:-1] + played_index[a:z]
+            top1 += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
+            top3 += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 3).sum())
+            rank += float(ranks(sw.pos_ptr, rows, sw.scores).sum())
+            legal += len(sw.scores)
+            if callable(progress):
+                progress(z - a)
+    n = max(len(pos), 1)
+    return MoveMatch(len(pos), top1 / n, top3 / n, rank / n, legal / n)
