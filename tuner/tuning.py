@@ -18,7 +18,7 @@ from search.api import DEFAULT_BUDGET, move_match, threads
 from search.catalog import GROUPS, select
 from search.weights import load_weights
 from tuner.config import help_field
-from tuner.data import Positions, load_positions
+from tuner.data import Positions, check_played, load_positions
 from tuner.errors import TunerError
 
 METHODS = ("mmto", "ga")
@@ -90,8 +90,8 @@ class TrainingData:
 
 
 def load_training_data(cfg: TuneConfig, *, progress: bool = True) -> TrainingData:
-    from tuner.data import check_played  # noqa: PLC0415
-
+    """The train and validation splits of ``cfg.data`` (sampled per ``max_train`` and
+    ``max_validation``), with every played move checked legal; one-line errors."""
     if not cfg.data:
         raise TunerError("no position set given: pass --data DIR (built by 'tuner ingest')")
     train = load_positions(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, progress=progress)

@@ -23,7 +23,7 @@ from tuner.errors import TunerError
 from tuner.ga import GaConfig
 from tuner.mmto import MmtoConfig
 from tuner.run import RunDir
-from tuner.tuning import TuneConfig
+from tuner.tuning import TuneConfig, load_training_data, start_weights
 
 METHOD_CONFIGS: dict[str, type] = {"mmto": MmtoConfig, "ga": GaConfig}
 #: settings that --resume may change
@@ -116,8 +116,6 @@ def run(args: argparse.Namespace) -> int:
 def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, overwrite: bool = False,
          progress: bool = True) -> int:
     """Load the data, then run the method, writing into ``run_dir``."""
-    from tuner.tuning import load_training_data, start_weights  # noqa: PLC0415
-
     def log(msg: str) -> None:
         tqdm.write(msg, file=sys.stderr)  # above the progress bars, not through them
 
