@@ -17,9 +17,14 @@ REPO = Path(__file__).resolve().parents[1]
 GM_DIR = Path(os.environ.get("MOVETUNER_GM_DIR", REPO.parent / "shared" / "datasets" / "gm"))
 
 
+def gm_files() -> list[Path]:
+    """The GM collection's PGN files, sorted; empty when the folder is absent."""
+    return sorted(GM_DIR.glob("*.pgn")) if GM_DIR.is_dir() else []
+
+
 def gm_boards(limit: int) -> list[chess.Board]:
     """Positions before each move of the GM games, taken evenly from every file."""
-    files = sorted(GM_DIR.glob("*.pgn")) if GM_DIR.is_dir() else []
+    files = gm_files()
     out: list[chess.Board] = []
     for k, path in enumerate(files):
         quota = limit * (k + 1) // len(files)
@@ -63,7 +68,7 @@ def timed(fn, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
 def gm_position_set(out: Path = REPO / "datasets" / "built" / "gm") -> Path | None:
     """The GM games ingested with the default filters into ``out`` (built on first use, then
     reused); None when the GM folder is absent."""
-    files = sorted(GM_DIR.glob("*.pgn")) if GM_DIR.is_dir() else []
+    files = gm_files()
     if not files:
         return None
     if not (out / "manifest.json").exists():

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import GM_DIR
+from common import GM_DIR, gm_files
 
 from tuner.ingest import SPLITS, ingest
 from tuner.ingest.pipeline import default_workers
@@ -47,7 +47,7 @@ def timed_run(files: list[Path], out: Path, workers: int) -> tuple[dict, float]:
 
 
 def main() -> None:
-    files = sorted(GM_DIR.glob("*.pgn")) if GM_DIR.is_dir() else []
+    files = gm_files()
     if not files:
         print(json.dumps({"bench": "ingest", "skipped": f"no PGN files in {GM_DIR}"}))
         return

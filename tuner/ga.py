@@ -326,16 +326,15 @@ def train_ga(common: TuneConfig, cfg: GaConfig, data: TrainingData, run: RunDir,
     for gen in bar:
         t0 = time.perf_counter()
         sample = sample_for(common, cfg, gen, len(data.train))
-        fitness = evaluate_population(common, data, codec, pop, sample)
-        for ind, f in zip(pop, fitness):
+        # the hall of fame holds fitness measured on other samples: re-measure its members on
+        # this one, in the same batched search as the population
+        members = list(hof.items)
+        scores = evaluate_population(common, data, codec, pop + members, sample)
+        fitness = scores[: len(pop)]
+        for ind, f in zip(pop + members, scores):
             ind.fitness.values = (float(f),)
-        # the hall of fame holds fitness measured on other samples: re-measure on this one
-        if len(hof):
-            for ind, f in zip(hof.items, evaluate_population(common, data, codec, list(hof.items), sample)):
-                ind.fitness.values = (float(f),)
-            members = list(hof.items)
-            hof.clear()
-            hof.update(members)
+        hof.clear()
+        hof.update(members)
         hof.update(pop)
         t_eval = time.perf_counter() - t0
         best = max(pop, key=lambda ind: ind.fitness.values[0])
