@@ -27,10 +27,8 @@ from common import gm_position_set
 from tuner.cli import main as tuner_main
 from tuner.run import RunDir
 
-GENERATIONS = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-
-
 def main() -> None:
+    generations = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     data = gm_position_set()
     if data is None:
         print(json.dumps({"bench": "ga", "skipped": "no GM games"}))
@@ -39,7 +37,7 @@ def main() -> None:
         run = RunDir(f"{tmp}/run")
         start = time.perf_counter()
         code = tuner_main(["tune", "--method", "ga", "--data", str(data), "--out", str(run.path),
-                           "--train", "material,pst", "--generations", str(GENERATIONS), "--quiet"])
+                           "--train", "material,pst", "--generations", str(generations), "--quiet"])
         total = time.perf_counter() - start
         if code != 0:
             raise SystemExit(code)
@@ -47,14 +45,14 @@ def main() -> None:
     gens = records[1:]
     out = {
         "bench": "ga", "generations": len(gens), "population": 50, "sample": 500, "train": "material,pst",
-        "seconds_per_generation": round(sum(r["seconds"] for r in gens) / len(gens), 2),
+        "seconds_per_generation": round(sum(r["iteration_seconds"] for r in gens) / len(gens), 2),
         "evaluation_seconds": round(sum(r["evaluation_seconds"] for r in gens) / len(gens), 2),
-        "match_validation_start": round(records[0]["match_validation_best"], 4),
-        "match_validation_after": round(gens[-1]["best_so_far_validation"], 4),
-        "match_validation_last_best_individual": round(gens[-1]["match_validation_best"], 4),
+        "match_validation_start": round(records[0]["match_validation"], 4),
+        "match_validation_after": round(gens[-1]["best_validation"], 4),
+        "match_validation_last_best_individual": round(gens[-1]["match_validation"], 4),
         "fitness_best_last": gens[-1]["fitness_best"], "fitness_mean_last": round(gens[-1]["fitness_mean"], 4),
         "total_seconds": round(total, 1),
-        "target_seconds_met": max(r["seconds"] for r in gens) < 10,
+        "target_seconds_met": max(r["iteration_seconds"] for r in gens) < 10,
     }
     print(json.dumps(out))
 

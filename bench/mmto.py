@@ -29,11 +29,9 @@ from common import gm_position_set
 from tuner.cli import main as tuner_main
 from tuner.run import RunDir
 
-ITERATIONS = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-MAX_TRAIN = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
-
-
 def main() -> None:
+    iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    max_train = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
     data = gm_position_set()
     if data is None:
         print(json.dumps({"bench": "mmto", "skipped": "no GM games"}))
@@ -42,8 +40,8 @@ def main() -> None:
         run = RunDir(f"{tmp}/run")
         start = time.perf_counter()
         code = tuner_main(["tune", "--method", "mmto", "--data", str(data), "--out", str(run.path),
-                           "--iterations", str(ITERATIONS), "--max-train", str(MAX_TRAIN),
-                           "--patience", str(ITERATIONS), "--quiet"])
+                           "--iterations", str(iterations), "--max-train", str(max_train),
+                           "--patience", str(iterations), "--keep", "last", "--quiet"])
         total = time.perf_counter() - start
         if code != 0:
             raise SystemExit(code)
@@ -54,7 +52,7 @@ def main() -> None:
     best = max(records, key=lambda r: r["match_validation"])
     per_iter = [r["search_seconds"] + r["update_seconds"] for r in later]
     out = {
-        "bench": "mmto", "train_positions": MAX_TRAIN, "validation_positions": 5000,
+        "bench": "mmto", "train_positions": max_train, "validation_positions": 5000,
         "iterations": len(later), "threads": numba.config.NUMBA_NUM_THREADS,
         "match_validation_before": round(first["match_validation"], 4),
         "match_validation_after": round(last["match_validation"], 4),

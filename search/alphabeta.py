@@ -58,7 +58,8 @@ _VICTIM_VALUE = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)  # indexed by pi
 def new_workspace():  # type: ignore[no-untyped-def]
     """Per-thread scratch for :func:`search_kernel` (allocate once, reuse for many searches).
 
-    Returns (boards, moves, order, ints, pv, killers, evs, stats); see the kernel for layout.
+    Returns (boards, moves, order, ints, pv, killers, evs, stats) (positions ``WS_*``); see
+    the kernel for layout, and :class:`Workspace` for named access from Python.
     """
     boards = np.zeros((MAX_PLY + 1, BOARD_WORDS), dtype=np.uint64)
     moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int32)
@@ -74,6 +75,65 @@ def new_workspace():  # type: ignore[no-untyped-def]
 
 
 _N, _I, _ALPHA, _BETA, _BEST, _DEPTH, _DONE, _CUR, _PVLEN, _KIND = range(10)
+
+#: positions of the arrays in the workspace tuple (kernels unpack it; Python code reads it
+#: through :class:`Workspace`)
+WS_BOARDS, WS_MOVES, WS_ORDER, WS_INTS, WS_PV, WS_KILLERS, WS_EVS, WS_STATS = range(8)
+#: entries of the workspace's ``stats`` array
+STAT_NODES, STAT_BUDGET_HIT, STAT_MAX_PLY = 0, 1, 2
+#: node count that :meth:`Workspace.abort` writes: beyond any budget, so the kernel scores
+#: every remaining node statically and returns within microseconds
+ABORT_NODES = 1 << 60
+
+
+class Workspace:
+    """A search workspace with named access to the outcome of the last :func:`search_kernel`.
+
+    :attr:`arrays` is the tuple of :func:`new_workspace`, to pass to the kernel; the properties
+    read what the kernel left in it. Reuse one per thread for many searches.
+    """
+
+    __slots__ = ("arrays",)
+
+    def __init__(self) -> None:
+        self.arrays = new_workspace()
+
+    @property
+    def pv(self) -> tuple[int, ...]:
+        """Packed moves of the principal variation from the root."""
+        ints, pv = self.arrays[WS_INTS], self.arrays[WS_PV]
+        return tuple(int(m) for m in pv[0, : ints[0, _PVLEN]])
+
+    @property
+    def leaf_kind(self) -> int:
+        """``KIND_EVAL``, ``KIND_MATE`` or ``KIND_DRAW``: what the PV's last node's score is."""
+        return int(self.arrays[WS_INTS][0, _KIND])
+
+    @property
+    def nodes(self) -> int:
+        """Nodes visited (meaningless after :meth:`abort`: see :attr:`aborted`)."""
+        return int(self.arrays[WS_STATS][STAT_NODES])
+
+    @property
+    def budget_exhausted(self) -> bool:
+        """Whether the node budget ran out (some nodes were scored statically)."""
+        return bool(self.arrays[WS_STATS][STAT_BUDGET_HIT])
+
+    @property
+    def max_ply_reached(self) -> bool:
+        """Whether some line reached ``MAX_PLY`` and was scored statically there."""
+        return bool(self.arrays[WS_STATS][STAT_MAX_PLY])
+
+    @property
+    def aborted(self) -> bool:
+        """Whether :meth:`abort` cut the last search short."""
+        return self.nodes >= ABORT_NODES
+
+    def abort(self) -> None:
+        """Make a search running on this workspace (in another thread) end now, by raising its
+        node counter past any budget. The kernel resets the counter when a search starts, so
+        call it again if a new search may have started since."""
+        self.arrays[WS_STATS][STAT_NODES] = ABORT_NODES
 
 
 @njit(cache=True)

@@ -3,18 +3,23 @@
 Scores come back in centipawns (float, side to move's view) and as exact eval units
 (int, centipawns x PHASE_MAX); mate scores are reported as ``mate_in`` plies instead.
 Thread counts are applied only around the call (``numba.set_num_threads`` is restored after).
+
+Every function checks its boards and weights once, before any kernel runs (:mod:`search.validate`),
+and refuses bad input with :class:`InvalidBoardError`, :class:`InvalidWeightsError` or another
+``ValueError`` with a one-line message: no input can crash the process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-from search.alphabeta import INF, KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MATE_BOUND, MAX_PLY, new_workspace, search_kernel
+from search.alphabeta import INF, KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MATE_BOUND, MAX_PLY, Workspace, search_kernel
 from search.batch import (
     count_moves_kernel,
     match_kernel,
@@ -23,17 +28,23 @@ from search.batch import (
     signed_features_kernel,
     sweep_kernel,
 )
-from search.convert import Board, move_to_uci, push
-from search.evaluator import EVAL_SCALE, check_boards, check_weights, features
+from search.convert import Board, _push, move_to_uci
+from search.evaluator import EVAL_SCALE, _features
+from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_weight_rows, check_weights
 
 __all__ = [
-    "INF", "KIND_DRAW", "KIND_EVAL", "KIND_MATE", "MATE", "DEFAULT_BUDGET",
+    "INF", "KIND_DRAW", "KIND_EVAL", "KIND_MATE", "MATE", "DEFAULT_BUDGET", "MAX_BUDGET", "MAX_TT_BITS",
+    "InvalidBoardError", "InvalidWeightsError",
     "SearchResult", "Sweep", "mate_in", "move_indices", "move_match", "search", "search_many",
     "signed_features", "sweep", "threads",
 ]
 
 #: default node budget per search (a runaway guard: depth 1-2 searches use far fewer)
 DEFAULT_BUDGET = 1_000_000
+#: largest node budget accepted (the kernels count nodes in int64)
+MAX_BUDGET = 1 << 62
+#: largest move-ordering table of :func:`search` (2**MAX_TT_BITS entries, 12 bytes each)
+MAX_TT_BITS = 30
 
 
 @contextlib.contextmanager
@@ -42,8 +53,7 @@ def threads(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
-    if not 1 <= n <= numba.config.NUMBA_NUM_THREADS:
-        raise ValueError(f"threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, not {n}")
+    n = _check_int(n, "threads", 1, numba.config.NUMBA_NUM_THREADS)
     old = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
@@ -61,11 +71,32 @@ def mate_in(units: int) -> int | None:
     return None
 
 
-def _check_depth_budget(depth: int, budget: int) -> None:
-    if not 0 <= depth < MAX_PLY:
-        raise ValueError(f"depth must be between 0 and {MAX_PLY - 1}, not {depth}")
-    if budget < 1:
-        raise ValueError(f"node budget must be positive, not {budget}")
+def _check_int(value: object, what: str, low: int, high: int) -> int:
+    """``value`` as a Python int within ``[low, high]``; ``ValueError`` (one line) otherwise."""
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"{what} must be an integer, not {type(value).__name__}") from None
+    if not low <= number <= high:
+        raise ValueError(f"{what} must be between {low} and {high}, not {number}")
+    return number
+
+
+def _check_depth_budget(depth: int, budget: int) -> tuple[int, int]:
+    return _check_int(depth, "depth", 0, MAX_PLY - 1), _check_int(budget, "node budget", 1, MAX_BUDGET)
+
+
+def _int_vector(values: object, what: str, length: int, dtype: type[np.integer]) -> np.ndarray:
+    """``values`` as a contiguous ``dtype`` vector of ``length`` integers that fit ``dtype``."""
+    arr = np.asarray(values)
+    if arr.shape != (length,):
+        raise ValueError(f"{what} must have shape ({length},), not {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be integers, not {arr.dtype}")
+    info = np.iinfo(dtype)
+    if length and (int(arr.min()) < info.min or int(arr.max()) > info.max):
+        raise ValueError(f"{what} must fit {np.dtype(dtype).name}")
+    return np.ascontiguousarray(arr, dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -109,7 +140,7 @@ class SearchResult:
         the gradient of :attr:`score` with respect to the weights, in eval units."""
         if self.kind != KIND_EVAL:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
-        idx, val = features(self.leaf)
+        idx, val = _features(self.leaf)  # the leaf of a checked root: valid
         return idx, val * self.leaf_sign
 
 
@@ -119,20 +150,26 @@ def search(b: Board, depth: int, weights: np.ndarray, *, budget: int = DEFAULT_B
 
     ``history``: Zobrist keys of the game positions before ``b`` (oldest first), for
     repetition draws; ``tt_bits``: size of a move-ordering transposition table (0: none).
+    Raises :class:`InvalidBoardError`, :class:`InvalidWeightsError` or ``ValueError``.
     """
-    _check_depth_budget(depth, budget)
+    depth, budget = _check_depth_budget(depth, budget)
+    tt_bits = _check_int(tt_bits, "tt_bits", 0, MAX_TT_BITS)
+    b = check_board(b)
     w = check_weights(weights)
-    ws = new_workspace()
-    hist = np.array(list(history) or [0], dtype=np.uint64)
+    try:
+        keys = [operator.index(k) for k in history]
+        hist = np.array(keys or [0], dtype=np.uint64)
+    except (TypeError, OverflowError):
+        raise ValueError("history must hold Zobrist keys: integers in [0, 2**64)") from None
+    ws = Workspace()
     tt_keys = np.zeros(1 << tt_bits if tt_bits else 0, dtype=np.uint64)
     tt_moves = np.zeros(len(tt_keys), dtype=np.int32)
-    score = int(search_kernel(ws, b, depth, w, budget, hist, len(history), tt_keys, tt_moves))
-    ints, pv_table, stats = ws[3], ws[4], ws[7]
-    pv = tuple(int(m) for m in pv_table[0, : ints[0, 8]])
+    score = int(search_kernel(ws.arrays, b, depth, w, budget, hist, len(keys), tt_keys, tt_moves))
+    pv = ws.pv
     leaf = b.copy()
     for m in pv:
-        leaf = push(leaf, m)
-    return SearchResult(score, pv, leaf, int(ints[0, 9]), int(stats[0]), bool(stats[1]))
+        leaf = _push(leaf, m)  # a move of the kernel's PV: legal
+    return SearchResult(score, pv, leaf, ws.leaf_kind, ws.nodes, ws.budget_exhausted)
 
 
 @dataclass(frozen=True)
@@ -151,7 +188,7 @@ class BatchResult:
 def search_many(boards: np.ndarray, depth: int, weights: np.ndarray, *, budget: int = DEFAULT_BUDGET,
                 n_threads: int | None = None) -> BatchResult:
     """Search every board of ``boards`` (uint64[P, BOARD_WORDS]) in parallel."""
-    _check_depth_budget(depth, budget)
+    depth, budget = _check_depth_budget(depth, budget)
     boards = check_boards(boards)
     w = check_weights(weights)
     with threads(n_threads):
@@ -179,16 +216,16 @@ def sweep(boards: np.ndarray, depth: int, weights: np.ndarray, *, budget: int = 
           leaves: bool = True, n_threads: int | None = None) -> Sweep:
     """For each position and each of its legal moves, search the child to ``depth - 1`` plies
     plus quiescence (``depth`` >= 1 counts from the position) and keep the PV leaves."""
+    depth, budget = _check_depth_budget(depth, budget)
     if depth < 1:
         raise ValueError(f"sweep depth counts from the position and must be >= 1, not {depth}")
-    _check_depth_budget(depth, budget)
     boards = check_boards(boards)
     w = check_weights(weights)
     with threads(n_threads):
         counts = count_moves_kernel(boards)
         pos_ptr = np.zeros(len(boards) + 1, dtype=np.int64)
         np.cumsum(counts, out=pos_ptr[1:])
-        return Sweep(pos_ptr, *sweep_kernel(boards, pos_ptr, depth, w, budget, leaves))
+        return Sweep(pos_ptr, *sweep_kernel(boards, pos_ptr, depth, w, budget, bool(leaves)))
 
 
 def move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
@@ -196,13 +233,10 @@ def move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, dept
     """Move-match fractions float64[I, P] of weight vectors ``weights`` (int32[I, N] or [N])
     on ``boards``: 1/k when the played move (packed int32[P]) is among the k moves the sweep at
     ``depth`` scores best, 0 otherwise."""
-    _check_depth_budget(depth, budget)
+    depth, budget = _check_depth_budget(depth, budget)
     boards = check_boards(boards)
-    weights = np.atleast_2d(np.asarray(weights))
-    w = np.stack([check_weights(row) for row in weights]) if len(weights) else weights.astype(np.int32)
-    played = np.ascontiguousarray(played, dtype=np.int32)
-    if played.shape != (len(boards),):
-        raise ValueError(f"played moves must have shape ({len(boards)},), not {played.shape}")
+    w = check_weight_rows(weights)
+    played = _int_vector(played, "played moves", len(boards), np.int32)
     with threads(n_threads):
         return match_kernel(boards, played, w, depth, budget)
 
@@ -212,9 +246,7 @@ def move_indices(boards: np.ndarray, keys: np.ndarray, *, n_threads: int | None 
     (int32[P], :func:`search.convert.uci_key`) matches, in the order of a :func:`sweep`'s rows
     for that board; -1 where the move is not legal there. int64[P]."""
     boards = check_boards(boards)
-    keys = np.ascontiguousarray(keys, dtype=np.int32)
-    if keys.shape != (len(boards),):
-        raise ValueError(f"keys must have shape ({len(boards)},), not {keys.shape}")
+    keys = _int_vector(keys, "keys", len(boards), np.int32)
     with threads(n_threads):
         return move_index_kernel(boards, keys)
 
@@ -225,8 +257,8 @@ def signed_features(boards: np.ndarray, signs: np.ndarray, *,
     for boards uint64[R, BOARD_WORDS] and signs int8[R] in {-1, 0, 1} (0: an empty row).
     With a sweep's leaves and signs, row r's dot product with the weights is the row's score."""
     boards = check_boards(boards)
-    signs = np.ascontiguousarray(signs, dtype=np.int8)
-    if signs.shape != (len(boards),):
-        raise ValueError(f"signs must have shape ({len(boards)},), not {signs.shape}")
+    signs = _int_vector(signs, "signs", len(boards), np.int8)
+    if len(signs) and (signs.min() < -1 or signs.max() > 1):
+        raise ValueError("signs must be -1, 0 or 1")
     with threads(n_threads):
         return signed_features_kernel(boards, signs)

@@ -38,6 +38,7 @@ from search.board import (
     move_to,
 )
 from search.movegen import MAX_MOVES, generate_moves
+from search.validate import InvalidBoardError, check_board
 
 Board = np.ndarray
 """uint64[BOARD_WORDS]: a position as the numba core holds it (see :mod:`search.board`)."""
@@ -82,7 +83,7 @@ def _parse_placement(field: str, fen: str) -> list[tuple[int, bool, int]]:
         file = 0
         prev_digit = False
         for ch in rank_text:
-            if ch.isdigit():
+            if ch in "0123456789":  # ASCII only: str.isdigit also accepts '²'
                 if prev_digit or ch in "09":
                     raise InvalidFenError(f"invalid FEN {fen!r}: bad empty-square count in rank {rank + 1}")
                 file += int(ch)
@@ -100,16 +101,26 @@ def _parse_placement(field: str, fen: str) -> list[tuple[int, bool, int]]:
     return out
 
 
+#: largest halfmove clock or fullmove number a FEN may give: the board stores the counters in
+#: uint64 words that the kernels read as int64 and increment, and tools reading our FENs and
+#: datasets often hold them in int32; no game comes near (the 75-move rule ends every game
+#: within about 6,000 moves)
+MAX_FEN_COUNTER = 2**31 - 1
+
+
 def _parse_counter(text: str, name: str, fen: str, minimum: int) -> int:
-    if not text.isdigit() or int(text) < minimum:
-        raise InvalidFenError(f"invalid FEN {fen!r}: {name} {text!r} is not an integer >= {minimum}")
+    # ASCII digits only (str.isdigit accepts '²'), and at most 10 of them before int()
+    if not (text.isascii() and text.isdigit()) or len(text) > 10 or not minimum <= int(text) <= MAX_FEN_COUNTER:
+        raise InvalidFenError(f"invalid FEN {fen!r}: {name} {text[:20]!r} is not an integer "
+                              f"between {minimum} and {MAX_FEN_COUNTER}")
     return int(text)
 
 
 def from_fen(fen: str) -> Board:
     """Parse a FEN (4 to 6 fields) into a board; raise :class:`InvalidFenError` if malformed or
     impossible (no king, pawns on the back rank, the side not to move in check, inconsistent
-    castling rights or en-passant square, ...)."""
+    castling rights or en-passant square, more pieces than promotions explain, ...: python-chess's
+    ``status()`` and :func:`search.validate.check_board`)."""
     if not isinstance(fen, str):
         raise InvalidFenError(f"FEN must be a string, not {type(fen).__name__}")
     parts = fen.split()
@@ -150,11 +161,23 @@ def _check_possible(b: Board, fen: str) -> None:
     for flag, message in _STATUS_MESSAGES:
         if status & flag:
             raise InvalidFenError(f"impossible position in FEN {fen!r}: {message}")
+    try:
+        check_board(b)  # the kernels' own rules, which add the material promotions can explain
+    except InvalidBoardError as exc:
+        raise InvalidFenError(f"impossible position in FEN {fen!r}: {str(exc).removeprefix('invalid board: ')}") from None
+
+
+def _check_shape(b: object) -> None:
+    """The array form of a board (what a conversion needs; :func:`check_board` checks the rest)."""
+    if not isinstance(b, np.ndarray) or b.dtype != np.uint64 or b.shape != (BOARD_WORDS,):
+        what = f"{b.dtype} {b.shape}" if isinstance(b, np.ndarray) else type(b).__name__
+        raise InvalidBoardError(f"a board must be a uint64 array of shape ({BOARD_WORDS},), not {what}")
 
 
 def to_fen(b: Board) -> str:
     """FEN of a board; the en-passant field is set after every double push (as python-chess's
     ``Board.fen(en_passant="fen")``), so FEN -> board -> FEN round-trips."""
+    _check_shape(b)
     rows = []
     white = int(b[W_OCC])
     bbs = [int(b[p]) for p in range(6)]
@@ -206,6 +229,7 @@ def from_chess(board: chess.Board) -> Board:
 
 def to_chess(b: Board) -> chess.Board:
     """Convert a core board to a python-chess board (no move history)."""
+    _check_shape(b)
     board = chess.Board(None)
     for pt, name in enumerate(("pawns", "knights", "bishops", "rooks", "queens", "kings")):
         setattr(board, name, int(b[pt]))
@@ -229,7 +253,13 @@ def to_chess(b: Board) -> chess.Board:
 
 
 def legal_moves(b: Board) -> np.ndarray:
-    """All legal moves of ``b`` as packed ``int32`` (order as generated)."""
+    """All legal moves of ``b`` as packed ``int32`` (order as generated); an invalid board
+    raises :class:`search.validate.InvalidBoardError`."""
+    return _legal_moves(check_board(b))
+
+
+def _legal_moves(b: Board) -> np.ndarray:
+    """:func:`legal_moves` of a board already checked."""
     out = np.zeros(MAX_MOVES, dtype=np.int32)
     n = generate_moves(b, out, 0, False)
     return out[:n].copy()
@@ -249,7 +279,7 @@ def move_to_chess(m: Move) -> chess.Move:
 
 def move_from_uci(b: Board, uci: str) -> Move:
     """The packed legal move of ``b`` written ``uci``; :class:`IllegalMoveError` otherwise."""
-    for m in legal_moves(b):
+    for m in legal_moves(b):  # checks the board
         if move_to_uci(int(m)) == uci:
             return int(m)
     raise IllegalMoveError(f"illegal move {uci!r} in {to_fen(b)}")
@@ -275,7 +305,17 @@ def move_from_chess(b: Board, move: chess.Move) -> Move:
 
 
 def push(b: Board, m: Move) -> Board:
-    """The board after the packed legal move ``m`` (a new array)."""
+    """The board after the packed legal move ``m`` (a new array). An invalid board raises
+    :class:`search.validate.InvalidBoardError`, a move that is not one of its legal moves
+    :class:`IllegalMoveError` (the kernel would read its tables out of bounds)."""
+    b = check_board(b)
+    if not isinstance(m, (int, np.integer)) or int(m) not in _legal_moves(b):
+        raise IllegalMoveError(f"{m!r} is not a legal packed move in {to_fen(b)}")
+    return _push(b, int(m))
+
+
+def _push(b: Board, m: Move) -> Board:
+    """:func:`push` of a checked board and one of its legal moves."""
     out = np.empty(BOARD_WORDS, dtype=np.uint64)
     make_move(b, out, m)
     return out
@@ -284,7 +324,7 @@ def push(b: Board, m: Move) -> Board:
 def play_uci(b: Board, moves: Iterable[str]) -> Board:
     """Play a sequence of UCI moves, checking each."""
     for uci in moves:
-        b = push(b, move_from_uci(b, uci))
+        b = _push(b, move_from_uci(b, uci))  # move_from_uci checked the board and the move
     return b
 
 

@@ -3,15 +3,16 @@
 Scores are in centipawns from the side to move's point of view:
 ``score = w . phi / PHASE_MAX`` where ``phi`` is the sparse tapered feature vector of
 :mod:`search.catalog`. The kernels work in integer *eval units* (centipawns x PHASE_MAX) so
-that sums are exact; these wrappers convert.
+that sums are exact; these wrappers convert. Boards and weights are checked by
+:mod:`search.validate` (:class:`~search.validate.InvalidBoardError`,
+:class:`~search.validate.InvalidWeightsError`) before any kernel sees them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from search.board import BOARD_WORDS
-from search.catalog import N_FEATURES, PHASE_MAX
+from search.catalog import PHASE_MAX
 from search.convert import Board
 from search.features import (
     MAX_FEATURES,
@@ -21,38 +22,31 @@ from search.features import (
     features_kernel,
     new_scratch,
 )
+from search.validate import check_board, check_boards, check_weights
+
+__all__ = ["EVAL_SCALE", "check_boards", "check_weights", "evaluate", "evaluate_batch", "features",
+           "features_batch"]
 
 EVAL_SCALE = PHASE_MAX
 """Eval units per centipawn."""
 
 
-def check_weights(w: np.ndarray) -> np.ndarray:
-    """Validate an integer weight vector of length N_FEATURES; return it as int32."""
-    w = np.asarray(w)
-    if w.shape != (N_FEATURES,):
-        raise ValueError(f"weights must have shape ({N_FEATURES},), not {w.shape}")
-    if not np.issubdtype(w.dtype, np.integer):
-        raise ValueError(f"weights must be integers, not {w.dtype}")
-    return np.ascontiguousarray(w, dtype=np.int32)
-
-
-def check_boards(boards: np.ndarray) -> np.ndarray:
-    boards = np.asarray(boards)
-    if boards.dtype != np.uint64 or boards.ndim != 2 or boards.shape[1] != BOARD_WORDS:
-        raise ValueError(f"boards must be uint64 of shape (n, {BOARD_WORDS}), not {boards.dtype} {boards.shape}")
-    return np.ascontiguousarray(boards)
-
-
-def features(b: Board) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted feature indices (int32) and values (int32) of one board, side to move's view."""
+def _features(b: Board) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`features` of a board known to be valid (no check)."""
     idx = np.zeros(MAX_FEATURES, dtype=np.int32)
     val = np.zeros(MAX_FEATURES, dtype=np.int32)
     n = features_kernel(b, new_scratch(), idx, val)
     return idx[:n].copy(), val[:n].copy()
 
 
+def features(b: Board) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted feature indices (int32) and values (int32) of one board, side to move's view."""
+    return _features(check_board(b))
+
+
 def evaluate(b: Board, w: np.ndarray) -> float:
     """Static score of one board in centipawns, side to move's view."""
+    b = check_board(b)
     score = np.zeros(2, dtype=np.int64)
     return evaluate_kernel(b, check_weights(w), score) / EVAL_SCALE
 

@@ -40,13 +40,6 @@ def test_top_one_credit_equals_the_search_kernels_move_match(real_games: list[li
     assert stats.top1 == pytest.approx(credit.mean()) and stats.top1 <= stats.top3 and stats.mean_rank >= 1
 
 
-@pytest.fixture(scope="module")
-def sample_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("sample") / "set"
-    assert main(["ingest", "--sample", "--out", str(out), "--no-progress"]) == 0
-    return out
-
-
 def test_move_match_command_reports_each_weight_set(sample_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "move-match", "--weights", "material", "classic", "--data", str(sample_set),
                  "--split", "test", "--json"]) == 0

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
+
+import pytest
 
 from tuner.cli import main
 
 
 def test_version(capsys) -> None:  # type: ignore[no-untyped-def]
-    try:
+    with pytest.raises(SystemExit) as exc:  # argparse's version action exits
         main(["--version"])
-    except SystemExit as exc:
-        assert exc.code == 0
-    assert "movetuner" in capsys.readouterr().out
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"movetuner {importlib.metadata.version('movetuner')}\n"
 
 
 def test_perft_command_prints_node_count(capsys) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ from conftest import played_positions
 from objectives.grid import grid_adjacent_step
 from objectives.mmto import loss_and_gradient, sweep_loss
 from search.api import sweep
-from search.catalog import FEATURE_INDEX, FEATURE_NAMES, N_FEATURES, select
+from search.catalog import FEATURE_NAMES, select
 from search.evaluator import EVAL_SCALE
 from search.weights import load_weights
 from tuner.data import check_played, from_boards
@@ -66,22 +66,27 @@ def test_pv_leaf_gradient_equals_finite_differences_where_pvs_do_not_change(smal
     rows = base.pos_ptr[:-1] + small_set.train_played_index[:n]
     candidates = np.flatnonzero(grad != 0)
     candidates = candidates[np.argsort(-np.abs(grad[candidates]), kind="stable")][:40]
-    checked = 0
     for i in candidates:
-        values = []
-        same = True
+        # J over the positions none of whose PV leaves change when weight i moves by -1 or +1
+        # (fresh sweeps) is differentiable in w_i: its central difference must equal the
+        # gradient from the stored leaves of those same positions
+        sweeps = {}
+        changed = np.zeros(n, dtype=bool)
         for d in (+1, -1):
             e = w.copy()
             e[i] += d
-            sw = sweep(boards, 1, e.astype(np.int32))
-            same &= np.array_equal(sw.leaves, base.leaves) and np.array_equal(sw.kinds, base.kinds)
-            values.append(sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE))
-        if not same:
-            continue
-        checked += 1
-        fd = (values[0] - values[1]) / 2
-        assert fd == pytest.approx(grad[i], rel=1e-4, abs=1e-12), f"feature {i}"
-    assert checked >= 20, f"only {checked} of {len(candidates)} features kept their PVs"
+            sweeps[d] = sw = sweep(boards, 1, e.astype(np.int32))
+            row_changed = np.any(sw.leaves != base.leaves, axis=1) | (sw.kinds != base.kinds)
+            changed |= np.add.reduceat(row_changed.astype(np.int64), base.pos_ptr[:-1]) > 0
+        assert np.count_nonzero(changed) <= n // 4, f"feature {i}: {np.count_nonzero(changed)} of {n} changed"
+        keep_rows = np.where(changed, -1, rows)
+        fd = (sweep_loss(sweeps[1].pos_ptr, keep_rows, sweeps[1].scores, slope, EVAL_SCALE)
+              - sweep_loss(sweeps[-1].pos_ptr, keep_rows, sweeps[-1].scores, slope, EVAL_SCALE)) / 2
+        played = np.where(changed, -1, t.played)
+        _, g = loss_and_gradient(t.pos_ptr, played, t.offset, t.indptr, t.indices, t.values,
+                                 w.astype(np.int32), slope, EVAL_SCALE)
+        assert fd == pytest.approx(g[i], rel=1e-4, abs=1e-12), f"feature {i}"
+    assert len(candidates) == 40
 
 
 def test_constraint_holds_after_every_update_step(small_set: TrainingData) -> None:
@@ -97,8 +102,12 @@ def test_constraint_holds_after_every_update_step(small_set: TrainingData) -> No
         out = grid_adjacent_step(w, grad, step=3, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1,
                                  constrained=masks.constrained)
         assert int(out.weights[masks.constrained].sum()) == total
+        # the sum is held by moving, not by standing still: the two lowest derivatives pair
+        # with the two highest (one step each way), the median weight stays
+        moved = (out.weights - w)[masks.constrained]
+        assert sorted(moved.tolist()) == [-3, -3, 0, 3, 3], grad[masks.constrained]
+        assert moved[np.argsort(grad[masks.constrained])[2]] == 0
         w = out.weights
-    assert w[FEATURE_INDEX["mg.material.pawn"]] != 100 or w[FEATURE_INDEX["mg.material.knight"]] != 320
 
 
 def _run(tmp_path, name, data, common, cfg, w0, resume=False):  # type: ignore[no-untyped-def]
@@ -143,9 +152,10 @@ def test_l1_drives_weights_the_data_never_uses_to_zero(small_set: TrainingData, 
     # without L1 they keep their values (no gradient ever reaches them)
     w_free, _ = _run(tmp_path, "nol1", small_set, common, MmtoConfig(iterations=1, inner_steps=8, l1=0.0), w0)
     assert np.all(w_free[never] == 5)
-    # frozen groups never move
-    assert np.array_equal(w[~np.array(select(["pst"]))], w0[~np.array(select(["pst"]))])
-    assert len(w) == N_FEATURES
+    # frozen groups never move; the trained group did
+    pst = np.array(select(["pst"]))
+    assert np.array_equal(w[~pst], w0[~pst])
+    assert np.count_nonzero(w[pst & ~never] != w0[pst & ~never]) > 300
 
 
 def test_result_does_not_depend_on_the_thread_count(small_set: TrainingData, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -9,14 +9,25 @@ from search.convert import from_fen
 from search.perft import PERFT_SUITE
 from search.rules import divide, perft
 
-PERFT_POSITIONS = PERFT_SUITE
+#: The six positions of the Chess Programming Wiki page "Perft Results" with the leaf counts
+#: published there for depths 1..4, copied from the page (not from search/perft.py).
+PERFT_POSITIONS: dict[str, tuple[str, list[int]]] = {
+    "start": ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", [20, 400, 8902, 197281]),
+    "kiwipete": ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                 [48, 2039, 97862, 4085603]),
+    "position3": ("8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", [14, 191, 2812, 43238]),
+    "position4": ("r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1", [6, 264, 9467, 422333]),
+    "position5": ("rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8", [44, 1486, 62379, 2103487]),
+    "position6": ("r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10",
+                  [46, 2079, 89890, 3894594]),
+}
 
 
 @pytest.mark.parametrize("name", PERFT_POSITIONS)
 def test_perft_matches_published_counts_to_depth_4(name: str) -> None:
     fen, counts = PERFT_POSITIONS[name]
     board = from_fen(fen)
-    assert [perft(board, d) for d in range(0, 5)] == [1] + counts[:4]
+    assert [perft(board, d) for d in range(0, 5)] == [1] + counts
 
 
 @pytest.mark.parametrize("name", PERFT_POSITIONS)
@@ -69,6 +80,11 @@ EDGE_CASES = {
 def test_divide_matches_python_chess_on_edge_cases(name: str) -> None:
     fen = EDGE_CASES[name]
     assert divide(from_fen(fen), 3) == _python_chess_divide(chess.Board(fen), 3)
+
+
+def test_the_cli_suite_holds_the_published_positions_and_counts() -> None:
+    # search/perft.py keeps its own copy for `tuner perft <name>` and the benchmark
+    assert {name: (fen, counts[:4]) for name, (fen, counts) in PERFT_SUITE.items()} == PERFT_POSITIONS
 
 
 def test_divide_sums_to_perft() -> None:

@@ -155,8 +155,15 @@ def test_reference_counts_each_colour_from_its_own_side() -> None:
 
 
 def test_agree_on_real_positions(real_boards: list[chess.Board]) -> None:
-    assert len(real_boards) >= 10_000
+    assert len(real_boards) == 3229
     for board in real_boards:
+        assert_agree(board)
+
+
+@pytest.mark.gm
+def test_agree_on_gm_positions(gm_boards: list[chess.Board]) -> None:
+    assert len(gm_boards) == 12_000
+    for board in gm_boards:
         assert_agree(board)
 
 

@@ -14,13 +14,6 @@ from search.weights import load_weights
 from tuner.cli import main
 
 
-@pytest.fixture(scope="module")
-def sample_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("sample") / "set"
-    assert main(["ingest", "--sample", "--out", str(out), "--no-progress"]) == 0
-    return out
-
-
 def _metrics(run: Path) -> list[dict]:  # type: ignore[type-arg]
     return [{k: v for k, v in json.loads(line).items() if not k.endswith("seconds")}
             for line in (run / "metrics.jsonl").read_text().splitlines()]
@@ -37,7 +30,7 @@ def test_mmto_run_writes_config_metrics_and_weights(sample_set: Path, tmp_path: 
     assert config["method"] == "mmto" and config["mmto"]["iterations"] == 2 and config["mmto"]["step"] == 2
     records = _metrics(run)
     assert [r["iteration"] for r in records] == [0, 1, 2]
-    for key in ("j", "j_main", "j_constraint", "j_l1", "match_train", "match_validation"):
+    for key in ("j", "j_main", "j_l1", "match_train", "match_validation", "best_validation"):
         assert all(isinstance(r[key], float) for r in records), key
     assert records[-1]["j_main"] < records[0]["j_main"]
     w = load_weights(run / "weights.json")
@@ -91,7 +84,7 @@ def test_ga_run_from_the_command_line(sample_set: Path, tmp_path: Path) -> None:
                  "--max-validation", "100", "--quiet"]) == 0
     records = _metrics(run)
     assert [r["generation"] for r in records] == [0, 1, 2]
-    assert {"fitness_best", "fitness_mean", "fitness_std", "match_validation_best"} <= records[1].keys()
+    assert {"fitness_best", "fitness_mean", "fitness_std", "match_validation", "best_validation"} <= records[1].keys()
     assert load_weights(run / "weights.json").metadata["method"] == "ga"
 
 
@@ -99,7 +92,7 @@ def test_ga_run_from_the_command_line(sample_set: Path, tmp_path: Path) -> None:
     (["--data", "{missing}", "--out", "{run}"], "no such position-set folder"),
     (["--data", "{set}", "--out", "{run}", "--train", "materiel"], "names no feature"),
     (["--data", "{set}", "--out", "{run}", "--start", "{missing}"], "no such weights file"),
-    (["--data", "{set}", "--out", "{run}", "--method", "ga", "--iterations", "3"], "options of --method mmto"),
+    (["--data", "{set}", "--out", "{run}", "--method", "ga", "--iterations", "3"], "--iterations is an option of --method mmto"),
     (["--data", "{set}", "--out", "{run}", "--slope", "-1"], "slope"),
     (["--data", "{set}", "--out", "{run}", "--l1-on", "material", "--constraint", "mg.material"], "must not name"),
     (["--resume", "{run}"], "not a run folder"),

@@ -2,8 +2,9 @@
 
 Each command module exposes ``register(subparsers)``, which adds its parser and sets
 ``func`` (a callable taking the parsed namespace and returning an exit code). Errors meant for
-the user (:class:`tuner.errors.TunerError`, a missing file) are printed as one line; Ctrl-C
-exits with 130 after the command has saved what it had.
+the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file) are printed as
+one line with exit code 2; Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
+KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from tuner import __version__
-from tuner.errors import TunerError
+from tuner.errors import Interrupted, TunerError, is_interrupt
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -41,23 +42,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    command = "tuner"
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        command = f"tuner {args.command}"
         return int(args.func(args) or 0)
     except TunerError as exc:
-        print(f"tuner {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{command}: error: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        where = exc.filename if exc.filename else ""
-        print(f"tuner {args.command}: error: {where}: {exc.strerror}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"tuner {args.command}: interrupted", file=sys.stderr)
+    except Interrupted as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
         return 130
+    except OSError as exc:  # a missing or unwritable file, a full or read-only disk
+        print(f"{command}: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):
+            raise
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _os_error(exc: OSError) -> str:
+    """One line for an OSError: the file, then the system's reason."""
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 if __name__ == "__main__":

@@ -10,13 +10,15 @@ so that every default lives in exactly one place.
 
 Supported field types: ``bool``, ``int``, ``float``, ``str``, ``str | None``, ``int | None``,
 ``float | None`` and ``tuple[str, ...]`` / ``tuple[int, ...]`` / ``tuple[float, ...]``
-(comma-separated on the command line, arrays in TOML).
+(comma-separated on the command line, arrays in TOML). Floats must be finite (``nan``,
+``inf`` are refused) unless the field is declared with ``help_field(..., finite=False)``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import tomllib
 import types
 import typing
@@ -156,17 +158,34 @@ def from_mapping(cls: type[C], data: dict[str, Any], where: str) -> C:
     if unknown:
         raise TunerError(f"{where}: unknown setting(s) {', '.join(unknown)}")
     obj = cls(**{k: _coerce(cls, k, v, where) for k, v in data.items()})
-    _validate(obj)
+    _validate(obj, where)
     return obj
 
 
-def _validate(obj: Any) -> None:
-    check = getattr(obj, "validate", None)
-    if check is not None:
-        try:
+def _validate(obj: Any, where: str | None = None) -> None:
+    """Check a configuration: every float finite (unless its field's metadata says
+    ``finite=False``), then the dataclass's own ``validate()``. One-line :class:`TunerError`,
+    prefixed with ``where`` (a file, for TOML) when given."""
+    try:
+        _check_finite(obj)
+        check = getattr(obj, "validate", None)
+        if check is not None:
             check()
-        except ValueError as exc:
-            raise TunerError(str(exc)) from None
+    except ValueError as exc:
+        raise TunerError(f"{where}: {exc}" if where else str(exc)) from None
+
+
+def _check_finite(obj: Any) -> None:
+    """NaN and infinities are refused in every float setting: no comparison catches NaN
+    (``nan < 0`` is false), so range checks alone would let it through."""
+    for f in dataclasses.fields(obj):
+        if not f.init or f.metadata.get("finite", True) is False:
+            continue
+        value = getattr(obj, f.name)
+        items = value if isinstance(value, tuple) else (value,)
+        for v in items:
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"{f.name} must be a finite number, not {v}")
 
 
 def load_toml(cls: type[C], path: str | Path, table: str | None = None) -> C:
@@ -179,6 +198,8 @@ def load_toml(cls: type[C], path: str | Path, table: str | None = None) -> C:
         raise TunerError(f"{path}: no such config file") from None
     except tomllib.TOMLDecodeError as exc:
         raise TunerError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise TunerError(f"{path}: not valid TOML: not UTF-8 text") from None
     if table is not None:
         data = data.get(table, {})
         if not isinstance(data, dict):

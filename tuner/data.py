@@ -26,13 +26,16 @@ class Positions:
 
     ``boards`` uint64[P, BOARD_WORDS]; ``played`` int32[P] UCI keys of the played moves
     (:func:`search.convert.uci_key`); ``game_ids`` int64[P]; ``labels`` a short text per
-    position for error messages (file and game/ply when known).
+    position for error messages (file and game/ply when known); ``results`` float64[P], the
+    game's result from the side to move's view (1 win, 0.5 draw, 0 loss, NaN for an
+    unfinished game ``*``), or None when the source has none.
     """
 
     boards: np.ndarray
     played: np.ndarray
     game_ids: np.ndarray
     labels: list[str]
+    results: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.played)
@@ -40,7 +43,19 @@ class Positions:
     def subset(self, rows: np.ndarray) -> Positions:
         rows = np.asarray(rows, dtype=np.int64)
         return Positions(self.boards[rows], self.played[rows], self.game_ids[rows],
-                         [self.labels[i] for i in rows])
+                         [self.labels[i] for i in rows],
+                         None if self.results is None else self.results[rows])
+
+
+#: a game's result tag -> White's score (``*``: unknown)
+WHITE_SCORE = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
+def mover_results(result_tags: list[str], stm: np.ndarray) -> np.ndarray:
+    """The result from the side to move's view (float64[P]: 1, 0.5, 0; NaN for ``*`` or an
+    unknown tag) from the games' result tags and the side to move (0 White, 1 Black)."""
+    white = np.array([WHITE_SCORE.get(r, np.nan) for r in result_tags], dtype=np.float64)
+    return np.where(np.asarray(stm) == 0, white, 1.0 - white)
 
 
 def from_boards(boards: list[chess.Board], moves: list[chess.Move], game_ids: list[int] | None = None) -> Positions:
@@ -66,7 +81,7 @@ def check_played(pos: Positions) -> np.ndarray:
     return idx
 
 
-REQUIRED_COLUMNS = ["game_id", "ply", "fen", "move"]
+REQUIRED_COLUMNS = ["game_id", "ply", "fen", "move", "stm", "result"]
 
 
 def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: int = 0,
@@ -99,6 +114,7 @@ def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: in
             keys[i] = uci_key(ucis[i])
         except (ValueError, IllegalMoveError) as exc:
             raise TunerError(f"{labels[i]}: {exc}") from None
-    pos = Positions(boards, keys, game_ids, labels)
+    results = mover_results(frame["result"].to_list(), frame["stm"].to_numpy())
+    pos = Positions(boards, keys, game_ids, labels, results)
     check_played(pos)
     return pos

@@ -1,4 +1,23 @@
-"""Errors the command line reports as one line, without a traceback."""
+"""Errors the command line reports as one line, without a traceback, and Ctrl-C as one of them.
+
+Ctrl-C and the numba kernels
+----------------------------
+Python runs a signal handler in the main thread the next time it executes Python code, and
+a running numba kernel calls back into Python (``_numba_unpickle``, to rebuild its constants).
+The default SIGINT handler raises :class:`KeyboardInterrupt` there, inside the call, and the
+kernel's call then fails with ``SystemError: CPUDispatcher(...) returned a result
+with an exception set`` instead of the interrupt. Long runs therefore defer Ctrl-C: inside
+:class:`DeferredSigint` the handler only records the request, and the run calls
+:func:`check_interrupt` between kernel calls (each kept short), which raises
+:class:`Interrupted` at a point where nothing is half-done.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from types import FrameType, TracebackType
+from typing import Any
 
 
 class TunerError(Exception):
@@ -6,3 +25,63 @@ class TunerError(Exception):
 
     The message is one line and names the file and place where that is known.
     """
+
+
+class Interrupted(Exception):
+    """Ctrl-C, turned into an orderly stop: the command line prints the one-line message and
+    exits with code 130."""
+
+    def __init__(self, message: str = "interrupted") -> None:
+        super().__init__(message)
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C: a :class:`KeyboardInterrupt`, or the ``SystemError`` a numba
+    kernel's call raises when a KeyboardInterrupt was raised inside it (see the module
+    docstring)."""
+    if isinstance(exc, (KeyboardInterrupt, Interrupted)):
+        return True
+    return isinstance(exc, SystemError) and isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt)
+
+
+#: the active DeferredSigint blocks, innermost last
+_ACTIVE: list[DeferredSigint] = []
+
+
+class DeferredSigint:
+    """Within the block, Ctrl-C (SIGINT) only sets :attr:`requested`; :func:`check_interrupt`
+    raises :class:`Interrupted` once it is set. The previous handler is restored on exit.
+
+    Outside the main thread (where Python cannot install signal handlers) the block changes
+    nothing, and :func:`check_interrupt` never raises.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+        self._installed = False
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+
+    def __enter__(self) -> DeferredSigint:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
+        _ACTIVE.append(self)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        _ACTIVE.remove(self)
+        if self._installed:
+            previous = self._previous if self._previous is not None else signal.default_int_handler
+            signal.signal(signal.SIGINT, previous)
+            self._installed = False
+
+
+def check_interrupt() -> None:
+    """Raise :class:`Interrupted` if Ctrl-C was pressed inside an active
+    :class:`DeferredSigint` block; call it between kernel calls."""
+    if any(block.requested for block in _ACTIVE):
+        raise Interrupted()

@@ -11,7 +11,8 @@ Tunstall-Pedoe, "Genetic algorithms optimizing evaluation functions", ICCA Journ
 * fitness: the fraction of ``sample`` training positions, drawn anew every generation as ACPP
   did, where the engine's move at the configured depth (1 ply + quiescence by default) is the
   grandmaster's; a tie between k equally best moves counts 1/k. Every individual is evaluated
-  on the same sample, in one batched numba call (:func:`search.api.move_match`);
+  on the same sample, in batched numba calls (:func:`search.api.move_match`, cut into calls
+  of about 0.4 s so that Ctrl-C stops a run promptly: :func:`tuner.tuning.paced_move_match`);
 * DEAP operators: tournament selection, or roulette on linearly scaled fitness (the best gets
   ``scale_to`` times the average, ACPP: 2); two-point crossover with probability ``crossover``;
   mutation with probability ``mutation`` per individual and ``gene_mutation`` per gene or bit
@@ -28,7 +29,6 @@ reproducible and a resumed run equals an uninterrupted one.
 from __future__ import annotations
 
 import copy
-import math
 import random
 import time
 from collections.abc import Iterator
@@ -38,13 +38,20 @@ from typing import Any
 
 import numpy as np
 from deap import base, tools
-from tqdm import tqdm
 
-from search.api import move_match
 from search.catalog import N_BASE
 from tuner.config import help_field
-from tuner.run import Checkpoint, RunDir, provenance
-from tuner.tuning import TrainingData, TuneConfig, config_record, mask_of, n_threads, validation_match
+from tuner.driver import drive
+from tuner.methods import Method
+from tuner.run import Checkpoint, RunDir
+from tuner.tuning import (
+    Pacer,
+    TrainingData,
+    TuneConfig,
+    mask_of,
+    n_threads,
+    paced_move_match,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +93,8 @@ class GaConfig:
             raise ValueError("scale_to must be >= 1, mutation_sigma > 0, init_spread >= 0")
         if not 0 <= self.elite < self.population:
             raise ValueError("elite must be between 0 and population - 1")
+        if self.selection == "tournament" and self.tournament > self.population:
+            raise ValueError(f"tournament ({self.tournament}) must not exceed population ({self.population})")
 
 
 class Fitness(base.Fitness):
@@ -269,11 +278,13 @@ def initial_population(cfg: GaConfig, codec: Codec) -> list[Individual]:
 
 
 def evaluate_population(common: TuneConfig, data: TrainingData, codec: Codec, pop: list[Individual],
-                        sample: np.ndarray) -> np.ndarray:
-    """Fitness of every individual on the sampled training positions: one batched search."""
+                        sample: np.ndarray, *, pacer: Pacer | None = None) -> np.ndarray:
+    """Fitness of every individual on the sampled training positions: a batched search, cut
+    into calls of about ``pacer.target`` seconds with a Ctrl-C check between them (the same
+    result as one call)."""
     weights = np.stack([codec.weights(np.asarray(ind)) for ind in pop]).astype(np.int32)
-    m = move_match(data.train.boards[sample], data.train.played[sample], weights, common.depth,
-                   budget=common.budget, n_threads=n_threads(common))
+    m = paced_move_match(data.train.boards[sample], data.train.played[sample], weights, common.depth,
+                         budget=common.budget, threads_n=n_threads(common), pacer=pacer)
     return m.mean(axis=1)
 
 
@@ -287,65 +298,61 @@ def _pop_to_json(pop: list[Individual]) -> list[list[int]]:
     return [[int(v) for v in ind] for ind in pop]
 
 
-def train_ga(common: TuneConfig, cfg: GaConfig, data: TrainingData, run: RunDir, w0: np.ndarray, *,
-             resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
-    """Run the genetic algorithm; return the best weights (by validation move-match)."""
-    codec = make_codec(common, cfg, w0)
-    if codec.length == 0:
-        raise ValueError("no trainable weights: check --train")
-    tb = toolbox_for(cfg, codec)
-    hof = tools.HallOfFame(max(cfg.elite, 1), similar=np.array_equal)
-    if resume is None:
-        rstate: Any = random.Random(common.seed).getstate()
+class GaTrainer:
+    """The genetic algorithm driven one generation at a time (:class:`tuner.driver.Trainer`).
+
+    :meth:`weights` is the fittest individual of the last generation (at iteration 0 the start
+    weights): the driver measures it on the validation split and keeps the best so far, which
+    is what ``RUN/weights.json`` holds (model selection on the validation split)."""
+
+    def __init__(self, common: TuneConfig, cfg: GaConfig, data: TrainingData, w0: np.ndarray, *,
+                 log: Any = print, progress: bool = True) -> None:
+        self.common, self.cfg, self.data, self.log = common, cfg, data, log
+        self.codec = make_codec(common, cfg, w0)
+        if self.codec.length == 0:
+            raise ValueError("no trainable weights: check --train")
+        self.tb = toolbox_for(cfg, self.codec)
+        self.hof = tools.HallOfFame(max(cfg.elite, 1), similar=np.array_equal)
+        self.pacer = Pacer()
+        self.pop: list[Individual] = []
+        self.rstate: Any = None
+        self.current = self.codec.start.copy()
+
+    def begin(self) -> dict[str, Any]:
+        rstate: Any = random.Random(self.common.seed).getstate()
         with python_random(rstate) as box:
-            pop = initial_population(cfg, codec)
-        rstate = box[0]
-        best_w = codec.start.copy()
-        best_val = validation_match(common, data, best_w)
-        start = 1
-        run.append_metrics({"iteration": 0, "generation": 0, "match_validation_best": best_val,
-                             "best_so_far_validation": best_val})
-        run.save(Checkpoint("ga", 0, best_w, _ga_extra(pop, [], rstate, best_val)),
-                 {"method": "ga", "generation": 0, "config": config_record(common, cfg), **provenance()})
-    else:
-        extra = resume.extra
-        pop = [Individual(g) for g in extra["population"]]
-        for genes, value in extra.get("hall_of_fame", []):
+            self.pop = initial_population(self.cfg, self.codec)
+        self.rstate = box[0]
+        self.log(f"ga: {self.codec.length} genes ({len(self.codec.trainable)} weights, {self.cfg.encoding})")
+        return {"generation": 0}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.pop = [Individual(g) for g in state["population"]]
+        for genes, value in state.get("hall_of_fame", []):
             ind = Individual(genes)
             ind.fitness.values = (value,)
-            hof.insert(ind)
-        rstate = _state_from_json(extra["random_state"])
-        best_w = resume.weights.copy()
-        best_val = extra.get("best_validation")
-        start = resume.iteration + 1
-        run.truncate_metrics(resume.iteration)
-    log(f"ga: {codec.length} genes ({len(codec.trainable)} weights, {cfg.encoding}); "
-        f"start validation move-match {_fmt(best_val)}")
-    bar = tqdm(range(start, cfg.generations + 1), desc="ga", unit="gen", disable=not progress,
-               initial=start - 1, total=cfg.generations)
-    for gen in bar:
+            self.hof.insert(ind)
+        self.rstate = _state_from_json(state["random_state"])
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        cfg, tb, hof = self.cfg, self.tb, self.hof
         t0 = time.perf_counter()
-        sample = sample_for(common, cfg, gen, len(data.train))
+        sample = sample_for(self.common, cfg, iteration, len(self.data.train))
         # the hall of fame holds fitness measured on other samples: re-measure its members on
         # this one, in the same batched search as the population
         members = list(hof.items)
-        scores = evaluate_population(common, data, codec, pop + members, sample)
-        fitness = scores[: len(pop)]
-        for ind, f in zip(pop + members, scores):
+        scores = evaluate_population(self.common, self.data, self.codec, self.pop + members, sample, pacer=self.pacer)
+        fitness = scores[: len(self.pop)]
+        for ind, f in zip(self.pop + members, scores):
             ind.fitness.values = (float(f),)
         hof.clear()
         hof.update(members)
-        hof.update(pop)
+        hof.update(self.pop)
         t_eval = time.perf_counter() - t0
-        best = max(pop, key=lambda ind: ind.fitness.values[0])
-        best_weights = codec.weights(np.asarray(best))
-        t1 = time.perf_counter()
-        val = validation_match(common, data, best_weights)
-        t_val = time.perf_counter() - t1
-        if val is not None and (best_val is None or val > best_val):
-            best_val, best_w = val, best_weights.copy()
-        with python_random(rstate) as box:
-            offspring = [tb.clone(ind) for ind in tb.select(pop, len(pop) - cfg.elite)]
+        best = max(self.pop, key=lambda ind: ind.fitness.values[0])
+        self.current = self.codec.weights(np.asarray(best))
+        with python_random(self.rstate) as box:
+            offspring = [tb.clone(ind) for ind in tb.select(self.pop, len(self.pop) - cfg.elite)]
             for a, b in zip(offspring[::2], offspring[1::2]):
                 if random.random() < cfg.crossover:
                     tb.mate(a, b)
@@ -354,31 +361,41 @@ def train_ga(common: TuneConfig, cfg: GaConfig, data: TrainingData, run: RunDir,
                 if random.random() < cfg.mutation:
                     tb.mutate(ind)
                     del ind.fitness.values
-            pop = [tb.clone(ind) for ind in hof.items[: cfg.elite]] + offspring
-        rstate = box[0]
-        record = {"iteration": gen, "generation": gen, "fitness_best": float(fitness.max()),
-                  "fitness_mean": float(fitness.mean()), "fitness_std": float(fitness.std()),
-                  "match_validation_best": val, "best_so_far_validation": best_val,
-                  "evaluation_seconds": round(t_eval, 3), "validation_seconds": round(t_val, 3),
-                  "seconds": round(time.perf_counter() - t0, 3)}
-        if not all(math.isfinite(v) for v in (record["fitness_best"], record["fitness_mean"])):
-            raise FloatingPointError("GA fitness became NaN")
-        run.append_metrics(record)
-        run.save(Checkpoint("ga", gen, best_w, _ga_extra(pop, hof, rstate, best_val)),
-                 {"method": "ga", "generation": gen, "match_validation": best_val,
-                  "config": config_record(common, cfg), **provenance()})
-        bar.set_postfix(best=f"{record['fitness_best']:.3f}", mean=f"{record['fitness_mean']:.3f}", val=_fmt(val))
-        log(f"ga: generation {gen}: fitness best {record['fitness_best']:.3f} mean {record['fitness_mean']:.3f}, "
-            f"validation of the best {_fmt(val)}, {record['seconds']:.1f} s")
-    bar.close()
-    return best_w
+            self.pop = [tb.clone(ind) for ind in hof.items[: cfg.elite]] + offspring
+        self.rstate = box[0]
+        return {"generation": iteration, "fitness_best": float(fitness.max()), "fitness_mean": float(fitness.mean()),
+                "fitness_std": float(fitness.std()), "evaluation_seconds": round(t_eval, 3)}
+
+    def weights(self) -> np.ndarray:
+        return self.current
+
+    def state(self) -> dict[str, Any]:
+        return _ga_extra(self.pop, self.hof, self.rstate)
+
+    def finished(self) -> str | None:
+        return None
 
 
-def _ga_extra(pop: list[Individual], hof: Any, rstate: Any, best_val: float | None) -> dict[str, Any]:
+def train_ga(common: TuneConfig, cfg: GaConfig, data: TrainingData, run: RunDir, w0: np.ndarray, *,
+             resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
+    """Run the genetic algorithm through the shared driver; the best weights by validation
+    move-match (unless ``common.keep`` is ``last``)."""
+    return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
+
+
+def _ga_extra(pop: list[Individual], hof: Any, rstate: Any) -> dict[str, Any]:
     return {"population": _pop_to_json(pop),
             "hall_of_fame": [[[int(v) for v in ind], float(ind.fitness.values[0])] for ind in (hof.items if hof else [])],
-            "random_state": _state_to_json(rstate), "best_validation": best_val}
+            "random_state": _state_to_json(rstate)}
 
 
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.4f}"
+METHOD = Method(
+    name="ga",
+    config=GaConfig,
+    trainer=GaTrainer,
+    summary="genetic algorithm after ACPP (DEAP): move-match fitness on a sample drawn each generation",
+    iterations="generations",
+    unit="generation",
+    panels=[("fitness (move-match on the generation's sample)", [("fitness_best", "best"), ("fitness_mean", "mean")])],
+    headline=("fitness_best", "fitness_mean"),
+)

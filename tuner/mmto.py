@@ -21,6 +21,10 @@ within ``window`` centipawns of the played move's score are stored for the updat
 T' is below 1 % of its peak beyond 300 cp at the default slope). The reported J_main is always
 the exact one over every move, from step 1.
 
+Searches run in calls of about 0.4 s (:class:`tuner.tuning.Pacer`), with the same results as
+one call per batch, so that Ctrl-C stops a run within a fraction of a second
+(:func:`tuner.errors.check_interrupt` between calls and between update steps).
+
 Iteration ``t``'s metrics describe the weights after ``t`` outer iterations (``t = 0``: the
 start); the checkpoint after each is what ``--resume`` continues from, and the sweep that
 measures iteration ``t`` is the one whose leaves iteration ``t + 1`` updates from, so a resumed
@@ -40,20 +44,23 @@ from tqdm import tqdm
 from objectives.grid import grid_adjacent_step, l1_penalty
 from objectives.mmto import loss_and_gradient, sweep_loss
 from search.alphabeta import KIND_EVAL
-from search.api import signed_features, sweep, threads
+from search.api import signed_features, threads
 from search.catalog import GROUPS
 from search.evaluator import EVAL_SCALE
 from tuner.config import help_field
 from tuner.data import Positions
+from tuner.driver import drive
+from tuner.errors import check_interrupt
+from tuner.methods import Method
 from tuner.movematch import top_k_credit
-from tuner.run import Checkpoint, RunDir, provenance
+from tuner.run import Checkpoint, RunDir
 from tuner.tuning import (
+    Pacer,
     TrainingData,
     TuneConfig,
-    config_record,
     mask_of,
     n_threads,
-    validation_match,
+    paced_sweep,
 )
 
 #: positions per sweep call (a progress-bar tick; bounds the memory of PV-leaf boards)
@@ -118,8 +125,12 @@ class SweepSummary:
 
 def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
                         budget: int, slope: float, window: float, threads_n: int,
-                        progress: bool) -> SweepSummary:
-    """Step 1: sweep every position, measure J_main and move-match, store the PV leaves."""
+                        progress: bool, pacer: Pacer | None = None) -> SweepSummary:
+    """Step 1: sweep every position, measure J_main and move-match, store the PV leaves.
+
+    Each batch of ``SWEEP_BATCH`` positions is searched in shorter calls (``pacer``), checking
+    for Ctrl-C between them; the figures are computed per batch as from one call."""
+    pacer = pacer or Pacer()
     parts: list[tuple[np.ndarray, ...]] = []
     j_sum = 0.0
     match_sum = 0.0
@@ -129,7 +140,7 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     with threads(threads_n):
         for a in range(0, len(pos), SWEEP_BATCH):
             z = min(a + SWEEP_BATCH, len(pos))
-            sw = sweep(pos.boards[a:z], depth, w, budget=budget, leaves=True)
+            sw = paced_sweep(pos.boards[a:z], depth, w, budget=budget, pacer=pacer)
             rows = sw.pos_ptr[:-1] + played_index[a:z]
             j_sum += sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE) * (z - a)
             match_sum += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
@@ -150,7 +161,9 @@ def _keep_rows(sw: Any, played_rows: np.ndarray, window: float) -> tuple[np.ndar
     is_played = np.zeros(len(sw.scores), dtype=bool)
     is_played[played_rows] = True
     leaf = sw.kinds == KIND_EVAL
-    keep = leaf | is_played
+    # every row counts: a move whose search ended in a verdict (mate, draw) has a constant
+    # score, but its term T(s(p.m) - s(p.d)) still moves with the played move's score
+    keep = np.ones(len(sw.scores), dtype=bool)
     if window > 0:
         keep &= np.abs(sw.scores - sd) <= window * EVAL_SCALE
         keep |= is_played
@@ -208,22 +221,22 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, th
             losses.append(j)
             w = grid_adjacent_step(w, grad, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
                                    l1_mask=masks.l1, constrained=masks.constrained).weights
+            check_interrupt()
     return w, losses
 
 
-def _metrics(iteration: int, summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks,
-             val_match: float | None, constraint_sum0: int, seconds: dict[str, float]) -> dict[str, Any]:
+def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: int,
+             seconds: dict[str, float]) -> dict[str, Any]:
+    """The metrics of the weights ``w`` whose sweep is ``summary`` (the validation figures are
+    the driver's)."""
     j_r = l1_penalty(w, cfg.l1, masks.l1)
     residual = int(np.asarray(w, dtype=np.int64)[masks.constrained].sum()) - constraint_sum0
     return {
-        "iteration": iteration,
         "j": summary.j_main + j_r,
         "j_main": summary.j_main,
-        "j_constraint": 0.0 if residual == 0 else float("nan"),
         "j_l1": j_r,
         "constraint_residual": residual,
         "match_train": summary.match,
-        "match_validation": val_match,
         "nonzero_weights": int(np.count_nonzero(w)),
         "rows": summary.rows_total,
         "rows_stored": int(len(summary.table.offset)),
@@ -232,75 +245,73 @@ def _metrics(iteration: int, summary: SweepSummary, w: np.ndarray, cfg: MmtoConf
     }
 
 
+class MmtoTrainer:
+    """MMTO driven one outer iteration at a time (:class:`tuner.driver.Trainer`).
+
+    Iteration ``t``'s metrics describe the weights after ``t`` outer iterations; the sweep that
+    measures them is the one whose leaves iteration ``t + 1`` updates from, so :meth:`restore`
+    searches the restored weights again and the run goes on as if never stopped.
+    """
+
+    def __init__(self, common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: np.ndarray, *,
+                 log: Any = print, progress: bool = True) -> None:
+        self.common, self.cfg, self.data, self.log, self.progress = common, cfg, data, log, progress
+        self.masks = masks_of(common, cfg)
+        self.nt = n_threads(common)
+        self.w = np.asarray(w0, dtype=np.int32).copy()
+        self.constraint_sum0 = int(self.w.astype(np.int64)[self.masks.constrained].sum())
+        self.history: list[float] = []
+        self.summary: SweepSummary | None = None
+        self.pacer = Pacer()
+
+    def _search(self) -> tuple[SweepSummary, float]:
+        t = time.perf_counter()
+        s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
+                                budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
+                                threads_n=self.nt, progress=self.progress, pacer=self.pacer)
+        if not math.isfinite(s.j_main):
+            raise FloatingPointError("MMTO objective became NaN or infinite")
+        return s, time.perf_counter() - t
+
+    def begin(self) -> dict[str, Any]:
+        self.summary, t_s = self._search()
+        self.history = [self.summary.j_main]
+        return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
+                        {"search": t_s, "update": 0.0})
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.w = np.array(state["weights"], dtype=np.int32)
+        self.history = [float(x) for x in state["j_history"]]
+        self.constraint_sum0 = int(state["constraint_sum0"])
+        self.summary, _ = self._search()
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        assert self.summary is not None
+        t = time.perf_counter()
+        self.w, _ = update(self.summary.table, self.w, self.cfg, self.masks, threads_n=self.nt, progress=self.progress)
+        t_update = time.perf_counter() - t
+        self.summary, t_s = self._search()
+        self.history.append(self.summary.j_main)
+        return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
+                        {"search": t_s, "update": t_update})
+
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def state(self) -> dict[str, Any]:
+        return {"weights": [int(v) for v in self.w], "j_history": self.history,
+                "constraint_sum0": self.constraint_sum0}
+
+    def finished(self) -> str | None:
+        if _stalled(self.history, self.cfg):
+            return f"J_main stopped falling for {self.cfg.patience} iteration(s)"
+        return None
+
+
 def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: RunDir, w0: np.ndarray, *,
                resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
-    """Run MMTO from ``w0`` (or from the checkpoint ``resume``); return the final weights.
-
-    Writes ``RUN/metrics.jsonl``, ``RUN/weights.json`` and the checkpoint after every outer
-    iteration (see the module docstring).
-    """
-    masks = masks_of(common, cfg)
-    nt = n_threads(common)
-    constraint_sum0 = int(np.asarray(w0, dtype=np.int64)[masks.constrained].sum())
-
-    def measure(w: np.ndarray) -> tuple[SweepSummary, float | None, float, float]:
-        t = time.perf_counter()
-        s = search_training_set(data.train, data.train_played_index, w, depth=common.depth, budget=common.budget,
-                                slope=cfg.slope, window=cfg.window, threads_n=nt, progress=progress)
-        t_search = time.perf_counter() - t
-        t = time.perf_counter()
-        vm = validation_match(common, data, w)
-        return s, vm, t_search, time.perf_counter() - t
-
-    def save(iteration: int, w: np.ndarray, record: dict[str, Any], history: list[float]) -> None:
-        run.append_metrics(record)
-        meta = {"method": "mmto", "iteration": iteration, "j_main": record["j_main"],
-                "match_train": record["match_train"], "match_validation": record["match_validation"],
-                "config": config_record(common, cfg), **provenance()}
-        run.save(Checkpoint("mmto", iteration, w, {"j_history": history, "constraint_sum0": constraint_sum0}), meta)
-
-    if resume is None:
-        w = np.asarray(w0, dtype=np.int32).copy()
-        summary, vm, t_s, t_v = measure(w)
-        history = [summary.j_main]
-        record = _metrics(0, summary, w, cfg, masks, vm, constraint_sum0,
-                          {"search": t_s, "update": 0.0, "validation": t_v})
-        save(0, w, record, history)
-        start = 1
-    else:
-        w = resume.weights.copy()
-        history = [float(x) for x in resume.extra.get("j_history", [])]
-        constraint_sum0 = int(resume.extra.get("constraint_sum0", constraint_sum0))
-        run.truncate_metrics(resume.iteration)
-        summary, _, _, _ = measure(w)
-        start = resume.iteration + 1
-        record = run.read_metrics()[-1] if run.read_metrics() else {}
-    log(f"mmto: iteration {start - 1}: J_main {history[-1]:.4f}, move-match train {summary.match:.4f}, "
-        f"validation {_fmt(record.get('match_validation'))}")
-    if _stalled(history, cfg):
-        log("mmto: J_main had already stopped falling; nothing to do")
-        return w
-    bar = tqdm(range(start, cfg.iterations + 1), desc="mmto", unit="iter", disable=not progress,
-               initial=start - 1, total=cfg.iterations)
-    for it in bar:
-        t = time.perf_counter()
-        w, _ = update(summary.table, w, cfg, masks, threads_n=nt, progress=progress)
-        t_update = time.perf_counter() - t
-        summary, vm, t_s, t_v = measure(w)
-        history.append(summary.j_main)
-        if not math.isfinite(summary.j_main):
-            raise FloatingPointError("MMTO objective became NaN or infinite")
-        record = _metrics(it, summary, w, cfg, masks, vm, constraint_sum0,
-                          {"search": t_s, "update": t_update, "validation": t_v})
-        save(it, w, record, history)
-        bar.set_postfix(J=f"{summary.j_main:.4f}", match=f"{summary.match:.3f}", val=_fmt(vm))
-        log(f"mmto: iteration {it}: J_main {summary.j_main:.4f}, move-match train {summary.match:.4f}, "
-            f"validation {_fmt(vm)}, search {t_s:.1f} s, update {t_update:.1f} s")
-        if _stalled(history, cfg):
-            log(f"mmto: J_main stopped falling for {cfg.patience} iteration(s); stopping")
-            break
-    bar.close()
-    return w
+    """Run MMTO through the shared driver (:func:`tuner.driver.drive`); the weights it keeps."""
+    return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
 
 
 def _stalled(history: list[float], cfg: MmtoConfig) -> bool:
@@ -311,5 +322,12 @@ def _stalled(history: list[float], cfg: MmtoConfig) -> bool:
     return all(b >= a * (1 - cfg.min_improvement) for a, b in zip(recent, recent[1:]))
 
 
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.4f}"
+METHOD = Method(
+    name="mmto",
+    config=MmtoConfig,
+    trainer=MmtoTrainer,
+    summary="MMTO (Hoki & Kaneko 2014): sigmoid of score differences at PV leaves, grid-adjacent steps",
+    panels=[("objective J (per position)", [("j", "J = J_main + J_R"), ("j_main", "J_main")]),
+            ("training move-match (ties as fractions)", [("match_train", "train")])],
+    headline=("j_main", "match_train"),
+)

@@ -13,15 +13,16 @@ import numpy as np
 
 from search.catalog import FEATURE_INDEX, PIECE_NAMES, SQUARE_NAMES, STAGES
 
-#: the series each method's metrics.jsonl holds, per panel: (title, [(key, label)])
-PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
-    "mmto": [("objective J (per position)", [("j", "J = J_main + J_R"), ("j_main", "J_main")]),
-             ("move-match (ties as fractions)", [("match_train", "train"), ("match_validation", "validation")])],
-    "ga": [("fitness (move-match on the generation's sample)",
-            [("fitness_best", "best"), ("fitness_mean", "mean")]),
-           ("validation move-match", [("match_validation_best", "generation's best"),
-                                      ("best_so_far_validation", "best so far")])],
-}
+#: the panel every run has (the driver measures it each iteration, :mod:`tuner.driver`)
+VALIDATION_PANEL = ("validation move-match (ties as fractions)",
+                    [("match_validation", "this iteration"), ("best_validation", "best so far")])
+
+
+def panels_of(method: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The method's own panels (:class:`tuner.methods.Method`), then the validation move-match."""
+    from tuner.methods import get  # noqa: PLC0415
+
+    return [*get(method).panels, VALIDATION_PANEL]
 
 
 def _pyplot() -> Any:
@@ -36,7 +37,9 @@ def _pyplot() -> Any:
 def plot_metrics(records: list[dict[str, Any]], method: str, path: Path, title: str) -> Path:
     """Line plots of ``records`` (metrics.jsonl) against the iteration; returns ``path``."""
     plt = _pyplot()
-    panels = PANELS[method]
+    from tuner.methods import get  # noqa: PLC0415
+
+    panels = panels_of(method)
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
     x = [r["iteration"] for r in records]
     for ax, (panel_title, series) in zip(axes[0], panels):
@@ -45,7 +48,7 @@ def plot_metrics(records: list[dict[str, Any]], method: str, path: Path, title: 
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
         ax.set_title(panel_title)
-        ax.set_xlabel("generation" if method == "ga" else "outer iteration")
+        ax.set_xlabel(get(method).unit)
         ax.grid(alpha=0.3)
         ax.legend()
     fig.suptitle(title)

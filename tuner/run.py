@@ -12,28 +12,45 @@ Layout of ``RUN/`` (shared by every optimizer):
 
 ``state.json`` is the commit point: an iteration counts as done once its checkpoint is
 written. On resume, metric lines of iterations after the checkpoint (written just before an
-interruption) are dropped, so that the finished run is the same as an uninterrupted one.
+interruption) are dropped, so that the finished run is the same as an uninterrupted one; a
+run killed before its first checkpoint starts again from the beginning, and one whose
+``state.json`` is lost after that is refused (:meth:`RunDir.resume_point`).
+
+While a process uses the folder it holds ``RUN/.lock``, an exclusive ``flock`` on a file that
+holds its pid: a second ``tuner tune`` on the same folder is refused naming that pid. The
+system releases the lock when the process ends, however it ends, so a lock file left by a
+killed process is recognised as stale and taken over. The holder deletes the file when it
+is done.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: runs are not locked
+    fcntl = None  # type: ignore[assignment]
+
 import numpy as np
 
 from search.catalog import CATALOG_HASH, N_FEATURES
-from search.weights import Weights, atomic_write_text, save_weights
+from search.weights import Weights, atomic_write_text, dumps
 from tuner import __version__
 from tuner.errors import TunerError
 
 STATE_SCHEMA = "movetuner-run-state"
 STATE_VERSION = 1
+#: the lock file's name in a run folder
+LOCK_NAME = ".lock"
 
 
 def git_commit() -> str | None:
@@ -84,54 +101,180 @@ class RunDir:
     def state_path(self) -> Path:
         return self.path / "state.json"
 
+    @property
+    def lock_path(self) -> Path:
+        return self.path / LOCK_NAME
+
+    @contextlib.contextmanager
+    def lock(self, *, create: bool = False) -> Iterator[int | None]:
+        """Hold the run folder's lock for the block (see the module docstring); yields the pid
+        of a dead process whose lock was left behind (taken over), else None.
+
+        ``create`` makes the folder first (and removes it again on exit if the block left it
+        empty). Raises a one-line :class:`TunerError` when another process holds the lock, or
+        when the folder is a file or cannot be made.
+        """
+        made = False
+        if self.path.exists() and not self.path.is_dir():
+            raise TunerError(f"{self.path}: exists and is not a folder")
+        if create and not self.path.exists():
+            try:
+                self.path.mkdir(parents=True)
+            except FileExistsError:
+                pass  # made meanwhile by another process: the lock decides
+            except OSError as exc:
+                raise TunerError(f"{self.path}: cannot make the run folder ({exc.strerror})") from None
+            else:
+                made = True
+        if not self.path.is_dir():
+            raise TunerError(f"{self.path}: not a run folder (no such folder)")
+        fd, stale = self._acquire()
+        try:
+            self._remove_temporary_files()
+            yield stale
+        finally:
+            try:
+                os.unlink(self.lock_path)  # still ours: we hold it, and every taker re-checks
+            except OSError:
+                pass
+            os.close(fd)
+            if made:
+                with contextlib.suppress(OSError):
+                    self.path.rmdir()  # only when empty: nothing of a run was written
+
+    def _acquire(self) -> tuple[int, int | None]:
+        """Open and lock ``lock_path``; (file descriptor, pid of a stale lock's owner or None)."""
+        if fcntl is None:  # no flock on this platform: no protection, but no failure either
+            return os.open(os.devnull, os.O_RDONLY), None
+        while True:
+            try:
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise TunerError(f"{self.lock_path}: cannot make the lock file ({exc.strerror})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = _read_pid(fd)
+                os.close(fd)
+                who = f"process {owner}" if owner else "another process"
+                raise TunerError(f"{self.path} is in use by {who}") from None
+            # the holder before us may have removed the file after we opened it: then ours is
+            # an orphan that nobody else sees, and we must lock the file that is there now
+            try:
+                same = os.stat(self.lock_path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        stale = _read_pid(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return fd, (stale if stale and stale != os.getpid() else None)
+
+    def _remove_temporary_files(self) -> None:
+        """Delete the temporary files of atomic writes that a killed process left behind."""
+        for name in (self.config_path.name, self.metrics_path.name, self.weights_path.name, self.state_path.name):
+            for tmp in self.path.glob(f".{name}.*.tmp"):
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+
+    def holds_run(self) -> bool:
+        """Whether the folder holds a started run (a checkpoint or metric lines)."""
+        return self.state_path.exists() or self.metrics_path.exists()
+
+    def check_new(self, *, overwrite: bool = False) -> None:
+        """Refuse to start a run in a folder that already holds one, unless ``overwrite``."""
+        if self.holds_run() and not overwrite:
+            raise TunerError(f"{self.path}: already holds a run; continue it with --resume {self.path}, "
+                             "replace it with --overwrite, or choose another --out")
+
     def create(self, config_toml: str, *, overwrite: bool = False) -> None:
         """Start a new run: refuse a folder that already holds one (use ``--resume``), unless
         ``overwrite``, which deletes that run's files first."""
-        files = (self.state_path, self.metrics_path, self.weights_path)
-        if any(f.exists() for f in files[:2]):
-            if not overwrite:
-                raise TunerError(f"{self.path}: already holds a run; continue it with --resume {self.path}, "
-                                 "replace it with --overwrite, or choose another --out")
-            for f in files:
-                f.unlink(missing_ok=True)
+        self.check_new(overwrite=overwrite)
+        for f in (self.state_path, self.metrics_path, self.weights_path):
+            f.unlink(missing_ok=True)
         self.path.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.config_path, config_toml)
+        _write(self.config_path, config_toml)
 
     def write_config(self, config_toml: str) -> None:
-        atomic_write_text(self.config_path, config_toml)
+        _write(self.config_path, config_toml)
 
     def append_metrics(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, sort_keys=False, allow_nan=False)
-        with self.metrics_path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with self.metrics_path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:  # a line cut short is dropped on resume (torn tail)
+            if exc.errno is None:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self.metrics_path)) from exc
 
-    def read_metrics(self) -> list[dict[str, Any]]:
-        if not self.metrics_path.exists():
+    def _metric_lines(self) -> list[tuple[str, dict[str, Any]]]:
+        """(line, record) of every line of ``metrics.jsonl``; a last line that is not
+        terminated and does not parse (an append cut short by a kill or a full disk) is left
+        out, any other line that is not a record is a one-line :class:`TunerError`."""
+        try:
+            raw = self.metrics_path.read_bytes()
+        except FileNotFoundError:
             return []
+        lines = raw.split(b"\n")
         out = []
-        for n, line in enumerate(self.metrics_path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
+        for n, chunk in enumerate(lines, start=1):
+            last = n == len(lines)  # after the final newline: b"" in a well-formed file
+            if not chunk.strip():
                 continue
             try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise TunerError(f"{self.metrics_path}:{n}: not a JSON line") from None
+                text = chunk.decode("utf-8")
+                record = json.loads(text)
+                if not isinstance(record, dict) or not _is_iteration(record.get("iteration")):
+                    raise ValueError("not a metrics record")
+            except UnicodeDecodeError:
+                if last:
+                    break
+                raise TunerError(f"{self.metrics_path}:{n}: not UTF-8 text (not a metrics file)") from None
+            except ValueError:  # json.JSONDecodeError is a ValueError
+                if last:
+                    break
+                raise TunerError(f"{self.metrics_path}:{n}: not a metrics record "
+                                 "(a JSON object with an integer 'iteration')") from None
+            out.append((text, record))
         return out
 
-    def truncate_metrics(self, iteration: int) -> None:
-        """Drop metric lines of iterations after ``iteration`` (written before a checkpoint)."""
-        kept = [r for r in self.read_metrics() if int(r.get("iteration", 0)) <= iteration]
-        atomic_write_text(self.metrics_path, "".join(json.dumps(r) + "\n" for r in kept))
+    def read_metrics(self) -> list[dict[str, Any]]:
+        """The metric records, in file order; a one-line :class:`TunerError` names the first
+        line that is not one. A last line cut short by a kill is left out."""
+        return [record for _, record in self._metric_lines()]
 
-    def save(self, checkpoint: Checkpoint, metadata: dict[str, Any]) -> None:
-        """Write ``weights.json`` and then the checkpoint (the commit point), both atomically."""
-        save_weights(self.weights_path, Weights(checkpoint.weights, metadata))
+    def truncate_metrics(self, iteration: int) -> None:
+        """Keep the metric lines of iterations ``0..iteration`` (one each, the last written):
+        lines of later iterations were written before a checkpoint that never came.
+
+        Refuses (one-line :class:`TunerError`) when one of those iterations has no line.
+        """
+        by_iteration: dict[int, str] = {}
+        for text, record in self._metric_lines():
+            if record["iteration"] <= iteration:
+                by_iteration[record["iteration"]] = text
+        missing = [i for i in range(iteration + 1) if i not in by_iteration]
+        if missing:
+            raise TunerError(f"{self.metrics_path}: has no line for iteration {missing[0]}, but "
+                             f"{self.state_path.name} is at iteration {iteration}: the run's metrics are "
+                             "incomplete; start it again with --overwrite")
+        _write(self.metrics_path, "".join(by_iteration[i] + "\n" for i in range(iteration + 1)))
+
+    def save(self, checkpoint: Checkpoint, metadata: dict[str, Any], *, output: np.ndarray | None = None) -> None:
+        """Write ``weights.json`` (``output``, by default the checkpoint's weights) and then the
+        checkpoint (the commit point), both atomically."""
+        out = checkpoint.weights if output is None else output
+        _write(self.weights_path, dumps(Weights(np.asarray(out, dtype=np.int32), metadata)))
         doc = {"schema": STATE_SCHEMA, "schema_version": STATE_VERSION, "catalog_hash": CATALOG_HASH,
                "method": checkpoint.method, "iteration": checkpoint.iteration,
                "weights": [int(v) for v in checkpoint.weights], "extra": checkpoint.extra}
-        atomic_write_text(self.state_path, json.dumps(doc) + "\n")
+        _write(self.state_path, json.dumps(doc) + "\n")
 
     def load(self) -> Checkpoint | None:
         """The last checkpoint, or None when the run has not completed an iteration."""
@@ -152,7 +295,65 @@ class RunDir:
                 isinstance(v, int) and not isinstance(v, bool) for v in weights):
             raise TunerError(f"{where}: 'weights' must be {N_FEATURES} integers")
         iteration = doc.get("iteration")
-        if not isinstance(iteration, int) or iteration < 0:
+        if not _is_iteration(iteration):
             raise TunerError(f"{where}: 'iteration' must be a non-negative integer")
-        return Checkpoint(str(doc.get("method")), iteration, np.array(weights, dtype=np.int32),
-                          dict(doc.get("extra") or {}))
+        extra = doc.get("extra")
+        if extra is not None and not isinstance(extra, dict):
+            raise TunerError(f"{where}: 'extra' must be an object")
+        return Checkpoint(str(doc.get("method")), iteration, np.array(weights, dtype=np.int32), dict(extra or {}))
+
+    def resume_point(self) -> Checkpoint | None:
+        """The checkpoint ``--resume`` continues from; None when no iteration was completed
+        (the run starts again from the beginning: nothing it did is lost).
+
+        A run whose ``state.json`` is missing although it completed iterations cannot be
+        resumed exactly (the optimizer's state, e.g. the GA's population and random state, is
+        only there): that is refused with a one-line :class:`TunerError`.
+        """
+        checkpoint = self.load()
+        if checkpoint is not None:
+            return checkpoint
+        in_metrics = max((r["iteration"] for r in self.read_metrics()), default=-1)
+        in_weights = _saved_iteration(self.weights_path) if self.weights_path.exists() else -1
+        if max(in_metrics, in_weights) >= 1:
+            name, done = ((self.metrics_path.name, in_metrics) if in_metrics >= in_weights
+                          else (self.weights_path.name, in_weights))
+            raise TunerError(f"{self.state_path}: missing, but {name} records iterations up to {done}: "
+                             "the run cannot be resumed exactly without its checkpoint; "
+                             "start it again with --overwrite")
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a file of the run atomically; an OSError (a full or read-only disk) names ``path``
+    itself rather than the temporary file beside it."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
+def _saved_iteration(path: Path) -> int:
+    """The iteration (generation) a run's ``weights.json`` was saved at; 1 when unreadable, so
+    that a damaged file counts as work that would be lost."""
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        value = metadata.get("iteration", metadata.get("generation"))
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return 1
+    return value if _is_iteration(value) else 1
+
+
+def _is_iteration(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _read_pid(fd: int) -> int | None:
+    """The pid written in a lock file, or None."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None

@@ -1,34 +1,36 @@
 """What every optimizer shares: the common settings of ``tuner tune``, the data and masks they
-derive, and move-match measurement.
+derive, move-match measurement, and the kernel calls cut into pieces of about 0.4 s
+(:class:`Pacer`, :func:`paced_sweep`, :func:`paced_move_match`) so that Ctrl-C stops a run
+promptly, with the same results as one call.
 
 A run is configured by :class:`TuneConfig` (top level of the TOML file) and the method's own
-dataclass (``[mmto]`` or ``[ga]`` table); ``RUN/config.toml`` holds both.
+dataclass (its ``[NAME]`` table, :mod:`tuner.methods`); ``RUN/config.toml`` holds both.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numba
 import numpy as np
 
-from search.api import DEFAULT_BUDGET, move_match, threads
+from search.api import DEFAULT_BUDGET, Sweep, move_match, sweep, threads
+from search.batch import CHUNK
 from search.catalog import GROUPS, select
 from search.weights import load_weights
 from tuner.config import help_field
 from tuner.data import Positions, check_played, load_positions
-from tuner.errors import TunerError
-
-METHODS = ("mmto", "ga")
-
+from tuner.errors import TunerError, check_interrupt
 
 @dataclass(frozen=True, kw_only=True)
 class TuneConfig:
     """Settings every optimizer shares."""
 
-    method: str = help_field("mmto", "optimizer: mmto or ga")
+    method: str = help_field("mmto", "tuning method (see the method sections below)")
     data: str = help_field("", "position set written by 'tuner ingest' (a folder)", metavar="DIR")
     out: str = help_field("", "run folder for config.toml, metrics.jsonl, weights.json", metavar="RUN")
     start: str = help_field("material", "weights to start from: a weights file or material, classic",
@@ -42,10 +44,19 @@ class TuneConfig:
     max_validation: int = help_field(5000, "validation positions for the move-match figures (0: all)")
     threads: int = help_field(0, "threads for the numba kernels (0: all cores)")
     seed: int = help_field(0, "seed of every random choice of the run")
+    keep: str = help_field("best", "weights.json holds the weights of the iteration with the best "
+                                   "validation move-match (best) or of the last iteration (last)")
+    early_stop: int = help_field(0, "stop after this many iterations in a row without a better validation "
+                                    "move-match (0: never)")
 
     def validate(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}, not {self.method!r}")
+        from tuner.methods import get  # noqa: PLC0415 - the registry imports the methods, which import this
+
+        get(self.method)
+        if self.keep not in ("best", "last"):
+            raise ValueError(f"keep must be best or last, not {self.keep!r}")
+        if self.early_stop < 0:
+            raise ValueError(f"early_stop must be >= 0, not {self.early_stop}")
         if self.depth < 1 or self.depth > 4:
             raise ValueError(f"depth must be between 1 and 4, not {self.depth}")
         if self.budget < 1:
@@ -54,7 +65,8 @@ class TuneConfig:
             raise ValueError("max_train and max_validation must be >= 0")
         if not 0 <= self.threads <= numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"threads must be between 0 and {numba.config.NUMBA_NUM_THREADS}, not {self.threads}")
-        mask_of(self.train, "train")
+        if not mask_of(self.train, "train").any():
+            raise ValueError("no weights to train: train names no group or feature (it is empty)")
 
 
 def mask_of(items: tuple[str, ...], what: str) -> np.ndarray:
@@ -104,12 +116,95 @@ def load_training_data(cfg: TuneConfig, *, progress: bool = True) -> TrainingDat
     return TrainingData(train, validation, index)
 
 
-def validation_match(cfg: TuneConfig, data: TrainingData, weights: np.ndarray) -> float | None:
+class Pacer:
+    """Sizes of kernel calls so that each lasts about ``target`` seconds (between half and
+    twice that), which lets a run check for Ctrl-C (:func:`tuner.errors.check_interrupt`)
+    between them.
+
+    Sizes count *searches* (positions, times weight vectors for a move-match) and are
+    multiples of :data:`search.batch.CHUNK`: the batch kernels give each chunk of ``CHUNK``
+    positions one search workspace, so cutting a batch at multiples of ``CHUNK`` leaves every
+    result bit-identical to one call over the whole batch. The size doubles while calls are
+    short and shrinks in proportion when one is too long, so it follows the depth, the machine
+    and its load. (Sizing from the measured rate alone shrinks without end on a loaded machine:
+    each parallel call has a fixed cost, which makes small calls look slow.)
+    """
+
+    def __init__(self, target: float = 0.4, first: int = 16 * CHUNK) -> None:
+        self.target = target
+        self.size = first
+
+    def pieces(self, n: int) -> Iterator[tuple[int, int]]:
+        """``(a, z)`` ranges covering ``0..n``, each ``a`` a multiple of ``CHUNK``, sized by the
+        latest :meth:`record` (call it after each piece's kernel call)."""
+        a = 0
+        while a < n:
+            z = min(n, a + self.size)
+            yield a, z
+            a = z
+
+    def record(self, searches: int, seconds: float) -> None:
+        """Adjust the size after a call of ``searches`` searches that took ``seconds``."""
+        if 2 * searches < self.size:  # a short last piece says little
+            return
+        if seconds < self.target / 2:
+            self.size *= 2
+        elif seconds > 2 * self.target:
+            self.size = max(CHUNK, int(searches * self.target / seconds) // CHUNK * CHUNK)
+
+
+def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
+                     budget: int, threads_n: int, pacer: Pacer | None = None) -> np.ndarray:
+    """:func:`search.api.move_match` (float64[I, P] for weights int32[I, N]) in calls of about
+    ``pacer.target`` seconds, checking for Ctrl-C between them; the same result as one call."""
+    weights = np.atleast_2d(weights)
+    pacer = pacer or Pacer()
+    n_w, n_p = len(weights), len(boards)
+    out = np.zeros((n_w, n_p), dtype=np.float64)
+    i = 0
+    while i < n_w:
+        if pacer.size >= n_p:  # whole rows: several weight vectors per call
+            k = min(n_w - i, max(1, pacer.size // max(n_p, 1)))
+            t = time.perf_counter()
+            out[i:i + k] = move_match(boards, played, weights[i:i + k], depth, budget=budget, n_threads=threads_n)
+            pacer.record(k * n_p, time.perf_counter() - t)
+            check_interrupt()
+            i += k
+            continue
+        for a, z in pacer.pieces(n_p):
+            t = time.perf_counter()
+            out[i, a:z] = move_match(boards[a:z], played[a:z], weights[i:i + 1], depth, budget=budget,
+                                     n_threads=threads_n)[0]
+            pacer.record(z - a, time.perf_counter() - t)
+            check_interrupt()
+        i += 1
+    return out
+
+
+def paced_sweep(boards: np.ndarray, depth: int, w: np.ndarray, *, budget: int, pacer: Pacer) -> Sweep:
+    """:func:`search.api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
+    Ctrl-C check between them; the same arrays as one call (see :class:`Pacer`)."""
+    parts = []
+    for a, z in pacer.pieces(len(boards)):
+        t = time.perf_counter()
+        parts.append(sweep(boards[a:z], depth, w, budget=budget, leaves=True))
+        pacer.record(z - a, time.perf_counter() - t)
+        check_interrupt()
+    if len(parts) == 1:
+        return parts[0]
+    starts = np.cumsum([0] + [int(p.pos_ptr[-1]) for p in parts[:-1]])
+    pos_ptr = np.concatenate([parts[0].pos_ptr[:1]] + [p.pos_ptr[1:] + s for p, s in zip(parts, starts)])
+    return Sweep(pos_ptr, *(np.concatenate([getattr(p, f) for p in parts])
+                            for f in ("moves", "scores", "kinds", "signs", "leaves", "nodes")))
+
+
+def validation_match(cfg: TuneConfig, data: TrainingData, weights: np.ndarray, *,
+                     pacer: Pacer | None = None) -> float | None:
     """Mean move-match (ties as fractions) of ``weights`` on the validation positions."""
     if len(data.validation) == 0:
         return None
-    m = move_match(data.validation.boards, data.validation.played, weights, cfg.depth,
-                   budget=cfg.budget, n_threads=n_threads(cfg))
+    m = paced_move_match(data.validation.boards, data.validation.played, weights, cfg.depth,
+                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer)
     return float(m.mean())
 
 
@@ -121,5 +216,5 @@ def config_record(*configs: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["METHODS", "TrainingData", "TuneConfig", "config_record", "load_training_data",
-           "mask_of", "n_threads", "start_weights", "validation_match"]
+__all__ = ["Pacer", "TrainingData", "TuneConfig", "config_record", "load_training_data",
+           "mask_of", "n_threads", "paced_move_match", "paced_sweep", "start_weights", "validation_match"]

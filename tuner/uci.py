@@ -17,11 +17,17 @@ responsive. Time management, which must never lose on time (e.g. at 10 s + 0.1 s
   bounds every iteration through its node budget: ``(hard - elapsed) x nodes per second``.
   An iteration that exhausts its budget is discarded (the previous one's move is played);
 * the kernel cannot be interrupted by design, so ``stop`` aborts it through its node
-  counter (the workspace's ``stats[0]`` is raised past the budget from the reader thread;
-  the kernel then scores every remaining node statically and returns within microseconds).
-  The aborted iteration is discarded.
+  counter (:meth:`search.alphabeta.Workspace.abort` raises it past the budget from the reader
+  thread; the kernel then scores every remaining node statically and returns within
+  microseconds). The aborted iteration is discarded.
 
-Malformed or unknown commands are answered with ``info string ...``, never a crash.
+Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
+``go`` ends in a ``bestmove``: a limit out of range or not an integer is replaced by the
+nearest valid one (``depth 0`` searches depth 1, ``movetime -5`` one millisecond), as
+Stockfish does, with an ``info string`` saying so. A rejected ``position`` (bad FEN, illegal
+move) leaves the engine without a position: it says why, and answers ``go`` with
+``bestmove 0000`` (the null move) until a valid ``position`` arrives; so does a position
+without legal moves (checkmate, stalemate).
 """
 
 from __future__ import annotations
@@ -35,11 +41,12 @@ from typing import TextIO
 
 import numpy as np
 
-from search.alphabeta import MAX_PLY, new_workspace, search_kernel
+from search.alphabeta import MAX_PLY, Workspace, search_kernel
 from search.api import mate_in
 from search.board import W_KEY, W_STM
 from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
-from search.evaluator import EVAL_SCALE, check_weights
+from search.evaluator import EVAL_SCALE
+from search.validate import check_board, check_weights
 from search.weights import Weights
 from tuner import __version__
 from tuner.export import load_any
@@ -55,7 +62,8 @@ MAX_DEPTH = MAX_PLY - 4
 NPS_GUESS = 200_000.0
 #: a node budget that never binds
 UNLIMITED = 1 << 50
-_ABORTED = np.int64(1) << np.int64(60)
+#: longest time a ``go`` parameter may give (milliseconds, about 24 days)
+MAX_MS = 2**31 - 1
 #: bytes per transposition-table entry (uint64 key + int32 move)
 _TT_ENTRY_BYTES = 12
 
@@ -113,7 +121,7 @@ class Searcher:
 
     def __init__(self, weights: np.ndarray, *, tt_bits: int = 20) -> None:
         self.weights = check_weights(weights)
-        self.ws = new_workspace()
+        self.ws = Workspace()
         self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
         self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
         self._aborted = threading.Event()
@@ -137,7 +145,7 @@ class Searcher:
         """Make :meth:`think` end now (from another thread): its running iteration stops and is
         discarded, and no further iteration starts until :meth:`rearm`."""
         self._aborted.set()
-        self.ws[7][0] = _ABORTED
+        self.ws.abort()
 
     def rearm(self) -> None:
         """Clear an :meth:`abort` (call before starting a new search)."""
@@ -152,8 +160,10 @@ class Searcher:
         ``node_limit`` bounds the total nodes, ``plan`` the time; an iteration cut short by
         either (or by :meth:`abort`) is discarded, except the first, so the result always
         holds a move when one exists. Returns the last kept iteration (``None`` only when
-        aborted before the first one ended).
+        aborted before the first one ended). Raises
+        :class:`~search.validate.InvalidBoardError` for an invalid board.
         """
+        board = check_board(board)
         hist = np.zeros(max(1, len(history)), dtype=np.uint64)
         hist[: len(history)] = np.asarray(history, dtype=np.uint64)
         n_legal = len(legal_moves(board))
@@ -177,21 +187,19 @@ class Searcher:
                 if budget < counts[-1]:
                     break
             t0 = time.perf_counter()
-            score = int(search_kernel(self.ws, board, depth, self.weights, budget, hist, len(history),
+            score = int(search_kernel(self.ws.arrays, board, depth, self.weights, budget, hist, len(history),
                                       self.tt_keys, self.tt_moves))
             seconds = time.perf_counter() - t0
-            stats = self.ws[7]
-            nodes = int(stats[0])
-            cut = bool(stats[1])
-            if nodes >= _ABORTED:  # aborted: the counter was raised from outside (count unknown)
+            nodes = self.ws.nodes
+            cut = self.ws.budget_exhausted
+            if self.ws.aborted:  # the counter was raised from outside (count unknown)
                 nodes, cut = 0, True
             total += nodes
             if nodes >= 20_000 and seconds > 0:
                 self.nps = 0.5 * self.nps + 0.5 * nodes / seconds
             if cut and best is not None:
                 break
-            ints, pv_table = self.ws[3], self.ws[4]
-            pv = tuple(int(m) for m in pv_table[0, : ints[0, 8]])
+            pv = self.ws.pv
             if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
                 pv = (int(legal_moves(board)[0]),)
             best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
@@ -241,15 +249,31 @@ class GoLimits:
         return TimePlan(min(soft, hard), hard)
 
 
-_INT_PARAMS = ("depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate")
+#: ``go`` parameters with an integer value: (lowest valid value, highest valid value, value used
+#: when it is missing or not an integer; ``None``: ignore the parameter). Out-of-range values are
+#: clamped to the nearest valid one. A clock may be negative when the GUI's clock overran.
+_INT_PARAMS: dict[str, tuple[int | None, int, int | None]] = {
+    "depth": (1, MAX_DEPTH, 1),
+    "nodes": (1, UNLIMITED, 1),
+    "movetime": (1, MAX_MS, 1),
+    "wtime": (None, MAX_MS, 0),
+    "btime": (None, MAX_MS, 0),
+    "winc": (0, MAX_MS, 0),
+    "binc": (0, MAX_MS, 0),
+    "movestogo": (1, 1000, None),
+    "mate": (None, MAX_MS, None),
+}
+_FLAGS = ("infinite", "ponder", "searchmoves")
 
 
 def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
-    """``go`` tokens (after the word ``go``) to limits, plus notes about unsupported parts
-    (``ponder``, ``searchmoves``, ``mate``), which are searched normally.
+    """``go`` tokens (after the word ``go``) to limits, plus notes for the GUI.
 
-    Raises ``ValueError`` (one line) for a malformed command: an unknown word, a missing or
-    non-integer value, a depth, nodes or movestogo below 1, a negative movetime or increment.
+    Never raises: as Stockfish does, a value out of range is clamped to the nearest valid one
+    (``depth 0`` -> 1, ``nodes 0`` -> 1, ``movetime -5`` -> 1), a missing or non-integer value
+    is replaced by the lowest valid one (``depth abc`` -> 1; a missing clock counts as 0 ms)
+    and an unknown word is ignored, each with a note. Unsupported parts (``ponder``,
+    ``searchmoves``, ``mate``) are noted and searched normally.
     """
     values: dict[str, int | bool] = {}
     notes: list[str] = []
@@ -257,20 +281,29 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
     while i < len(tokens):
         tok = tokens[i]
         if tok in _INT_PARAMS:
-            if i + 1 >= len(tokens):
-                raise ValueError(f"{tok} needs a value")
-            text = tokens[i + 1]
-            try:
-                value = int(text)
-            except ValueError:
-                raise ValueError(f"{tok} value {text!r} is not an integer") from None
+            low, high, fallback = _INT_PARAMS[tok]
+            text = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1] not in _INT_PARAMS \
+                and tokens[i + 1] not in _FLAGS else None
+            i += 1 if text is None else 2
             if tok == "mate":
                 notes.append("go: mate is not supported, searching normally")
-            elif tok not in ("wtime", "btime") and value < (1 if tok in ("depth", "nodes", "movestogo") else 0):
-                raise ValueError(f"{tok} {value} is out of range")
-            else:
-                values[tok] = value  # a clock may be negative when the GUI's clock overran
-            i += 2
+                continue
+            try:
+                value = int(text) if text is not None else None
+            except ValueError:
+                value = None
+            if value is None:
+                problem = "needs a value" if text is None else f"value {text[:20]!r} is not an integer"
+                if fallback is None:
+                    notes.append(f"go: {tok} {problem}; ignored")
+                    continue
+                notes.append(f"go: {tok} {problem}; using {tok} {fallback}")
+                value = fallback
+            elif (low is not None and value < low) or value > high:
+                clamped = high if value > high else low
+                notes.append(f"go: {tok} {text[:20] if text else value} is out of range; using {tok} {clamped}")
+                value = clamped
+            values[tok] = value
         elif tok == "infinite":
             values["infinite"] = True
             i += 1
@@ -280,10 +313,11 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
         elif tok == "searchmoves":
             notes.append("go: searchmoves is not supported, searching all moves")
             i += 1
-            while i < len(tokens) and tokens[i] not in _INT_PARAMS and tokens[i] not in ("infinite", "ponder"):
+            while i < len(tokens) and tokens[i] not in _INT_PARAMS and tokens[i] not in _FLAGS:
                 i += 1
         else:
-            raise ValueError(f"unknown parameter {tok!r}")
+            notes.append(f"go: unknown parameter {tok[:20]!r} ignored")
+            i += 1
     return GoLimits(**values), notes  # type: ignore[arg-type]
 
 
@@ -297,8 +331,11 @@ class UciEngine:
         self.hash_mb = DEFAULT_HASH_MB
         self.overhead_ms = DEFAULT_OVERHEAD_MS
         self.searcher = Searcher(weights.values, tt_bits=tt_bits_for(self.hash_mb))
-        self.board: Board = from_fen(STARTING_FEN)
+        #: the position ``go`` searches; ``None`` after a rejected ``position`` (then
+        #: :attr:`position_error` says why and ``go`` answers the null move)
+        self.board: Board | None = from_fen(STARTING_FEN)
         self.history: list[int] = []
+        self.position_error: str | None = None
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._busy = threading.Event()  # set from go until just before its bestmove
@@ -387,6 +424,7 @@ class UciEngine:
                 return
             try:
                 weights = load_any(value)
+                check_weights(weights.values)
             except ValueError as exc:
                 self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
                 return
@@ -411,11 +449,16 @@ class UciEngine:
         else:
             self.info(f"setoption: unknown option {name!r}")
 
+    def _reject_position(self, reason: str) -> None:
+        """Forget the position (``go`` answers ``bestmove 0000`` until a valid one) and say why."""
+        self.board, self.history, self.position_error = None, [], reason
+        self.info(f"position: {reason}; no position until a valid one arrives (go answers bestmove 0000)")
+
     def _cmd_position(self, args: list[str]) -> None:
         if self._refuse_while_searching("position"):
             return
         if not args or args[0] not in ("startpos", "fen"):
-            self.info("position: expected 'position startpos|fen <fen> [moves ...]'")
+            self._reject_position("expected 'position startpos|fen <fen> [moves ...]'")
             return
         if "moves" in args:
             k = args.index("moves")
@@ -424,37 +467,36 @@ class UciEngine:
             spec, moves = args, []
         if spec[0] == "startpos":
             if len(spec) > 1:
-                self.info(f"position: unexpected {' '.join(spec[1:])!r} after startpos")
+                self._reject_position(f"unexpected {' '.join(spec[1:])[:80]!r} after startpos")
                 return
             fen = STARTING_FEN
         else:
             fen = " ".join(spec[1:])
         try:
-            board = from_fen(fen)
+            board = check_board(from_fen(fen))
             history: list[int] = []
             for uci in moves:
                 m = move_from_uci(board, uci)
                 history.append(int(board[W_KEY]))
                 board = push(board, m)
-        except ValueError as exc:
-            self.info(f"position: {exc}; position unchanged")
+        except Exception as exc:  # a ValueError names the problem; anything else is our bug, but still no position
+            self._reject_position(str(exc) if isinstance(exc, ValueError) else f"{exc.__class__.__name__}: {exc}")
             return
-        self.board, self.history = board, history
+        self.board, self.history, self.position_error = board, history, None
 
     def _cmd_go(self, args: list[str]) -> None:
         if self._refuse_while_searching("go"):
             return
-        try:
-            limits, notes = parse_go(args)
-        except ValueError as exc:
-            self.info(f"go: {exc}; command ignored")
-            return
+        limits, notes = parse_go(args)
         for note in notes:
             self.info(note)
+        board = None if self.board is None else self.board.copy()
+        if board is None:
+            self.info(f"go: no valid position ({self.position_error}); answering the null move")
         self._stop.clear()
         self.searcher.rearm()
         self._busy.set()
-        self._worker = threading.Thread(target=self._search, args=(self.board.copy(), list(self.history), limits),
+        self._worker = threading.Thread(target=self._search, args=(board, list(self.history), limits),
                                         name="uci-search", daemon=True)
         self._worker.start()
 
@@ -493,11 +535,12 @@ class UciEngine:
         """Load (or compile) the numba kernel before the first ``go``."""
         Searcher(self.searcher.weights, tt_bits=4).think(from_fen(STARTING_FEN), [], max_depth=1)
 
-    def _search(self, board: Board, history: list[int], limits: GoLimits) -> None:
+    def _search(self, board: Board | None, history: list[int], limits: GoLimits) -> None:
+        """Search ``board`` (``None``: no valid position) and answer ``bestmove``."""
         start = time.perf_counter()
         self._warmup.join()
         waited = time.perf_counter() - start  # the clock was running while the kernel loaded
-        white = int(board[W_STM]) == 0
+        white = board is None or int(board[W_STM]) == 0
         plan = None if limits.infinite else limits.plan(white, self.overhead_ms)
         if plan is not None:
             plan = TimePlan(max(plan.soft - waited, 0.0), max(plan.hard - waited, 0.001))
@@ -510,15 +553,16 @@ class UciEngine:
 
         best = None
         try:
-            best = self.searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
-                                       plan=plan, on_iteration=report)
+            if board is not None:
+                best = self.searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
+                                           plan=plan, on_iteration=report)
         except Exception as exc:  # keep the protocol alive: report and fall back to a legal move
             self.info(f"search failed: {exc.__class__.__name__}: {exc}")
         no_limit = limits.infinite or (plan is None and limits.depth is None and limits.nodes is None)
         if no_limit:
             self._stop.wait()  # UCI: in infinite mode, answer only after stop
         pv = best.pv if best is not None else ()
-        if not pv:
+        if not pv and board is not None:
             legal = legal_moves(board)
             pv = (int(legal[0]),) if len(legal) else ()
         answer = "bestmove " + (move_to_uci(pv[0]) if pv else "0000")

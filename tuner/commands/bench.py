@@ -2,7 +2,8 @@
 
 - ``move-match``: how often each weight set's search picks the played move (:mod:`tuner.movematch`);
 - ``match``: games between two weight sets (:mod:`tuner.match`);
-- ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.plots`).
+- ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.plots`);
+- ``epd``: EPD test suites, solved positions and STS-style points (:mod:`tuner.commands.bench_epd`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import time
 from tqdm import tqdm
 
 from search.weights import load_weights
+from tuner.commands import bench_epd
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
+from tuner.methods import methods
 from tuner.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
@@ -40,7 +43,7 @@ approximation on the per-pair mean score, 1.96 standard errors, ends converted t
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("bench", help="measure weight sets: move-match, matches, plots of runs",
+    p = sub.add_parser("bench", help="measure weight sets: move-match, matches, EPD suites, plots of runs",
                        description="Measure weight sets: on held-out positions, against each other, "
                                    "and plot what a run learnt.")
     bench_sub = p.add_subparsers(dest="bench_command", metavar="WHAT")
@@ -48,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _register_move_match(bench_sub)
     _register_match(bench_sub)
     _register_plot(bench_sub)
+    bench_epd.register(bench_sub)
 
 
 def _missing(parser: argparse.ArgumentParser) -> int:
@@ -195,9 +199,10 @@ def run_plot_command(args: argparse.Namespace) -> int:
         weights = load_weights(run.weights_path)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    method = weights.metadata.get("method") or ("ga" if "generation" in records[0] else "mmto")
-    if method not in ("mmto", "ga"):
-        raise TunerError(f"{run.weights_path}: unknown method {method!r} in its metadata")
+    method = weights.metadata.get("method")
+    if not isinstance(method, str) or method not in methods():
+        raise TunerError(f"{run.weights_path}: unknown method {method!r} in its metadata "
+                         f"(known: {', '.join(methods())})")
     out = Path(args.out) if args.out else run.path / "plots"
     out.mkdir(parents=True, exist_ok=True)
     name = run.path.resolve().name

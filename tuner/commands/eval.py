@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise TunerError(f"--top must be >= 1, not {args.top}")
     try:
         board = from_fen(STARTING_FEN if args.fen == "startpos" else args.fen)
         weights = load_weights(args.weights)

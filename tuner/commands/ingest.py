@@ -17,7 +17,8 @@ SAMPLE_DIR = REPO / "datasets" / "sample"
 SAMPLE_OUT = REPO / "datasets" / "built" / "sample"
 
 DESCRIPTION = """\
-Read PGN files (plain, .gz, .bz2 or .zst; LF or CRLF) and write a position set to DIR:
+Read PGN files (plain, .gz, .bz2 or .zst; LF or CRLF; UTF-8, Latin-1, or UTF-16 with a
+byte-order mark) and write a position set to DIR:
 train.parquet, validation.parquet and test.parquet (one row per position and the move
 played in it, split by game) and manifest.json (inputs with sizes and SHA-256, the settings,
 games read/kept/rejected per reason, positions per split and dropped per filter).
@@ -25,9 +26,14 @@ games read/kept/rejected per reason, positions per split and dropped per filter)
 Games with problems (illegal, ambiguous or unreadable moves, no result, a truncated end, a
 malformed tag, a variant or non-standard start) are skipped and counted by reason; the first
 few are reported as file:line: reason. Bytes that are not UTF-8 are read as Latin-1 (see
---non-utf8). The output is written to a temporary folder beside DIR and renamed into place at
-the end, so an interrupted run leaves DIR as it was; rerunning replaces a position set in DIR.
-The files are byte-for-byte the same for the same inputs and settings, whatever --workers.
+--non-utf8). A compressed file cut short is read up to the break (reported as corrupt_stream).
+An input that is empty, binary or yields no game at all is an error.
+
+The output is written to a temporary folder beside DIR and renamed into place at the end, so
+an interrupted run leaves DIR as it was (a killed run's temporary folder is removed by the next
+run into DIR); rerunning replaces a position set in DIR. A DIR holding other files is refused
+unless --overwrite is given. The files are byte-for-byte the same for the same inputs and
+settings, whatever --workers.
 """
 
 
@@ -37,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("pgn", nargs="*", metavar="PGN", help="PGN files, read in the order given")
     p.add_argument("--out", metavar="DIR",
                    help=f"output folder (with --sample, default: {SAMPLE_OUT.relative_to(REPO)} in the repository)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="write into a DIR that holds other files too: only the position set's files (train, "
+                        "validation and test.parquet, manifest.json) are replaced, the others are kept")
     p.add_argument("--sample", action="store_true",
                    help=f"ingest the sample games shipped in {SAMPLE_DIR.relative_to(REPO)}/")
     p.add_argument("--workers", type=int, metavar="N",
@@ -73,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.out:
             raise TunerError("--out DIR is required")
         paths, out = list(args.pgn), Path(args.out)
-    manifest = ingest(paths, out, config, workers=args.workers, progress=args.progress)
+    manifest = ingest(paths, out, config, workers=args.workers, progress=args.progress, overwrite=args.overwrite)
     games, pos = manifest["games"], manifest["positions"]
     reasons = ", ".join(f"{k} {v}" for k, v in games["rejected_by_reason"].items()) or "none"
     print(f"games: {games['read']} read, {games['kept']} kept, {games['rejected']} rejected ({reasons})")

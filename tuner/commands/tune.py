@@ -1,16 +1,25 @@
 """``tuner tune``: fit the evaluator's weights to the moves of a position set.
 
-Settings come from three dataclasses (the shared :class:`tuner.tuning.TuneConfig`, and the
-method's :class:`tuner.mmto.MmtoConfig` or :class:`tuner.ga.GaConfig`), layered as: defaults,
-then ``--config FILE.toml`` (top-level keys, ``[mmto]`` and ``[ga]`` tables), then flags. The
-result is written to ``RUN/config.toml``; ``--resume RUN`` reads it back and continues the run
-(only ``--iterations``/``--generations`` and ``--threads`` may change on resume).
+Settings come from two dataclasses (the shared :class:`tuner.tuning.TuneConfig`, and the
+method's own, from the registry :mod:`tuner.methods`), layered as: defaults, then ``--config
+FILE.toml`` (top-level keys, and a ``[NAME]`` table per method), then flags. The result is
+written to ``RUN/config.toml``; ``--resume RUN`` reads it back and continues the run (only the
+method's count of iterations and ``--threads`` may change on resume). The outer loop is
+:func:`tuner.driver.drive`, the same for every method.
+
+One process at a time uses a run folder (``RUN/.lock``, :meth:`tuner.run.RunDir.lock`). Ctrl-C
+stops a run between two kernel calls with one line, ``tuner tune: interrupted at iteration N;
+resume with: tuner tune --resume RUN``, and exit code 130; a full or read-only disk is one line
+naming the file, and the folder keeps its last checkpoint. Resuming a run whose
+``state.json`` is lost is refused once it had completed an iteration
+(:meth:`tuner.run.RunDir.resume_point`).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import sys
 import tomllib
 from pathlib import Path
@@ -19,31 +28,58 @@ from typing import Any
 from tqdm import tqdm
 
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace
-from tuner.errors import TunerError
-from tuner.ga import GaConfig
-from tuner.mmto import MmtoConfig
+from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
+from tuner.driver import drive
+from tuner.methods import get as get_method
+from tuner.methods import methods
 from tuner.run import RunDir
 from tuner.tuning import TuneConfig, load_training_data, start_weights
 
-METHOD_CONFIGS: dict[str, type] = {"mmto": MmtoConfig, "ga": GaConfig}
-#: settings that --resume may change
-RESUMABLE = {"iterations", "generations", "threads"}
+
+def method_configs() -> dict[str, type]:
+    """Each registered method's config dataclass, by name."""
+    return {name: m.config for name, m in methods().items()}
+
+
+def resumable() -> set[str]:
+    """The settings ``--resume`` may change: each method's count of iterations, and threads."""
+    return {m.iterations for m in methods().values()} | {"threads"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("tune", help="learn weights from a position set (MMTO or a genetic algorithm)",
+    names = ", ".join(methods())
+    p = sub.add_parser("tune", help=f"learn weights from a position set ({names})",
                        description="Fit the evaluator's weights so that the engine's shallow search "
-                                   "prefers the moves played in a position set (tuner ingest). Writes "
-                                   "RUN/config.toml, RUN/metrics.jsonl (a line per iteration), "
-                                   "RUN/weights.json (after every iteration, atomically).")
-    p.add_argument("--config", metavar="FILE", help="TOML file of settings (top level, [mmto], [ga])")
+                                   "prefers the moves played in a position set (tuner ingest), or fits "
+                                   "its results. Writes RUN/config.toml, RUN/metrics.jsonl (a line per "
+                                   "iteration), RUN/weights.json and RUN/state.json (after every "
+                                   "iteration, atomically).")
+    p.add_argument("--config", metavar="FILE",
+                   help=f"TOML file of settings (top level, and a table per method: {', '.join(f'[{n}]' for n in methods())})")
     p.add_argument("--resume", metavar="RUN", help="continue the run in folder RUN from its last iteration")
     p.add_argument("--overwrite", action="store_true", help="replace a run already in the --out folder")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or progress lines (errors only)")
     add_arguments(p.add_argument_group("run"), TuneConfig)
-    for method, cls in METHOD_CONFIGS.items():
-        add_arguments(p.add_argument_group(method), cls)
+    seen: dict[str, str] = {}
+    for name, method in methods().items():
+        fields = [f.name for f in dataclasses.fields(method.config) if f.init]
+        shared = tuple(f for f in fields if f in seen)
+        group = p.add_argument_group(f"{name}: {method.summary}")
+        if shared:
+            defaults = {f.name: f.default for f in dataclasses.fields(method.config)}
+            group.description = "also " + "; ".join(
+                f"--{f.replace('_', '-')} (listed under {seen[f]}; {name}'s default: {_shown(defaults[f])})"
+                for f in shared)
+        add_arguments(group, method.config, exclude=shared)
+        for f in fields:
+            seen.setdefault(f, name)
     p.set_defaults(func=run)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(map(str, value)) or "none"
+    return str(value)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -54,18 +90,21 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise TunerError(f"{path}: no such config file") from None
     except tomllib.TOMLDecodeError as exc:
         raise TunerError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise TunerError(f"{path}: not valid TOML: not UTF-8 text") from None
 
 
 def configs_from_toml(path: Path) -> tuple[TuneConfig, dict[str, Any]]:
     """The run settings and each method's settings of a TOML file."""
     data = _read_toml(path)
     tables = {k: v for k, v in data.items() if isinstance(v, dict)}
-    unknown = sorted(set(tables) - set(METHOD_CONFIGS))
+    configs = method_configs()
+    unknown = sorted(set(tables) - set(configs))
     if unknown:
-        raise TunerError(f"{path}: unknown table(s) [{'], ['.join(unknown)}]; known: [mmto], [ga]")
+        raise TunerError(f"{path}: unknown table(s) [{'], ['.join(unknown)}]; known: "
+                         + ", ".join(f"[{n}]" for n in configs))
     common = from_mapping(TuneConfig, {k: v for k, v in data.items() if k not in tables}, str(path))
-    methods = {m: from_mapping(cls, tables.get(m, {}), f"{path} [{m}]") for m, cls in METHOD_CONFIGS.items()}
-    return common, methods
+    return common, {m: from_mapping(cls, tables.get(m, {}), f"{path} [{m}]") for m, cls in configs.items()}
 
 
 def config_toml(common: TuneConfig, method_cfg: Any) -> str:
@@ -76,6 +115,20 @@ def _given(ns: argparse.Namespace, cls: type) -> set[str]:
     return {f.name for f in dataclasses.fields(cls) if hasattr(ns, f.name)}
 
 
+def _method_config(common: TuneConfig, args: argparse.Namespace, base: dict[str, Any]) -> Any:
+    """The chosen method's settings: ``base`` overridden by the flags; a flag that belongs only
+    to other methods is refused."""
+    configs = method_configs()
+    cls = configs[common.method]
+    mine = {f.name for f in dataclasses.fields(cls)} | {f.name for f in dataclasses.fields(TuneConfig)}
+    for other, other_cls in configs.items():
+        foreign = sorted(_given(args, other_cls) - mine)
+        if foreign:
+            raise TunerError(f"--{foreign[0].replace('_', '-')} is an option of --method {other}, "
+                             f"but the method is {common.method}")
+    return from_namespace(cls, args, base[common.method])
+
+
 def run(args: argparse.Namespace) -> int:
     if args.resume:
         run_dir = RunDir(args.resume)
@@ -83,71 +136,114 @@ def run(args: argparse.Namespace) -> int:
             raise TunerError(f"{run_dir.path}: not a run folder (no config.toml)")
         common0, methods0 = configs_from_toml(run_dir.config_path)
         changed = set()
-        for cls in (TuneConfig, *METHOD_CONFIGS.values()):
+        for cls in (TuneConfig, *method_configs().values()):
             changed |= _given(args, cls)
         if args.config:
             raise TunerError("--config cannot be combined with --resume (the run keeps its config.toml)")
-        refused = sorted(changed - RESUMABLE - {"out"})
+        refused = sorted(changed - resumable() - {"out"})
         if refused:
             raise TunerError(f"cannot change {', '.join('--' + r.replace('_', '-') for r in refused)} "
                              f"when resuming {run_dir.path}")
         common = from_namespace(TuneConfig, args, common0)
-        method_cfg = from_namespace(METHOD_CONFIGS[common.method], args, methods0[common.method])
+        method_cfg = _method_config(common, args, methods0)
         common = dataclasses.replace(common, out=str(run_dir.path))
     else:
         if args.config:
             common0, methods0 = configs_from_toml(Path(args.config))
         else:
-            common0, methods0 = TuneConfig(), {m: cls() for m, cls in METHOD_CONFIGS.items()}
+            common0, methods0 = TuneConfig(), {m: cls() for m, cls in method_configs().items()}
         common = from_namespace(TuneConfig, args, common0)
-        method_cfg = from_namespace(METHOD_CONFIGS[common.method], args, methods0[common.method])
-        other = [m for m in METHOD_CONFIGS if m != common.method and _given(args, METHOD_CONFIGS[m])]
-        if other:
-            raise TunerError(f"options of --method {other[0]} given, but the method is {common.method}")
+        method_cfg = _method_config(common, args, methods0)
         if not common.out:
             raise TunerError("no run folder given: pass --out RUN")
         run_dir = RunDir(common.out)
     if args.resume and args.overwrite:
         raise TunerError("--overwrite cannot be combined with --resume")
     return tune(common, method_cfg, run_dir, resume=bool(args.resume), overwrite=args.overwrite,
-                progress=not args.quiet)
+                progress=not args.quiet, quiet=args.quiet)
 
 
 def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, overwrite: bool = False,
-         progress: bool = True) -> int:
-    """Load the data, then run the method, writing into ``run_dir``."""
+         progress: bool = True, quiet: bool = False) -> int:
+    """Lock the run folder, load the data, then run the method, writing into ``run_dir``.
+
+    Ctrl-C stops the run between two kernel calls and raises :class:`Interrupted` (exit code
+    130) with a one-line message; the folder keeps its last checkpoint. ``quiet`` silences
+    the progress lines (errors are still raised).
+    """
     def log(msg: str) -> None:
-        tqdm.write(msg, file=sys.stderr)  # above the progress bars, not through them
+        if not quiet:
+            tqdm.write(msg, file=sys.stderr)  # above the progress bars, not through them
 
-    checkpoint = None
-    if resume:
-        checkpoint = run_dir.load()
-        if checkpoint is not None and checkpoint.method != common.method:
-            raise TunerError(f"{run_dir.state_path}: a {checkpoint.method} run, not {common.method}")
-    w0 = start_weights(common)
-    data = load_training_data(common, progress=progress)
-    log(f"{common.method}: {len(data.train)} training and {len(data.validation)} validation positions "
-        f"from {common.data}; run folder {run_dir.path}")
-    if resume:
-        run_dir.write_config(config_toml(common, method_cfg))
-    else:
-        run_dir.create(config_toml(common, method_cfg), overwrite=overwrite)
-    try:
-        if common.method == "mmto":
-            from tuner.mmto import train_mmto  # noqa: PLC0415
-
-            train_mmto(common, method_cfg, data, run_dir, w0, resume=checkpoint, progress=progress, log=log)
+    with run_dir.lock(create=not resume) as stale:
+        if stale is not None:
+            log(f"{run_dir.path}: took over the lock left by process {stale}, which no longer runs")
+        checkpoint = None
+        if resume:
+            checkpoint = run_dir.resume_point()
+            if checkpoint is not None and checkpoint.method != common.method:
+                raise TunerError(f"{run_dir.state_path}: a {checkpoint.method} run, not {common.method}")
+            if checkpoint is None:
+                log(f"{run_dir.path}: no iteration was completed; starting the run from the beginning")
         else:
-            from tuner.ga import train_ga  # noqa: PLC0415
-
-            train_ga(common, method_cfg, data, run_dir, w0, resume=checkpoint, progress=progress, log=log)
-    except KeyboardInterrupt:
-        last = run_dir.load()
-        done = f"iteration {last.iteration}" if last else "no iteration"
-        log(f"{common.method}: interrupted; {run_dir.weights_path} holds {done} "
-            f"(continue with: tuner tune --resume {run_dir.path})")
-        return 130
-    except FloatingPointError as exc:
-        raise TunerError(str(exc)) from None
+            run_dir.check_new(overwrite=overwrite)
+        w0 = start_weights(common)
+        try:
+            data = load_training_data(common, progress=progress)
+        except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C is not deferred while loading
+            if not is_interrupt(exc):
+                raise
+            raise _stopped(run_dir, started=resume) from None
+        log(f"{common.method}: {len(data.train)} training and {len(data.validation)} validation positions "
+            f"from {common.data}; run folder {run_dir.path}")
+        try:
+            with DeferredSigint():  # from here on Ctrl-C stops the run between two kernel calls
+                if checkpoint is not None:
+                    run_dir.write_config(config_toml(common, method_cfg))
+                else:  # a new run, or one that never completed an iteration: start afresh
+                    run_dir.create(config_toml(common, method_cfg), overwrite=True)
+                check_interrupt()
+                drive(get_method(common.method), common, method_cfg, data, run_dir, w0, resume=checkpoint,
+                      progress=progress, log=log)
+        except (Interrupted, KeyboardInterrupt, SystemError) as exc:
+            if not is_interrupt(exc):
+                raise
+            raise _stopped(run_dir, started=True) from None
+        except FloatingPointError as exc:
+            raise TunerError(str(exc)) from None
+        except OSError as exc:  # a full or read-only disk: the last checkpoint is still whole
+            raise TunerError(f"{_os_error(exc)}; {_kept(run_dir)}") from None
     log(f"{common.method}: weights written to {run_dir.weights_path}")
     return 0
+
+
+def _resume_hint(run_dir: RunDir) -> str:
+    return f"tuner tune --resume {shlex.quote(str(run_dir.path))}"
+
+
+def _kept(run_dir: RunDir) -> str:
+    """What the folder holds after a failure, and how to continue."""
+    try:
+        last = run_dir.load()
+    except TunerError:
+        last = None
+    if last is None:
+        return f"{run_dir.path} holds no completed iteration"
+    return f"{run_dir.path} keeps iteration {last.iteration}; resume with: {_resume_hint(run_dir)}"
+
+
+def _stopped(run_dir: RunDir, *, started: bool) -> Interrupted:
+    """The one-line message of a run stopped by Ctrl-C."""
+    if not started:
+        return Interrupted("interrupted before the run started")
+    try:
+        last = run_dir.load()
+    except TunerError:
+        last = None
+    where = f"at iteration {last.iteration}" if last is not None else "before iteration 0 was completed"
+    return Interrupted(f"interrupted {where}; resume with: {_resume_hint(run_dir)}")
+
+
+def _os_error(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename else reason

@@ -7,6 +7,7 @@ loader are derived from this dataclass by :mod:`tuner.config`, so the defaults l
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from tuner.config import help_field
 
@@ -96,7 +97,8 @@ class IngestConfig:
             raise ValueError(f"min_plies must be >= 0, not {self.min_plies}")
         if self.non_utf8 not in NON_UTF8_POLICIES:
             raise ValueError(f"non_utf8 must be latin1 or skip, not {self.non_utf8!r}")
-        if len(self.split) != 3 or any(f < 0 for f in self.split) or abs(sum(self.split) - 1.0) > 1e-9:
+        if (len(self.split) != 3 or not all(math.isfinite(f) and f >= 0 for f in self.split)
+                or abs(sum(self.split) - 1.0) > 1e-9):
             text = ",".join(map(str, self.split))
             raise ValueError(f"split must be three non-negative fractions summing to 1, not {text}")
 

@@ -3,15 +3,23 @@
 The parent process cuts the inputs into game chunks (:mod:`tuner.ingest.sources`) and sends
 batches of them to a process pool (:func:`tuner.ingest.games.process_batch`); results are
 consumed in submission order, so deduplication, the tallies and the split are computed in game
-order and the files are byte-for-byte the same whatever the number of workers.
+order and the files are byte-for-byte the same whatever the number of workers. Workers die with
+the parent, even when it is killed by a signal (:func:`_die_with_parent`).
+
+Every failure is a :class:`tuner.errors.TunerError` with a one-line message, the output folder
+left as it was: a bad input or output before any work, an input that yields no game, a full
+or read-only disk while writing.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
@@ -56,8 +64,10 @@ from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import (
     PositionWriter,
     check_output,
+    clean_leftovers,
     commit,
     staging_dir,
+    staging_path,
     write_manifest,
 )
 
@@ -67,6 +77,39 @@ BATCH_BYTES = 512 * 1024
 #: Problems printed to stderr / listed in the manifest.
 PRINTED_PROBLEMS = 10
 LISTED_PROBLEMS = 20
+
+
+#: prctl(2) option: the signal a process gets when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+#: Seconds between the parent checks of a worker where prctl is not available.
+_PARENT_POLL = 0.5
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when process ``parent`` dies.
+
+    A parent killed by a signal (SIGKILL, the OOM killer) runs no clean-up, and the pool's
+    workers would otherwise live on, orphaned. On Linux the kernel sends SIGKILL to the worker
+    (``prctl(PR_SET_PDEATHSIG)``); elsewhere a daemon thread checks ``os.getppid()`` every
+    half second. Workers write nothing, so ending them abruptly loses nothing.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+        if armed:
+            if os.getppid() != parent:  # the parent died before the signal was armed
+                os._exit(1)
+            return
+    threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL)
+    os._exit(1)
 
 
 def default_workers() -> int:
@@ -121,7 +164,8 @@ def _run(batches: Iterable[_Batch], config: IngestConfig, workers: int) -> Itera
     # polars or tqdm (whose threads may live in the parent), so forking is safe
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         pending: deque[tuple[_Batch, Future[BatchResult]]] = deque()
         try:
             for batch in batches:
@@ -163,13 +207,17 @@ def _warm_up() -> None:
 
 def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
-           log: TextIO | None = None) -> dict[str, Any]:
+           log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
     """Build a position set from PGN files; return its manifest.
 
     Parameters
     ----------
-    paths : PGN files (plain, ``.gz``, ``.bz2``, ``.zst``), read in this order.
-    out : the output folder; replaced atomically if it already holds a position set.
+    paths : PGN files (plain, ``.gz``, ``.bz2``, ``.zst``; UTF-8, Latin-1 or UTF-16/32 with a
+        byte-order mark), read in this order; each must yield at least one game.
+    out : the output folder; replaced atomically if it is empty or holds only a position set.
+        A folder with other files is refused unless ``overwrite``.
+    overwrite : write into an ``out`` that holds other files too: only the set's files
+        (the split files and the manifest) are replaced, everything else stays.
     config : filters and split (defaults: :class:`IngestConfig`).
     workers : parser processes (default: the cores available); the output does not depend on it.
     progress : show a progress bar by bytes read (``None``: only on a terminal).
@@ -178,7 +226,10 @@ def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None
     Raises
     ------
     TunerError
-        Before any work, for a missing or unreadable input or an output that cannot be written.
+        Before any work, for a missing, unreadable, empty or binary input or an output that
+        must not be written; during the run, for an input that yields no game, a compressed
+        input broken before its first game, or a failure to write (a full or read-only disk).
+        The output folder is then as it was.
     """
     started = time.perf_counter()
     config = config or IngestConfig()
@@ -189,9 +240,13 @@ def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None
         raise TunerError(f"workers must be >= 1, not {workers}")
     inputs = check_inputs(list(paths))
     out = Path(out)
-    check_output(out)
-    staging = staging_dir(out)
+    staging: Path | None = None
+    private = staging_path(out)
     try:
+        for note in clean_leftovers(out):
+            print(note, file=log)
+        keep_others = check_output(out, overwrite=overwrite)
+        staging = staging_dir(out)
         _warm_up()
         digests = [FileDigest() for _ in inputs]
         writer = PositionWriter(staging, dedup=config.dedup)
@@ -208,14 +263,26 @@ def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None
         counts = writer.finish(splits)
         manifest = _manifest(inputs, digests, config, workers, tally, splits, counts, started)
         write_manifest(staging / MANIFEST, manifest)
-        commit(staging, out)
+        commit(staging, out, keep_others=keep_others)
+    except OSError as exc:
+        raise TunerError(_os_failure(exc, out, private)) from None
     finally:
-        if staging.exists():
+        if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     if tally.printed < sum(tally.problems.values()):
         print(f"... {sum(tally.problems.values()) - tally.printed} more problem(s), counted in {out / MANIFEST}",
               file=log)
     return manifest
+
+
+def _os_failure(exc: OSError, out: Path, staging: Path) -> str:
+    """One line for an I/O failure during a run: the file it names, unless that is in the
+    staging folder (a private name), then the output folder."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = Path(os.fsdecode(exc.filename)) if isinstance(exc.filename, (str, bytes, os.PathLike)) else None
+    if where is not None and (where == staging or staging in where.parents):
+        return f"{out}: cannot write the position set ({reason}); {out} was left as it was"
+    return f"{where or out}: {reason} (while building the position set; {out} was left as it was)"
 
 
 def _account(batch: _Batch, result: BatchResult, tally: _Tally, inputs: list[InputFile],

@@ -5,8 +5,13 @@ The cutting happens in the parent process on bytes, line by line, so memory stay
 large a file is: a game starts at a line beginning with ``[`` that follows a blank line, move
 text, or the start of the file (``[`` lines inside a ``{...}`` comment do not count, unless a
 blank line precedes a well-formed tag, which ends a comment left open). Text before a file's
-first game is reported as ``garbage``; a compressed stream that breaks off is reported as
-``corrupt_stream`` and ends that file (its last game then counts as ``truncated``).
+first game is reported as ``garbage``; a compressed stream that breaks off (a gzip, bzip2 or
+zstd file cut short, or damaged) is reported as ``corrupt_stream`` and ends that file (its last
+game then counts as ``truncated``).
+
+A file that starts with a UTF-16 or UTF-32 byte-order mark is decoded and read as UTF-8; a file
+with a NUL byte near its start (binary data, UTF-16 without a byte-order mark) and a file that
+yields no game at all are errors (:class:`tuner.errors.TunerError`) naming the file.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import zstandard
 
@@ -35,17 +40,29 @@ COMPRESSIONS: dict[str, tuple[bytes, str]] = {
 }
 _BUFFER = 1 << 16
 _BOM = b"\xef\xbb\xbf"
+#: Byte-order marks of the encodings other than UTF-8 that are decoded (longest first: the
+#: UTF-32 LE mark starts with the UTF-16 LE one).
+_OTHER_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+#: Bytes (after decompression) checked for a NUL byte, the sign of a file that is not text.
+_SNIFF = 8192
 _TAG = re.compile(rb'^\[[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+".*"\]\s*$')
 _STREAM_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, zstandard.ZstdError)
 
 
 @dataclass(frozen=True)
 class InputFile:
-    """A checked input: its path as given, file name (the ``source`` column) and size."""
+    """A checked input: its path as given, file name (the ``source`` column), size, and the
+    text encoding found by its byte-order mark (``utf-8`` when it has none)."""
 
     path: Path
     name: str
     size: int
+    encoding: str = "utf-8"
 
 
 class SourceProblem(NamedTuple):
@@ -57,8 +74,9 @@ class SourceProblem(NamedTuple):
 
 
 def check_inputs(paths: list[str | Path]) -> list[InputFile]:
-    """Check that every input exists, is a readable file, and starts with the magic bytes its
-    suffix promises; raise :class:`TunerError` (one line) for the first that does not."""
+    """Check that every input exists, is a readable, non-empty file, starts with the magic
+    bytes its suffix promises and, once decompressed, looks like text; raise
+    :class:`TunerError` (one line naming the file) for the first that does not."""
     if not paths:
         raise TunerError("no PGN files given")
     out = []
@@ -71,15 +89,42 @@ def check_inputs(paths: list[str | Path]) -> list[InputFile]:
         try:
             with path.open("rb") as fh:
                 head = fh.read(4)
+            size = path.stat().st_size
         except OSError as exc:
             raise TunerError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        if not head:
+            raise TunerError(f"{path}: empty file, no game in it")
         suffix = path.suffix.lower()
-        if suffix in COMPRESSIONS and head:
+        if suffix in COMPRESSIONS:
             magic, kind = COMPRESSIONS[suffix]
             if not head.startswith(magic):
                 raise TunerError(f"{path}: not a {kind} file (its suffix is {suffix})")
-        out.append(InputFile(path=path, name=path.name, size=path.stat().st_size))
+        out.append(InputFile(path=path, name=path.name, size=size, encoding=_sniff(path)))
     return out
+
+
+def _sniff(path: Path) -> str:
+    """The text encoding of a file by its byte-order mark (``utf-8`` without one); raise
+    :class:`TunerError` when its first bytes hold a NUL byte, which no PGN text has.
+
+    A stream that is broken already at its start is let through: reading it reports
+    ``corrupt_stream``."""
+    try:
+        with path.open("rb") as fh, _decompressed(path, _HashingReader(fh)) as stream:
+            head = stream.read(_SNIFF)
+    except _STREAM_ERRORS:
+        return "utf-8"
+    for bom, encoding in _OTHER_BOMS:
+        if head.startswith(bom):
+            return encoding
+    nul = head.find(b"\0")
+    if nul >= 0:
+        line = head.count(b"\n", 0, nul) + 1
+        if head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4:
+            raise TunerError(f"{path}:{line}: NUL bytes: UTF-16 text without a byte-order mark? "
+                             "Convert it to UTF-8 (or add the mark)")
+        raise TunerError(f"{path}:{line}: binary data (a NUL byte), not PGN text")
+    return "utf-8"
 
 
 class _HashingReader(io.RawIOBase):
@@ -107,6 +152,51 @@ class _HashingReader(io.RawIOBase):
             self.bytes_read += len(chunk)
 
 
+class _ZstdReader(io.RawIOBase):
+    """The decompressed bytes of consecutive zstd frames (skippable frames included).
+
+    Raises ``EOFError`` when the input ends inside a frame: a truncated file. (zstandard's
+    ``stream_reader`` ends quietly there, so a file cut short would read as a shorter one.)
+    """
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self._dctx = zstandard.ZstdDecompressor()
+        self._frame: Any = None  # the decompressobj of the frame being read
+        self._input = b""
+        self._output = b""
+        self._pos = 0
+        """Offset of the first byte of ``_output`` not passed on yet."""
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> bool:
+        """Decompress until some output is ready; ``False`` at the clean end of the input."""
+        while self._pos >= len(self._output):
+            if not self._input:
+                self._input = self._fh.read(_BUFFER)
+                if not self._input:
+                    if self._frame is not None:
+                        raise EOFError("the zstd stream ends inside a frame (the file is truncated)")
+                    return False
+            if self._frame is None:
+                self._frame = self._dctx.decompressobj()
+            self._output, self._pos = self._frame.decompress(self._input), 0
+            self._input = b""
+            if self._frame.eof:
+                self._input, self._frame = self._frame.unused_data, None
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if not self._fill():
+            return 0
+        n = min(len(buffer), len(self._output) - self._pos)
+        memoryview(buffer)[:n] = memoryview(self._output)[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+
 def _decompressed(path: Path, raw: _HashingReader) -> BinaryIO:
     buffered = io.BufferedReader(raw, _BUFFER)
     suffix = path.suffix.lower()
@@ -115,9 +205,18 @@ def _decompressed(path: Path, raw: _HashingReader) -> BinaryIO:
     if suffix == ".bz2":
         return bz2.BZ2File(buffered, mode="rb")  # type: ignore[return-value]
     if suffix == ".zst":
-        reader = zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
-        return io.BufferedReader(reader, _BUFFER)  # type: ignore[arg-type]
+        return io.BufferedReader(_ZstdReader(buffered), _BUFFER)  # type: ignore[arg-type,return-value]
     return buffered
+
+
+def _lines(stream: BinaryIO, encoding: str) -> Iterator[bytes]:
+    """The lines of a decompressed stream as UTF-8 bytes (a UTF-16/32 file is decoded; its
+    byte-order mark is dropped, undecodable units become U+FFFD)."""
+    if encoding == "utf-8":
+        yield from stream
+        return
+    for line in io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="\n"):  # type: ignore[type-var]
+        yield line.encode("utf-8")
 
 
 def _comment_state(line: bytes, in_comment: bool) -> bool:
@@ -158,7 +257,7 @@ def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
         lineno = 0
         try:
             with _decompressed(inp.path, raw) as stream:
-                for line in stream:
+                for line in _lines(stream, inp.encoding):
                     lineno += 1
                     if lineno == 1 and line.startswith(_BOM):
                         line = line[3:]
@@ -189,11 +288,16 @@ def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
                     prev_blank = blank
         except _STREAM_ERRORS as exc:
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if lines is None:
+                raise TunerError(f"{inp.path}:{lineno + 1}: corrupt_stream before any game: {detail}") from None
             yield SourceProblem(index, Problem(lineno + 1, "corrupt_stream", f"reading stopped: {detail}"))
             raw.drain()
-        if lines is not None:
-            yield GameChunk(game_id, index, inp.name, start, b"".join(lines), True)
-            game_id += 1
+        if lines is None:
+            what = "empty once decompressed" if lineno == 0 else f"no game in its {lineno} line(s)"
+            raise TunerError(f"{inp.path}: {what} (a game starts with a tag line such as "
+                             '[Event "..."]); not a PGN file?')
+        yield GameChunk(game_id, index, inp.name, start, b"".join(lines), True)
+        game_id += 1
         raw.drain()
         progress(raw.bytes_read - reported)
     digest.sha256 = raw.sha256.hexdigest()

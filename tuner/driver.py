@@ -1,0 +1,178 @@
+"""The outer loop every tuning method shares: :func:`drive`.
+
+A method (:mod:`tuner.methods`) supplies a :class:`Trainer`, which knows what one outer
+iteration (an MMTO search-and-update round, a GA generation, a Texel epoch) does. The driver
+owns everything around it, the same for every method:
+
+* iterations ``1..N`` after the start (iteration 0 measures the starting point), with a
+  progress bar and a log line each;
+* the validation move-match of the trainer's weights after every iteration (one
+  implementation: :func:`tuner.tuning.validation_match`), and the best weights so far by it;
+* early stopping: after ``early_stop`` iterations in a row without a better validation
+  move-match (``TuneConfig.early_stop``; 0: never), or when the trainer's own rule says so
+  (:meth:`Trainer.finished`, e.g. MMTO's patience on J_main);
+* after every iteration, atomically: a line of ``RUN/metrics.jsonl``, ``RUN/weights.json``
+  (the best weights by validation move-match, or the last ones: ``TuneConfig.keep``) and the
+  checkpoint ``RUN/state.json`` (the commit point: the trainer's state and the driver's);
+* resume: a run continued from its checkpoint ends with the same weights and metrics as an
+  uninterrupted one, provided the trainer's :meth:`Trainer.state` / :meth:`Trainer.restore`
+  are exact (every built-in trainer's are, and the tests check it);
+* Ctrl-C: :func:`tuner.errors.check_interrupt` between iterations (trainers also call it
+  between their kernel calls); the command turns it into a one-line message and exit 130.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from tqdm import tqdm
+
+from tuner.errors import TunerError, check_interrupt
+from tuner.methods import Method
+from tuner.run import Checkpoint, RunDir, provenance
+from tuner.tuning import Pacer, TrainingData, TuneConfig, config_record, validation_match
+
+#: version of the driver's part of a checkpoint
+DRIVER_STATE_VERSION = 1
+
+
+class Trainer(Protocol):
+    """One method's training, driven one outer iteration at a time by :func:`drive`.
+
+    A trainer is made by its method's factory as ``trainer(common, cfg, data, w0, log=...,
+    progress=...)`` (``w0``: the start weights, int32[N_FEATURES]).
+    """
+
+    def begin(self) -> dict[str, Any]:
+        """Set up from ``w0`` and measure the start; the metrics of iteration 0."""
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Set up from a checkpoint's trainer state (what :meth:`state` returned), so that the
+        next :meth:`step` does what it would have done in an uninterrupted run."""
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        """Run outer iteration ``iteration`` (from 1); its metrics (JSON-able numbers)."""
+
+    def weights(self) -> np.ndarray:
+        """The weights the last :meth:`begin` / :meth:`step` produced (int32[N_FEATURES]): the
+        ones the driver measures on the validation split and may keep."""
+
+    def state(self) -> dict[str, Any]:
+        """Everything :meth:`restore` needs, JSON-able (floats round-trip exactly)."""
+
+    def finished(self) -> str | None:
+        """A reason to stop before the configured number of iterations, or None."""
+
+
+@dataclass
+class Best:
+    """The best validation move-match so far, where it was reached, and its weights."""
+
+    value: float | None
+    iteration: int
+    weights: np.ndarray
+    since: int = 0  # iterations since the last improvement
+
+    def update(self, iteration: int, value: float | None, weights: np.ndarray) -> None:
+        if value is not None and (self.value is None or value > self.value):
+            self.value, self.iteration, self.weights, self.since = value, iteration, weights.copy(), 0
+        else:
+            self.since += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": DRIVER_STATE_VERSION, "best_validation": self.value, "best_iteration": self.iteration,
+                "best_weights": [int(v) for v in self.weights], "since_best": self.since}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Best:
+        return cls(doc["best_validation"], int(doc["best_iteration"]),
+                   np.array(doc["best_weights"], dtype=np.int32), int(doc["since_best"]))
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, float):
+        return f"{x:.4f}"
+    return str(x)
+
+
+def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: np.ndarray, *,
+          resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
+    """Train with ``method`` from ``w0`` (or continue from ``resume``); return the weights
+    written to ``RUN/weights.json`` (see the module docstring)."""
+    trainer = method.trainer(common, cfg, data, np.asarray(w0, dtype=np.int32).copy(), log=log, progress=progress)
+    total = int(getattr(cfg, method.iterations))
+    pacer = Pacer()
+    name, unit = method.name, method.unit
+
+    def validate(w: np.ndarray) -> tuple[float | None, float]:
+        t = time.perf_counter()
+        return validation_match(common, data, w, pacer=pacer), time.perf_counter() - t
+
+    def save(iteration: int, metrics: dict[str, Any], best: Best) -> None:
+        out = best.weights if common.keep == "best" else trainer.weights()
+        record = {"iteration": iteration, **metrics}
+        for key, value in record.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise FloatingPointError(f"{name}: {key} became {value} at {unit} {iteration}")
+        run.append_metrics(record)
+        meta = {"method": name, "iteration": iteration, "kept": common.keep,
+                "best_iteration": best.iteration, "match_validation": best.value,
+                "config": config_record(common, cfg), **provenance()}
+        extra = {"trainer": trainer.state(), "driver": best.to_json()}
+        run.save(Checkpoint(name, iteration, trainer.weights(), extra), meta, output=out)
+
+    if resume is None:
+        t = time.perf_counter()
+        metrics = trainer.begin()
+        vm, t_val = validate(trainer.weights())
+        best = Best(vm, 0, trainer.weights().copy())
+        save(0, {**metrics, "match_validation": vm, "best_validation": best.value, "best_iteration": 0,
+                 "validation_seconds": round(t_val, 3), "iteration_seconds": round(time.perf_counter() - t, 3)}, best)
+        start = 1
+    else:
+        if "trainer" not in resume.extra or "driver" not in resume.extra:
+            raise TunerError(f"{run.state_path}: a checkpoint of an older version of movetuner; "
+                             "start the run again with --overwrite")
+        trainer.restore(resume.extra["trainer"])
+        best = Best.from_json(resume.extra["driver"])
+        run.truncate_metrics(resume.iteration)
+        start = resume.iteration + 1
+        vm = run.read_metrics()[-1].get("match_validation")
+    log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
+    bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
+               initial=start - 1, total=total)
+    for it in bar:
+        reason = trainer.finished()
+        if reason is None and common.early_stop and best.since >= common.early_stop:
+            reason = (f"validation move-match has not improved for {best.since} {unit}s "
+                      f"(best {_fmt(best.value)} at {unit} {best.iteration})")
+        if reason is not None:
+            log(f"{name}: {reason}; stopping")
+            break
+        check_interrupt()
+        t = time.perf_counter()
+        metrics = trainer.step(it)
+        check_interrupt()
+        vm, t_val = validate(trainer.weights())
+        best.update(it, vm, trainer.weights())
+        record = {**metrics, "match_validation": vm, "best_validation": best.value,
+                  "best_iteration": best.iteration, "validation_seconds": round(t_val, 3),
+                  "iteration_seconds": round(time.perf_counter() - t, 3)}
+        save(it, record, best)
+        headline = {k: metrics[k] for k in method.headline if k in metrics}
+        bar.set_postfix({**{k: _fmt(v) for k, v in headline.items()}, "val": _fmt(vm)})
+        log(f"{name}: {unit} {it}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in headline.items())
+            + f", validation move-match {_fmt(vm)}, {record['iteration_seconds']:.1f} s")
+    bar.close()
+    if common.keep == "best":
+        log(f"{name}: kept the weights of {unit} {best.iteration} (best validation move-match {_fmt(best.value)})")
+    return best.weights if common.keep == "best" else trainer.weights()
+
+
+__all__ = ["Best", "Trainer", "drive"]
