@@ -22,6 +22,7 @@ import numpy as np
 from search.alphabeta import INF, KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MATE_BOUND, MAX_PLY, Workspace, search_kernel
 from search.batch import (
     count_moves_kernel,
+    credit_kernel,
     match_kernel,
     move_index_kernel,
     search_batch_kernel,
@@ -35,7 +36,7 @@ from search.validate import InvalidBoardError, InvalidWeightsError, check_board,
 __all__ = [
     "INF", "KIND_DRAW", "KIND_EVAL", "KIND_MATE", "MATE", "DEFAULT_BUDGET", "MAX_BUDGET", "MAX_TT_BITS",
     "InvalidBoardError", "InvalidWeightsError",
-    "SearchResult", "Sweep", "mate_in", "move_indices", "move_match", "search", "search_many",
+    "SearchResult", "Sweep", "mate_in", "move_credit", "move_indices", "move_match", "search", "search_many",
     "signed_features", "sweep", "threads",
 ]
 
@@ -239,6 +240,27 @@ def move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, dept
     played = _int_vector(played, "played moves", len(boards), np.int32)
     with threads(n_threads):
         return match_kernel(boards, played, w, depth, budget)
+
+
+def move_credit(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray, k: int = 1) -> np.ndarray:
+    """Top-``k`` credit of each position's played move in a sweep (float64[P]): see
+    :func:`search.batch.played_credit`, the one definition of move-match (ties shared).
+
+    ``pos_ptr`` int64[P+1] and ``scores`` int64[M] as a :class:`Sweep` has them;
+    ``played_rows`` int64[P], the global row of each position's played move (every position
+    has at least one row)."""
+    pos_ptr = np.ascontiguousarray(pos_ptr, dtype=np.int64)
+    played_rows = np.ascontiguousarray(played_rows, dtype=np.int64)
+    scores = np.ascontiguousarray(scores, dtype=np.int64)
+    if pos_ptr.ndim != 1 or len(pos_ptr) < 1 or pos_ptr[0] != 0 or pos_ptr[-1] != len(scores) \
+            or np.any(np.diff(pos_ptr) < 1):
+        raise ValueError("pos_ptr must rise from 0 to len(scores) by at least 1 per position")
+    if played_rows.shape != (len(pos_ptr) - 1,) or np.any(played_rows < pos_ptr[:-1]) \
+            or np.any(played_rows >= pos_ptr[1:]):
+        raise ValueError("played_rows[p] must be a row of position p")
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, not {k!r}")
+    return credit_kernel(pos_ptr, played_rows, scores, int(k))
 
 
 def move_indices(boards: np.ndarray, keys: np.ndarray, *, n_threads: int | None = None) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from search.alphabeta import MAX_PLY, new_workspace, search_kernel
-from search.board import BOARD_WORDS, W_KEY, make_move
+from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.features import MAX_FEATURES, SCRATCH_SIZE, features_kernel
 from search.movegen import MAX_MOVES, generate_moves
 
@@ -147,20 +147,37 @@ def sweep_kernel(boards, pos_ptr, depth, w, budget, want_leaves):  # type: ignor
 
 
 @njit(cache=True)
-def match_fraction(moves, scores, played) -> float:
-    """Share of credit for the played move: 1/k if it is among the k best-scoring moves, else 0."""
-    best = scores[0]
-    for i in range(1, len(scores)):
-        if scores[i] > best:
-            best = scores[i]
-    k = 0
-    hit = False
+def played_credit(scores, played, k) -> float:  # type: ignore[no-untyped-def]
+    """Top-``k`` credit of row ``played`` among one position's ``scores`` (int64[n], mover's
+    view): with ``higher`` the rows scored strictly better and ``equal`` the rows scored the
+    same (itself included), ``clip((k - higher) / equal, 0, 1)``, the chance that the played
+    move is among the first ``k`` when ties are broken at random. For ``k = 1`` that is 1/m when
+    it is one of m equally best moves, else 0: the move-match of the GA's fitness and of every
+    move-match figure (the one definition; ``played < 0``: 0)."""
+    if played < 0:
+        return 0.0
+    sp = scores[played]
+    higher = 0
+    equal = 0
     for i in range(len(scores)):
-        if scores[i] == best:
-            k += 1
-            if (moves[i] & 0x7FFF) == (played & 0x7FFF):
-                hit = True
-    return 1.0 / k if hit else 0.0
+        if scores[i] > sp:
+            higher += 1
+        elif scores[i] == sp:
+            equal += 1
+    c = (k - higher) / equal
+    return min(max(c, 0.0), 1.0)
+
+
+@njit(cache=True, parallel=True)
+def credit_kernel(pos_ptr, played_rows, scores, k):  # type: ignore[no-untyped-def]
+    """:func:`played_credit` of every position of a sweep (float64[P]); ``played_rows`` are
+    global row numbers (int64[P])."""
+    p_count = pos_ptr.shape[0] - 1
+    out = np.zeros(p_count, dtype=np.float64)
+    for p in prange(p_count):
+        a = pos_ptr[p]
+        out[p] = played_credit(scores[a:pos_ptr[p + 1]], played_rows[p] - a, k)
+    return out
 
 
 @njit(cache=True, parallel=True)
@@ -188,8 +205,11 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             n, _ = _sweep_position(ws, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
                                    False, buf, child, hist)
-            if n > 0:
-                out[ind, p] = match_fraction(moves[:n], scores[:n], played[p])
+            row = -1
+            for i in range(n):
+                if move_uci_key(moves[i]) == move_uci_key(played[p]):
+                    row = i
+            out[ind, p] = played_credit(scores[:n], row, 1)
     return out
 
 
@@ -245,7 +265,7 @@ def move_index_kernel(boards, keys):  # type: ignore[no-untyped-def]
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             n = generate_moves(boards[p], buf, 0, False)
             for i in range(n):
-                if (buf[i] & 0x7FFF) == keys[p]:
+                if move_uci_key(buf[i]) == keys[p]:
                     out[p] = i
                     break
     return out

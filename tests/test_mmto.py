@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import played_positions
 
-from objectives.grid import grid_adjacent_step
+from tuner.optim.grid import grid_adjacent_step
 from objectives.mmto import loss_and_gradient, sweep_loss
 from search.api import sweep
 from search.catalog import FEATURE_NAMES, select

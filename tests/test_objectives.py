@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from objectives.grid import grid_adjacent_step, l1_penalty
+from tuner.optim.grid import grid_adjacent_step, l1_penalty
 from objectives.mmto import loss_and_gradient, sweep_loss
 
 

@@ -8,7 +8,7 @@ The loop (``shared/BACKGROUND.md``, section MMTO):
    each move keeps its PV leaf's signed features (:func:`search.api.signed_features`). The
    objective J_main over *all* moves is computed here, exactly, together with the training
    move-match;
-2. *update*: ``inner_steps`` grid-adjacent steps (:mod:`objectives.grid`) reuse the stored
+2. *update*: ``inner_steps`` grid-adjacent steps (:mod:`tuner.optim.grid`) reuse the stored
    leaves: each step computes J_main and its gradient from them (:mod:`objectives.mmto`) and
    moves every trainable weight by ``step``, with L1 on ``l1_on`` and the equality constraint
    on ``constraint`` held by the median rule;
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from objectives.grid import grid_adjacent_step, l1_penalty
+from tuner.optim.grid import grid_adjacent_step, l1_penalty
 from objectives.mmto import loss_and_gradient, sweep_loss
 from search.alphabeta import KIND_EVAL
 from search.api import signed_features, threads

@@ -5,8 +5,9 @@ view. For the played move, let ``higher`` be the number of moves scored strictly
 ``equal`` the number scored the same (itself included). Then
 
 * top-k credit = ``clip((k - higher) / equal, 0, 1)``: the chance that the played move is among
-  the first k when ties are broken at random. For k = 1 this is the move-match of
-  ``shared/BACKGROUND.md``: 1/k when the played move is one of k equally best moves;
+  the first k when ties are broken at random. For k = 1 this is the move-match: 1/m when the
+  played move is one of m equally best moves (one definition, :func:`search.batch.played_credit`,
+  shared with the GA's batched fitness);
 * rank = ``higher + (equal + 1) / 2``: 1 for a unique best move, ties share the mean rank.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.api import sweep, threads
+from search.api import move_credit, sweep, threads
 from tuner.data import Positions
 
 
@@ -30,9 +31,9 @@ def _higher_equal(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarr
 
 def top_k_credit(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray, k: int = 1) -> np.ndarray:
     """Per position (every position has at least one row), the top-``k`` credit of the played
-    move's row (float64[P]); ``scores`` int64[M] from a sweep, ``played_rows`` int64[P]."""
-    higher, equal = _higher_equal(pos_ptr, played_rows, scores)
-    return np.clip((k - higher) / equal, 0.0, 1.0)
+    move's row (float64[P]); ``scores`` int64[M] from a sweep, ``played_rows`` int64[P]. The one
+    definition is :func:`search.batch.played_credit` (also the GA's fitness)."""
+    return move_credit(pos_ptr, played_rows, scores, k)
 
 
 def ranks(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray) -> np.ndarray:

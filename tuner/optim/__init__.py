@@ -1,5 +1,7 @@
-"""Update rules on float64 master weights, kept apart from the losses of :mod:`objectives`.
+"""Update rules, kept apart from the losses of :mod:`objectives`.
 
+* :mod:`tuner.optim.grid`: MMTO's grid-adjacent step on the evaluator's integer weights
+  (stateless: each step depends only on the weights and the gradient);
 * :class:`Adam` (Kingma & Ba 2015) and :class:`SGD` (optionally with momentum), both with a
   trainable mask, L2 added to the gradient and L1 as a proximal soft-threshold after the step;
 * checkpointable state: ``opt.state_dict()`` (JSON-serialisable, exact float64 round trip),
