@@ -207,7 +207,8 @@ class TexelTrainer:
                                  "predict the game results; give --k, or start from other weights") from None
             self.log(f"texel: K = {self.k:.6g} per centipawn, fitted on the start weights")
         self.opt = self._optimizer()
-        return {**self._measure(), "updates": 0, "update_seconds": 0.0}
+        return {**self._measure(), "updates": 0, "update_seconds": 0.0, "train_positions": len(self.train),
+                "skipped_unfinished": self.skipped}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.k = float(state["k"])
