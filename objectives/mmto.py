@@ -33,6 +33,7 @@ The slope ``a`` is given per centipawn; the kernels convert it to eval units.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, prange
@@ -50,16 +51,77 @@ def _sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
-@njit(cache=True, parallel=True)
-def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w, slope_eu):  # type: ignore[no-untyped-def]
-    """``(J_main summed over positions, dJ_main/dw float64[len(w)])`` for int weights ``w``.
+#: the move-choice loss of a position (``kind`` of the kernels)
+LOSS_SIGMOID = 0  # Hoki & Kaneko's sum of sigmoids over the other moves
+LOSS_SOFTMAX = 1  # cross-entropy of the played move under a softmax of the move scores
+LOSSES = {"sigmoid": LOSS_SIGMOID, "softmax": LOSS_SOFTMAX}
 
-    ``slope_eu`` is ``a`` per eval unit. Positions whose ``played[p]`` is negative are skipped.
+
+@njit(cache=True, inline="always")
+def _move_terms(scores, n, d, slope_eu, kind, coef):  # type: ignore[no-untyped-def]
+    """The move-choice loss of one position from its ``n`` row scores (``d``: the played row,
+    local index) and, in ``coef[:n]``, its derivative with respect to each row's score.
+
+    sigmoid (Hoki & Kaneko 2014, eq. of J_main): sum_{m != d} T(a (s_m - s_d));
+    softmax: -log(exp(a s_d) / sum_m exp(a s_m)) = logsumexp_m(a s_m) - a s_d, whose
+    derivative is a (pi_m - [m = d]) with pi the softmax probabilities.
+    """
+    sd = scores[d]
+    loss = 0.0
+    if kind == LOSS_SIGMOID:
+        coef_d = 0.0
+        for r in range(n):
+            if r == d:
+                coef[r] = 0.0
+                continue
+            t = _sigmoid(slope_eu * (scores[r] - sd))
+            loss += t
+            dt = slope_eu * t * (1.0 - t)
+            coef[r] = dt
+            coef_d -= dt
+        coef[d] = coef_d
+    else:
+        top = scores[0]
+        for r in range(1, n):
+            if scores[r] > top:
+                top = scores[r]
+        total = 0.0
+        for r in range(n):
+            e = math.exp(slope_eu * (scores[r] - top))
+            coef[r] = e
+            total += e
+        loss = math.log(total) + slope_eu * (top - sd)
+        for r in range(n):
+            coef[r] = slope_eu * coef[r] / total
+        coef[d] -= slope_eu
+    return loss
+
+
+@njit(cache=True, inline="always")
+def _result_term(s, result, k_eu):  # type: ignore[no-untyped-def]
+    """Texel's squared error (R - sigma(K s))^2 of one score and its derivative in s."""
+    t = _sigmoid(k_eu * s)
+    e = result - t
+    return e * e, -2.0 * e * k_eu * t * (1.0 - t)
+
+
+@njit(cache=True, parallel=True)
+def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w, slope_eu, kind,  # type: ignore[no-untyped-def]
+                             move_scale, results, res_scale, k_eu):
+    """``(move loss summed over positions, result loss summed over positions with a result,
+    gradient float64[len(w)] of move_scale * move loss + res_scale * result loss)`` for int
+    weights ``w``.
+
+    ``slope_eu`` is ``a`` per eval unit, ``kind`` one of :data:`LOSSES`; ``results[p]`` is the
+    game's result from the mover's view (NaN: none), compared with ``sigma(k_eu s_d)`` of the
+    played move's score when ``res_scale > 0``. Positions whose ``played[p]`` is negative are
+    skipped.
     """
     p_count = pos_ptr.shape[0] - 1
     n_w = w.shape[0]
     n_chunks = (p_count + CHUNK - 1) // CHUNK
     part_loss = np.zeros(n_chunks, dtype=np.float64)
+    part_res = np.zeros(n_chunks, dtype=np.float64)
     part_grad = np.zeros((n_chunks, n_w), dtype=np.float64)
     for c in prange(n_chunks):
         wl = w.copy()  # thread-private (shared-array refcounts are contended atomics)
@@ -67,6 +129,7 @@ def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w
         scores = np.zeros(512, dtype=np.int64)
         coef = np.zeros(512, dtype=np.float64)
         loss = 0.0
+        res_loss = 0.0
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             d = played[p]
             if d < 0:
@@ -78,49 +141,47 @@ def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w
                 for j in range(indptr[r], indptr[r + 1]):
                     s += np.int64(wl[indices[j]]) * values[j]
                 scores[r - a] = s
-            sd = scores[d - a]
-            coef_d = 0.0
-            for r in range(a, z):
-                if r == d:
-                    continue
-                t = _sigmoid(slope_eu * (scores[r - a] - sd))
-                loss += t
-                dt = slope_eu * t * (1.0 - t)
-                coef[r - a] = dt
-                coef_d -= dt
-            coef[d - a] = coef_d
+            loss += _move_terms(scores, z - a, d - a, slope_eu, kind, coef)
+            for r in range(z - a):
+                coef[r] *= move_scale
+            if res_scale > 0.0 and not math.isnan(results[p]):
+                e2, de = _result_term(float(scores[d - a]), results[p], k_eu)
+                res_loss += e2
+                coef[d - a] += res_scale * de
             for r in range(a, z):
                 k = coef[r - a]
                 if k != 0.0:
                     for j in range(indptr[r], indptr[r + 1]):
                         grad[indices[j]] += k * values[j]
         part_loss[c] = loss
+        part_res[c] = res_loss
     total = 0.0
+    res_total = 0.0
     out = np.zeros(n_w, dtype=np.float64)
     for c in range(n_chunks):
         total += part_loss[c]
+        res_total += part_res[c]
         for i in range(n_w):
             out[i] += part_grad[c, i]
-    return total, out
+    return total, res_total, out
 
 
 @njit(cache=True, parallel=True)
-def sweep_loss_kernel(pos_ptr, played, scores, slope_eu):  # type: ignore[no-untyped-def]
-    """J_main summed over positions from the scores of a full sweep (int64[M], eval units,
-    mover's view), every legal move counted; positions with ``played[p] < 0`` are skipped."""
+def sweep_loss_kernel(pos_ptr, played, scores, slope_eu, kind):  # type: ignore[no-untyped-def]
+    """The move loss summed over positions from the scores of a full sweep (int64[M], eval
+    units, mover's view), every legal move counted; positions with ``played[p] < 0`` are skipped."""
     p_count = pos_ptr.shape[0] - 1
     n_chunks = (p_count + CHUNK - 1) // CHUNK
     part = np.zeros(n_chunks, dtype=np.float64)
     for c in prange(n_chunks):
         loss = 0.0
+        coef = np.zeros(512, dtype=np.float64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             d = played[p]
             if d < 0:
                 continue
-            sd = scores[d]
-            for r in range(pos_ptr[p], pos_ptr[p + 1]):
-                if r != d:
-                    loss += _sigmoid(slope_eu * (scores[r] - sd))
+            a = pos_ptr[p]
+            loss += _move_terms(scores[a:pos_ptr[p + 1]], pos_ptr[p + 1] - a, d - a, slope_eu, kind, coef)
         part[c] = loss
     total = 0.0
     for c in range(n_chunks):
@@ -152,23 +213,64 @@ def check_table(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, ind
         raise ValueError(f"feature indices must lie in [0, {n_weights})")
 
 
-def loss_and_gradient(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,
-                      indices: np.ndarray, values: np.ndarray, w: np.ndarray,
-                      slope_cp: float, eval_scale: int) -> tuple[float, np.ndarray]:
-    """Per-position J_main and its gradient (float64[len(w)], per weight unit) from a stored sweep.
+@dataclass(frozen=True)
+class Objective:
+    """The value of the objective at one weight vector (per position) and its gradient."""
 
-    ``slope_cp`` is the sigmoid's slope ``a`` per centipawn; ``eval_scale`` the eval units per
-    centipawn of the scores (PHASE_MAX). Positions with ``played < 0`` count in neither sum.
+    move: float  # move-choice loss per position (J_main for the sigmoid loss)
+    result: float  # mean result error over positions with a result (0.0 when mu = 0)
+    total: float  # move + mu * result
+    gradient: np.ndarray  # float64[N], of ``total``, per weight unit
+
+
+def _kind(loss: str) -> int:
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, not {loss!r}")
+    return LOSSES[loss]
+
+
+def objective(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,
+              indices: np.ndarray, values: np.ndarray, w: np.ndarray, slope_cp: float, eval_scale: int, *,
+              loss: str = "sigmoid", results: np.ndarray | None = None, mu: float = 0.0,
+              k_cp: float = 0.0) -> Objective:
+    """The objective per position and its gradient from a stored sweep.
+
+    ``slope_cp`` is the slope ``a`` per centipawn; ``eval_scale`` the eval units per centipawn
+    of the scores (PHASE_MAX); ``loss`` sigmoid or softmax (:func:`_move_terms`). With ``mu > 0``
+    the game-result term of Texel's method over the played moves' scores is added:
+    ``mu * mean_p (R_p - sigma(K s(p.d_p)))^2`` (``results`` float64[P], mover's view, NaN for
+    none; ``k_cp`` K per centipawn). Positions with ``played < 0`` count in no sum.
     """
     check_table(pos_ptr, played, offset, indptr, indices, values, len(w))
+    kind = _kind(loss)
+    p = len(pos_ptr) - 1
+    if results is None:
+        results = np.full(p, np.nan)
+    if results.shape != (p,):
+        raise ValueError("results must be float64[P]")
+    if mu < 0 or not math.isfinite(mu) or (mu > 0 and not k_cp > 0):
+        raise ValueError("mu must be >= 0, and K > 0 when mu > 0")
     n = max(int(np.count_nonzero(played >= 0)), 1)
-    total, grad = loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values,
-                                           np.ascontiguousarray(w, dtype=np.int32), slope_cp / eval_scale)
-    return total / n, grad / n
+    cnt = max(int(np.count_nonzero((played >= 0) & ~np.isnan(results))), 1)
+    move, res, grad = loss_and_gradient_kernel(
+        pos_ptr, played, offset, indptr, indices, values, np.ascontiguousarray(w, dtype=np.int32),
+        slope_cp / eval_scale, kind, 1.0 / n, np.ascontiguousarray(results, dtype=np.float64),
+        float(mu) / cnt, k_cp / eval_scale)
+    result = res / cnt if mu > 0 else 0.0
+    return Objective(move / n, result, move / n + mu * result, grad)
+
+
+def loss_and_gradient(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,
+                      indices: np.ndarray, values: np.ndarray, w: np.ndarray,
+                      slope_cp: float, eval_scale: int, *, loss: str = "sigmoid") -> tuple[float, np.ndarray]:
+    """Per-position move loss (J_main for sigmoid) and its gradient (float64[len(w)], per weight
+    unit) from a stored sweep (:func:`objective` without the result term)."""
+    o = objective(pos_ptr, played, offset, indptr, indices, values, w, slope_cp, eval_scale, loss=loss)
+    return o.move, o.gradient
 
 
 def sweep_loss(pos_ptr: np.ndarray, played: np.ndarray, scores: np.ndarray, slope_cp: float,
-               eval_scale: int) -> float:
-    """Per-position J_main over every legal move, from a full sweep's scores (eval units)."""
+               eval_scale: int, *, loss: str = "sigmoid") -> float:
+    """Per-position move loss over every legal move, from a full sweep's scores (eval units)."""
     n = max(int(np.count_nonzero(played >= 0)), 1)
-    return float(sweep_loss_kernel(pos_ptr, played, scores, slope_cp / eval_scale)) / n
+    return float(sweep_loss_kernel(pos_ptr, played, scores, slope_cp / eval_scale, _kind(loss))) / n

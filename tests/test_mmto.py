@@ -19,7 +19,7 @@ from search.weights import load_weights
 from tuner.data import check_played, from_boards
 from tuner.mmto import MmtoConfig, masks_of, search_training_set, train_mmto
 from tuner.run import RunDir
-from tuner.tuning import TrainingData, TuneConfig
+from tuner.tuning import TrainingData, TuneConfig, load_training_data
 
 
 @pytest.fixture(scope="module")
@@ -93,21 +93,60 @@ def test_constraint_holds_after_every_update_step(small_set: TrainingData) -> No
     common = TuneConfig(data="-", out="-")
     cfg = MmtoConfig(step=3)
     masks = masks_of(common, cfg)
-    assert masks.constrained.sum() == 5 and not np.any(masks.l1 & masks.constrained)
+    assert len(masks.constrained) == 1
+    constrained = masks.constrained[0]
+    assert constrained.sum() == 5 and not np.any(masks.l1 & constrained)
     w = load_weights("material").values
-    total = int(w[masks.constrained].sum())
+    total = int(w[constrained].sum())
     t = table_of(small_set, w, window=300.0).table
     for _ in range(32):
         _, grad = loss_and_gradient(t.pos_ptr, t.played, t.offset, t.indptr, t.indices, t.values, w, 0.02, EVAL_SCALE)
         out = grid_adjacent_step(w, grad, step=3, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1,
                                  constrained=masks.constrained)
-        assert int(out.weights[masks.constrained].sum()) == total
+        assert int(out.weights[constrained].sum()) == total
         # the sum is held by moving, not by standing still: the two lowest derivatives pair
         # with the two highest (one step each way), the median weight stays
-        moved = (out.weights - w)[masks.constrained]
-        assert sorted(moved.tolist()) == [-3, -3, 0, 3, 3], grad[masks.constrained]
-        assert moved[np.argsort(grad[masks.constrained])[2]] == 0
+        moved = (out.weights - w)[constrained]
+        assert sorted(moved.tolist()) == [-3, -3, 0, 3, 3], grad[constrained]
+        assert moved[np.argsort(grad[constrained])[2]] == 0
         w = out.weights
+
+
+def test_each_constraint_entry_holds_its_own_sum(small_set: TrainingData, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # middle- and end-game material, each pinned to its own start sum (the end-game scale
+    # cannot drift while the middle game's is held), through whole runs of both losses
+    common = TuneConfig(data="-", out="-")
+    w0 = load_weights("material").values
+    mg = np.array([n.startswith("mg.material") for n in FEATURE_NAMES])
+    eg = np.array([n.startswith("eg.material") for n in FEATURE_NAMES])
+    for loss in ("sigmoid", "softmax"):
+        cfg = MmtoConfig(iterations=2, patience=5, loss=loss, constraint=("mg.material", "eg.material"))
+        assert [g.sum() for g in masks_of(common, cfg).constrained] == [5, 5]
+        w, metrics = _run(tmp_path, f"two-{loss}", small_set, common, cfg, w0)
+        assert int(w[mg].sum()) == int(w0[mg].sum()) and int(w[eg].sum()) == int(w0[eg].sum())
+        assert not np.array_equal(w[eg], w0[eg])  # held by pairs of moves, not by freezing
+        assert all(r["constraint_residual"] == 0 for r in metrics)
+        assert metrics[-1]["j_main"] < metrics[0]["j_main"]
+    with pytest.raises(ValueError, match="twice"):
+        MmtoConfig(constraint=("material", "mg.material")).validate()
+
+
+def test_result_term_is_reported_fitted_and_resumed(sample_set, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # the ingested sample carries the games' results (the module's small set does not)
+    common = TuneConfig(data=str(sample_set), out="-", start="classic", max_train=600, max_validation=200)
+    data = load_training_data(common, progress=False)
+    assert np.isfinite(data.train.results).mean() > 0.9
+    w0 = load_weights("classic").values
+    cfg = MmtoConfig(iterations=2, patience=5, loss="softmax", result_weight=4.0)
+    full_w, full = _run(tmp_path, "hyb", data, common, cfg, w0)
+    k = full[0]["k"]
+    assert 0.0 < k < 0.05 and all(r["k"] == k for r in full)  # small on brilliancies, but fitted
+    assert all(0.0 < r["j_result"] < 0.5 for r in full)
+    assert full[0]["j"] == pytest.approx(full[0]["j_main"] + 4.0 * full[0]["j_result"] + full[0]["j_l1"])
+    _run(tmp_path, "hyb-split", data, common, MmtoConfig(iterations=1, patience=5, loss="softmax",
+                                                          result_weight=4.0), w0)
+    split_w, split = _run(tmp_path, "hyb-split", data, common, cfg, w0, resume=True)
+    assert np.array_equal(full_w, split_w) and _strip_seconds(full) == _strip_seconds(split)
 
 
 def _run(tmp_path, name, data, common, cfg, w0, resume=False):  # type: ignore[no-untyped-def]
@@ -164,3 +203,18 @@ def test_result_does_not_depend_on_the_thread_count(small_set: TrainingData, tmp
     w1, m1 = _run(tmp_path, "t1", small_set, TuneConfig(data="-", out="-", threads=1), cfg, w0)
     w2, m2 = _run(tmp_path, "t2", small_set, TuneConfig(data="-", out="-", threads=2), cfg, w0)
     assert np.array_equal(w1, w2) and _strip_seconds(m1) == _strip_seconds(m2)
+
+
+def test_adam_option_lowers_the_objective_holds_constraints_and_resumes(small_set: TrainingData, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    common = TuneConfig(data="-", out="-")
+    w0 = load_weights("material").values
+    cfg = MmtoConfig(iterations=3, patience=5, loss="softmax", optimizer="adam", lr=2.0, inner_steps=16,
+                     constraint=("mg.material", "eg.material"))
+    full_w, full = _run(tmp_path, "adam", small_set, common, cfg, w0)
+    assert full[-1]["j_main"] < full[0]["j_main"]
+    assert not np.array_equal(full_w, w0)
+    # the master weights hold each sum exactly; the rounded ones within half a unit a weight
+    assert all(abs(r["constraint_residual"]) <= 2 for r in full)
+    _run(tmp_path, "adam-split", small_set, common, MmtoConfig(**{**cfg.__dict__, "iterations": 1}), w0)
+    split_w, split = _run(tmp_path, "adam-split", small_set, common, cfg, w0, resume=True)
+    assert np.array_equal(full_w, split_w) and _strip_seconds(full) == _strip_seconds(split)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuner.optim.grid import grid_adjacent_step, l1_penalty
-from objectives.mmto import loss_and_gradient, sweep_loss
+from objectives.mmto import loss_and_gradient, objective, sweep_loss
 
 
 def random_table(rng: np.random.Generator, positions: int, n_w: int):  # type: ignore[no-untyped-def]
@@ -72,6 +72,66 @@ def test_gradient_equals_central_finite_differences_of_the_loss() -> None:
         jp, _ = loss_and_gradient(*table, (w + e).astype(np.int32), 0.02 / 1000, 24)
         jm, _ = loss_and_gradient(*table, (w - e).astype(np.int32), 0.02 / 1000, 24)
         assert (jp - jm) / 2 == pytest.approx(grad[i], rel=1e-5, abs=1e-12)
+
+
+def oracle_objective(table, w: np.ndarray, slope_cp: float, scale: int, results: np.ndarray,  # type: ignore[no-untyped-def]
+                     mu: float, k_cp: float) -> tuple[float, float]:
+    """(mean softmax cross-entropy of the played moves, mean (R - sigma(K s_d))^2 over the
+    positions with a result), from the definitions with plain floats."""
+    pos_ptr, played, offset, indptr, indices, values = table
+    ce, err, n_res = [], 0.0, 0
+    for p in range(len(pos_ptr) - 1):
+        scores = {}
+        for r in range(pos_ptr[p], pos_ptr[p + 1]):
+            s = int(offset[r]) + sum(int(w[indices[j]]) * int(values[j]) for j in range(indptr[r], indptr[r + 1]))
+            scores[r] = s / scale
+        z = sum(math.exp(slope_cp * s) for s in scores.values())
+        ce.append(-math.log(math.exp(slope_cp * scores[played[p]]) / z))
+        if not math.isnan(results[p]):
+            err += (results[p] - 1.0 / (1.0 + math.exp(-k_cp * scores[played[p]]))) ** 2
+            n_res += 1
+    return float(np.mean(ce)), err / n_res
+
+
+def test_softmax_and_result_terms_equal_plain_python_oracle() -> None:
+    rng = np.random.default_rng(11)
+    table = random_table(rng, 120, 30)
+    w = rng.integers(-10, 10, 30).astype(np.int32)  # scores stay small enough for exp()
+    results = rng.choice([0.0, 0.5, 1.0, np.nan], 120)
+    o = objective(*table, w, 0.02, 24, loss="softmax", results=results, mu=0.7, k_cp=0.006)
+    ce, err = oracle_objective(table, w, 0.02, 24, results, 0.7, 0.006)
+    assert o.move == pytest.approx(ce, rel=1e-10)
+    assert o.result == pytest.approx(err, rel=1e-10)
+    assert o.total == pytest.approx(ce + 0.7 * err, rel=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["sigmoid", "softmax"])
+def test_hybrid_gradient_equals_central_finite_differences(loss: str) -> None:
+    # as above: weights 1000 times finer, slope and K 1000 times smaller, the same objective
+    rng = np.random.default_rng(12)
+    table = random_table(rng, 150, 30)
+    results = rng.choice([0.0, 0.5, 1.0, np.nan], 150)
+    w = rng.integers(-50, 50, 30).astype(np.int64) * 1000
+    kw = dict(loss=loss, results=results, mu=2.5, k_cp=0.006 / 1000)
+    g = objective(*table, w.astype(np.int32), 0.02 / 1000, 24, **kw).gradient
+    assert np.any(g != 0)
+    for i in range(30):
+        e = np.zeros(30, dtype=np.int64)
+        e[i] = 1
+        jp = objective(*table, (w + e).astype(np.int32), 0.02 / 1000, 24, **kw).total
+        jm = objective(*table, (w - e).astype(np.int32), 0.02 / 1000, 24, **kw).total
+        assert (jp - jm) / 2 == pytest.approx(g[i], rel=1e-5, abs=1e-12)
+
+
+def test_softmax_sweep_loss_matches_the_table_loss() -> None:
+    rng = np.random.default_rng(13)
+    pos_ptr, played, offset, indptr, indices, values = random_table(rng, 100, 20)
+    w = rng.integers(-100, 100, 20).astype(np.int32)
+    scores = offset.copy()
+    for r in range(len(offset)):
+        scores[r] += int(np.dot(w[indices[indptr[r]:indptr[r + 1]]].astype(np.int64), values[indptr[r]:indptr[r + 1]]))
+    j = objective(pos_ptr, played, offset, indptr, indices, values, w, 0.03, 24, loss="softmax").move
+    assert sweep_loss(pos_ptr, played, scores, 0.03, 24, loss="softmax") == pytest.approx(j, rel=1e-12)
 
 
 def test_loss_and_gradient_do_not_depend_on_the_thread_count() -> None:

@@ -112,3 +112,23 @@ def test_a_broken_config_file_names_the_file(tmp_path: Path, capsys: pytest.Capt
     assert main(["tune", "--config", str(bad), "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and "step" in err and len(err.strip().splitlines()) == 1
+
+
+def test_data_and_out_alone_run_the_shipped_recipe(sample_set: Path, tmp_path: Path) -> None:
+    from tuner.commands.tune import DEFAULT_RECIPE, configs_from_toml
+
+    recipe = tomllib.loads(DEFAULT_RECIPE.read_text())
+    common, methods = configs_from_toml(DEFAULT_RECIPE)  # every key of the recipe is a real setting
+    run = tmp_path / "run"
+    assert main(["tune", "--data", str(sample_set), "--out", str(run), "--iterations", "1", *FAST]) == 0
+    config = tomllib.loads((run / "config.toml").read_text())
+    assert config["method"] == recipe["method"] == common.method
+    assert config["start"] == recipe["start"]
+    for key, value in recipe[common.method].items():
+        expected = {"iterations": 1, "inner_steps": 8}.get(key, value)  # flags override the recipe
+        assert config[common.method][key] == expected, key
+    # naming a method (or a config file) leaves the recipe out: the method's own defaults
+    plain = tmp_path / "plain"
+    assert main(["tune", "--method", "mmto", "--data", str(sample_set), "--out", str(plain), "--iterations", "1",
+                 *FAST]) == 0
+    assert tomllib.loads((plain / "config.toml").read_text())["mmto"]["loss"] == "sigmoid"

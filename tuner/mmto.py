@@ -41,8 +41,10 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from tuner.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.optim.grid import grid_adjacent_step, l1_penalty
-from objectives.mmto import loss_and_gradient, sweep_loss
+from objectives.mmto import LOSSES, objective, sweep_loss
+from objectives.texel import KBracketError, fit_k_scores
 from search.alphabeta import KIND_EVAL
 from search.api import signed_features, threads
 from search.catalog import GROUPS
@@ -50,7 +52,7 @@ from search.evaluator import EVAL_SCALE
 from tuner.config import help_field
 from tuner.data import Positions
 from tuner.driver import drive
-from tuner.errors import check_interrupt
+from tuner.errors import TunerError, check_interrupt
 from tuner.methods import Method
 from tuner.movematch import top_k_credit
 from tuner.run import Checkpoint, RunDir
@@ -58,10 +60,14 @@ from tuner.tuning import (
     Pacer,
     TrainingData,
     TuneConfig,
+    constraint_masks,
     mask_of,
     n_threads,
     paced_sweep,
 )
+
+#: search weights stay within this bound with the adam option (the evaluator's check accepts them)
+WEIGHT_BOUND = 30_000
 
 #: positions per sweep call (a progress-bar tick; bounds the memory of PV-leaf boards)
 SWEEP_BATCH = 4096
@@ -74,16 +80,27 @@ class MmtoConfig:
     iterations: int = help_field(10, "outer iterations: searches of the whole training set")
     inner_steps: int = help_field(32, "updates between searches, reusing the stored PV leaves "
                                       "(32 in Hoki & Kaneko 2014)")
+    optimizer: str = help_field("grid", "update rule: grid (Hoki & Kaneko's grid-adjacent step of h on "
+                                        "integer weights) or adam (Kingma & Ba 2015 on float master weights, "
+                                        "rounded for the search)")
     step: int = help_field(1, "h: every trainable weight moves by h per update (grid-adjacent)")
-    slope: float = help_field(0.02, "a: slope of the sigmoid T(x) = 1/(1+exp(-a x)), per centipawn")
+    lr: float = help_field(1.0, "adam: step size in weight units (centipawns)")
+    loss: str = help_field("sigmoid", "move-choice loss of a position: sigmoid (Hoki & Kaneko's sum over "
+                                      "the other moves of T(s_m - s_played)) or softmax (cross-entropy "
+                                      "of the played move under softmax(a s))")
+    slope: float = help_field(0.02, "a: slope of the sigmoid T(x) = 1/(1+exp(-a x)) or of the softmax, "
+                                    "per centipawn")
+    result_weight: float = help_field(0.0, "mu: weight of Texel's game-result term mu * mean (R - sigma(K "
+                                           "s_played))^2 over the same leaves (0: none)")
+    result_k: float = help_field(0.0, "K of that term per centipawn (0: fitted on the start weights)")
     window: float = help_field(300.0, "keep for the updates only moves scored within this many "
                                       "centipawns of the played move (0: all moves)")
     l1: float = help_field(2e-5, "lambda_1 of the L1 term on the weights named by l1_on "
                                  "(J_main is per position)")
     l1_on: tuple[str, ...] = help_field(tuple(g for g in GROUPS if g != "material"),
                                         "weights under L1, by group or feature-name prefix")
-    constraint: tuple[str, ...] = help_field(("mg.material",), "weights whose sum stays at its "
-                                             "starting value (empty: no constraint)")
+    constraint: tuple[str, ...] = help_field(("mg.material",), "equality constraints: each entry's weights "
+                                             "keep their sum at its starting value (empty: none)")
     patience: int = help_field(2, "stop after J_main failed to fall this many iterations in a row")
     min_improvement: float = help_field(0.0, "relative fall of J_main that counts as falling")
 
@@ -94,15 +111,25 @@ class MmtoConfig:
             raise ValueError(f"slope must be a positive number, not {self.slope}")
         if self.window < 0 or self.l1 < 0 or self.min_improvement < 0:
             raise ValueError("window, l1 and min_improvement must be >= 0")
+        if self.optimizer not in ("grid", "adam"):
+            raise ValueError(f"optimizer must be grid or adam, not {self.optimizer!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr must be a positive number, not {self.lr}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
+        if not (self.result_weight >= 0 and math.isfinite(self.result_weight)) or self.result_k < 0:
+            raise ValueError("result_weight and result_k must be >= 0")
         l1_mask = mask_of(self.l1_on, "l1_on")
         constrained = mask_of(self.constraint, "constraint")
         if np.any(l1_mask & constrained):
             raise ValueError("l1_on and constraint must not name the same weights")
+        constraint_masks(self.constraint)
 
 
 @dataclass(frozen=True)
 class LeafTable:
-    """The stored sweep of one training set (layout: :mod:`objectives.mmto`)."""
+    """The stored sweep of one training set (layout: :mod:`objectives.mmto`), with each
+    position's game result from the mover's view (float64[P], NaN: none)."""
 
     pos_ptr: np.ndarray
     played: np.ndarray
@@ -110,28 +137,31 @@ class LeafTable:
     indptr: np.ndarray
     indices: np.ndarray
     values: np.ndarray
+    results: np.ndarray
 
 
 @dataclass(frozen=True)
 class SweepSummary:
     """What a search of the training set measured, and the leaves it stored."""
 
-    j_main: float
+    j_main: float  # the move loss per position, over every legal move
     match: float
     table: LeafTable
     rows_total: int
     nodes: int
+    played_scores: np.ndarray  # int64[P]: each played move's search score (eval units, mover's view)
 
 
 def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
                         budget: int, slope: float, window: float, threads_n: int,
-                        progress: bool, pacer: Pacer | None = None) -> SweepSummary:
-    """Step 1: sweep every position, measure J_main and move-match, store the PV leaves.
+                        progress: bool, pacer: Pacer | None = None, loss: str = "sigmoid") -> SweepSummary:
+    """Step 1: sweep every position, measure the move loss and move-match, store the PV leaves.
 
     Each batch of ``SWEEP_BATCH`` positions is searched in shorter calls (``pacer``), checking
     for Ctrl-C between them; the figures are computed per batch as from one call."""
     pacer = pacer or Pacer()
     parts: list[tuple[np.ndarray, ...]] = []
+    played_scores: list[np.ndarray] = []
     j_sum = 0.0
     match_sum = 0.0
     rows_total = 0
@@ -142,20 +172,24 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
             z = min(a + SWEEP_BATCH, len(pos))
             sw = paced_sweep(pos.boards[a:z], depth, w, budget=budget, pacer=pacer)
             rows = sw.pos_ptr[:-1] + played_index[a:z]
-            j_sum += sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE) * (z - a)
+            j_sum += sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE, loss=loss) * (z - a)
             match_sum += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
             rows_total += len(sw.scores)
             nodes += int(sw.nodes.sum())
-            parts.append(_keep_rows(sw, rows, window))
+            parts.append(_keep_rows(sw, rows, window, one_sided=loss == "softmax"))
+            played_scores.append(sw.scores[rows].astype(np.int64))
             bar.update(z - a)
     bar.close()
-    table = _concatenate(parts)
+    results = pos.results if pos.results is not None else np.full(len(pos), np.nan)
+    table = _concatenate(parts, np.asarray(results, dtype=np.float64))
     n = len(pos)
-    return SweepSummary(j_sum / n, match_sum / n, table, rows_total, nodes)
+    return SweepSummary(j_sum / n, match_sum / n, table, rows_total, nodes, np.concatenate(played_scores))
 
 
-def _keep_rows(sw: Any, played_rows: np.ndarray, window: float) -> tuple[np.ndarray, ...]:
-    """The rows of one sweep batch that the updates use, with their signed leaf features."""
+def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> tuple[np.ndarray, ...]:
+    """The rows of one sweep batch that the updates use, with their signed leaf features:
+    those within ``window`` centipawns of the played move's score (``one_sided``: every move
+    scored above it too, as a softmax's gradient is largest there)."""
     counts = np.diff(sw.pos_ptr)
     sd = np.repeat(sw.scores[played_rows], counts)
     is_played = np.zeros(len(sw.scores), dtype=bool)
@@ -165,7 +199,10 @@ def _keep_rows(sw: Any, played_rows: np.ndarray, window: float) -> tuple[np.ndar
     # score, but its term T(s(p.m) - s(p.d)) still moves with the played move's score
     keep = np.ones(len(sw.scores), dtype=bool)
     if window > 0:
-        keep &= np.abs(sw.scores - sd) <= window * EVAL_SCALE
+        if one_sided:
+            keep &= sw.scores - sd >= -window * EVAL_SCALE
+        else:
+            keep &= np.abs(sw.scores - sd) <= window * EVAL_SCALE
         keep |= is_played
     kept_counts = np.add.reduceat(keep.astype(np.int64), sw.pos_ptr[:-1])
     pos_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -178,7 +215,7 @@ def _keep_rows(sw: Any, played_rows: np.ndarray, window: float) -> tuple[np.ndar
     return pos_ptr, played, offset, indptr, indices, values
 
 
-def _concatenate(parts: list[tuple[np.ndarray, ...]]) -> LeafTable:
+def _concatenate(parts: list[tuple[np.ndarray, ...]], results: np.ndarray) -> LeafTable:
     pos_ptrs, playeds, offsets, indptrs, indices, values = [], [], [], [], [], []
     row_base = 0
     nnz_base = 0
@@ -192,50 +229,114 @@ def _concatenate(parts: list[tuple[np.ndarray, ...]]) -> LeafTable:
         row_base += len(off)
         nnz_base += len(ix)
     return LeafTable(np.concatenate(pos_ptrs), np.concatenate(playeds), np.concatenate(offsets),
-                     np.concatenate(indptrs), np.concatenate(indices), np.concatenate(values))
+                     np.concatenate(indptrs), np.concatenate(indices), np.concatenate(values), results)
 
 
 @dataclass(frozen=True)
 class Masks:
     trainable: np.ndarray
     l1: np.ndarray
-    constrained: np.ndarray
+    constrained: list[np.ndarray]  # one mask per equality constraint
 
 
 def masks_of(common: TuneConfig, cfg: MmtoConfig) -> Masks:
     trainable = mask_of(common.train, "train")
-    return Masks(trainable, mask_of(cfg.l1_on, "l1_on") & trainable, mask_of(cfg.constraint, "constraint") & trainable)
+    groups = [g & trainable for g in constraint_masks(cfg.constraint)]
+    return Masks(trainable, mask_of(cfg.l1_on, "l1_on") & trainable, [g for g in groups if g.any()])
+
+
+def constraint_sums(w: np.ndarray, masks: Masks) -> list[int]:
+    """The sum of each constrained subset's weights."""
+    w64 = np.asarray(w, dtype=np.int64)
+    return [int(w64[g].sum()) for g in masks.constrained]
+
+
+def fit_result_k(summary: SweepSummary) -> float:
+    """K per centipawn of the game-result term, fitted on the played moves' scores of the start
+    (Texel's first step, :func:`objectives.texel.fit_k_scores`); one-line error if it cannot be."""
+    results = summary.table.results
+    has = ~np.isnan(results)
+    try:
+        return fit_k_scores(summary.played_scores[has].astype(np.float64), results[has], EVAL_SCALE)
+    except KBracketError as exc:
+        raise TunerError(f"result term: {exc}; give result_k (--result-k) instead") from None
+
+
+def result_error(summary: SweepSummary, k: float) -> float:
+    """Mean (R - sigma(K s_played))^2 over the training positions with a result."""
+    results = summary.table.results
+    has = ~np.isnan(results)
+    if not has.any():
+        return 0.0
+    z = k * summary.played_scores[has].astype(np.float64) / EVAL_SCALE
+    return float(np.mean((results[has] - 1.0 / (1.0 + np.exp(-z))) ** 2))
 
 
 def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, threads_n: int,
-           progress: bool) -> tuple[np.ndarray, list[float]]:
-    """Step 2: ``inner_steps`` grid-adjacent updates from the stored leaves; returns the new
-    weights and J_main (on the stored rows) before each step."""
+           progress: bool, k: float = 0.0, adam: AdamState | None = None) -> tuple[np.ndarray, list[float]]:
+    """Step 2: ``inner_steps`` updates from the stored leaves; returns the new weights and the
+    objective (on the stored rows, without L1) before each step.
+
+    ``grid``: grid-adjacent steps on the integer weights (L1 by subgradient, each constraint by
+    the median rule). ``adam``: Adam steps on ``adam.master`` (float64, updated in place), each
+    gradient taken at the master weights rounded for the search; every constraint is then held
+    by removing its subset's mean shift (the Euclidean projection), and the result is rounded.
+    """
     losses = []
     with threads(threads_n):
         for _ in tqdm(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
-            j, grad = loss_and_gradient(table.pos_ptr, table.played, table.offset, table.indptr,
-                                        table.indices, table.values, w, cfg.slope, EVAL_SCALE)
-            if not math.isfinite(j) or not np.all(np.isfinite(grad)):
+            o = objective(table.pos_ptr, table.played, table.offset, table.indptr, table.indices, table.values,
+                          w, cfg.slope, EVAL_SCALE, loss=cfg.loss, results=table.results,
+                          mu=cfg.result_weight, k_cp=k)
+            if not math.isfinite(o.total) or not np.all(np.isfinite(o.gradient)):
                 raise FloatingPointError("MMTO objective became NaN or infinite; lower --slope")
-            losses.append(j)
-            w = grid_adjacent_step(w, grad, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
-                                   l1_mask=masks.l1, constrained=masks.constrained).weights
+            losses.append(o.total)
+            if adam is None:
+                w = grid_adjacent_step(w, o.gradient, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
+                                       l1_mask=masks.l1, constrained=masks.constrained).weights
+            else:
+                adam.master = adam.project(adam.opt.step(adam.master, o.gradient))
+                w = to_search_weights(adam.master, -WEIGHT_BOUND, WEIGHT_BOUND)
             check_interrupt()
     return w, losses
 
 
-def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: int,
-             seconds: dict[str, float]) -> dict[str, Any]:
+@dataclass
+class AdamState:
+    """MMTO's Adam option: the optimizer, the float master weights and the constraint sums."""
+
+    opt: Optimizer
+    master: np.ndarray  # float64[N]
+    groups: list[np.ndarray]
+    sums: list[float]
+
+    @classmethod
+    def start(cls, w0: np.ndarray, cfg: MmtoConfig, masks: Masks) -> AdamState:
+        opt = Adam(len(w0), lr=cfg.lr, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1)
+        master = np.asarray(w0, dtype=np.float64).copy()
+        return cls(opt, master, masks.constrained, [float(master[g].sum()) for g in masks.constrained])
+
+    def project(self, w: np.ndarray) -> np.ndarray:
+        for g, total in zip(self.groups, self.sums):
+            idx = np.flatnonzero(g)
+            w[idx] -= (w[idx].sum() - total) / len(idx)
+        return w
+
+
+def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: list[int],
+             seconds: dict[str, float], k: float) -> dict[str, Any]:
     """The metrics of the weights ``w`` whose sweep is ``summary`` (the validation figures are
     the driver's)."""
     j_r = l1_penalty(w, cfg.l1, masks.l1)
-    residual = int(np.asarray(w, dtype=np.int64)[masks.constrained].sum()) - constraint_sum0
+    residuals = [a - b for a, b in zip(constraint_sums(w, masks), constraint_sum0)]
+    e = result_error(summary, k) if cfg.result_weight > 0 else 0.0
+    extra = {"j_result": e, "k": k} if cfg.result_weight > 0 else {}
     return {
-        "j": summary.j_main + j_r,
+        "j": summary.j_main + cfg.result_weight * e + j_r,
         "j_main": summary.j_main,
+        **extra,
         "j_l1": j_r,
-        "constraint_residual": residual,
+        "constraint_residual": max(residuals, key=abs, default=0),
         "match_train": summary.match,
         "nonzero_weights": int(np.count_nonzero(w)),
         "rows": summary.rows_total,
@@ -259,7 +360,9 @@ class MmtoTrainer:
         self.masks = masks_of(common, cfg)
         self.nt = n_threads(common)
         self.w = np.asarray(w0, dtype=np.int32).copy()
-        self.constraint_sum0 = int(self.w.astype(np.int64)[self.masks.constrained].sum())
+        self.constraint_sum0 = constraint_sums(self.w, self.masks)
+        self.k = cfg.result_k
+        self.adam = AdamState.start(self.w, cfg, self.masks) if cfg.optimizer == "adam" else None
         self.history: list[float] = []
         self.summary: SweepSummary | None = None
         self.pacer = Pacer()
@@ -268,39 +371,60 @@ class MmtoTrainer:
         t = time.perf_counter()
         s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
                                 budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
-                                threads_n=self.nt, progress=self.progress, pacer=self.pacer)
+                                threads_n=self.nt, progress=self.progress, pacer=self.pacer, loss=self.cfg.loss)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
         return s, time.perf_counter() - t
 
+    def _objective(self) -> float:
+        """The objective the patience rule watches: the move loss plus the weighted result term."""
+        assert self.summary is not None
+        if self.cfg.result_weight > 0:
+            return self.summary.j_main + self.cfg.result_weight * result_error(self.summary, self.k)
+        return self.summary.j_main
+
     def begin(self) -> dict[str, Any]:
         self.summary, t_s = self._search()
-        self.history = [self.summary.j_main]
+        if self.cfg.result_weight > 0 and self.k == 0:
+            self.k = fit_result_k(self.summary)
+            self.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start weights)")
+        self.history = [self._objective()]
         return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
-                        {"search": t_s, "update": 0.0})
+                        {"search": t_s, "update": 0.0}, self.k)
 
     def restore(self, state: dict[str, Any]) -> None:
         self.w = np.array(state["weights"], dtype=np.int32)
         self.history = [float(x) for x in state["j_history"]]
-        self.constraint_sum0 = int(state["constraint_sum0"])
+        sums = state["constraint_sum0"]
+        self.constraint_sum0 = [int(x) for x in (sums if isinstance(sums, list) else [sums])]
+        self.k = float(state.get("k", self.cfg.result_k))
+        if self.adam is not None:
+            self.adam.master = floats_from_json(state["master"], len(self.w), "master")
+            self.adam.opt = optimizer_from_state(state["optimizer"])
+            self.adam.sums = [float(x) for x in state["master_sums"]]
         self.summary, _ = self._search()
 
     def step(self, iteration: int) -> dict[str, Any]:
         assert self.summary is not None
         t = time.perf_counter()
-        self.w, _ = update(self.summary.table, self.w, self.cfg, self.masks, threads_n=self.nt, progress=self.progress)
+        self.w, _ = update(self.summary.table, self.w, self.cfg, self.masks, threads_n=self.nt,
+                           progress=self.progress, k=self.k, adam=self.adam)
         t_update = time.perf_counter() - t
         self.summary, t_s = self._search()
-        self.history.append(self.summary.j_main)
+        self.history.append(self._objective())
         return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
-                        {"search": t_s, "update": t_update})
+                        {"search": t_s, "update": t_update}, self.k)
 
     def weights(self) -> np.ndarray:
         return self.w
 
     def state(self) -> dict[str, Any]:
-        return {"weights": [int(v) for v in self.w], "j_history": self.history,
-                "constraint_sum0": self.constraint_sum0}
+        state = {"weights": [int(v) for v in self.w], "j_history": self.history,
+                 "constraint_sum0": self.constraint_sum0, "k": self.k}
+        if self.adam is not None:
+            state |= {"master": floats_to_json(self.adam.master), "optimizer": self.adam.opt.state_dict(),
+                      "master_sums": self.adam.sums}
+        return state
 
     def finished(self) -> str | None:
         if _stalled(self.history, self.cfg):

@@ -22,9 +22,9 @@ those integers, and E is reported on them. K is fitted once, on the start weight
 is printed and stored in the metrics and the checkpoint.
 
 Options shared with MMTO where they apply: ``--train`` (the others stay frozen), L1 on
-``l1_on``, L2 on ``l2_on``, and an equality constraint on ``constraint`` (the sum of those
-weights stays at its starting value: after each step their common mean shift is removed, the
-Euclidean projection onto that hyperplane).
+``l1_on``, L2 on ``l2_on``, and equality constraints on ``constraint`` (for each entry, the
+sum of its weights stays at its starting value: after each step their common mean shift is
+removed, the Euclidean projection onto that hyperplane).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from tuner.data import Positions
 from tuner.errors import TunerError, check_interrupt
 from tuner.methods import Method
 from tuner.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
-from tuner.tuning import Pacer, TrainingData, TuneConfig, mask_of, n_threads
+from tuner.tuning import Pacer, TrainingData, TuneConfig, constraint_masks, mask_of, n_threads
 
 #: search weights stay within this bound (the evaluator's weight check accepts them)
 WEIGHT_BOUND = 30_000
@@ -73,8 +73,8 @@ class TexelConfig:
                                         "weights under L1, by group or feature-name prefix")
     l2: float = help_field(0.0, "L2 strength on the weights named by l2_on")
     l2_on: tuple[str, ...] = help_field((), "weights under L2, by group or feature-name prefix")
-    constraint: tuple[str, ...] = help_field((), "weights whose sum stays at its starting value "
-                                                 "(empty: no constraint)")
+    constraint: tuple[str, ...] = help_field((), "equality constraints: each entry's weights keep their "
+                                                 "sum at its starting value (empty: none)")
 
     def validate(self) -> None:
         if self.epochs < 0 or self.steps < 1 or self.batch_size < 0:
@@ -90,6 +90,7 @@ class TexelConfig:
             raise ValueError("beta1, beta2 and momentum must be below 1")
         for what in ("l1_on", "l2_on", "constraint"):
             mask_of(getattr(self, what), what)
+        constraint_masks(self.constraint)
 
 
 @dataclass(frozen=True)
@@ -157,9 +158,10 @@ class TexelTrainer:
             log(f"texel: skipped {skipped} training and {skipped_val} validation positions of unfinished games (*)")
         self.nt = n_threads(common)
         self.trainable = mask_of(common.train, "train")
-        self.constrained = mask_of(cfg.constraint, "constraint") & self.trainable
+        groups = [g & self.trainable for g in constraint_masks(cfg.constraint)]
+        self.constrained = [g for g in groups if g.any()]
         self.w0 = np.asarray(w0, dtype=np.int32)
-        self.constraint_sum = float(self.w0[self.constrained].astype(np.int64).sum())
+        self.constraint_sums = [float(self.w0[g].astype(np.int64).sum()) for g in self.constrained]
         self.bounds = np.full(len(self.w0), WEIGHT_BOUND)
         self.pacer = Pacer()
         self.master = self.w0.astype(np.float64)
@@ -239,10 +241,10 @@ class TexelTrainer:
         return {**self._measure(), "updates": len(batches), "update_seconds": round(t_update, 3)}
 
     def _project(self, w: np.ndarray) -> np.ndarray:
-        """Hold the constrained weights' sum at its start value (remove their mean shift)."""
-        idx = np.flatnonzero(self.constrained)
-        if len(idx):
-            w[idx] -= (w[idx].sum() - self.constraint_sum) / len(idx)
+        """Hold each constraint's weights' sum at its start value (remove their mean shift)."""
+        for g, total in zip(self.constrained, self.constraint_sums):
+            idx = np.flatnonzero(g)
+            w[idx] -= (w[idx].sum() - total) / len(idx)
         return w
 
     def weights(self) -> np.ndarray:

@@ -79,6 +79,15 @@ def mask_of(items: tuple[str, ...], what: str) -> np.ndarray:
         raise ValueError(f"{what}: {exc}") from None
 
 
+def constraint_masks(items: tuple[str, ...]) -> list[np.ndarray]:
+    """One bool[N_FEATURES] mask per equality-constraint entry (each entry's weights keep their
+    sum); ValueError if two entries name the same weight."""
+    groups = [mask_of((c,), "constraint") for c in items]
+    if groups and int(np.sum(groups, axis=0).max()) > 1:
+        raise ValueError("the constraint's entries must not name the same weights twice")
+    return groups
+
+
 def n_threads(cfg: TuneConfig) -> int:
     return cfg.threads or numba.config.NUMBA_NUM_THREADS
 

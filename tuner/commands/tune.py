@@ -36,6 +36,11 @@ from tuner.run import RunDir
 from tuner.tuning import TuneConfig, load_training_data, start_weights
 
 
+#: the settings ``tuner tune --data DIR --out RUN`` uses when given neither ``--config`` nor
+#: ``--method``: the recipe that made the built-in ``gm`` weights (see its comments)
+DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "gm.toml"
+
+
 def method_configs() -> dict[str, type]:
     """Each registered method's config dataclass, by name."""
     return {name: m.config for name, m in methods().items()}
@@ -150,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.config:
             common0, methods0 = configs_from_toml(Path(args.config))
+        elif not hasattr(args, "method"):  # neither a config nor a method: the shipped recipe
+            common0, methods0 = configs_from_toml(DEFAULT_RECIPE)
         else:
             common0, methods0 = TuneConfig(), {m: cls() for m, cls in method_configs().items()}
         common = from_namespace(TuneConfig, args, common0)

@@ -21,6 +21,7 @@ Two details the paper leaves open are fixed here so that the guarantees hold exa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,13 +32,14 @@ class StepResult:
     """One update: the new weights, the multiplier and what moved."""
 
     weights: np.ndarray  # int32[N]
-    lambda0: float  # median of the constrained partial derivatives (0.0 without a constraint)
+    lambda0: float  # median of the constrained partial derivatives (0.0 without a constraint; the
+    # last subset's with several)
     moved: int  # number of weights that changed
 
 
 def grid_adjacent_step(w: np.ndarray, grad: np.ndarray, *, step: int, trainable: np.ndarray,
                        l1: float = 0.0, l1_mask: np.ndarray | None = None,
-                       constrained: np.ndarray | None = None) -> StepResult:
+                       constrained: np.ndarray | Sequence[np.ndarray] | None = None) -> StepResult:
     """Apply one grid-adjacent step to integer weights.
 
     Parameters
@@ -47,7 +49,9 @@ def grid_adjacent_step(w: np.ndarray, grad: np.ndarray, *, step: int, trainable:
     step : h, a positive integer (weight units).
     trainable : bool[N]; other weights never change.
     l1 : lambda_1 >= 0, applied to ``l1_mask`` (bool[N]).
-    constrained : bool[N], the subset whose sum is held constant; must not overlap ``l1_mask``.
+    constrained : bool[N], the subset whose sum is held constant, or a sequence of disjoint
+        such subsets, each with its own constraint (its own multiplier); must not overlap
+        ``l1_mask``.
     """
     w = np.asarray(w, dtype=np.int32)
     grad = np.asarray(grad, dtype=np.float64)
@@ -61,7 +65,12 @@ def grid_adjacent_step(w: np.ndarray, grad: np.ndarray, *, step: int, trainable:
     if not np.all(np.isfinite(grad)):
         raise ValueError("the gradient has NaN or infinite entries")
     l1_mask = np.zeros(n, dtype=bool) if l1_mask is None else np.asarray(l1_mask, dtype=bool)
-    constrained = np.zeros(n, dtype=bool) if constrained is None else np.asarray(constrained, dtype=bool)
+    groups = _constraint_groups(constrained, n)
+    constrained = np.zeros(n, dtype=bool)
+    for g in groups:
+        if np.any(constrained & g):
+            raise ValueError("the constrained subsets must be disjoint")
+        constrained |= g
     if np.any(l1_mask & constrained):
         raise ValueError("the L1 subset and the constrained subset must not overlap")
     new = w.astype(np.int64)
@@ -83,10 +92,13 @@ def grid_adjacent_step(w: np.ndarray, grad: np.ndarray, *, step: int, trainable:
         moved[crossed] = 0
         new[reg] = moved
 
-    # constrained weights: pair the k-th lowest derivative with the k-th highest
+    # constrained weights, each subset on its own: pair the k-th lowest derivative with the
+    # k-th highest
     lam = 0.0
-    idx = np.flatnonzero(trainable & constrained)
-    if len(idx):
+    for g in groups:
+        idx = np.flatnonzero(trainable & g)
+        if len(idx) == 0:
+            continue
         lam = float(np.median(grad[idx]))
         order = idx[np.argsort(grad[idx], kind="stable")]
         for k in range(len(order) // 2):
@@ -99,6 +111,19 @@ def grid_adjacent_step(w: np.ndarray, grad: np.ndarray, *, step: int, trainable:
         raise OverflowError("a weight left the 32-bit range")
     out = new.astype(np.int32)
     return StepResult(out, lam, int(np.count_nonzero(out != w)))
+
+
+def _constraint_groups(constrained: np.ndarray | Sequence[np.ndarray] | None, n: int) -> list[np.ndarray]:
+    if constrained is None:
+        return []
+    if isinstance(constrained, np.ndarray) and constrained.ndim == 1:
+        groups = [constrained]
+    else:
+        groups = list(constrained)
+    out = [np.asarray(g, dtype=bool) for g in groups]
+    if any(g.shape != (n,) for g in out):
+        raise ValueError("weights, gradient and masks must have the same length")
+    return out
 
 
 def l1_penalty(w: np.ndarray, l1: float, l1_mask: np.ndarray) -> float:
