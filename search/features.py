@@ -25,8 +25,10 @@ from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_at
 from search.bits import FILE_A, FILE_H, ZERO, bit, lsb, pop_lsb, popcount
 from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_OCC, W_STM
 from search.catalog import (
+    F_ATTACKS,
     F_BACKWARD,
     F_BISHOP_PAIR,
+    F_DEFENDS,
     F_DOUBLED,
     F_ISOLATED,
     F_KING_OPEN,
@@ -153,6 +155,21 @@ def _pawn_attack_set(pawns: np.uint64, colour: int) -> np.uint64:
     return ((pawns & ~FILE_A) >> np.uint64(9)) | ((pawns & ~FILE_H) >> np.uint64(7))
 
 
+@njit(cache=True, inline="always")
+def _add_pairs(w, st, nt, f, s, x, p, n, bi, r, q):  # type: ignore[no-untyped-def]
+    """Add ``s`` times the (attacker, target) pair counts of one attack set to the five base
+    terms from ``f`` (target pawn, knight, bishop, rook, queen): ``x`` is the attack set
+    restricted to the targets' colour, ``p, n, bi, r, q`` the pawn .. queen bitboards. A king
+    in ``x`` is no target. Only ``w`` and ``st`` are arrays (see :func:`_add`)."""
+    if x:
+        nt = _add(w, st, nt, f, s * popcount(x & p))
+        nt = _add(w, st, nt, f + 1, s * popcount(x & n))
+        nt = _add(w, st, nt, f + 2, s * popcount(x & bi))
+        nt = _add(w, st, nt, f + 3, s * popcount(x & r))
+        nt = _add(w, st, nt, f + 4, s * popcount(x & q))
+    return nt
+
+
 @njit(cache=True)
 def phase_of(b: np.ndarray) -> int:
     """Game phase 0..PHASE_MAX from the knights, bishops, rooks and queens left."""
@@ -172,6 +189,11 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
     nt = 0
     occ = b[W_OCC] | b[W_OCC + 1]
     stm = np.int64(b[W_STM])
+    bp = b[PAWN]
+    bn = b[KNIGHT]
+    bbi = b[BISHOP]
+    br = b[ROOK]
+    bq = b[QUEEN]
     for c in range(2):
         s = 1 if c == 0 else -1
         own = b[W_OCC + c]
@@ -228,7 +250,20 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
             nt = _add(w, st, nt, F_ZONE_ATTACKERS + PAWN, s * zone_n)
             zone_total += zone_n
 
-        # pieces: mobility, king-zone attackers, threats, rook files, outposts
+        # attacks / defends by pawns: each capture direction maps pawns one-to-one onto
+        # squares, so each shifted set counts (pawn, target) pairs with one popcount
+        if c == 0:
+            west = (own_p & ~FILE_A) << np.uint64(7)
+            east = (own_p & ~FILE_H) << np.uint64(9)
+        else:
+            west = (own_p & ~FILE_A) >> np.uint64(9)
+            east = (own_p & ~FILE_H) >> np.uint64(7)
+        nt = _add_pairs(w, st, nt, F_ATTACKS, s, west & opp, bp, bn, bbi, br, bq)
+        nt = _add_pairs(w, st, nt, F_ATTACKS, s, east & opp, bp, bn, bbi, br, bq)
+        nt = _add_pairs(w, st, nt, F_DEFENDS, s, west & own, bp, bn, bbi, br, bq)
+        nt = _add_pairs(w, st, nt, F_DEFENDS, s, east & own, bp, bn, bbi, br, bq)
+
+        # pieces: mobility, king-zone attackers, attacks / defends, threats, rook files, outposts
         minor_att = ZERO
         rook_att = ZERO
         safe = ~own & ~opp_pa
@@ -269,6 +304,8 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
                     nt = _add(w, st, nt, F_MOB_QUEEN + popcount(att & safe), s)
                 if att & ezone:
                     zone_n += 1
+                nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * pt, s, att & opp, bp, bn, bbi, br, bq)
+                nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * pt, s, att & own, bp, bn, bbi, br, bq)
             if zone_n:
                 nt = _add(w, st, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
                 zone_total += zone_n
@@ -289,6 +326,9 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
         kb = b[KING] & own
         if kb:
             ksq = lsb(kb)
+            katt = KING_ATTACKS[ksq]
+            nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KING, s, katt & opp, bp, bn, bbi, br, bq)
+            nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, s, katt & own, bp, bn, bbi, br, bq)
             kfiles = KING_FILES[ksq & 7]
             kr = (ksq >> 3) if c == 0 else 7 - (ksq >> 3)
             shield1 = 0

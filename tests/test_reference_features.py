@@ -96,6 +96,18 @@ HAND_POSITIONS: list[tuple[str, str, dict[str, int]]] = [
       "king.zone_attackers.rook": -2, "king.zone_attackers.queen": -1, "king.zone_attack_count.5": -1,
       "king.zone_attack_count.4": 0, "pieces.rook_seventh": -1, "pieces.rook_open_file": -2}),
     ("rook on a half-open file", "4k3/8/4p3/8/8/8/8/4RK2 w - - 0 1", {"pieces.rook_semiopen_file": 1}),
+    ("pawn forks knight and queen: pairs; the queen defends her knight, not her king",
+     "4k3/8/2n1q3/3P4/8/8/8/K7 w - - 0 1",
+     {"attacks.pawn.knight": 1, "attacks.pawn.queen": 1, "attacks.queen.pawn": -1,
+      "defends.queen.knight": -1, "defends.knight.queen": 0, "pieces.threat_by_pawn": 2}),
+    ("two pawns on one knight: two pairs, one threat", "4k3/8/8/3n4/2P1P3/8/8/4K3 w - - 0 1",
+     {"attacks.pawn.knight": 2, "pieces.threat_by_pawn": 1, "attacks.knight.pawn": 0}),
+    ("a checking rook attacks no piece; a castled king defends three pawns, black to move",
+     "4k3/8/8/8/4R3/8/5PPP/6K1 b - - 0 1",
+     {"defends.king.pawn": -3, "attacks.rook.pawn": 0, "defends.rook.pawn": 0, "defends.pawn.pawn": 0}),
+    ("sliders stop at the first piece: no x-ray through the rook", "3k4/3r4/8/8/8/8/3R4/3QK3 w - - 0 1",
+     {"attacks.rook.rook": 0, "defends.rook.queen": 1, "defends.queen.rook": 1, "attacks.queen.rook": 0,
+      "defends.king.queen": 1, "defends.king.rook": 0}),
     ("en-passant square present", "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
      {"pawns.phalanx": 2}),  # white a2-d2 and f2-h2 (7) against a7-c7 and g7-h7 (5)
 ]
