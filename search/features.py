@@ -155,18 +155,40 @@ def _pawn_attack_set(pawns: np.uint64, colour: int) -> np.uint64:
     return ((pawns & ~FILE_A) >> np.uint64(9)) | ((pawns & ~FILE_H) >> np.uint64(7))
 
 
+#: bits per target type in a packed pair count (:func:`_pairs`). A colour's count for one
+#: (attacker type, target type) never exceeds 128 (16 pieces x 8 attacked squares), so a
+#: field biased by PAIR_ZERO holds White's count minus Black's without borrowing from the next.
+PAIR_BITS = 12
+PAIR_MASK = (1 << PAIR_BITS) - 1
+PAIR_ZERO = 1 << (PAIR_BITS - 1)
+#: a packed net count of 0 for every target type
+PAIR_BIAS = sum(PAIR_ZERO << (PAIR_BITS * k) for k in range(5))
+
+
 @njit(cache=True, inline="always")
-def _add_pairs(w, st, nt, f, s, x, p, n, bi, r, q):  # type: ignore[no-untyped-def]
-    """Add ``s`` times the (attacker, target) pair counts of one attack set to the five base
-    terms from ``f`` (target pawn, knight, bishop, rook, queen): ``x`` is the attack set
-    restricted to the targets' colour, ``p, n, bi, r, q`` the pawn .. queen bitboards. A king
-    in ``x`` is no target. Only ``w`` and ``st`` are arrays (see :func:`_add`)."""
-    if x:
-        nt = _add(w, st, nt, f, s * popcount(x & p))
-        nt = _add(w, st, nt, f + 1, s * popcount(x & n))
-        nt = _add(w, st, nt, f + 2, s * popcount(x & bi))
-        nt = _add(w, st, nt, f + 3, s * popcount(x & r))
-        nt = _add(w, st, nt, f + 4, s * popcount(x & q))
+def _pairs(x: np.uint64, p: np.uint64, n: np.uint64, bi: np.uint64, r: np.uint64, q: np.uint64) -> int:
+    """The pieces of ``x`` (an attack set restricted to the targets' colour) on the pawn,
+    knight, bishop, rook and queen bitboards ``p .. q``, packed: field ``k`` (bits
+    ``PAIR_BITS * k`` up) counts target type ``k``. A king in ``x`` is no target. Packed counts
+    add field by field, so a sum over pieces needs no array (see :func:`_add`)."""
+    if not x:
+        return 0
+    return (popcount(x & p) | (popcount(x & n) << PAIR_BITS) | (popcount(x & bi) << (2 * PAIR_BITS))
+            | (popcount(x & r) << (3 * PAIR_BITS)) | (popcount(x & q) << (4 * PAIR_BITS)))
+
+
+@njit(cache=True, inline="always")
+def _add_pairs(w, st, nt, f, net):  # type: ignore[no-untyped-def]
+    """Add the net pair counts ``net`` (packed, each field biased by PAIR_ZERO; see
+    :data:`PAIR_BIAS`) to the five base terms from ``f`` (target pawn .. queen).
+
+    Both colours' counts are summed before this one call, so that a position's symmetric
+    pairs cost nothing here; :func:`_add` is reached only for the non-zero net counts."""
+    if net != PAIR_BIAS:
+        for k in range(5):
+            x = ((net >> (PAIR_BITS * k)) & PAIR_MASK) - PAIR_ZERO
+            if x:
+                nt = _add(w, st, nt, f + k, x)
     return nt
 
 
@@ -194,6 +216,9 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
     bbi = b[BISHOP]
     br = b[ROOK]
     bq = b[QUEEN]
+    # attack and defence pairs by attacker type, packed (_pairs), net White minus Black
+    ap = an = ab = ar = aq = ak = PAIR_BIAS
+    dp = dn = db = dr = dq = dk = PAIR_BIAS
     for c in range(2):
         s = 1 if c == 0 else -1
         own = b[W_OCC + c]
@@ -251,17 +276,17 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
             zone_total += zone_n
 
         # attacks / defends by pawns: each capture direction maps pawns one-to-one onto
-        # squares, so each shifted set counts (pawn, target) pairs with one popcount
+        # squares; squares in one direction's set only are attacked by one pawn, in both by two
         if c == 0:
             west = (own_p & ~FILE_A) << np.uint64(7)
             east = (own_p & ~FILE_H) << np.uint64(9)
         else:
             west = (own_p & ~FILE_A) >> np.uint64(9)
             east = (own_p & ~FILE_H) >> np.uint64(7)
-        nt = _add_pairs(w, st, nt, F_ATTACKS, s, west & opp, bp, bn, bbi, br, bq)
-        nt = _add_pairs(w, st, nt, F_ATTACKS, s, east & opp, bp, bn, bbi, br, bq)
-        nt = _add_pairs(w, st, nt, F_DEFENDS, s, west & own, bp, bn, bbi, br, bq)
-        nt = _add_pairs(w, st, nt, F_DEFENDS, s, east & own, bp, bn, bbi, br, bq)
+        m1 = (west ^ east) & occ
+        m2 = west & east & occ
+        ap += s * (_pairs(m1 & opp, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & opp, bp, bn, bbi, br, bq))
+        dp += s * (_pairs(m1 & own, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & own, bp, bn, bbi, br, bq))
 
         # pieces: mobility, king-zone attackers, attacks / defends, threats, rook files, outposts
         minor_att = ZERO
@@ -270,6 +295,12 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
         for pt in (KNIGHT, BISHOP, ROOK, QUEEN):
             bb = b[pt] & own
             zone_n = 0
+            # how many pieces of this type attack each square, in binary (bit-sliced counters:
+            # a square is in m1 if the count's bit 0 is set, ...; at most 10 pieces of a type)
+            m1 = ZERO
+            m2 = ZERO
+            m4 = ZERO
+            m8 = ZERO
             while bb:
                 sq = lsb(bb)
                 bb = pop_lsb(bb)
@@ -304,8 +335,34 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
                     nt = _add(w, st, nt, F_MOB_QUEEN + popcount(att & safe), s)
                 if att & ezone:
                     zone_n += 1
-                nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * pt, s, att & opp, bp, bn, bbi, br, bq)
-                nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * pt, s, att & own, bp, bn, bbi, br, bq)
+                hit = att & occ
+                carry = m1 & hit
+                m1 ^= hit
+                if carry:  # rare: a second piece of the type on the same target
+                    carry2 = m2 & carry
+                    m2 ^= carry
+                    carry4 = m4 & carry2
+                    m4 ^= carry2
+                    m8 |= carry4
+            attacked = _pairs(m1 & opp, bp, bn, bbi, br, bq)
+            defended = _pairs(m1 & own, bp, bn, bbi, br, bq)
+            if m2 | m4 | m8:
+                attacked += (2 * _pairs(m2 & opp, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & opp, bp, bn, bbi, br, bq)
+                             + 8 * _pairs(m8 & opp, bp, bn, bbi, br, bq))
+                defended += (2 * _pairs(m2 & own, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & own, bp, bn, bbi, br, bq)
+                             + 8 * _pairs(m8 & own, bp, bn, bbi, br, bq))
+            if pt == KNIGHT:
+                an += s * attacked
+                dn += s * defended
+            elif pt == BISHOP:
+                ab += s * attacked
+                db += s * defended
+            elif pt == ROOK:
+                ar += s * attacked
+                dr += s * defended
+            else:
+                aq += s * attacked
+                dq += s * defended
             if zone_n:
                 nt = _add(w, st, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
                 zone_total += zone_n
@@ -327,8 +384,8 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
         if kb:
             ksq = lsb(kb)
             katt = KING_ATTACKS[ksq]
-            nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KING, s, katt & opp, bp, bn, bbi, br, bq)
-            nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, s, katt & own, bp, bn, bbi, br, bq)
+            ak += s * _pairs(katt & opp, bp, bn, bbi, br, bq)
+            dk += s * _pairs(katt & own, bp, bn, bbi, br, bq)
             kfiles = KING_FILES[ksq & 7]
             kr = (ksq >> 3) if c == 0 else 7 - (ksq >> 3)
             shield1 = 0
@@ -346,6 +403,19 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
             nt = _add(w, st, nt, F_SHIELD2, s * shield2)
             nt = _add(w, st, nt, F_KING_OPEN, s * popcount(kf8 & ~own_f8 & ~opp_f8))
             nt = _add(w, st, nt, F_KING_SEMIOPEN, s * popcount(kf8 & ~own_f8 & opp_f8))
+
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * PAWN, ap)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KNIGHT, an)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * BISHOP, ab)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * ROOK, ar)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * QUEEN, aq)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KING, ak)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * PAWN, dp)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KNIGHT, dn)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * BISHOP, db)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * ROOK, dr)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * QUEEN, dq)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, dk)
     return nt
 
 

@@ -108,6 +108,9 @@ HAND_POSITIONS: list[tuple[str, str, dict[str, int]]] = [
     ("sliders stop at the first piece: no x-ray through the rook", "3k4/3r4/8/8/8/8/3R4/3QK3 w - - 0 1",
      {"attacks.rook.rook": 0, "defends.rook.queen": 1, "defends.queen.rook": 1, "attacks.queen.rook": 0,
       "defends.king.queen": 1, "defends.king.rook": 0}),
+    ("eight knights on one pawn: every pair counts", "7k/2N1N3/1N3N2/3p4/1N3N2/2N1N3/8/K7 w - - 0 1",
+     {"attacks.knight.pawn": 8, "defends.knight.knight": 0, "pieces.threat_by_pawn": 0}),
+    ("seven knights on one pawn", "7k/2N1N3/1N3N2/3p4/1N3N2/2N5/8/K7 w - - 0 1", {"attacks.knight.pawn": 7}),
     ("en-passant square present", "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
      {"pawns.phalanx": 2}),  # white a2-d2 and f2-h2 (7) against a7-c7 and g7-h7 (5)
 ]
