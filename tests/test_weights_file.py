@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from search.catalog import CATALOG_HASH, FEATURE_NAMES, N_FEATURES
+from search.catalog import CATALOG_HASH, FEATURE_NAMES, N_FEATURES, catalog_hash, legacy_feature_names
 from search.weight_sets import BUILDERS
 from search.weights import CatalogMigrationWarning, Weights, WeightsFileError, dumps, load_weights, save_weights
 
@@ -171,3 +171,10 @@ def test_the_command_line_uses_an_old_file_with_one_note_line() -> None:
     lines = old.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"tuner eval: note: {LEGACY_DIR / 'classic.json'}: made for the "
                                                    f"earlier feature catalogue '{LEGACY_HASH}'")
+
+
+def test_the_legacy_catalogue_is_the_old_files_names_in_their_order() -> None:
+    old = json.loads((LEGACY_DIR / "classic.json").read_text())
+    names = legacy_feature_names(LEGACY_HASH)
+    assert names is not None and list(old["weights"]) == list(names)
+    assert catalog_hash(names) == LEGACY_HASH and legacy_feature_names(CATALOG_HASH) is None
