@@ -221,7 +221,8 @@ def signed_features_kernel(boards, signs):  # type: ignore[no-untyped-def]
     Two parallel passes over chunks of rows (count, then fill after a prefix sum), so the
     result does not depend on the number of threads. Returns ``(indptr int64[R + 1],
     indices int16[nnz], values int16[nnz])``: indices are below N_FEATURES (< 2**15) and values
-    are net counts times the phase (|value| <= 16 * PHASE_MAX), so 16 bits hold both.
+    are net counts times the phase (a net count is at most 128, the attack or defence pairs
+    of one side's 16 pieces, so |value| <= 128 * PHASE_MAX), so 16 bits hold both.
     """
     r_count = boards.shape[0]
     counts = np.zeros(r_count, dtype=np.int64)

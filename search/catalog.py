@@ -13,7 +13,11 @@ evaluation whose score stays linear in the weights.
 
 Names are ``<stage>.<group>.<term>[.<label>]``, e.g. ``mg.pst.knight.c3`` or
 ``eg.pawns.passed.rank6``. Groups (the unit of ``--train``): ``material``, ``pst``,
-``pawns``, ``mobility``, ``king``, ``pieces``.
+``pawns``, ``mobility``, ``king``, ``pieces``, ``attacks``, ``defends``.
+
+Weights files of an earlier catalogue listed in :data:`LEGACY_CATALOGS` are still read (see
+:func:`legacy_feature_names`): every feature they name keeps its value, and the features added
+since read as 0.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ PHASE_MAX = 24
 
 PIECE_NAMES = ("pawn", "knight", "bishop", "rook", "queen", "king")
 SQUARE_NAMES = tuple(f + r for r in "12345678" for f in "abcdefgh")
-GROUPS = ("material", "pst", "pawns", "mobility", "king", "pieces")
+GROUPS = ("material", "pst", "pawns", "mobility", "king", "pieces", "attacks", "defends")
 STAGES = ("mg", "eg")
 
 #: (group, term, labels): a term with labels is one base feature per label, in order.
@@ -60,6 +64,10 @@ TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("pieces", "pieces.threat_by_minor", ()),
     ("pieces", "pieces.threat_by_rook", ()),
     ("pieces", "pieces.tempo", ()),
+    # attacks.<attacker>.<target>: (own attacker, attacked enemy piece) pairs; defends likewise
+    # with own pieces as the targets. Kings are attackers and defenders, never targets.
+    *(("attacks", f"attacks.{p}", PIECE_NAMES[:5]) for p in PIECE_NAMES),
+    *(("defends", f"defends.{p}", PIECE_NAMES[:5]) for p in PIECE_NAMES),
 )
 
 
@@ -82,10 +90,41 @@ FEATURE_NAMES: tuple[str, ...] = tuple(f"{s}.{n}" for s in STAGES for n in BASE_
 FEATURE_GROUPS: tuple[str, ...] = tuple(BASE_GROUPS) * 2
 FEATURE_INDEX: dict[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
-#: identity of the catalogue: weights files carry it, and refuse to load under another one
-CATALOG_HASH = hashlib.sha256(
-    ("movetuner-features-v1\n" + "\n".join(FEATURE_NAMES) + f"\nphase_max={PHASE_MAX}").encode()
-).hexdigest()[:16]
+
+
+def catalog_hash(names: tuple[str, ...] | list[str]) -> str:
+    """The identity of a catalogue with feature names ``names`` (in index order)."""
+    return hashlib.sha256(
+        ("movetuner-features-v1\n" + "\n".join(names) + f"\nphase_max={PHASE_MAX}").encode()
+    ).hexdigest()[:16]
+
+
+#: identity of the catalogue: weights files carry it; files of another one are refused unless
+#: it is a legacy catalogue (:data:`LEGACY_CATALOGS`)
+CATALOG_HASH = catalog_hash(FEATURE_NAMES)
+
+#: Earlier catalogues whose weights files are still read: their hash -> the groups added
+#: since. Such a catalogue is this one without those groups' features (same names, same
+#: order); the import-time check below recomputes each hash from that derivation.
+#:
+#: * ``26fcb341cd55f948``: 990 features (495 base terms), before ``attacks`` and ``defends``.
+LEGACY_CATALOGS: dict[str, tuple[str, ...]] = {
+    "26fcb341cd55f948": ("attacks", "defends"),
+}
+
+
+def legacy_feature_names(old_hash: str) -> tuple[str, ...] | None:
+    """The feature names, in their index order, of the legacy catalogue ``old_hash``, or None
+    when ``old_hash`` is not one. Reading a file of that catalogue: every name it gives keeps
+    its value, and the features of the groups added since (absent from it) are 0."""
+    added = LEGACY_CATALOGS.get(old_hash)
+    if added is None:
+        return None
+    return tuple(n for n, g in zip(FEATURE_NAMES, FEATURE_GROUPS) if g not in added)
+
+
+for _old, _added in LEGACY_CATALOGS.items():
+    assert catalog_hash(legacy_feature_names(_old) or ()) == _old, f"legacy catalogue {_old} is not derivable"
 
 # Start offsets of each term, as plain ints for the numba kernels (frozen at compile time).
 F_MATERIAL = TERM_START["material"]
@@ -116,9 +155,12 @@ F_THREAT_PAWN = TERM_START["pieces.threat_by_pawn"]
 F_THREAT_MINOR = TERM_START["pieces.threat_by_minor"]
 F_THREAT_ROOK = TERM_START["pieces.threat_by_rook"]
 F_TEMPO = TERM_START["pieces.tempo"]
+F_ATTACKS = TERM_START["attacks.pawn"]  # + 5 * attacker type (pawn .. king) + target type (pawn .. queen)
+F_DEFENDS = TERM_START["defends.pawn"]  # likewise
 
 # self-check, as Ethereal's tuner does: the offsets above must cover the catalogue exactly
-assert N_BASE == 5 + 6 * 64 + 17 + 66 + 14 + 9 == F_TEMPO + 1, N_BASE
+assert F_ATTACKS == F_TEMPO + 1 and F_DEFENDS == F_ATTACKS + 30, (F_ATTACKS, F_DEFENDS)
+assert N_BASE == 5 + 6 * 64 + 17 + 66 + 14 + 9 + 30 + 30 == F_DEFENDS + 30, N_BASE
 
 
 def group_mask(groups: tuple[str, ...] | list[str]) -> list[bool]:

@@ -25,8 +25,10 @@ from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_at
 from search.bits import FILE_A, FILE_H, ZERO, bit, lsb, pop_lsb, popcount
 from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_OCC, W_STM
 from search.catalog import (
+    F_ATTACKS,
     F_BACKWARD,
     F_BISHOP_PAIR,
+    F_DEFENDS,
     F_DOUBLED,
     F_ISOLATED,
     F_KING_OPEN,
@@ -153,6 +155,43 @@ def _pawn_attack_set(pawns: np.uint64, colour: int) -> np.uint64:
     return ((pawns & ~FILE_A) >> np.uint64(9)) | ((pawns & ~FILE_H) >> np.uint64(7))
 
 
+#: bits per target type in a packed pair count (:func:`_pairs`). A colour's count for one
+#: (attacker type, target type) never exceeds 128 (16 pieces x 8 attacked squares), so a
+#: field biased by PAIR_ZERO holds White's count minus Black's without borrowing from the next.
+PAIR_BITS = 12
+PAIR_MASK = (1 << PAIR_BITS) - 1
+PAIR_ZERO = 1 << (PAIR_BITS - 1)
+#: a packed net count of 0 for every target type
+PAIR_BIAS = sum(PAIR_ZERO << (PAIR_BITS * k) for k in range(5))
+
+
+@njit(cache=True, inline="always")
+def _pairs(x: np.uint64, p: np.uint64, n: np.uint64, bi: np.uint64, r: np.uint64, q: np.uint64) -> int:
+    """The pieces of ``x`` (an attack set restricted to the targets' colour) on the pawn,
+    knight, bishop, rook and queen bitboards ``p .. q``, packed: field ``k`` (bits
+    ``PAIR_BITS * k`` up) counts target type ``k``. A king in ``x`` is no target. Packed counts
+    add field by field, so a sum over pieces needs no array (see :func:`_add`)."""
+    if not x:
+        return 0
+    return (popcount(x & p) | (popcount(x & n) << PAIR_BITS) | (popcount(x & bi) << (2 * PAIR_BITS))
+            | (popcount(x & r) << (3 * PAIR_BITS)) | (popcount(x & q) << (4 * PAIR_BITS)))
+
+
+@njit(cache=True, inline="always")
+def _add_pairs(w, st, nt, f, net):  # type: ignore[no-untyped-def]
+    """Add the net pair counts ``net`` (packed, each field biased by PAIR_ZERO; see
+    :data:`PAIR_BIAS`) to the five base terms from ``f`` (target pawn .. queen).
+
+    Both colours' counts are summed before this one call, so that a position's symmetric
+    pairs cost nothing here; :func:`_add` is reached only for the non-zero net counts."""
+    if net != PAIR_BIAS:
+        for k in range(5):
+            x = ((net >> (PAIR_BITS * k)) & PAIR_MASK) - PAIR_ZERO
+            if x:
+                nt = _add(w, st, nt, f + k, x)
+    return nt
+
+
 @njit(cache=True)
 def phase_of(b: np.ndarray) -> int:
     """Game phase 0..PHASE_MAX from the knights, bishops, rooks and queens left."""
@@ -172,6 +211,14 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
     nt = 0
     occ = b[W_OCC] | b[W_OCC + 1]
     stm = np.int64(b[W_STM])
+    bp = b[PAWN]
+    bn = b[KNIGHT]
+    bbi = b[BISHOP]
+    br = b[ROOK]
+    bq = b[QUEEN]
+    # attack and defence pairs by attacker type, packed (_pairs), net White minus Black
+    ap = an = ab = ar = aq = ak = PAIR_BIAS
+    dp = dn = db = dr = dq = dk = PAIR_BIAS
     for c in range(2):
         s = 1 if c == 0 else -1
         own = b[W_OCC + c]
@@ -228,13 +275,32 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
             nt = _add(w, st, nt, F_ZONE_ATTACKERS + PAWN, s * zone_n)
             zone_total += zone_n
 
-        # pieces: mobility, king-zone attackers, threats, rook files, outposts
+        # attacks / defends by pawns: each capture direction maps pawns one-to-one onto
+        # squares; squares in one direction's set only are attacked by one pawn, in both by two
+        if c == 0:
+            west = (own_p & ~FILE_A) << np.uint64(7)
+            east = (own_p & ~FILE_H) << np.uint64(9)
+        else:
+            west = (own_p & ~FILE_A) >> np.uint64(9)
+            east = (own_p & ~FILE_H) >> np.uint64(7)
+        m1 = (west ^ east) & occ
+        m2 = west & east & occ
+        ap += s * (_pairs(m1 & opp, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & opp, bp, bn, bbi, br, bq))
+        dp += s * (_pairs(m1 & own, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & own, bp, bn, bbi, br, bq))
+
+        # pieces: mobility, king-zone attackers, attacks / defends, threats, rook files, outposts
         minor_att = ZERO
         rook_att = ZERO
         safe = ~own & ~opp_pa
         for pt in (KNIGHT, BISHOP, ROOK, QUEEN):
             bb = b[pt] & own
             zone_n = 0
+            # how many pieces of this type attack each square, in binary (bit-sliced counters:
+            # a square is in m1 if the count's bit 0 is set, ...; at most 10 pieces of a type)
+            m1 = ZERO
+            m2 = ZERO
+            m4 = ZERO
+            m8 = ZERO
             while bb:
                 sq = lsb(bb)
                 bb = pop_lsb(bb)
@@ -269,6 +335,34 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
                     nt = _add(w, st, nt, F_MOB_QUEEN + popcount(att & safe), s)
                 if att & ezone:
                     zone_n += 1
+                hit = att & occ
+                carry = m1 & hit
+                m1 ^= hit
+                if carry:  # rare: a second piece of the type on the same target
+                    carry2 = m2 & carry
+                    m2 ^= carry
+                    carry4 = m4 & carry2
+                    m4 ^= carry2
+                    m8 |= carry4
+            attacked = _pairs(m1 & opp, bp, bn, bbi, br, bq)
+            defended = _pairs(m1 & own, bp, bn, bbi, br, bq)
+            if m2 | m4 | m8:
+                attacked += (2 * _pairs(m2 & opp, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & opp, bp, bn, bbi, br, bq)
+                             + 8 * _pairs(m8 & opp, bp, bn, bbi, br, bq))
+                defended += (2 * _pairs(m2 & own, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & own, bp, bn, bbi, br, bq)
+                             + 8 * _pairs(m8 & own, bp, bn, bbi, br, bq))
+            if pt == KNIGHT:
+                an += s * attacked
+                dn += s * defended
+            elif pt == BISHOP:
+                ab += s * attacked
+                db += s * defended
+            elif pt == ROOK:
+                ar += s * attacked
+                dr += s * defended
+            else:
+                aq += s * attacked
+                dq += s * defended
             if zone_n:
                 nt = _add(w, st, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
                 zone_total += zone_n
@@ -289,6 +383,9 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
         kb = b[KING] & own
         if kb:
             ksq = lsb(kb)
+            katt = KING_ATTACKS[ksq]
+            ak += s * _pairs(katt & opp, bp, bn, bbi, br, bq)
+            dk += s * _pairs(katt & own, bp, bn, bbi, br, bq)
             kfiles = KING_FILES[ksq & 7]
             kr = (ksq >> 3) if c == 0 else 7 - (ksq >> 3)
             shield1 = 0
@@ -306,6 +403,19 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
             nt = _add(w, st, nt, F_SHIELD2, s * shield2)
             nt = _add(w, st, nt, F_KING_OPEN, s * popcount(kf8 & ~own_f8 & ~opp_f8))
             nt = _add(w, st, nt, F_KING_SEMIOPEN, s * popcount(kf8 & ~own_f8 & opp_f8))
+
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * PAWN, ap)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KNIGHT, an)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * BISHOP, ab)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * ROOK, ar)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * QUEEN, aq)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KING, ak)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * PAWN, dp)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KNIGHT, dn)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * BISHOP, db)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * ROOK, dr)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * QUEEN, dq)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, dk)
     return nt
 
 

@@ -86,7 +86,7 @@ class InvalidWeightsError(ValueError):
 
 # ------------------------------------------------------------------------------- weights
 
-MAX_TERM_COUNT = 290
+MAX_TERM_COUNT = 546
 """An upper bound on ``sum_f |x_f|`` over the base terms of any board that passes
 :func:`check_boards`, where ``x_f`` is the net count of term ``f`` (own minus opponent's).
 
@@ -104,14 +104,21 @@ so the bound holds for the net counts too):
   tempo 1: **10**.
 
 The material rule of :func:`board_problems` allows at most 15 pieces besides the king per
-side, so ``sum_f |x_f| <= 9 * 30 + 2 * 10 = 290``.
+side, so the terms above sum to at most ``9 * 30 + 2 * 10 = 290``.
+
+The ``attacks`` and ``defends`` terms add one per (piece, attacked occupied square) pair other
+than a king target: a piece's attacks hold at most 8 occupied squares (a knight's or king's 8
+squares, a queen's first piece in each of 8 directions; a rook or bishop 4, a pawn 2), so
+at most ``8 * 16 = 128`` per side (king included) and 256 in all:
+``sum_f |x_f| <= 290 + 256 = 546``.
 """
 
-MAX_ABS_WEIGHT = 1 << 19
-"""Largest ``|w|`` accepted (524,288 centipawns, far beyond any useful weight).
+MAX_ABS_WEIGHT = 1 << 18
+"""Largest ``|w|`` accepted (262,144 centipawns, far beyond any useful weight; it was
+``1 << 19`` before the ``attacks`` and ``defends`` groups raised :data:`MAX_TERM_COUNT`).
 
 A static score is ``sum_f w_mg[f] x_f phase + w_eg[f] x_f (PHASE_MAX - phase)`` eval units,
-so ``|score| <= max|w| * PHASE_MAX * MAX_TERM_COUNT = 2**19 * 24 * 290 = 3,649,044,480``,
+so ``|score| <= max|w| * PHASE_MAX * MAX_TERM_COUNT = 2**18 * 24 * 546 = 3,435,134,976``,
 below ``MATE_BOUND = 2**32 - 1000 = 4,294,966,296`` (:mod:`search.alphabeta`): no evaluation
 can be mistaken for a mate score, and every sum stays exact in int64.
 """

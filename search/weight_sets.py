@@ -5,7 +5,9 @@
 - ``classic``: hand-set values for every group. Piece-square tables are Tomasz
   Michniewski's "Simplified Evaluation Function" (Chess Programming Wiki), with an end-game
   king table and rank-based end-game pawn table; the other terms are round numbers of the
-  usual sign and size.
+  usual sign and size. The ``attacks`` and ``defends`` groups are 0: their strongest
+  cases (pawns and minors attacking bigger pieces) are already the ``pieces.threat_by_*``
+  terms, and zeros keep ``classic``'s scores what they were before those groups existed.
 
 ``python -m search.weight_sets`` rewrites the JSON files; a test checks that they match.
 """

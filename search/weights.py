@@ -13,8 +13,15 @@ Format (``schema_version`` 1)::
     }
 
 Loading refuses, with a one-line :class:`WeightsFileError` naming the file and the place, a
-truncated or invalid JSON document, another schema or catalogue, a value that is not an
-integer, and a missing or unknown feature name. Saving is atomic (write, fsync, rename).
+truncated or invalid JSON document, another schema or an unknown catalogue, a value that is
+not an integer, and a missing or unknown feature name. Saving is atomic (write, fsync, rename).
+
+Files of an earlier catalogue (:data:`search.catalog.LEGACY_CATALOGS`, e.g. ``26fcb341cd55f948``
+from before the ``attacks`` and ``defends`` groups) are migrated as they are read: they must
+name exactly that catalogue's features; each keeps its value by name, the features added since
+are 0, ``metadata["migrated_from_catalog"]`` records the old hash, and a one-line
+:class:`CatalogMigrationWarning` says so (the command line prints it as a note). Saving
+always writes the current catalogue.
 """
 
 from __future__ import annotations
@@ -22,13 +29,22 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, FEATURE_INDEX, FEATURE_NAMES, N_FEATURES, PHASE_MAX
+from search.catalog import (
+    CATALOG_HASH,
+    FEATURE_INDEX,
+    FEATURE_NAMES,
+    LEGACY_CATALOGS,
+    N_FEATURES,
+    PHASE_MAX,
+    legacy_feature_names,
+)
 
 SCHEMA = "movetuner-weights"
 SCHEMA_VERSION = 1
@@ -39,6 +55,33 @@ BUILTIN_SETS = ("material", "classic")
 
 class WeightsFileError(ValueError):
     """A weights file that cannot be used; the message is one line naming file and place."""
+
+
+class CatalogMigrationWarning(UserWarning):
+    """A weights file of an earlier feature catalogue was read and migrated (one-line message
+    naming the file, the old catalogue and the groups whose weights were set to 0)."""
+
+
+def catalogue_names(found: object, where: str) -> tuple[str, ...]:
+    """The feature names a weights file made for catalogue ``found`` must give: this
+    catalogue's, or a legacy catalogue's (:func:`search.catalog.legacy_feature_names`).
+    Any other value is refused with a one-line :class:`WeightsFileError` naming ``where``."""
+    if found == CATALOG_HASH:
+        return FEATURE_NAMES
+    names = legacy_feature_names(found) if isinstance(found, str) else None
+    if names is None:
+        readable = ", ".join([CATALOG_HASH, *LEGACY_CATALOGS])
+        raise WeightsFileError(f"{where}: made for feature catalogue {found!r}, but this version's catalogue "
+                               f"is {CATALOG_HASH!r} (it reads files of {readable})")
+    return names
+
+
+def warn_migrated(where: str, old_hash: str) -> None:
+    """Issue the one-line :class:`CatalogMigrationWarning` for a file of ``old_hash`` read."""
+    added = " and ".join(LEGACY_CATALOGS[old_hash])
+    warnings.warn(CatalogMigrationWarning(
+        f"{where}: made for the earlier feature catalogue {old_hash!r}; read into {CATALOG_HASH!r} "
+        f"with every {added} weight 0"), stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -111,34 +154,40 @@ def parse_document(doc: Any, where: str) -> Weights:
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise WeightsFileError(f"{where}: unsupported schema_version {doc.get('schema_version')!r} "
                                f"(this version reads {SCHEMA_VERSION})")
-    if doc.get("catalog_hash") != CATALOG_HASH:
-        raise WeightsFileError(f"{where}: made for feature catalogue {doc.get('catalog_hash')!r}, "
-                               f"but this version's catalogue is {CATALOG_HASH!r}")
+    found = doc.get("catalog_hash")
+    expected = catalogue_names(found, where)
+    migrated = expected is not FEATURE_NAMES
+    allowed = set(expected) if migrated else FEATURE_INDEX
     names = doc.get("weights")
     if not isinstance(names, dict):
         raise WeightsFileError(f"{where}: 'weights' must be an object of feature name -> integer")
     values = np.zeros(N_FEATURES, dtype=np.int32)
     for name, value in names.items():
-        i = FEATURE_INDEX.get(name)
+        i = FEATURE_INDEX.get(name) if name in allowed else None
         if i is None:
-            raise WeightsFileError(f"{where}: unknown feature {name!r}")
+            raise WeightsFileError(f"{where}: unknown feature {name!r}"
+                                   + (f" in catalogue {found!r}" if migrated else ""))
         if isinstance(value, bool) or not isinstance(value, int):
             raise WeightsFileError(f"{where}: weight {name!r} is {value!r}, not an integer")
         if not -(2**31) <= value < 2**31:
             raise WeightsFileError(f"{where}: weight {name!r} = {value} does not fit in 32 bits")
         values[i] = value
-    missing = [n for n in FEATURE_NAMES if n not in names]
+    missing = [n for n in expected if n not in names]
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise WeightsFileError(f"{where}: missing weight {missing[0]!r}{more}")
     metadata = doc.get("metadata", {})
     if not isinstance(metadata, dict):
         raise WeightsFileError(f"{where}: 'metadata' must be an object")
+    if migrated:
+        metadata = {**metadata, "migrated_from_catalog": found}
+        warn_migrated(where, str(found))
     return Weights(values, metadata)
 
 
 def load_weights(spec: str | Path) -> Weights:
-    """Load a weights file, or a built-in set by name (``material``, ``classic``)."""
+    """Load a weights file, or a built-in set by name (``material``, ``classic``); a file of
+    a legacy catalogue is migrated (module docstring)."""
     path = resolve(spec)
     try:
         text = path.read_text(encoding="utf-8")

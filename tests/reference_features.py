@@ -224,6 +224,16 @@ def colour_counts(board: chess.Board, color: chess.Color) -> Counter[str]:
     if board.turn == color:
         counts["pieces.tempo"] += 1
 
+    # attacks and defends: one count per (own piece, attacked non-king piece) pair
+    for attacker_type, attacker_word in PIECE_WORDS.items():
+        for sq in pieces(attacker_type, color):
+            for target_sq in sorted(piece_attacks(board, sq)):
+                target = board.piece_at(target_sq)
+                if target is None or target.piece_type == chess.KING:
+                    continue
+                kind = "defends" if target.color == color else "attacks"
+                counts[f"{kind}.{attacker_word}.{PIECE_WORDS[target.piece_type]}"] += 1
+
     unknown = set(counts) - set(BASE_INDEX)
     assert not unknown, f"reference produced names outside the catalogue: {sorted(unknown)}"
     return counts

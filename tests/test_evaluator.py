@@ -31,11 +31,13 @@ DOC_TERMS = {
     "mobility": 9 + 14 + 15 + 28,  # knight 0..8, bishop 0..13, rook 0..14, queen 0..27
     "king": 4 + 5 + 5,  # shield1, shield2, open_file, semiopen_file; zone_attackers x5; zone_attack_count.1..5
     "pieces": 9,  # bishop_pair, rook_open/semiopen_file, rook_seventh, knight_outpost, 3 threats, tempo
+    "attacks": 6 * 5,  # attacker pawn..king x target pawn..queen
+    "defends": 6 * 5,  # defender pawn..king x target pawn..queen
 }
 
 
 def test_catalogue_names_are_unique_and_split_in_two_stages() -> None:
-    assert N_BASE == sum(DOC_TERMS.values()) == 495
+    assert N_BASE == sum(DOC_TERMS.values()) == 555
     assert len(set(FEATURE_NAMES)) == N_FEATURES == 2 * N_BASE
     assert all(n.startswith("mg.") for n in FEATURE_NAMES[:N_BASE])
     assert all(n.startswith("eg.") for n in FEATURE_NAMES[N_BASE:])

@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import chess
 import numpy as np
 import pytest
 
 from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX
-from search.weights import Weights, load_weights
+from search.weights import CatalogMigrationWarning, Weights, load_weights
 from tuner.cli import main as tuner_main
 from tuner.export import TextFormatError, export, load_any, parse_text, tables, to_c, to_rust, to_text
 
@@ -101,7 +102,8 @@ def test_c_header_compiles_and_indexes(weights: Weights, tmp_path) -> None:  # t
     main = tmp_path / "main.c"
     main.write_text('#include <stdio.h>\n#include "weights.h"\nint main(void) {\n'
                     '  printf("%d %d %d %d %d\\n", MT_MG_PST_KNIGHT[18], MT_EG_PST_KING[63], '
-                    'MT_MG_MATERIAL[4], (int)MT_EG_PAWNS_DOUBLED, MT_PHASE_MAX);\n  return 0;\n}\n')
+                    'MT_MG_MATERIAL[4], (int)MT_EG_PAWNS_DOUBLED, MT_PHASE_MAX);\n'
+                    '  printf("%d %d\\n", MT_MG_ATTACKS_KNIGHT[3], MT_EG_DEFENDS_KING[0]);\n  return 0;\n}\n')
     exe = tmp_path / "main"
     build = subprocess.run(["cc", "-std=c99", "-o", str(exe), str(main)], capture_output=True, text=True, cwd=tmp_path)
     assert build.returncode == 0, build.stderr
@@ -109,7 +111,8 @@ def test_c_header_compiles_and_indexes(weights: Weights, tmp_path) -> None:  # t
     v = weights.values
     names = ("mg.pst.knight.c3", "eg.pst.king.h8", "mg.material.queen", "eg.pawns.doubled")
     assert chess.C3 == 18 and chess.H8 == 63
-    assert printed == [int(v[FEATURE_INDEX[n]]) for n in names] + [PHASE_MAX]
+    pairs = ("mg.attacks.knight.rook", "eg.defends.king.pawn")  # [target]: pawn, knight, bishop, rook, queen
+    assert printed == [int(v[FEATURE_INDEX[n]]) for n in names] + [PHASE_MAX] + [int(v[FEATURE_INDEX[n]]) for n in pairs]
 
 
 @pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")
@@ -140,3 +143,33 @@ def test_cli_text_round_trip_through_files(tmp_path, capsys) -> None:  # type: i
     assert tuner_main(["export", str(text_file)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("tuner export: error: ") and "line " in err and "\n" not in err
+
+
+def test_text_lists_attack_and_defence_pairs_by_target() -> None:
+    w = random_weights(3)
+    lines = to_text(w).splitlines()
+    assert "# ======== attacks ========" in lines and "# ======== defends ========" in lines
+    k = lines.index("[eg.defends.queen]")
+    rows = [line.split() for line in lines[k + 1:k + 6]]
+    assert [r[0] for r in rows] == ["pawn", "knight", "bishop", "rook", "queen"]
+    assert [int(r[1]) for r in rows] == [int(w.values[FEATURE_INDEX[f"eg.defends.queen.{t}"]])
+                                         for t in ("pawn", "knight", "bishop", "rook", "queen")]
+
+
+#: the text view of classic written before the attacks and defends groups (catalogue 26fcb341cd55f948)
+LEGACY_TEXT = Path(__file__).resolve().parent / "data" / "catalog_26fcb341cd55f948" / "classic.txt"
+
+
+def test_a_text_view_of_the_earlier_catalogue_reads_back_migrated() -> None:
+    with pytest.warns(CatalogMigrationWarning, match="earlier feature catalogue '26fcb341cd55f948'"):
+        w = load_any(LEGACY_TEXT)
+    assert np.array_equal(w.values, load_weights("classic").values)  # classic's new terms are 0
+    assert w.metadata["migrated_from_catalog"] == "26fcb341cd55f948" and w.metadata["name"] == "classic"
+    assert "[mg.attacks.pawn]" not in LEGACY_TEXT.read_text()
+
+
+def test_a_text_view_of_the_earlier_catalogue_cannot_give_the_new_tables() -> None:
+    text = LEGACY_TEXT.read_text() + "\n[mg.attacks.pawn]\npawn 1\nknight 2\nbishop 3\nrook 4\nqueen 5\n"
+    with pytest.raises(TextFormatError) as err:
+        parse_text(text, "old.txt")
+    assert str(err.value).startswith("old.txt: line 9: catalogue '26fcb341cd55f948' has no mg.attacks.pawn")

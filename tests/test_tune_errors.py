@@ -22,6 +22,7 @@ import pytest
 import tuner.run
 from search.api import DEFAULT_BUDGET, move_match, sweep
 from search.batch import CHUNK
+from search.catalog import CATALOG_HASH, FEATURE_NAMES
 from search.weights import load_weights
 from tuner.cli import main
 from tuner.errors import DeferredSigint, Interrupted, check_interrupt, is_interrupt
@@ -211,6 +212,46 @@ def test_resume_without_state_json_before_the_first_checkpoint_starts_again(
     (cut / "state.json").unlink()
     assert main(["tune", "--resume", str(cut), "--iterations", "3", "--quiet"]) == 0
     _same_run(cut, full)
+
+
+#: weights file of the catalogue before the attacks and defends groups (its feature names)
+LEGACY_CLASSIC = Path(__file__).resolve().parent / "data" / "catalog_26fcb341cd55f948" / "classic.json"
+
+
+def _as_legacy_run(run: Path) -> None:
+    """Rewrite the run's checkpoint and weights as the version before the attacks and defends
+    groups wrote them: catalogue 26fcb341cd55f948 and its 990 features, by name."""
+    old_names = list(json.loads(LEGACY_CLASSIC.read_text())["weights"])
+    doc = json.loads((run / "weights.json").read_text())
+    doc["catalog_hash"] = "26fcb341cd55f948"
+    doc["weights"] = {name: doc["weights"][name] for name in old_names}
+    (run / "weights.json").write_text(json.dumps(doc))
+    state = json.loads((run / "state.json").read_text())
+    by_name = dict(zip(FEATURE_NAMES, state["weights"]))
+    state["catalog_hash"] = "26fcb341cd55f948"
+    state["weights"] = [by_name[name] for name in old_names]
+    (run / "state.json").write_text(json.dumps(state))
+
+
+def test_a_run_of_the_earlier_catalogue_is_refused_on_resume_and_its_weights_start_a_new_run(
+        sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    assert _tune(sample_set, run, "--iterations", "1") == 0
+    capsys.readouterr()
+    _as_legacy_run(run)
+    state = (run / "state.json").read_bytes()
+    assert main(["tune", "--resume", str(run), "--iterations", "2", "--quiet"]) == 2
+    line = _one_line_error(capsys)
+    assert line.startswith(f"tuner tune: error: {run / 'state.json'}: made for the earlier feature catalogue "
+                           "'26fcb341cd55f948', before the attacks and defends groups, and cannot be resumed exactly")
+    assert f"--start {run / 'weights.json'}" in line
+    assert (run / "state.json").read_bytes() == state  # the old run is left as it was
+    # the suggested way on: a new run from the old run's weights (migrated, with one note line)
+    assert _tune(sample_set, tmp_path / "new", "--iterations", "0", "--start", str(run / "weights.json")) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tuner tune: note: {run / 'weights.json'}: made for the earlier feature catalogue "
+                   f"'26fcb341cd55f948'; read into '{CATALOG_HASH}' with every attacks and "
+                   "defends weight 0"]
 
 
 def test_metrics_of_random_bytes_is_one_line_naming_the_file_and_line(

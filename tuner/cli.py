@@ -5,6 +5,8 @@ Each command module exposes ``register(subparsers)``, which adds its parser and 
 the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file) are printed as
 one line with exit code 2; Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
 KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
+A weights file of an earlier feature catalogue, migrated as it is read
+(:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 
+from search.weights import CatalogMigrationWarning
 from tuner import __version__
 from tuner.errors import Interrupted, TunerError, is_interrupt
 
@@ -43,28 +47,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     command = "tuner"
-    try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if not getattr(args, "func", None):
-            parser.print_help()
+    shown = warnings.showwarning
+
+    def note(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        """Print a catalogue migration as one line; leave other warnings as Python shows them."""
+        if issubclass(category, CatalogMigrationWarning):
+            print(f"{command}: note: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = note
+        warnings.simplefilter("always", CatalogMigrationWarning)
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            if not getattr(args, "func", None):
+                parser.print_help()
+                return 2
+            command = f"tuner {args.command}"
+            return int(args.func(args) or 0)
+        except TunerError as exc:
+            print(f"{command}: error: {exc}", file=sys.stderr)
             return 2
-        command = f"tuner {args.command}"
-        return int(args.func(args) or 0)
-    except TunerError as exc:
-        print(f"{command}: error: {exc}", file=sys.stderr)
-        return 2
-    except Interrupted as exc:
-        print(f"{command}: {exc}", file=sys.stderr)
-        return 130
-    except OSError as exc:  # a missing or unwritable file, a full or read-only disk
-        print(f"{command}: error: {_os_error(exc)}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, SystemError) as exc:
-        if not is_interrupt(exc):
-            raise
-        print(f"{command}: interrupted", file=sys.stderr)
-        return 130
+        except Interrupted as exc:
+            print(f"{command}: {exc}", file=sys.stderr)
+            return 130
+        except OSError as exc:  # a missing or unwritable file, a full or read-only disk
+            print(f"{command}: error: {_os_error(exc)}", file=sys.stderr)
+            return 2
+        except (KeyboardInterrupt, SystemError) as exc:
+            if not is_interrupt(exc):
+                raise
+            print(f"{command}: interrupted", file=sys.stderr)
+            return 130
 
 
 def _os_error(exc: OSError) -> str:

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX, PHASE_WEIGHTS, SQUARE_NAMES, STAGES, TERMS
-from search.weights import Weights, WeightsFileError, dumps, load_weights, resolve
+from search.weights import Weights, WeightsFileError, catalogue_names, dumps, load_weights, resolve, warn_migrated
 
 FORMATS = ("json", "c", "rust", "text")
 
@@ -248,16 +248,24 @@ def _int(text: str, lineno: int, what: str) -> int:
 def parse_text(text: str, where: str = "<text>") -> Weights:
     """Read a text view written by :func:`to_text` back into weights.
 
-    Every feature must be given exactly once; the catalogue hash and phase_max must match this
-    version's. Raises :class:`TextFormatError` with a one-line message ``WHERE: line N: ...``.
+    Every feature must be given exactly once; phase_max must match this version's, and the
+    catalogue hash too, or name a legacy catalogue: a view of one is migrated as
+    :func:`search.weights.load_weights` migrates JSON files (its features keep their values,
+    those added since are 0, ``metadata["migrated_from_catalog"]`` and a one-line
+    :class:`~search.weights.CatalogMigrationWarning` record it). Raises
+    :class:`TextFormatError` with a one-line message ``WHERE: line N: ...``.
     """
     try:
-        return _parse_text(text)
+        w, old_hash = _parse_text(text)
     except TextFormatError as exc:
         raise TextFormatError(f"{where}: {exc}") from None
+    if old_hash is not None:
+        warn_migrated(where, old_hash)
+    return w
 
 
-def _parse_text(text: str) -> Weights:
+def _parse_text(text: str) -> tuple[Weights, str | None]:
+    """The weights of a text view, and the legacy catalogue hash it was migrated from (or None)."""
     by_name = {t.name: t for t in tables()}
     values = np.zeros(N_FEATURES, dtype=np.int64)
     seen = np.zeros(N_FEATURES, dtype=bool)
@@ -265,6 +273,7 @@ def _parse_text(text: str) -> Weights:
     section: Table | None = None
     rows: list[str] = []  # labels (or ranks) still expected in the open section
     section_line = 0
+    legacy: list[int] | None = None  # the feature indices a legacy catalogue's view gives
 
     def close_section() -> None:
         if section is not None and rows:
@@ -298,8 +307,11 @@ def _parse_text(text: str) -> Weights:
                     raise TextFormatError(f"line {lineno}: {key} is given twice")
                 header[key] = (value, lineno)
                 if key == "catalog_hash" and value != CATALOG_HASH:
-                    raise TextFormatError(f"line {lineno}: made for feature catalogue {value!r}, "
-                                          f"but this version's catalogue is {CATALOG_HASH!r}")
+                    try:
+                        names = catalogue_names(value, f"line {lineno}")
+                    except WeightsFileError as exc:
+                        raise TextFormatError(str(exc)) from None
+                    legacy = [FEATURE_INDEX[n] for n in names]
                 if key == "phase_max" and value != str(PHASE_MAX):
                     raise TextFormatError(f"line {lineno}: phase_max is {value!r}, this version uses {PHASE_MAX}")
                 continue
@@ -333,8 +345,16 @@ def _parse_text(text: str) -> Weights:
     for key in ("catalog_hash", "phase_max"):
         if key not in header:
             raise TextFormatError(f"line {lineno}: no '{key} = ...' line (not a movetuner text view?)")
-    if not seen.all():
-        missing = [t.name for t in by_name.values() if not seen[list(t.indices)].all()]
+    required = np.ones(N_FEATURES, dtype=bool)
+    if legacy is not None:  # the tables added since are absent (0), and must be
+        required[:] = False
+        required[legacy] = True
+        extra = [t.name for t in by_name.values() if (seen & ~required)[list(t.indices)].any()]
+        if extra:
+            old, at = header["catalog_hash"]
+            raise TextFormatError(f"line {at}: catalogue {old!r} has no {extra[0]} (a view of it cannot give it)")
+    if not (seen | ~required).all():
+        missing = [t.name for t in by_name.values() if not (seen | ~required)[list(t.indices)].all()]
         raise TextFormatError(f"line {lineno}: no values for {missing[0]}"
                               + (f" and {len(missing) - 1} more tables" if len(missing) > 1 else ""))
     metadata = {}
@@ -346,7 +366,10 @@ def _parse_text(text: str) -> Weights:
             raise TextFormatError(f"line {at}: metadata is not valid one-line JSON ({exc.msg})") from None
         if not isinstance(metadata, dict):
             raise TextFormatError(f"line {at}: metadata must be a JSON object")
-    return Weights(values.astype(np.int32), metadata)
+    if legacy is not None:
+        old = header["catalog_hash"][0]
+        return Weights(values.astype(np.int32), {**metadata, "migrated_from_catalog": old}), old
+    return Weights(values.astype(np.int32), metadata), None
 
 
 EXPORTERS: dict[str, Callable[[Weights], str]] = {"json": dumps, "c": to_c, "rust": to_rust, "text": to_text}

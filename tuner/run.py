@@ -14,7 +14,11 @@ Layout of ``RUN/`` (shared by every optimizer):
 written. On resume, metric lines of iterations after the checkpoint (written just before an
 interruption) are dropped, so that the finished run is the same as an uninterrupted one; a
 run killed before its first checkpoint starts again from the beginning, and one whose
-``state.json`` is lost after that is refused (:meth:`RunDir.resume_point`).
+``state.json`` is lost after that is refused (:meth:`RunDir.resume_point`). A checkpoint of an
+earlier feature catalogue (:data:`search.catalog.LEGACY_CATALOGS`) is refused too, with a
+one-line error pointing to a new run started from the old run's ``weights.json`` (which
+loads, migrated): the optimizers' states (Adam moments, GA populations, MMTO's steps) are
+shaped by the old catalogue and are not carried over.
 
 While a process uses the folder it holds ``RUN/.lock``, an exclusive ``flock`` on a file that
 holds its pid: a second ``tuner tune`` on the same folder is refused naming that pid. The
@@ -42,7 +46,7 @@ except ImportError:  # not POSIX: runs are not locked
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, N_FEATURES
+from search.catalog import CATALOG_HASH, LEGACY_CATALOGS, N_FEATURES
 from search.weights import Weights, atomic_write_text, dumps
 from tuner import __version__
 from tuner.errors import TunerError
@@ -287,9 +291,15 @@ class RunDir:
             raise TunerError(f"{where}: unreadable checkpoint ({exc.__class__.__name__})") from None
         if not isinstance(doc, dict) or doc.get("schema") != STATE_SCHEMA or doc.get("schema_version") != STATE_VERSION:
             raise TunerError(f"{where}: not a movetuner checkpoint of schema version {STATE_VERSION}")
-        if doc.get("catalog_hash") != CATALOG_HASH:
-            raise TunerError(f"{where}: made for feature catalogue {doc.get('catalog_hash')!r}, "
-                             f"this version's is {CATALOG_HASH!r}")
+        found = doc.get("catalog_hash")
+        if found in LEGACY_CATALOGS:
+            # the weights would migrate, but not the method's state (moments, population, ...)
+            added = " and ".join(LEGACY_CATALOGS[found])
+            raise TunerError(f"{where}: made for the earlier feature catalogue {found!r}, before the {added} "
+                             "groups, and cannot be resumed exactly; start a new run from its weights: "
+                             f"tuner tune --start {self.weights_path} ...")
+        if found != CATALOG_HASH:
+            raise TunerError(f"{where}: made for feature catalogue {found!r}, this version's is {CATALOG_HASH!r}")
         weights = doc.get("weights")
         if not isinstance(weights, list) or len(weights) != N_FEATURES or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in weights):
