@@ -162,11 +162,15 @@ def finite(x: float, digits: int = 1) -> float | None:
     return round(float(x), digits) if math.isfinite(x) else None
 
 
-def fmt_elo(x: float | None) -> str:
+def fmt_elo(x: float | None, signed: bool = True) -> str:
+    """Elo rounded to an integer, with its sign when ``signed`` (a difference from an anchor
+    at 0); ``+inf``/``-inf``; ``-`` for none."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if math.isinf(x):
         return "+inf" if x > 0 else "-inf"
+    if not signed:
+        return f"{x:.0f}"
     return f"{x:+.0f}" if round(x) != 0 else "0"
 
 
@@ -212,9 +216,10 @@ def main_table(doc: dict[str, Any]) -> str:
             row += ["-", "-"]
         else:
             value = elo["elo"] if elo["elo"] is not None else (math.inf if elo["infinite"] > 0 else -math.inf)
-            shown = fmt_elo(value) + (" (anchor)" if elo["anchor"] else "")
+            signed = doc["anchor_elo"] == 0
+            shown = fmt_elo(value, signed) + (" (anchor)" if elo["anchor"] else "")
             ci = elo["ci95"]
-            row += [shown, f"[{fmt_elo(ci[0])}, {fmt_elo(ci[1])}]" if ci else "-"]
+            row += [shown, f"[{fmt_elo(ci[0], signed)}, {fmt_elo(ci[1], signed)}]" if ci else "-"]
         if has_epd:
             e = p.get("epd")
             row += [f"{e['solved']}/{e['positions']}", f"{e['points']}/{e['max_points']}"] if e else ["-", "-"]

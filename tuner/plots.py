@@ -137,7 +137,7 @@ def plot_compare(doc: dict[str, Any], path: Path, title: str) -> Path:
                     ax.barh(y[k], elo["elo"], height=0.6, color="tab:orange" if elo["anchor"] else "tab:green",
                             xerr=err, capsize=4)
             ax.axvline(doc["anchor_elo"], color="black", linewidth=0.8)
-            ax.set_title(f"Elo (anchor {doc['anchor'][:30]} = {doc['anchor_elo']:g}), 95% intervals")
+            ax.set_title(f"Elo (anchor {doc['anchor'][:24]} = {doc['anchor_elo']:g}), 95% intervals")
         else:
             for k, e in enumerate(entrants):
                 s = e.get("epd")
@@ -147,7 +147,7 @@ def plot_compare(doc: dict[str, Any], path: Path, title: str) -> Path:
                 ci = s["mean_points_ci95"]
                 err = None if ci is None else [[s["mean_points"] - ci[0]], [ci[1] - s["mean_points"]]]
                 ax.barh(y[k], s["mean_points"], height=0.6, color="tab:purple", xerr=err, capsize=4)
-            ax.set_title(f"EPD {Path(doc['epd']['file']).name}: mean points (0..10), 95% intervals")
+            ax.set_title(f"EPD {Path(doc['epd']['file']).name[:24]}: mean points, 95% intervals")
             ax.set_xlim(0, 10)
         ax.grid(axis="x", alpha=0.3)
     axes[0][0].set_yticks(y, names)
