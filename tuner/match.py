@@ -2,8 +2,19 @@
 
 Each opening position is played twice, once with each engine as White (a *game pair*). Both
 engines use the same search (:class:`tuner.uci.Searcher`: iterative deepening to a fixed
-``depth``, or until a ``nodes`` budget per move is spent) and differ only in their weights.
-The engines receive the game's history, so repetitions count in their search.
+``depth``, until a ``nodes`` budget per move is spent, or for ``movetime`` milliseconds a move)
+and differ only in their weights. The engines receive the game's history, so repetitions count
+in their search.
+
+Either side may instead be an external UCI engine (:class:`tuner.engines.EngineSpec`, e.g.
+Stockfish with ``UCI_LimitStrength``): it plays the same openings with the same colour swaps
+under the same limit (as a :class:`chess.engine.Limit`), and the games are scored the same way.
+Its score for adjudication is the one of its last ``info`` line. An external engine that
+fails (cannot start, exits, exceeds ``engine_timeout``, answers an illegal move) stops the
+match with a one-line :class:`tuner.engines.EngineFailure`; no game is scored as a forfeit.
+Each game pair starts the external engine once and sends ``ucinewgame`` before each game; with
+``tuner uci`` as the external engine at ``Hash=1`` (the table size matches use) the games are
+move for move those of the same weights played internally.
 
 Game end, in this order:
 
@@ -27,6 +38,7 @@ pairs; each pair is played by fresh engines, so results do not depend on the num
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import math
 import multiprocessing
 import random
@@ -37,16 +49,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 import numpy as np
 
 from search.alphabeta import MATE_BOUND
 from search.board import W_KEY
-from search.convert import from_fen, move_to_uci, push
+from search.convert import from_fen, move_from_uci, move_to_uci, push
 from search.evaluator import EVAL_SCALE, check_weights
 from search.weights import atomic_write_text
 from tuner.config import help_field
-from tuner.uci import MAX_DEPTH, Iteration, Searcher
+from tuner.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
+from tuner.uci import MAX_DEPTH, Iteration, Searcher, TimePlan
 
 #: the openings shipped with the repository
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[1] / "datasets" / "openings" / "openings.epd"
@@ -67,8 +81,8 @@ class MatchConfig:
     """Settings of ``tuner bench match``."""
 
     games: int = help_field(100, "number of games, even: each opening is played twice with colours swapped")
-    depth: int | None = help_field(None, "search depth in plies per move; give --depth or --nodes")
-    nodes: int | None = help_field(None, "node budget per move; give --depth or --nodes")
+    depth: int | None = help_field(None, "search depth in plies per move; give --depth, --nodes or --movetime")
+    nodes: int | None = help_field(None, "node budget per move; give --depth, --nodes or --movetime")
     openings: str | None = help_field(None, "openings file: EPD or FEN lines, '#' comments; "
                                             "None: datasets/openings/openings.epd", metavar="FILE")
     out: str | None = help_field(None, "PGN file for the games; None: results/match-<A>-vs-<B>.pgn",
@@ -78,16 +92,25 @@ class MatchConfig:
     max_plies: int = help_field(400, "adjudicate a draw after this many plies from the opening")
     adjudicate_cp: int = help_field(1000, "win adjudication margin in centipawns (see below)")
     adjudicate_moves: int = help_field(4, "win adjudication: moves of each engine beyond the margin; 0: never")
+    movetime: int | None = help_field(None, "milliseconds per move (games then depend on the machine's speed "
+                                            "and load); give --depth, --nodes or --movetime", metavar="MS")
+    engine_timeout: float = help_field(DEFAULT_TIMEOUT, "seconds an external --engine may take to start, or "
+                                                        "beyond the move's limit, before the match stops with "
+                                                        "an error", metavar="S")
 
     def validate(self) -> None:
         if self.games < 2 or self.games % 2:
             raise ValueError(f"games must be a positive even number (openings are played in pairs), not {self.games}")
-        if (self.depth is None) == (self.nodes is None):
-            raise ValueError("give exactly one of --depth and --nodes")
+        if (self.depth is not None) + (self.nodes is not None) + (self.movetime is not None) != 1:
+            raise ValueError("give exactly one of --depth, --nodes and --movetime")
         if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
             raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, not {self.depth}")
         if self.nodes is not None and self.nodes < 1:
             raise ValueError(f"nodes must be positive, not {self.nodes}")
+        if self.movetime is not None and self.movetime < 1:
+            raise ValueError(f"movetime must be positive, not {self.movetime}")
+        if not self.engine_timeout > 0:
+            raise ValueError(f"engine_timeout must be positive, not {self.engine_timeout}")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be positive, not {self.workers}")
         if self.max_plies < 1:
@@ -170,17 +193,28 @@ class GameRecord:
         return p if self.white == "A" else 1.0 - p
 
 
+#: a side of a match: weights for the numba search, or an external UCI engine
+Player = np.ndarray | EngineSpec
+
+
 @dataclass(frozen=True)
 class PairTask:
     index: int
     opening: Opening
-    weights_a: np.ndarray
-    weights_b: np.ndarray
+    weights_a: Player
+    weights_b: Player
     depth: int | None
     nodes: int | None
     max_plies: int
     adjudicate_cp: int
     adjudicate_moves: int
+    movetime: int | None = None
+    engine_timeout: float = DEFAULT_TIMEOUT
+
+    def limit(self) -> chess.engine.Limit:
+        """The search limit as python-chess gives it to an external engine."""
+        return chess.engine.Limit(depth=self.depth, nodes=self.nodes,
+                                  time=None if self.movetime is None else self.movetime / 1000)
 
 
 def _rules_end(board: chess.Board) -> tuple[str, str] | None:
@@ -206,12 +240,28 @@ def _white_cp(it: Iteration, white_to_move: bool) -> int:
     return cp if white_to_move else -cp
 
 
-def play_game(task: PairTask, white: str, round_name: str) -> GameRecord:
-    """Play one game from ``task.opening`` with engine ``white`` ("A" or "B") as White."""
-    engines = {
-        "A": Searcher(task.weights_a, tt_bits=_TT_BITS),
-        "B": Searcher(task.weights_b, tt_bits=_TT_BITS),
-    }
+def play_game(task: PairTask, white: str, round_name: str,
+              external: dict[str, ExternalEngine] | None = None) -> GameRecord:
+    """Play one game from ``task.opening`` with engine ``white`` ("A" or "B") as White.
+
+    Weights play with a fresh :class:`~tuner.uci.Searcher`; an :class:`EngineSpec` side plays
+    with the running engine ``external[side]`` (a new game for it), or with one started for
+    this game when ``external`` does not hold it."""
+    with contextlib.ExitStack() as stack:
+        engines: dict[str, Searcher | ExternalEngine] = {}
+        for side, player in (("A", task.weights_a), ("B", task.weights_b)):
+            if isinstance(player, EngineSpec):
+                running = (external or {}).get(side)
+                if running is None:
+                    running = stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
+                running.new_game()
+                engines[side] = running
+            else:
+                engines[side] = Searcher(player, tt_bits=_TT_BITS)
+        return _play(task, white, round_name, engines)
+
+
+def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Searcher | ExternalEngine]) -> GameRecord:
     black = "B" if white == "A" else "A"
     board = chess.Board(task.opening.fen)
     b = from_fen(task.opening.fen)
@@ -220,6 +270,7 @@ def play_game(task: PairTask, white: str, round_name: str) -> GameRecord:
     scores: list[tuple[int, int]] = []
     window = 2 * task.adjudicate_moves
     max_depth = task.depth if task.depth is not None else MAX_DEPTH
+    limit = task.limit()
     while True:
         end = _rules_end(board)
         if end is not None:
@@ -236,15 +287,23 @@ def play_game(task: PairTask, white: str, round_name: str) -> GameRecord:
             result, reason = "1/2-1/2", f"adjudication: draw after {task.max_plies} plies"
             break
         engine = engines[white if board.turn == chess.WHITE else black]
-        it = engine.think(b, keys, max_depth=max_depth, node_limit=task.nodes)
-        if it is None or not it.pv:  # cannot happen: the rules above caught positions without moves
-            raise RuntimeError(f"engine returned no move in {board.fen()}")
-        m = it.pv[0]
-        uci = move_to_uci(m)
+        if isinstance(engine, ExternalEngine):
+            uci, cp, depth = engine.move(board, limit, f"game {round_name}, ply {len(moves) + 1}")
+            m = move_from_uci(b, uci)
+        else:
+            plan = None
+            if task.movetime is not None:
+                plan = TimePlan(task.movetime / 1000, task.movetime / 1000)
+            it = engine.think(b, keys, max_depth=max_depth, node_limit=task.nodes, plan=plan)
+            if it is None or not it.pv:  # cannot happen: the rules above caught positions without moves
+                raise RuntimeError(f"engine returned no move in {board.fen()}")
+            m = it.pv[0]
+            uci = move_to_uci(m)
+            cp, depth = _white_cp(it, board.turn == chess.WHITE), it.depth
         move = chess.Move.from_uci(uci)
         if not board.is_legal(move):  # python-chess is the rules oracle
             raise RuntimeError(f"engine played illegal move {uci} in {board.fen()}")
-        scores.append((_white_cp(it, board.turn == chess.WHITE), it.depth))
+        scores.append((cp, depth))
         keys.append(int(b[W_KEY]))
         b = push(b, m)
         board.push(move)
@@ -253,8 +312,14 @@ def play_game(task: PairTask, white: str, round_name: str) -> GameRecord:
 
 
 def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
-    """Both games of an opening: A as White, then B as White."""
-    return (play_game(task, "A", f"{task.index + 1}.1"), play_game(task, "B", f"{task.index + 1}.2"))
+    """Both games of an opening: A as White, then B as White. An external engine is started
+    once for the pair (and ended after it), with ``ucinewgame`` before each game."""
+    with contextlib.ExitStack() as stack:
+        external = {side: stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
+                    for side, player in (("A", task.weights_a), ("B", task.weights_b))
+                    if isinstance(player, EngineSpec)}
+        return (play_game(task, "A", f"{task.index + 1}.1", external),
+                play_game(task, "B", f"{task.index + 1}.2", external))
 
 
 # ---------------------------------------------------------------- statistics
@@ -358,33 +423,59 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def run_match(weights_a: np.ndarray, weights_b: np.ndarray, openings: Sequence[Opening], config: MatchConfig,
-              progress: Callable[[int], None] | None = None) -> list[tuple[GameRecord, GameRecord]]:
+def _checked(player: Player) -> Player:
+    return player if isinstance(player, EngineSpec) else check_weights(player)
+
+
+def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,
+              progress: Callable[[int], None] | None = None, *,
+              pool: concurrent.futures.Executor | None = None) -> list[tuple[GameRecord, GameRecord]]:
     """Play ``config.games`` games (``games / 2`` openings, each with both colour assignments).
 
-    ``progress`` is called with the number of games just finished. Returns the game pairs in
-    opening order, identical for any number of workers.
+    Each side is weights (int32[N_FEATURES]) for the numba search or an external engine
+    (:class:`~tuner.engines.EngineSpec`). ``progress`` is called with the number of games just
+    finished. ``pool``: worker processes to use instead of a pool made for this call (spawned,
+    like :func:`tuner.epd.process_pool`: several matches then load the kernels once). Returns
+    the game pairs in opening order, identical for any number of workers (with deterministic
+    engines and no ``movetime``). Raises
+    :class:`~tuner.engines.EngineFailure` when an external engine fails.
     """
     config.validate()
-    wa, wb = check_weights(weights_a), check_weights(weights_b)
+    wa, wb = _checked(weights_a), _checked(weights_b)
     chosen = choose_openings(openings, config.games // 2, config.seed)
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
-                      config.adjudicate_moves) for i, op in enumerate(chosen)]
+                      config.adjudicate_moves, config.movetime, config.engine_timeout)
+             for i, op in enumerate(chosen)]
     workers = min(config.workers or multiprocessing.cpu_count() or 1, len(tasks))
     results: list[tuple[GameRecord, GameRecord] | None] = [None] * len(tasks)
-    if workers <= 1:
+    if pool is not None and workers > 1:
+        _collect(pool, tasks, results, progress)
+    elif workers <= 1:
         for t in tasks:
             results[t.index] = play_pair(t)
             if progress:
                 progress(2)
     else:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
-            futures = {pool.submit(play_pair, t): t.index for t in tasks}
-            for fut in concurrent.futures.as_completed(futures):
-                results[futures[fut]] = fut.result()
-                if progress:
-                    progress(2)
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as own:
+            _collect(own, tasks, results, progress)
     return [r for r in results if r is not None]
+
+
+def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask],
+             results: list[tuple[GameRecord, GameRecord] | None], progress: Callable[[int], None] | None) -> None:
+    """Play ``tasks`` in ``pool``, storing each pair at its index; on an error the pairs not
+    yet started are cancelled (those under way end: external engines time out) and it is raised."""
+    futures = {pool.submit(play_pair, t): t.index for t in tasks}
+    try:
+        for fut in concurrent.futures.as_completed(futures):
+            results[futures[fut]] = fut.result()
+            if progress:
+                progress(2)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        concurrent.futures.wait(futures)
+        raise
 
 
 def default_pgn_path(name_a: str, name_b: str) -> Path:

@@ -13,12 +13,17 @@ view. For the played move, let ``higher`` be the number of moves scored strictly
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from search.api import move_credit, sweep, threads
 from tuner.data import Positions
+from tuner.errors import TunerError
 
 
 def _higher_equal(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,3 +81,27 @@ def measure(pos: Positions, played_index: np.ndarray, weights: np.ndarray, *, de
                 progress(z - a)
     n = max(len(pos), 1)
     return MoveMatch(len(pos), top1 / n, top3 / n, rank / n, legal / n)
+
+
+def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tuple[str, np.ndarray]], *,
+                        depth: int, max_positions: int = 0, seed: int = 0, threads: int = 0,
+                        progress: bool = False) -> tuple[Positions, list[tuple[str, MoveMatch]]]:
+    """The figures of ``tuner bench move-match`` (and of ``tuner bench compare``, which must
+    agree with it): read ``split`` of the position set ``data`` (a seeded sample of
+    ``max_positions`` when > 0), check the played moves, and :func:`measure` each named
+    weight set at ``depth`` plies + quiescence with the search's default node budget.
+    ``threads`` 0: all cores. Returns the positions and ``(name, figures)`` in the order given;
+    a one-line :class:`TunerError` for an unreadable or empty split."""
+    from search.api import DEFAULT_BUDGET  # noqa: PLC0415
+    from tuner.data import check_played, load_positions  # noqa: PLC0415
+
+    pos = load_positions(data, split, limit=max_positions, seed=seed, progress=progress)
+    if len(pos) == 0:
+        raise TunerError(f"{data}: the {split} split holds no positions")
+    played = check_played(pos)
+    results = []
+    for name, w in weight_sets:
+        with tqdm(total=len(pos), unit="pos", desc=name, disable=not progress, leave=False, file=sys.stderr) as bar:
+            results.append((name, measure(pos, played, w, depth=depth, budget=DEFAULT_BUDGET,
+                                          n_threads=threads or None, progress=bar.update)))
+    return pos, results

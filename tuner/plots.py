@@ -92,3 +92,67 @@ def plot_psts(weights: np.ndarray, path: Path, title: str) -> Path:
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def plot_compare(doc: dict[str, Any], path: Path, title: str) -> Path:
+    """Horizontal bars of ``tuner bench compare``'s document (``compare.json``), one panel per
+    measure: top-1 and top-3 move-match (%), Elo with its 95 % interval (an infinite rating is
+    written, not drawn), and with an EPD suite its mean points with their 95 % interval.
+    Entrants without a figure (an engine's move-match) get a ``-``. Returns ``path``."""
+    plt = _pyplot()
+    entrants = doc["entrants"]
+    names = [e["name"] if len(e["name"]) <= 40 else e["name"][:37] + "..." for e in entrants]
+    y = np.arange(len(entrants))[::-1]
+    panels = ["move-match"]
+    if doc.get("games") is not None and doc["pairs"]:
+        panels.append("elo")
+    if doc.get("epd") is not None:
+        panels.append("epd")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 1.2 + 0.55 * len(entrants)),
+                             squeeze=False, sharey=True)
+    for ax, panel in zip(axes[0], panels):
+        if panel == "move-match":
+            for k, e in enumerate(entrants):
+                mm = e.get("move_match")
+                if mm is None:
+                    ax.text(0, y[k], " -", va="center")
+                    continue
+                ax.barh(y[k] + 0.2, 100 * mm["top1"], height=0.4, color="tab:blue", label="top-1" if k == 0 else None)
+                ax.barh(y[k] - 0.2, 100 * mm["top3"], height=0.4, color="tab:cyan", label="top-3" if k == 0 else None)
+            mm_doc = doc["move_match"]
+            ax.set_title(f"move-match, {mm_doc['positions']} {doc['split']} positions, depth {mm_doc['depth']} (%)")
+            ax.set_xlim(0, 100)
+            if any(e.get("move_match") for e in entrants):
+                ax.legend(loc="lower right")
+        elif panel == "elo":
+            for k, e in enumerate(entrants):
+                elo = e.get("elo")
+                if elo is None:
+                    ax.text(0, y[k], " -", va="center")
+                elif elo["elo"] is None:
+                    ax.text(0, y[k], " +inf" if elo["infinite"] > 0 else " -inf", va="center")
+                else:
+                    ci = elo["ci95"]
+                    err = None if ci is None else [[elo["elo"] - ci[0]], [ci[1] - elo["elo"]]]
+                    ax.barh(y[k], elo["elo"], height=0.6, color="tab:orange" if elo["anchor"] else "tab:green",
+                            xerr=err, capsize=4)
+            ax.axvline(doc["anchor_elo"], color="black", linewidth=0.8)
+            ax.set_title(f"Elo (anchor {doc['anchor'][:24]} = {doc['anchor_elo']:g}), 95% intervals")
+        else:
+            for k, e in enumerate(entrants):
+                s = e.get("epd")
+                if s is None:
+                    ax.text(0, y[k], " -", va="center")
+                    continue
+                ci = s["mean_points_ci95"]
+                err = None if ci is None else [[s["mean_points"] - ci[0]], [ci[1] - s["mean_points"]]]
+                ax.barh(y[k], s["mean_points"], height=0.6, color="tab:purple", xerr=err, capsize=4)
+            ax.set_title(f"EPD {Path(doc['epd']['file']).name[:24]}: mean points, 95% intervals")
+            ax.set_xlim(0, 10)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(y, names)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,9 +1,10 @@
 """``tuner bench <what>``: measure weight sets. Sub-subcommands, one ``_register_*`` each:
 
 - ``move-match``: how often each weight set's search picks the played move (:mod:`tuner.movematch`);
-- ``match``: games between two weight sets (:mod:`tuner.match`);
+- ``match``: games between two weight sets, or one and an external UCI engine (:mod:`tuner.match`);
 - ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.plots`);
-- ``epd``: EPD test suites, solved positions and STS-style points (:mod:`tuner.commands.bench_epd`).
+- ``epd``: EPD test suites, solved positions and STS-style points (:mod:`tuner.commands.bench_epd`);
+- ``compare``: several weight sets, runs and engines side by side (:mod:`tuner.commands.bench_compare`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import time
 from tqdm import tqdm
 
 from search.weights import load_weights
-from tuner.commands import bench_epd
+from tuner.commands import bench_compare, bench_epd
+from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
-from tuner.methods import methods
 from tuner.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
@@ -29,6 +30,7 @@ from tuner.match import (
     summarize,
     write_pgn,
 )
+from tuner.methods import methods
 
 MATCH_EPILOG = """\
 game end: checkmate, stalemate, insufficient material, the fifty-move rule and threefold
@@ -36,6 +38,11 @@ repetition as soon as they occur; a win is adjudicated when the last 2 x ADJUDIC
 scores (each engine's own score after its move, in White's view) all exceed ADJUDICATE_CP
 for the same side, i.e. both engines agree for that many moves each; a draw is adjudicated
 after MAX_PLIES plies.
+external engines: --engine CMD (repeatable; split as a shell would) plays in place of A or B
+with the same openings, colour swaps, limit (as go depth/nodes/movetime) and statistics;
+--engine-options "Name=Value,..." sets UCI options (once for every engine, or once per
+--engine). An engine that cannot start, exits, answers an illegal move or exceeds
+--engine-timeout stops the match with a one-line error; no game is scored as a forfeit.
 statistics: W/D/L and score from A's view; Elo = -400 log10(1/score - 1) with a 95% interval
 from the pentanomial model (game pairs of one opening are the independent unit: normal
 approximation on the per-pair mean score, 1.96 standard errors, ends converted to Elo).
@@ -52,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _register_match(bench_sub)
     _register_plot(bench_sub)
     bench_epd.register(bench_sub)
+    bench_compare.register(bench_sub)
 
 
 def _missing(parser: argparse.ArgumentParser) -> int:
@@ -82,9 +90,7 @@ def _register_move_match(bench_sub: argparse._SubParsersAction) -> None:  # type
 
 
 def run_move_match_command(args: argparse.Namespace) -> int:
-    from search.api import DEFAULT_BUDGET  # noqa: PLC0415
-    from tuner.data import check_played, load_positions  # noqa: PLC0415
-    from tuner.movematch import measure  # noqa: PLC0415
+    from tuner.movematch import measure_weight_sets  # noqa: PLC0415
 
     if args.depth < 1 or args.max_positions < 0 or args.threads < 0:
         raise TunerError("--depth must be >= 1, --max-positions and --threads >= 0")
@@ -92,17 +98,9 @@ def run_move_match_command(args: argparse.Namespace) -> int:
         weight_sets = [(name, load_weights(name).values) for name in args.weights]
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    pos = load_positions(args.data, args.split, limit=args.max_positions, seed=args.seed,
-                         progress=sys.stderr.isatty())
-    if len(pos) == 0:
-        raise TunerError(f"{args.data}: the {args.split} split holds no positions")
-    played = check_played(pos)
-    results = []
-    for name, w in weight_sets:
-        with tqdm(total=len(pos), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
-                  file=sys.stderr) as bar:
-            results.append((name, measure(pos, played, w, depth=args.depth, budget=DEFAULT_BUDGET,
-                                          n_threads=args.threads or None, progress=bar.update)))
+    pos, results = measure_weight_sets(args.data, args.split, weight_sets, depth=args.depth,
+                                       max_positions=args.max_positions, seed=args.seed, threads=args.threads,
+                                       progress=sys.stderr.isatty())
     if args.json:
         print(json.dumps({"data": args.data, "split": args.split, "depth": args.depth, "positions": len(pos),
                           "weights": {name: r.to_json() for name, r in results}}))
@@ -127,28 +125,39 @@ def _register_match(bench_sub: argparse._SubParsersAction) -> None:  # type: ign
                     "same search. Prints W/D/L from A's view, the score and the Elo difference with "
                     "a 95% interval, and writes the games as PGN.",
         epilog=MATCH_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("a", metavar="A", help="weights file or built-in set (material, classic)")
-    p.add_argument("b", metavar="B", help="weights file or built-in set to play against")
+    p.add_argument("a", metavar="A", nargs="?", help="weights file or built-in set (material, classic)")
+    p.add_argument("b", metavar="B", nargs="?", help="weights file or built-in set to play against")
+    add_engine_arguments(p)
     add_arguments(p, MatchConfig)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_match_command)
 
 
 def run_match_command(args: argparse.Namespace) -> int:
+    from tuner.engines import engine_specs  # noqa: PLC0415
+
     config = from_namespace(MatchConfig, args)
     try:
-        wa, wb = load_weights(args.a), load_weights(args.b)
+        engines = engine_specs(args.engine, args.engine_options)
+        given = [x for x in (args.a, args.b) if x is not None]
+        if len(given) + len(engines) != 2:
+            raise ValueError(f"a match has two players: got {len(given)} weight sets and {len(engines)} --engine "
+                             "(several: use 'tuner bench compare')")
+        players = [load_weights(x).values for x in given] + list(engines)
+        labels = given + [e.name for e in engines]
         openings = load_openings(config.openings or DEFAULT_OPENINGS)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
+    args.a, args.b = labels
+    wa, wb = players
     names = {"A": args.a, "B": args.b}
-    limit = f"depth {config.depth}" if config.depth is not None else f"{config.nodes} nodes per move"
+    limit = describe_limit(config)
     if config.games // 2 > len(openings):
         print(f"note: {config.games // 2} game pairs but only {len(openings)} openings: openings repeat, "
               f"and repeated games are identical (the engines are deterministic)", file=sys.stderr)
     start = time.perf_counter()
     with tqdm(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
-        pairs = run_match(wa.values, wb.values, openings, config, progress=bar.update)
+        pairs = run_match(wa, wb, openings, config, progress=bar.update)
     seconds = time.perf_counter() - start
     summary = summarize(pairs)
     out = config.out or str(default_pgn_path(args.a, args.b))
@@ -168,6 +177,14 @@ def run_match_command(args: argparse.Namespace) -> int:
     print("terminations: " + ", ".join(f"{k} {v}" for k, v in s.terminations.items()))
     print(f"PGN written to {out}")
     return 0
+
+
+def describe_limit(config: MatchConfig) -> str:
+    if config.depth is not None:
+        return f"depth {config.depth}"
+    if config.nodes is not None:
+        return f"{config.nodes} nodes per move"
+    return f"{config.movetime} ms per move"
 
 
 # ---------------------------------------------------------------- plot
