@@ -50,7 +50,9 @@ SCHEMA = "movetuner-weights"
 SCHEMA_VERSION = 1
 #: weight sets that ship with the package, by name
 BUILTIN_DIR = Path(__file__).resolve().parent / "data"
-BUILTIN_SETS = ("material", "classic")
+#: (``material`` and ``classic`` are written from code by :mod:`search.weight_sets`; ``gm`` is
+#: the output of the recipe ``tuner/recipes/gm.toml`` on the grandmaster games, docs/quality.md)
+BUILTIN_SETS = ("material", "classic", "gm")
 
 
 class WeightsFileError(ValueError):

@@ -25,7 +25,7 @@ def random_weights(seed: int) -> Weights:
     return Weights(values, {"name": "random", "seed": seed, "note": "has # and = and \"quotes\""})
 
 
-@pytest.fixture(scope="module", params=["classic", "material", "random"])
+@pytest.fixture(scope="module", params=["classic", "material", "gm", "random"])
 def weights(request: pytest.FixtureRequest) -> Weights:
     return random_weights(7) if request.param == "random" else load_weights(request.param)
 

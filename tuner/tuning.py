@@ -33,7 +33,7 @@ class TuneConfig:
     method: str = help_field("mmto", "tuning method (see the method sections below)")
     data: str = help_field("", "position set written by 'tuner ingest' (a folder)", metavar="DIR")
     out: str = help_field("", "run folder for config.toml, metrics.jsonl, weights.json", metavar="RUN")
-    start: str = help_field("material", "weights to start from: a weights file or material, classic",
+    start: str = help_field("material", "weights to start from: a weights file or material, classic, gm",
                             metavar="WEIGHTS")
     train: tuple[str, ...] = help_field(GROUPS, "weights to train, by group or feature-name prefix; "
                                                 "the others stay frozen", metavar="GROUPS")

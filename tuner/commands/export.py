@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                     "other term), or a text view with 8x8 tables that 'tuner export' reads back. Each "
                     "export states the feature catalogue hash and the tapering formula.")
     p.add_argument("weights", metavar="WEIGHTS",
-                   help="weights file (JSON or a text view), or a built-in set: material, classic")
+                   help="weights file (JSON or a text view), or a built-in set: material, classic, gm")
     p.add_argument("--format", choices=FORMATS, default="json", help="output format (default: json)")
     p.add_argument("--out", metavar="FILE", default=None, help="write to FILE (default: standard output)")
     p.set_defaults(func=run)

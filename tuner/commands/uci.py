@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                     "alpha-beta (iterative deepening, transposition table for move ordering) and "
                     "evaluating with WEIGHTS. Options: Weights, Hash (MiB), MoveOverhead (ms).")
     p.add_argument("--weights", default="classic", metavar="FILE",
-                   help="weights file (JSON or text view), or a built-in set: material, classic "
+                   help="weights file (JSON or text view), or a built-in set: material, classic, gm "
                         "(default: classic)")
     p.set_defaults(func=run)
 
