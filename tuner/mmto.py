@@ -51,6 +51,7 @@ from tuner.config import help_field
 from tuner.data import Positions
 from tuner.driver import drive
 from tuner.errors import check_interrupt
+from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
 from tuner.movematch import top_k_credit
 from tuner.run import Checkpoint, RunDir
@@ -125,12 +126,14 @@ class SweepSummary:
 
 def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
                         budget: int, slope: float, window: float, threads_n: int,
-                        progress: bool, pacer: Pacer | None = None) -> SweepSummary:
+                        progress: bool, pacer: Pacer | None = None, executor: Executor | None = None,
+                        batch: int = SWEEP_BATCH) -> SweepSummary:
     """Step 1: sweep every position, measure J_main and move-match, store the PV leaves.
 
-    Each batch of ``SWEEP_BATCH`` positions is searched in shorter calls (``pacer``), checking
-    for Ctrl-C between them; the figures are computed per batch as from one call."""
-    pacer = pacer or Pacer()
+    The positions go in chunks of ``batch`` through ``executor`` (default: this process with
+    ``threads_n`` threads, each chunk searched in shorter calls (``pacer``) with Ctrl-C checks
+    between them); the figures are summed per chunk in chunk order, whatever ran them."""
+    executor = executor or LocalExecutor(threads_n)
     parts: list[tuple[np.ndarray, ...]] = []
     j_sum = 0.0
     match_sum = 0.0
@@ -138,20 +141,31 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     nodes = 0
     bar = tqdm(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
     with threads(threads_n):
-        for a in range(0, len(pos), SWEEP_BATCH):
-            z = min(a + SWEEP_BATCH, len(pos))
-            sw = paced_sweep(pos.boards[a:z], depth, w, budget=budget, pacer=pacer)
-            rows = sw.pos_ptr[:-1] + played_index[a:z]
-            j_sum += sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE) * (z - a)
-            match_sum += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
-            rows_total += len(sw.scores)
-            nodes += int(sw.nodes.sum())
-            parts.append(_keep_rows(sw, rows, window))
+        for a, z, (j_part, match_part, rows_n, nodes_n, kept) in executor.map_chunks(
+                search_chunk, (pos.boards, played_index), size=batch, shared={"w": w}, pacer=pacer,
+                what="mmto-sweep", depth=depth, budget=budget, slope=slope, window=window):
+            j_sum += j_part
+            match_sum += match_part
+            rows_total += rows_n
+            nodes += nodes_n
+            parts.append(kept)
             bar.update(z - a)
     bar.close()
     table = _concatenate(parts)
     n = len(pos)
     return SweepSummary(j_sum / n, match_sum / n, table, rows_total, nodes)
+
+
+def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray, depth: int, budget: int,
+                 slope: float, window: float, pacer: Pacer | None = None) -> tuple[Any, ...]:
+    """One chunk of :func:`search_training_set` (run by an executor, perhaps on a Dask worker):
+    J_main's sum over the chunk (J_main of the chunk times its positions), the sum of its
+    move-match credits, its rows, its nodes, and the rows kept for the updates."""
+    sw = paced_sweep(boards, depth, w, budget=budget, pacer=pacer or Pacer())
+    rows = sw.pos_ptr[:-1] + played_index
+    j_part = sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE) * len(boards)
+    match_part = float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
+    return j_part, match_part, len(sw.scores), int(sw.nodes.sum()), _keep_rows(sw, rows, window)
 
 
 def _keep_rows(sw: Any, played_rows: np.ndarray, window: float) -> tuple[np.ndarray, ...]:
@@ -268,7 +282,8 @@ class MmtoTrainer:
         t = time.perf_counter()
         s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
                                 budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
-                                threads_n=self.nt, progress=self.progress, pacer=self.pacer)
+                                threads_n=self.nt, progress=self.progress, pacer=self.pacer,
+                                executor=current_executor(self.common), batch=self.common.chunk)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
         return s, time.perf_counter() - t
