@@ -129,7 +129,11 @@ def test_a_worker_killed_mid_iteration_changes_nothing(sample_set: Path, cluster
     def result(self: DaskExecutor, future: Any) -> Any:
         if armed["now"]:
             armed["now"] = False
-            busy = self.client.processing()
+            for _ in range(200):  # until the scheduler has handed the tasks out
+                busy = self.client.processing()
+                if any(busy.values()):
+                    break
+                time.sleep(0.01)
             victim = max(busy, key=lambda a: len(busy[a]))
             assert busy[victim], "no task was running: the kill would not be mid-iteration"
             os.kill(self.worker_pids()[victim], signal.SIGKILL)

@@ -41,6 +41,8 @@ import hashlib
 import itertools
 import math
 import os
+import signal
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -158,15 +160,38 @@ def _value(x: Any) -> Any:
     return x
 
 
+#: one task at a time per worker process: numba's parallel kernels run their own threads, and
+#: its default threading layer (workqueue) must not be entered from two threads at once
+_TASK_LOCK = threading.Lock()
+
+
 def _run_chunk(fn: Callable[..., Any], threads_n: int | None, chunk: tuple[np.ndarray, ...],
                local_rows: np.ndarray | None, shared: dict[str, Any], static: dict[str, Any]) -> Any:
     """A map's task on a worker: ``fn`` on the chunk (or its selected rows) in one call
-    (a pacer that never cuts it: there is no Ctrl-C to check for on a worker)."""
+    (a pacer that never cuts it: there is no Ctrl-C to check for on a worker), one task at a
+    time per process whatever the worker's ``--nthreads``."""
     from tuner.tuning import Pacer  # noqa: PLC0415 - tuning imports this module
 
     arrays = chunk if local_rows is None else tuple(x[local_rows] for x in chunk)
-    with threads(threads_n):
+    with _TASK_LOCK, threads(threads_n):
         return fn(*arrays, pacer=Pacer(target=math.inf, first=1 << 62), **shared, **static)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored inside the block (main thread only). Processes started in it keep
+    ignoring it (an ignored signal stays ignored across exec, and Python then installs no
+    KeyboardInterrupt handler), so Ctrl-C in a terminal, which signals the whole process
+    group, reaches only the driver: it cancels the tasks and closes the cluster itself.
+    A Ctrl-C while the block runs (the cluster's start, a few seconds) is lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _nbytes(x: Any) -> int:
@@ -220,8 +245,9 @@ class DaskExecutor:
             where = f"scheduler {scheduler}"
         else:
             n = workers or cores
-            self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                    dashboard_address=None, silence_logs=logging.ERROR)
+            with _sigint_ignored():  # the workers inherit it: Ctrl-C is the driver's to handle
+                self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                        dashboard_address=None, silence_logs=logging.ERROR)
             self.client = distributed.Client(self.cluster)
             self.threads_n = threads_n or max(1, cores // n)
             where = f"a LocalCluster of {n} worker processes ({self.client.scheduler.address})"
@@ -305,13 +331,14 @@ class DaskExecutor:
 
     def _result(self, future: Any) -> Any:
         """The future's result, checking for Ctrl-C first and every :data:`POLL_SECONDS` while
-        waiting."""
+        waiting. (Not ``future.result(timeout=...)``: in distributed 2026.8 its timeout can race
+        with the result and fail with an UnboundLocalError.)"""
         check_interrupt()
-        while True:
-            try:
-                return future.result(timeout=POLL_SECONDS)
-            except TimeoutError:
-                check_interrupt()
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        while not (future.done() or done.wait(POLL_SECONDS)):
+            check_interrupt()
+        return future.result()
 
     # -- lost workers
     def _removals(self) -> list[dict[str, Any]]:
