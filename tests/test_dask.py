@@ -48,7 +48,7 @@ CHUNK = 64
 @pytest.fixture(scope="module")
 def cluster() -> Any:
     """Two worker processes (not threads), one task at a time each."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=logging.ERROR) as c:
         yield c
 
@@ -247,3 +247,52 @@ def test_the_executor_settings_have_their_defaults() -> None:
     assert dataclasses.replace(common, executor="dask").executor == "dask"
     with pytest.raises(ValueError, match="executor must be one of local, dask"):
         dataclasses.replace(common, executor="slurm").validate()
+
+
+def test_ctrl_c_in_a_terminal_stops_a_dask_run_with_one_line(sample_set: Path, tmp_path: Path) -> None:
+    # a real SIGINT to the whole process group, as a terminal sends it: the LocalCluster's
+    # worker processes ignore it, the driver stops between two results and closes the cluster
+    import subprocess  # noqa: PLC0415
+
+    run = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "tuner", "tune", "--data", str(sample_set), "--out", str(run),
+                             "--max-train", "500", "--max-validation", "100", "--chunk", "64", "--iterations", "200",
+                             "--patience", "200", "--executor", "dask", "--workers", "2", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for _ in range(1200):  # until iteration 0 is written: the run is inside its iterations
+            if (run / "metrics.jsonl").exists() and (run / "metrics.jsonl").read_text().count("\n") >= 1:
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "interrupted at iteration" in lines[0] and "--resume" in lines[0], err
+
+
+def test_bench_commands_on_the_cluster_print_the_local_figures(sample_set: Path, cluster: Any,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import json  # noqa: PLC0415
+
+    mm = ["bench", "move-match", "--weights", "material", "classic", "--data", str(sample_set), "--split",
+          "validation", "--json"]
+    assert main(mm) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main([*mm, "--executor", "dask", "--scheduler", cluster.scheduler_address, "--threads", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == local and local["positions"] > 200
+    suite = str(Path(__file__).resolve().parents[1] / "datasets" / "epd" / "movetuner.epd")
+    epd = ["bench", "epd", suite, "--weights", "material", "classic", "--depth", "2", "--json"]
+    assert main(epd) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main([*epd, "--scheduler", cluster.scheduler_address]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    for name in ("material", "classic"):  # the same answers, whatever answered them
+        assert {k: v for k, v in remote["weights"][name].items() if k != "seconds"} == \
+            {k: v for k, v in local["weights"][name].items() if k != "seconds"}

@@ -246,8 +246,9 @@ class DaskExecutor:
         else:
             n = workers or cores
             with _sigint_ignored():  # the workers inherit it: Ctrl-C is the driver's to handle
+                # (":0": the HTTP server on a free port, rather than a warning when 8787 is taken)
                 self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                        dashboard_address=None, silence_logs=logging.ERROR)
+                                                        dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = distributed.Client(self.cluster)
             self.threads_n = threads_n or max(1, cores // n)
             where = f"a LocalCluster of {n} worker processes ({self.client.scheduler.address})"
@@ -256,7 +257,7 @@ class DaskExecutor:
         except BaseException:
             self.close()
             raise
-        self._datasets: dict[tuple[int, int, int], tuple[Sequence[np.ndarray], list[Any]]] = {}
+        self._datasets: dict[tuple[tuple[int, ...], int], tuple[Sequence[np.ndarray], list[Any]]] = {}
         self._removals_seen = len(self._removals())
         self.traffic = {"positions": 0, "shared": 0, "results": 0}
         nt = self.threads_n or "all cores"
@@ -282,7 +283,7 @@ class DaskExecutor:
     def _ship(self, dataset: Sequence[np.ndarray], size: int) -> list[Any]:
         """The futures of ``dataset``'s chunks of ``size`` positions, shipped on first use (the
         executor keeps a reference to the arrays, so their identity stays a valid key)."""
-        key = (id(dataset[0]), len(dataset), size)
+        key = (tuple(id(x) for x in dataset), size)
         held = self._datasets.get(key)
         if held is not None and all(a is b for a, b in zip(held[0], dataset)):
             return held[1]
@@ -338,7 +339,19 @@ class DaskExecutor:
         future.add_done_callback(lambda _f: done.set())
         while not (future.done() or done.wait(POLL_SECONDS)):
             check_interrupt()
-        return future.result()
+        try:
+            return future.result()
+        except Exception as exc:
+            from distributed import KilledWorker  # noqa: PLC0415
+            from distributed.client import FutureCancelledError  # noqa: PLC0415
+
+            if isinstance(exc, KilledWorker):
+                raise TunerError(f"dask: task {future.key} lost its worker too many times (every worker that "
+                                 f"ran it died; distributed.scheduler.allowed-failures): {exc}") from None
+            if isinstance(exc, (FutureCancelledError, OSError)):
+                raise TunerError(f"dask: task {future.key} was lost ({type(exc).__name__}: {exc}); is the "
+                                 "scheduler still running?") from None
+            raise
 
     # -- lost workers
     def _removals(self) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -19,6 +20,7 @@ from search.weights import load_weights
 from tuner.commands import bench_epd
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
+from tuner.executor import EXECUTORS, DaskExecutor
 from tuner.methods import methods
 from tuner.match import (
     DEFAULT_OPENINGS,
@@ -76,7 +78,13 @@ def _register_move_match(bench_sub: argparse._SubParsersAction) -> None:  # type
     p.add_argument("--max-positions", type=int, default=0, metavar="N",
                    help="a seeded random sample of N positions (default: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
-    p.add_argument("--threads", type=int, default=0, help="threads (default: all cores)")
+    p.add_argument("--threads", type=int, default=0, help="threads (default: all cores; dask: per worker)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="where the sweeps run: local, or dask (see 'tuner tune --help') (default: local)")
+    p.add_argument("--scheduler", default="", metavar="ADDR",
+                   help="dask: a running scheduler (default: a LocalCluster on this machine)")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="dask without --scheduler: worker processes (default: one per core)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     p.set_defaults(func=run_move_match_command)
 
@@ -97,12 +105,21 @@ def run_move_match_command(args: argparse.Namespace) -> int:
     if len(pos) == 0:
         raise TunerError(f"{args.data}: the {args.split} split holds no positions")
     played = check_played(pos)
+    if args.scheduler and args.executor != "dask":
+        raise TunerError("--scheduler is an option of --executor dask")
     results = []
-    for name, w in weight_sets:
-        with tqdm(total=len(pos), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
-                  file=sys.stderr) as bar:
-            results.append((name, measure(pos, played, w, depth=args.depth, budget=DEFAULT_BUDGET,
-                                          n_threads=args.threads or None, progress=bar.update)))
+    with contextlib.ExitStack() as stack:
+        executor = None
+        if args.executor == "dask":  # one cluster for every weight set: the positions go once
+            executor = DaskExecutor(scheduler=args.scheduler, workers=args.workers, threads_n=args.threads,
+                                    log=lambda m: print(m, file=sys.stderr))
+            stack.callback(executor.close)
+        for name, w in weight_sets:
+            with tqdm(total=len(pos), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
+                      file=sys.stderr) as bar:
+                results.append((name, measure(pos, played, w, depth=args.depth, budget=DEFAULT_BUDGET,
+                                              n_threads=args.threads or None, progress=bar.update,
+                                              executor=executor)))
     if args.json:
         print(json.dumps({"data": args.data, "split": args.split, "depth": args.depth, "positions": len(pos),
                           "weights": {name: r.to_json() for name, r in results}}))
