@@ -17,6 +17,9 @@ owns everything around it, the same for every method:
 * resume: a run continued from its checkpoint ends with the same weights and metrics as an
   uninterrupted one, provided the trainer's :meth:`Trainer.state` / :meth:`Trainer.restore`
   are exact (every built-in trainer's are, and the tests check it);
+* the executor of the heavy steps (:mod:`tuner.executor`: this process's threads or a Dask
+  cluster), opened for the run; its results are reduced in chunk order, so the run's weights
+  and metrics do not depend on it;
 * Ctrl-C: :func:`tuner.errors.check_interrupt` between iterations (trainers also call it
   between their kernel calls); the command turns it into a one-line message and exit 130.
 """
@@ -32,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from tuner.errors import TunerError, check_interrupt
+from tuner.executor import executor_scope
 from tuner.methods import Method
 from tuner.run import Checkpoint, RunDir, provenance
 from tuner.tuning import Pacer, TrainingData, TuneConfig, config_record, validation_match
@@ -104,7 +108,15 @@ def _fmt(x: Any) -> str:
 def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: np.ndarray, *,
           resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
     """Train with ``method`` from ``w0`` (or continue from ``resume``); return the weights
-    written to ``RUN/weights.json`` (see the module docstring)."""
+    written to ``RUN/weights.json`` (see the module docstring). The heavy steps run on the
+    executor ``common`` names (:func:`tuner.executor.executor_scope`: this process, or a Dask
+    cluster), opened for the run and closed after it."""
+    with executor_scope(common, log=log):
+        return _drive(method, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
+
+
+def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: np.ndarray, *,
+           resume: Checkpoint | None, progress: bool, log: Any) -> np.ndarray:
     trainer = method.trainer(common, cfg, data, np.asarray(w0, dtype=np.int32).copy(), log=log, progress=progress)
     total = int(getattr(cfg, method.iterations))
     pacer = Pacer()

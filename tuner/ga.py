@@ -42,6 +42,7 @@ from deap import base, tools
 from search.catalog import N_BASE
 from tuner.config import help_field
 from tuner.driver import drive
+from tuner.executor import current_executor
 from tuner.methods import Method
 from tuner.run import Checkpoint, RunDir
 from tuner.tuning import (
@@ -283,8 +284,9 @@ def evaluate_population(common: TuneConfig, data: TrainingData, codec: Codec, po
     into calls of about ``pacer.target`` seconds with a Ctrl-C check between them (the same
     result as one call)."""
     weights = np.stack([codec.weights(np.asarray(ind)) for ind in pop]).astype(np.int32)
-    m = paced_move_match(data.train.boards[sample], data.train.played[sample], weights, common.depth,
-                         budget=common.budget, threads_n=n_threads(common), pacer=pacer)
+    m = paced_move_match(data.train.boards, data.train.played, weights, common.depth, rows=sample,
+                         budget=common.budget, threads_n=n_threads(common), pacer=pacer,
+                         executor=current_executor(common), what="ga-fitness")
     return m.mean(axis=1)
 
 

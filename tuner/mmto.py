@@ -53,6 +53,7 @@ from tuner.config import help_field
 from tuner.data import Positions
 from tuner.driver import drive
 from tuner.errors import TunerError, check_interrupt
+from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
 from tuner.movematch import top_k_credit
 from tuner.run import Checkpoint, RunDir
@@ -154,12 +155,14 @@ class SweepSummary:
 
 def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
                         budget: int, slope: float, window: float, threads_n: int,
-                        progress: bool, pacer: Pacer | None = None, loss: str = "sigmoid") -> SweepSummary:
+                        progress: bool, pacer: Pacer | None = None, executor: Executor | None = None,
+                        batch: int = SWEEP_BATCH, loss: str = "sigmoid") -> SweepSummary:
     """Step 1: sweep every position, measure the move loss and move-match, store the PV leaves.
 
-    Each batch of ``SWEEP_BATCH`` positions is searched in shorter calls (``pacer``), checking
-    for Ctrl-C between them; the figures are computed per batch as from one call."""
-    pacer = pacer or Pacer()
+    The positions go in chunks of ``batch`` through ``executor`` (default: this process with
+    ``threads_n`` threads, each chunk searched in shorter calls (``pacer``) with Ctrl-C checks
+    between them); the figures are summed per chunk in chunk order, whatever ran them."""
+    executor = executor or LocalExecutor(threads_n)
     parts: list[tuple[np.ndarray, ...]] = []
     played_scores: list[np.ndarray] = []
     j_sum = 0.0
@@ -168,22 +171,35 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     nodes = 0
     bar = tqdm(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
     with threads(threads_n):
-        for a in range(0, len(pos), SWEEP_BATCH):
-            z = min(a + SWEEP_BATCH, len(pos))
-            sw = paced_sweep(pos.boards[a:z], depth, w, budget=budget, pacer=pacer)
-            rows = sw.pos_ptr[:-1] + played_index[a:z]
-            j_sum += sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE, loss=loss) * (z - a)
-            match_sum += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
-            rows_total += len(sw.scores)
-            nodes += int(sw.nodes.sum())
-            parts.append(_keep_rows(sw, rows, window, one_sided=loss == "softmax"))
-            played_scores.append(sw.scores[rows].astype(np.int64))
+        for a, z, (j_part, match_part, rows_n, nodes_n, kept, scores_d) in executor.map_chunks(
+                search_chunk, (pos.boards, played_index), size=batch, shared={"w": w}, pacer=pacer,
+                what="mmto-sweep", depth=depth, budget=budget, slope=slope, window=window, loss=loss):
+            j_sum += j_part
+            match_sum += match_part
+            rows_total += rows_n
+            nodes += nodes_n
+            parts.append(kept)
+            played_scores.append(scores_d)
             bar.update(z - a)
     bar.close()
     results = pos.results if pos.results is not None else np.full(len(pos), np.nan)
     table = _concatenate(parts, np.asarray(results, dtype=np.float64))
     n = len(pos)
     return SweepSummary(j_sum / n, match_sum / n, table, rows_total, nodes, np.concatenate(played_scores))
+
+
+def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray, depth: int, budget: int,
+                 slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid") -> tuple[Any, ...]:
+    """One chunk of :func:`search_training_set` (run by an executor, perhaps on a Dask worker):
+    the move loss summed over the chunk (its per-position value times its positions), the sum of
+    its move-match credits, its rows, its nodes, the rows kept for the updates, and each played
+    move's score (int64, eval units)."""
+    sw = paced_sweep(boards, depth, w, budget=budget, pacer=pacer or Pacer())
+    rows = sw.pos_ptr[:-1] + played_index
+    j_part = sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE, loss=loss) * len(boards)
+    match_part = float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
+    return (j_part, match_part, len(sw.scores), int(sw.nodes.sum()),
+            _keep_rows(sw, rows, window, one_sided=loss == "softmax"), sw.scores[rows].astype(np.int64))
 
 
 def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> tuple[np.ndarray, ...]:
@@ -371,7 +387,9 @@ class MmtoTrainer:
         t = time.perf_counter()
         s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
                                 budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
-                                threads_n=self.nt, progress=self.progress, pacer=self.pacer, loss=self.cfg.loss)
+                                threads_n=self.nt, progress=self.progress, pacer=self.pacer,
+                                executor=current_executor(self.common), batch=self.common.chunk,
+                                loss=self.cfg.loss)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
         return s, time.perf_counter() - t

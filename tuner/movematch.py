@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from search.api import move_credit, sweep, threads
+from search.api import move_credit, sweep
 from tuner.data import Positions
 from tuner.errors import TunerError
+from tuner.executor import Executor, LocalExecutor
 
 
 def _higher_equal(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,34 +64,38 @@ class MoveMatch:
 
 
 def measure(pos: Positions, played_index: np.ndarray, weights: np.ndarray, *, depth: int, budget: int,
-            n_threads: int | None = None, batch: int = 4096, progress: object = None) -> MoveMatch:
+            n_threads: int | None = None, batch: int = 4096, progress: object = None,
+            executor: Executor | None = None) -> MoveMatch:
     """Sweep ``pos`` with ``weights`` at ``depth`` and measure the played moves (their indices
-    among the legal moves: ``played_index``, from :func:`tuner.data.check_played`).
-    ``progress``, if given, is called with the number of positions done after each batch."""
+    among the legal moves: ``played_index``, from :func:`tuner.data.check_played`), in chunks
+    of ``batch`` positions through ``executor`` (default: this process with ``n_threads``
+    threads); the sums are reduced per chunk in chunk order, so every executor gives the same
+    figures. ``progress``, if given, is called with the number of positions done after each
+    chunk."""
     top1, top3, rank, legal = 0.0, 0.0, 0.0, 0
-    with threads(n_threads):
-        for a in range(0, len(pos), batch):
-            z = min(a + batch, len(pos))
-            sw = sweep(pos.boards[a:z], depth, weights, budget=budget, leaves=False)
-            rows = sw.pos_ptr[:-1] + played_index[a:z]
-            top1 += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
-            top3 += float(top_k_credit(sw.pos_ptr, rows, sw.scores, 3).sum())
-            rank += float(ranks(sw.pos_ptr, rows, sw.scores).sum())
-            legal += len(sw.scores)
-            if callable(progress):
-                progress(z - a)
+    executor = executor or LocalExecutor(n_threads)
+    for a, z, (t1, t3, r, n_legal) in executor.map_chunks(measure_chunk, (pos.boards, played_index), size=batch,
+                                                          shared={"weights": weights}, what="move-match",
+                                                          depth=depth, budget=budget):
+        top1 += t1
+        top3 += t3
+        rank += r
+        legal += n_legal
+        if callable(progress):
+            progress(z - a)
     n = max(len(pos), 1)
     return MoveMatch(len(pos), top1 / n, top3 / n, rank / n, legal / n)
 
 
 def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tuple[str, np.ndarray]], *,
                         depth: int, max_positions: int = 0, seed: int = 0, threads: int = 0,
-                        progress: bool = False) -> tuple[Positions, list[tuple[str, MoveMatch]]]:
+                        progress: bool = False, executor: Executor | None = None,
+                        ) -> tuple[Positions, list[tuple[str, MoveMatch]]]:
     """The figures of ``tuner bench move-match`` (and of ``tuner bench compare``, which must
     agree with it): read ``split`` of the position set ``data`` (a seeded sample of
     ``max_positions`` when > 0), check the played moves, and :func:`measure` each named
     weight set at ``depth`` plies + quiescence with the search's default node budget.
-    ``threads`` 0: all cores. Returns the positions and ``(name, figures)`` in the order given;
+    ``threads`` 0: all cores; ``executor``: where the sweeps run (default: this process). Returns the positions and ``(name, figures)`` in the order given;
     a one-line :class:`TunerError` for an unreadable or empty split."""
     from search.api import DEFAULT_BUDGET  # noqa: PLC0415
     from tuner.data import check_played, load_positions  # noqa: PLC0415
@@ -103,5 +108,17 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
     for name, w in weight_sets:
         with tqdm(total=len(pos), unit="pos", desc=name, disable=not progress, leave=False, file=sys.stderr) as bar:
             results.append((name, measure(pos, played, w, depth=depth, budget=DEFAULT_BUDGET,
-                                          n_threads=threads or None, progress=bar.update)))
+                                          n_threads=threads or None, progress=bar.update,
+                                          executor=executor)))
     return pos, results
+
+
+def measure_chunk(boards: np.ndarray, played_index: np.ndarray, *, weights: np.ndarray, depth: int, budget: int,
+                  pacer: object = None) -> tuple[float, float, float, int]:
+    """One chunk of :func:`measure`: the sums of top-1 and top-3 credit and of the ranks, and
+    the number of legal moves (one sweep; numba threads: the caller's setting)."""
+    sw = sweep(boards, depth, weights, budget=budget, leaves=False)
+    rows = sw.pos_ptr[:-1] + played_index
+    return (float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum()),
+            float(top_k_credit(sw.pos_ptr, rows, sw.scores, 3).sum()),
+            float(ranks(sw.pos_ptr, rows, sw.scores).sum()), len(sw.scores))

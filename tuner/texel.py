@@ -45,6 +45,7 @@ from search.evaluator import EVAL_SCALE
 from tuner.config import help_field
 from tuner.data import Positions
 from tuner.errors import TunerError, check_interrupt
+from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
 from tuner.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.tuning import Pacer, TrainingData, TuneConfig, constraint_masks, mask_of, n_threads
@@ -105,34 +106,45 @@ class LeafRows:
 
 
 def quiescence_leaves(boards: np.ndarray, w: np.ndarray, *, budget: int, threads_n: int,
-                      pacer: Pacer | None = None) -> LeafRows:
+                      pacer: Pacer | None = None, executor: Executor | None = None) -> LeafRows:
     """Search every board by quiescence alone (depth 0) with weights ``w``; each row's dot
     product with ``w`` plus its offset is the search's score (eval units, side to move's view).
 
     The leaf's features enter with the sign of the side to move at the root: + when the PV
-    has even length (the leaf's side to move is the root's), - otherwise. Searched in calls of
-    about ``pacer.target`` seconds with a Ctrl-C check between them (results as one call).
+    has even length (the leaf's side to move is the root's), - otherwise. The boards go
+    through ``executor`` (default: this process with ``threads_n`` threads, in calls of about
+    ``pacer.target`` seconds with a Ctrl-C check between them); results as one call.
     """
-    pacer = pacer or Pacer()
+    executor = executor or LocalExecutor(threads_n)
     parts = []
-    nodes = 0
-    with threads(threads_n):
-        for a, z in pacer.pieces(len(boards)):
-            t = time.perf_counter()
-            r = search_many(boards[a:z], 0, w, budget=budget)
-            pacer.record(z - a, time.perf_counter() - t)
-            leaf = r.kinds == KIND_EVAL
-            signs = np.where(leaf, np.where(r.pv_len % 2 == 0, 1, -1), 0).astype(np.int8)
-            indptr, indices, values = signed_features(r.leaves, signs)
-            parts.append((np.where(leaf, 0, r.scores).astype(np.int64), indptr, indices, values))
-            nodes += int(r.nodes.sum())
-            check_interrupt()
+    for _, _, chunk_parts in executor.map_chunks(leaf_chunk, (boards,), shared={"w": w}, pacer=pacer,
+                                                 what="texel-leaves", budget=budget):
+        parts.extend(chunk_parts)
     if not parts:
         return LeafRows(np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int16), np.zeros(0, np.int16), 0)
     offset = np.concatenate([p[0] for p in parts])
     nnz = np.cumsum([0] + [len(p[2]) for p in parts[:-1]])
     indptr = np.concatenate([parts[0][1][:1]] + [p[1][1:] + base for p, base in zip(parts, nnz)])
-    return LeafRows(offset, indptr, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]), nodes)
+    return LeafRows(offset, indptr, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]),
+                    sum(p[4] for p in parts))
+
+
+def leaf_chunk(boards: np.ndarray, *, w: np.ndarray, budget: int, pacer: Pacer | None = None) -> list[tuple[Any, ...]]:
+    """The quiescence leaves of one chunk of boards (run by an executor): a list of
+    ``(offset, indptr, indices, values, nodes)``, one per kernel call of about
+    ``pacer.target`` seconds (a Ctrl-C check after each)."""
+    pacer = pacer or Pacer()
+    parts = []
+    for a, z in pacer.pieces(len(boards)):
+        t = time.perf_counter()
+        r = search_many(boards[a:z], 0, w, budget=budget)
+        pacer.record(z - a, time.perf_counter() - t)
+        leaf = r.kinds == KIND_EVAL
+        signs = np.where(leaf, np.where(r.pv_len % 2 == 0, 1, -1), 0).astype(np.int8)
+        indptr, indices, values = signed_features(r.leaves, signs)
+        parts.append((np.where(leaf, 0, r.scores).astype(np.int64), indptr, indices, values, int(r.nodes.sum())))
+        check_interrupt()
+    return parts
 
 
 def with_results(pos: Positions, what: str) -> tuple[Positions, int]:
@@ -180,7 +192,8 @@ class TexelTrainer:
         return SGD(n, lr=cfg.lr, momentum=cfg.momentum, **masks)
 
     def _leaves(self, pos: Positions) -> LeafRows:
-        return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, threads_n=self.nt, pacer=self.pacer)
+        return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, threads_n=self.nt, pacer=self.pacer,
+                                 executor=current_executor(self.common))
 
     def _e(self, rows: LeafRows, pos: Positions) -> float | None:
         if len(pos) == 0:

@@ -25,6 +25,7 @@ from search.weights import load_weights
 from tuner.config import help_field
 from tuner.data import Positions, check_played, load_positions
 from tuner.errors import TunerError, check_interrupt
+from tuner.executor import EXECUTORS, Executor, LocalExecutor, current_executor
 
 @dataclass(frozen=True, kw_only=True)
 class TuneConfig:
@@ -48,6 +49,13 @@ class TuneConfig:
                                    "validation move-match (best) or of the last iteration (last)")
     early_stop: int = help_field(0, "stop after this many iterations in a row without a better validation "
                                     "move-match (0: never)")
+    executor: str = help_field("local", "where the searches run: local (this process's numba threads) or dask "
+                                        "(a Dask cluster: --scheduler, or a LocalCluster of --workers processes)")
+    scheduler: str = help_field("", "dask: address of a running scheduler, e.g. tcp://host:8786 (empty: start "
+                                    "a LocalCluster on this machine)", metavar="ADDR")
+    workers: int = help_field(0, "dask without --scheduler: worker processes of the LocalCluster (0: one per core)")
+    chunk: int = help_field(4096, "positions per work item: an MMTO sweep batch, a Dask task (MMTO's "
+                                  "figures are summed per chunk, so runs compare bit for bit at equal chunk)")
 
     def validate(self) -> None:
         from tuner.methods import get  # noqa: PLC0415 - the registry imports the methods, which import this
@@ -65,6 +73,12 @@ class TuneConfig:
             raise ValueError("max_train and max_validation must be >= 0")
         if not 0 <= self.threads <= numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"threads must be between 0 and {numba.config.NUMBA_NUM_THREADS}, not {self.threads}")
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {self.executor!r}")
+        if self.workers < 0 or self.chunk < 1:
+            raise ValueError("workers must be >= 0 and chunk >= 1")
+        if self.scheduler and self.executor != "dask":
+            raise ValueError("scheduler is an option of executor dask")
         if not mask_of(self.train, "train").any():
             raise ValueError("no weights to train: train names no group or feature (it is empty)")
 
@@ -163,10 +177,28 @@ class Pacer:
 
 
 def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
-                     budget: int, threads_n: int, pacer: Pacer | None = None) -> np.ndarray:
-    """:func:`search.api.move_match` (float64[I, P] for weights int32[I, N]) in calls of about
-    ``pacer.target`` seconds, checking for Ctrl-C between them; the same result as one call."""
+                     budget: int, threads_n: int, pacer: Pacer | None = None, rows: np.ndarray | None = None,
+                     executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
+    """:func:`search.api.move_match` (float64[I, P] for weights int32[I, N]) of ``weights`` on
+    ``boards`` (or on the sorted ``rows`` of them: float64[I, len(rows)]), the same result as one
+    call. Through ``executor`` (default: this process with ``threads_n`` threads) in chunks;
+    locally each chunk runs in calls of about ``pacer.target`` seconds, with a Ctrl-C check
+    between them."""
     weights = np.atleast_2d(weights)
+    executor = executor or LocalExecutor(threads_n)
+    n_p = len(boards) if rows is None else len(rows)
+    out = np.zeros((len(weights), n_p), dtype=np.float64)
+    for a, z, part in executor.map_chunks(move_match_chunk, (boards, played), rows=rows, shared={"weights": weights},
+                                          pacer=pacer, what=what, depth=depth, budget=budget):
+        out[:, a:z] = part
+    return out
+
+
+def move_match_chunk(boards: np.ndarray, played: np.ndarray, *, weights: np.ndarray, depth: int, budget: int,
+                     pacer: Pacer | None = None) -> np.ndarray:
+    """The move-match float64[I, P] of ``weights`` int32[I, N] on one chunk of positions, in
+    kernel calls of about ``pacer.target`` seconds with a Ctrl-C check between them (numba
+    threads: the caller's setting)."""
     pacer = pacer or Pacer()
     n_w, n_p = len(weights), len(boards)
     out = np.zeros((n_w, n_p), dtype=np.float64)
@@ -175,15 +207,14 @@ def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray
         if pacer.size >= n_p:  # whole rows: several weight vectors per call
             k = min(n_w - i, max(1, pacer.size // max(n_p, 1)))
             t = time.perf_counter()
-            out[i:i + k] = move_match(boards, played, weights[i:i + k], depth, budget=budget, n_threads=threads_n)
+            out[i:i + k] = move_match(boards, played, weights[i:i + k], depth, budget=budget)
             pacer.record(k * n_p, time.perf_counter() - t)
             check_interrupt()
             i += k
             continue
         for a, z in pacer.pieces(n_p):
             t = time.perf_counter()
-            out[i, a:z] = move_match(boards[a:z], played[a:z], weights[i:i + 1], depth, budget=budget,
-                                     n_threads=threads_n)[0]
+            out[i, a:z] = move_match(boards[a:z], played[a:z], weights[i:i + 1], depth, budget=budget)[0]
             pacer.record(z - a, time.perf_counter() - t)
             check_interrupt()
         i += 1
@@ -213,7 +244,8 @@ def validation_match(cfg: TuneConfig, data: TrainingData, weights: np.ndarray, *
     if len(data.validation) == 0:
         return None
     m = paced_move_match(data.validation.boards, data.validation.played, weights, cfg.depth,
-                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer)
+                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
+                         executor=current_executor(cfg), what="validation")
     return float(m.mean())
 
 
@@ -226,4 +258,4 @@ def config_record(*configs: Any) -> dict[str, Any]:
 
 
 __all__ = ["Pacer", "TrainingData", "TuneConfig", "config_record", "load_training_data",
-           "mask_of", "n_threads", "paced_move_match", "paced_sweep", "start_weights", "validation_match"]
+           "mask_of", "move_match_chunk", "n_threads", "paced_move_match", "paced_sweep", "start_weights", "validation_match"]

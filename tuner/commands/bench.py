@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -21,6 +22,7 @@ from tuner.commands import bench_compare, bench_epd
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
+from tuner.executor import EXECUTORS, DaskExecutor
 from tuner.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
@@ -84,7 +86,13 @@ def _register_move_match(bench_sub: argparse._SubParsersAction) -> None:  # type
     p.add_argument("--max-positions", type=int, default=0, metavar="N",
                    help="a seeded random sample of N positions (default: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
-    p.add_argument("--threads", type=int, default=0, help="threads (default: all cores)")
+    p.add_argument("--threads", type=int, default=0, help="threads (default: all cores; dask: per worker)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="where the sweeps run: local, or dask (see 'tuner tune --help') (default: local)")
+    p.add_argument("--scheduler", default="", metavar="ADDR",
+                   help="dask: a running scheduler (default: a LocalCluster on this machine)")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="dask without --scheduler: worker processes (default: one per core)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     p.set_defaults(func=run_move_match_command)
 
@@ -98,9 +106,17 @@ def run_move_match_command(args: argparse.Namespace) -> int:
         weight_sets = [(name, load_weights(name).values) for name in args.weights]
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    pos, results = measure_weight_sets(args.data, args.split, weight_sets, depth=args.depth,
-                                       max_positions=args.max_positions, seed=args.seed, threads=args.threads,
-                                       progress=sys.stderr.isatty())
+    if args.scheduler and args.executor != "dask":
+        raise TunerError("--scheduler is an option of --executor dask")
+    with contextlib.ExitStack() as stack:
+        executor = None
+        if args.executor == "dask":  # one cluster for every weight set: the positions go once
+            executor = DaskExecutor(scheduler=args.scheduler, workers=args.workers, threads_n=args.threads,
+                                    log=lambda m: print(m, file=sys.stderr))
+            stack.callback(executor.close)
+        pos, results = measure_weight_sets(args.data, args.split, weight_sets, depth=args.depth,
+                                           max_positions=args.max_positions, seed=args.seed, threads=args.threads,
+                                           progress=sys.stderr.isatty(), executor=executor)
     if args.json:
         print(json.dumps({"data": args.data, "split": args.split, "depth": args.depth, "positions": len(pos),
                           "weights": {name: r.to_json() for name, r in results}}))

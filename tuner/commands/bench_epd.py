@@ -60,6 +60,9 @@ def register(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     for f in dataclasses.fields(SearchLimits):
         limits.add_argument("--" + f.name, type=int, metavar=f.metadata["metavar"], help=f.metadata["help"])
     p.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
+    p.add_argument("--scheduler", default="", metavar="ADDR",
+                   help="answer on the workers of a running Dask scheduler (tcp://host:8786) instead of "
+                        "--workers local processes (needs movetuner[dask])")
     p.add_argument("--out", metavar="JSON", help="write every position's answer and points to this JSON file")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_epd_command)
@@ -82,12 +85,20 @@ def run_epd_command(args: argparse.Namespace) -> int:
     runs: list[tuple[str, list[PositionResult], float]] = []
     with contextlib.ExitStack() as stack:
         # one pool for all weight sets: each worker loads the kernels once
-        pool = stack.enter_context(process_pool(args.workers)) if args.workers > 1 else None
+        pool = stack.enter_context(process_pool(args.workers)) if args.workers > 1 and not args.scheduler else None
+        workers = args.workers
+        if args.scheduler:
+            from tuner.executor import DaskExecutor  # noqa: PLC0415
+
+            dask = DaskExecutor(scheduler=args.scheduler, log=lambda m: print(m, file=sys.stderr))
+            stack.callback(dask.close)
+            pool = dask.client.get_executor(pure=False)
+            workers = max(2, len(dask.client.scheduler_info()["workers"]))
         for name, w in weight_sets:
             start = time.perf_counter()
             with tqdm(total=len(positions), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
                       file=sys.stderr) as bar:
-                results = run_suite(positions, w, limits, args.workers, pool=pool, progress=bar.update)
+                results = run_suite(positions, w, limits, workers, pool=pool, progress=bar.update)
             runs.append((name, results, time.perf_counter() - start))
     summaries = {name: {**summarise(results), "seconds": round(seconds, 2)} for name, results, seconds in runs}
     if args.out:

@@ -4,7 +4,8 @@ Settings come from two dataclasses (the shared :class:`tuner.tuning.TuneConfig`,
 method's own, from the registry :mod:`tuner.methods`), layered as: defaults, then ``--config
 FILE.toml`` (top-level keys, and a ``[NAME]`` table per method), then flags. The result is
 written to ``RUN/config.toml``; ``--resume RUN`` reads it back and continues the run (only the
-method's count of iterations and ``--threads`` may change on resume). The outer loop is
+method's count of iterations and where the searches run, ``--threads``, ``--executor``,
+``--scheduler``, ``--workers``, may change on resume). The outer loop is
 :func:`tuner.driver.drive`, the same for every method.
 
 One process at a time uses a run folder (``RUN/.lock``, :meth:`tuner.run.RunDir.lock`). Ctrl-C
@@ -47,8 +48,9 @@ def method_configs() -> dict[str, type]:
 
 
 def resumable() -> set[str]:
-    """The settings ``--resume`` may change: each method's count of iterations, and threads."""
-    return {m.iterations for m in methods().values()} | {"threads"}
+    """The settings ``--resume`` may change: each method's count of iterations, and where the
+    searches run (threads, executor, scheduler, workers: the results do not depend on them)."""
+    return {m.iterations for m in methods().values()} | {"threads", "executor", "scheduler", "workers"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
