@@ -7,9 +7,12 @@ as :func:`search.alphabeta.search_kernel` (same rules, same scores: its root sco
 kernel's, and the tests check it against plain minimax), written again so that the fast
 kernels stay as they are, with
 
-* an optional *full-width minimax* mode (``minimax=True``): every child is searched with the
-  window (-INF, INF), so no node is cut off and every recorded value is exact (TreeStrap
-  (minimax));
+* an optional *full-width minimax* mode (``minimax=True``): every child of a full-width node
+  (remaining depth >= 1) is searched with the window (-INF, INF), so no full-width node is cut
+  off, and each quiescence search hanging from the tree's leaves is entered with a full window
+  (alpha-beta inside it): the value of every node at remaining depth >= 0 is exact, its
+  minimax value (TreeStrap(minimax)). Plain minimax inside quiescence would cost millions of
+  nodes in tactical positions for the same values;
 * move ordering by transposition-table move, MVV/LVA, two killers per ply and the *history
   heuristic* (a [2, 64, 64] table of quiet moves that caused cut-offs, weighted by depth^2,
   kept by the caller between searches as the table is), as Meep's search had them;
@@ -23,7 +26,7 @@ Bound types (fail-soft alpha-beta, Knuth & Moore 1975) of a node searched with w
 (alpha, beta) that returned ``v``: ``BOUND_UPPER`` when ``v <= alpha`` (the node's minimax
 value is ``<= v``), ``BOUND_LOWER`` when ``v >= beta`` (its value is ``>= v``), otherwise
 ``BOUND_EXACT``. The root, searched with (-INF, INF), is always exact, and in minimax mode
-every node is.
+every node at remaining depth >= 0 is.
 
 Scores are integers in eval units (centipawns x PHASE_MAX), each node's from the view of its
 own side to move. Mate and draw verdicts keep the kernel's contract (see
@@ -84,7 +87,8 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
 
     Parameters as :func:`search.alphabeta.search_kernel`, and
     history : int64[2, 64, 64] history-heuristic scores (colour, from, to), updated in place
-    minimax : bool, full-width minimax (no window, no cut-off) instead of alpha-beta
+    minimax : bool, full-width minimax (no window, no cut-off above the quiescence searches)
+        instead of alpha-beta
     rec_min_depth : record interior nodes whose remaining depth is at least this
     rec_boards : uint64[R, BOARD_WORDS], rec_ints : int64[R, REC_COLUMNS] the record (static
         value, returned value, bound type, ply, remaining depth per row); when R rows are
@@ -224,7 +228,7 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
                 ints[ply, _I] = i + 1
                 ints[ply, _CUR] = m
                 make_move(boards[ply], boards[ply + 1], m)
-                if minimax:
+                if minimax and ints[ply, _DEPTH] > 0:
                     ints[ply + 1, _ALPHA] = -INF
                     ints[ply + 1, _BETA] = INF
                 else:
@@ -354,14 +358,15 @@ class TreeSearcher:
         the last iteration's record. With ``nodes`` > 0 the iterations stop when the next one
         would exceed that many nodes in total; the last complete iteration is kept (the first
         is always kept). ``quiescence``: record quiescence nodes too (else only remaining depth
-        >= 1). ``history_keys``: Zobrist keys of the game's earlier positions, oldest first.
+        >= 1; with ``minimax``, only those at remaining depth 0, whose values are exact).
+        ``history_keys``: Zobrist keys of the game's earlier positions, oldest first.
         """
         if depth < 1 or depth > MAX_PLY - 4:
             raise ValueError(f"depth must be between 1 and {MAX_PLY - 4}, not {depth}")
         hist = np.zeros(1, dtype=np.uint64) if history_keys is None or len(history_keys) == 0 else \
             np.ascontiguousarray(history_keys, dtype=np.uint64)
         nhist = 0 if history_keys is None else len(history_keys)
-        rec_min = -MAX_PLY if quiescence else 1
+        rec_min = (0 if minimax else -MAX_PLY) if quiescence else 1
         best: TreeRecord | None = None
         total = 0
         for d in range(1 if iterative else depth, depth + 1):
