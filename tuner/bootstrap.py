@@ -145,7 +145,7 @@ class TreeStrapABConfig(BootstrapConfig):
 class TDLeafConfig(BootstrapConfig):
     """TD-Leaf(lambda) settings."""
 
-    lr: float = help_field(5.0, "learning rate: weight units (cp) per unit of J difference per unit of "
+    lr: float = help_field(2000.0, "learning rate: weight units (cp) per unit of J difference per unit of "
                                 "d J / d w (J = tanh(score / td_scale))")
     td_lambda: float = help_field(0.7, "TD's lambda: discount of later differences (Giraffe: 0.7)")
     td_scale: float = help_field(400.0, "J = tanh(score / td_scale), score in cp")
