@@ -171,7 +171,7 @@ def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run:
     bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
                initial=start - 1, total=total)
     for it in bar:
-        if stages and stage < len(stages) - 1 and (it > ends[stage] or trainer.finished() is not None):
+        while stages and stage < len(stages) - 1 and (it > ends[stage] or trainer.finished() is not None):
             stage, stage_w0 = stage + 1, trainer.weights().copy()
             trainer = make_trainer(stage, stage_w0)
             trainer.begin()
