@@ -11,9 +11,11 @@ swapped): every learnt weight set against the untrained one (``--pairs untrained
 (``--pairs all``, a round robin), ``--games`` games a pair.
 
 Elo (untrained = 0) is the maximum-likelihood Bradley-Terry fit of all games played (draws as
-half a win each way), with 95 % intervals from a bootstrap over game pairs (each match's
-opening pairs resampled, 400 times); with ``--pairs untrained`` each rating is the direct
-match's. Meep's table for comparison (its own scale): untrained 250, TD-Leaf 1068, RootStrap
+half a win each way, one virtual draw per pair of players as a prior), with 95 % intervals from
+a bootstrap over game pairs (each match's opening pairs resampled, 400 times); with ``--pairs
+untrained`` each rating is the direct match's. A match won in every game pair has no spread to
+resample: its interval is the exact binomial lower bound, to +infinity (``null``), and its name
+is listed in ``perfect_scores``. Meep's table for comparison (its own scale): untrained 250, TD-Leaf 1068, RootStrap
 1362, TreeStrap(mm) 1807, TreeStrap(ab) 2157.
 
 Prints one JSON line: ``elo``, ``elo_ci95``, each match's W/D/L, each run's training figures,
@@ -62,6 +64,8 @@ def train(method: str, run: Path, start: Path, args: argparse.Namespace, *, minu
            "--overwrite", "--quiet", "--start", str(start), "--iterations", "1000000", "--minutes", str(minutes),
            "--games", str(args.games_per_iteration), "--search-depth", str(args.depth), "--keep", "last", "--max-validation", "100",
            "--threads", "1", "--seed", str(args.seed)]
+    if method.startswith("treestrap") and not args.quiescence_nodes:
+        cmd += ["--no-quiescence-nodes"]
     if method == "treestrap-mm" and args.mm_nodes:
         cmd += ["--nodes", str(args.mm_nodes)]
     if stages:
@@ -86,18 +90,20 @@ def _staged_seconds(rows: list[dict]) -> float:  # type: ignore[type-arg]
     return sum(last.values())
 
 
-def fit_elo(names: list[str], games: list[tuple[int, int, float]], iters: int = 2000) -> np.ndarray:
+def fit_elo(names: list[str], games: list[tuple[int, int, float]], iters: int = 5000) -> np.ndarray:
     """Bradley-Terry maximum likelihood ratings (Elo, names[0] = 0) of games (i, j, score of i),
-    by minorize-maximize (Hunter 2004) on strengths, draws counted as half a win each way."""
+    by minorize-maximize (Hunter 2004) on strengths, draws counted as half a win each way, with
+    one virtual draw added between every two players that met (a prior, as BayesElo's), so that
+    a match won or lost entirely still has a finite rating."""
     n = len(names)
     wins = np.zeros(n)
     count = np.zeros((n, n))
-    for i, j, s in games:
+    met = {(min(i, j), max(i, j)) for i, j, _ in games}
+    for i, j, s in [*games, *[(a, b, 0.5) for a, b in sorted(met)]]:
         wins[i] += s
         wins[j] += 1.0 - s
         count[i, j] += 1
         count[j, i] += 1
-    wins = np.maximum(wins, 0.5)  # a player without a point would go to -infinity
     gamma = np.ones(n)
     for _ in range(iters):
         denom = (count / (gamma[:, None] + gamma[None, :])).sum(axis=1)
@@ -126,6 +132,9 @@ def main() -> None:
                     help="position set for the validation move-match (tuner ingest --sample)")
     ap.add_argument("--out", default=str(REPO / "results" / "bench-bootstrap"))
     ap.add_argument("--skip-training", action="store_true", help="reuse the runs already in --out")
+    ap.add_argument("--only", default="", help="train only these runs (comma-separated names), reuse the others")
+    ap.add_argument("--quiescence-nodes", action=argparse.BooleanOptionalAction, default=True,
+                    help="TreeStrap also updates quiescence nodes (the methods' default)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -139,7 +148,7 @@ def main() -> None:
     training: dict[str, dict[str, object]] = {}
     for name, (method, stages) in runs.items():
         minutes = args.minutes / 3 if stages else args.minutes
-        if not args.skip_training:
+        if not args.skip_training and (not args.only or name in args.only.split(",")):
             training[name] = train(method, out / name, start, args, minutes=minutes, stages=stages)
         print(f"trained {name}: {training.get(name)}", file=sys.stderr)
 
@@ -182,16 +191,29 @@ def main() -> None:
 
     table = {n: r(e) for n, e in zip(names, elo)}
     ci = {n: [r(a), r(b)] for n, a, b in zip(names, lo, hi)}
+    # a match against the untrained weights won in every game pair has no spread to resample:
+    # its interval is the exact one-sided binomial bound on the pair-win rate, 0.025^(1/k) for k
+    # pairs all won (Clopper-Pearson), to +infinity (None)
+    perfect = []
+    if args.pairs == "untrained":
+        for m, (i, _j) in zip(games, pairs):
+            k = len(m) // 2
+            if all(s == 1.0 for _, _, s in m):
+                p = 0.025 ** (1.0 / k)
+                ci[names[i]] = [r(-400.0 * math.log10(1.0 / p - 1.0)), None]
+                perfect.append(names[i])
+    (out / "matches.json").write_text(json.dumps({"names": names, "games": games}) + "\n")
     order = [n for n in ("untrained", *METHODS)]
     meep_order = all(table[a] is not None and table[b] is not None and table[a] < table[b]
                      for a, b in zip(order, order[1:]))
     print(json.dumps({
         "minutes_per_method": args.minutes, "selfplay_depth": args.depth, "match_depth": args.match_depth,
-        "selfplay_games_per_iteration": args.games_per_iteration,
+        "selfplay_games_per_iteration": args.games_per_iteration, "treestrap_quiescence_nodes": args.quiescence_nodes,
+        "trained_now": [n for n in runs if n in training],
         "games_per_pair": args.games, "pairs": args.pairs, "elo": table, "elo_ci95": ci,
         "meep_elo": MEEP, "meep_order_holds": meep_order,
         "order": sorted(table, key=lambda n: -(table[n] if table[n] is not None else -1e9)),
-        "matches": matches, "training": training, "match_seconds": round(match_seconds, 1),
+        "perfect_scores": perfect, "matches": matches, "training": training, "match_seconds": round(match_seconds, 1),
         "target_all_beat_untrained": all(ci[n][0] is not None and ci[n][0] > 0 for n in names[1:]),
         "target_treestrap_ab_400": table["treestrap-ab"] is not None and table["treestrap-ab"] >= 400,
     }))
