@@ -21,11 +21,18 @@ owns everything around it, the same for every method:
   cluster), opened for the run; its results are reduced in chunk order, so the run's weights
   and metrics do not depend on it;
 * Ctrl-C: :func:`tuner.errors.check_interrupt` between iterations (trainers also call it
-  between their kernel calls); the command turns it into a one-line message and exit 130.
+  between their kernel calls); the command turns it into a one-line message and exit 130;
+* staged training (``TuneConfig.stages``; Real & Blair's Duchess: material first, then more
+  groups): stage k trains its groups, from the weights the previous stage ended with, with a
+  new trainer made for it (``train`` replaced by the stage's groups) and begun; a stage ends
+  after its equal share of the iterations (the last one takes the remainder), or earlier when
+  its trainer says it is finished (e.g. a time limit). The checkpoint records the stage and
+  its start weights, so resume rebuilds the same trainer.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -38,7 +45,7 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.executor import executor_scope
 from tuner.methods import Method
 from tuner.run import Checkpoint, RunDir, provenance
-from tuner.tuning import Pacer, TrainingData, TuneConfig, config_record, validation_match
+from tuner.tuning import Pacer, TrainingData, TuneConfig, config_record, parse_stages, validation_match
 
 #: version of the driver's part of a checkpoint
 DRIVER_STATE_VERSION = 1
@@ -117,8 +124,22 @@ def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run:
 
 def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: np.ndarray, *,
            resume: Checkpoint | None, progress: bool, log: Any) -> np.ndarray:
-    trainer = method.trainer(common, cfg, data, np.asarray(w0, dtype=np.int32).copy(), log=log, progress=progress)
     total = int(getattr(cfg, method.iterations))
+    stages = parse_stages(common.stages)
+    ends = stage_ends(total, len(stages))
+    stage = 0
+    stage_w0 = np.asarray(w0, dtype=np.int32).copy()
+
+    def make_trainer(k: int, start_w: np.ndarray) -> Trainer:
+        c = dataclasses.replace(common, train=stages[k]) if stages else common
+        return method.trainer(c, cfg, data, start_w.copy(), log=log, progress=progress)
+
+    if resume is not None and stages:
+        doc = resume.extra.get("stage")
+        if not isinstance(doc, dict) or not 0 <= int(doc.get("index", -1)) < len(stages):
+            raise TunerError(f"{run.state_path}: the checkpoint does not say which stage it is in")
+        stage, stage_w0 = int(doc["index"]), np.array(doc["w0"], dtype=np.int32)
+    trainer = make_trainer(stage, stage_w0)
     pacer = Pacer()
     name, unit = method.name, method.unit
 
@@ -137,6 +158,8 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
                 "best_iteration": best.iteration, "match_validation": best.value,
                 "config": config_record(common, cfg), **provenance()}
         extra = {"trainer": trainer.state(), "driver": best.to_json()}
+        if stages:
+            extra["stage"] = {"index": stage, "groups": list(stages[stage]), "w0": [int(v) for v in stage_w0]}
         run.save(Checkpoint(name, iteration, trainer.weights(), extra), meta, output=out)
 
     if resume is None:
@@ -160,6 +183,11 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
     bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
                initial=start - 1, total=total)
     for it in bar:
+        while stages and stage < len(stages) - 1 and (it > ends[stage] or trainer.finished() is not None):
+            stage, stage_w0 = stage + 1, trainer.weights().copy()
+            trainer = make_trainer(stage, stage_w0)
+            trainer.begin()
+            log(f"{name}: stage {stage + 1}/{len(stages)} from {unit} {it}: training {','.join(stages[stage])}")
         reason = trainer.finished()
         if reason is None and common.early_stop and best.since >= common.early_stop:
             reason = (f"validation move-match has not improved for {best.since} {unit}s "
@@ -176,6 +204,8 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
         record = {**metrics, "match_validation": vm, "best_validation": best.value,
                   "best_iteration": best.iteration, "validation_seconds": round(t_val, 3),
                   "iteration_seconds": round(time.perf_counter() - t, 3)}
+        if stages:
+            record["stage"] = stage + 1
         save(it, record, best)
         headline = {k: metrics[k] for k in method.headline if k in metrics}
         bar.set_postfix({**{k: _fmt(v) for k, v in headline.items()}, "val": _fmt(vm)})
@@ -187,4 +217,10 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
     return best.weights if common.keep == "best" else trainer.weights()
 
 
-__all__ = ["Best", "Trainer", "drive"]
+def stage_ends(total: int, n_stages: int) -> list[int]:
+    """The last iteration of each of ``n_stages`` stages sharing ``total`` iterations equally
+    (stage k ends at round((k + 1) total / n)); [] without stages."""
+    return [round((k + 1) * total / n_stages) for k in range(n_stages)]
+
+
+__all__ = ["Best", "Trainer", "drive", "stage_ends"]

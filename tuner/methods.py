@@ -52,6 +52,10 @@ BUILTIN: dict[str, str] = {
     "mmto": "tuner.mmto:METHOD",
     "ga": "tuner.ga:METHOD",
     "texel": "tuner.texel:METHOD",
+    "rootstrap": "tuner.bootstrap:ROOTSTRAP_METHOD",
+    "treestrap-mm": "tuner.bootstrap:TREESTRAP_MM_METHOD",
+    "treestrap-ab": "tuner.bootstrap:TREESTRAP_AB_METHOD",
+    "tdleaf": "tuner.bootstrap:TDLEAF_METHOD",
 }
 
 _REGISTRY: dict[str, Method] = {}

@@ -56,6 +56,11 @@ class TuneConfig:
     workers: int = help_field(0, "dask without --scheduler: worker processes of the LocalCluster (0: one per core)")
     chunk: int = help_field(4096, "positions per work item: an MMTO sweep batch, a Dask task (MMTO's "
                                   "figures are summed per chunk, so runs compare bit for bit at equal chunk)")
+    stages: str = help_field("", "staged training (Duchess): groups per stage, stages separated by ';' "
+                                 "(e.g. 'material;material,pieces,king;all'); each stage trains its groups "
+                                 "from the last stage's weights, for an equal share of the iterations (or "
+                                 "until the method's own limit); overrides train; empty: one stage",
+                             metavar="STAGES")
 
     def validate(self) -> None:
         from tuner.methods import get  # noqa: PLC0415 - the registry imports the methods, which import this
@@ -81,6 +86,23 @@ class TuneConfig:
             raise ValueError("scheduler is an option of executor dask")
         if not mask_of(self.train, "train").any():
             raise ValueError("no weights to train: train names no group or feature (it is empty)")
+        for k, groups in enumerate(parse_stages(self.stages)):
+            if not mask_of(groups, f"stages: stage {k + 1}").any():
+                raise ValueError(f"stages: stage {k + 1} names no group or feature")
+
+
+def parse_stages(text: str) -> list[tuple[str, ...]]:
+    """The groups of each stage of ``TuneConfig.stages`` ('a,b;c;all'); ``all`` stands for
+    every group; [] for no staging."""
+    if not text.strip():
+        return []
+    out = []
+    for k, part in enumerate(text.split(";")):
+        items = tuple(i.strip() for i in part.split(",") if i.strip())
+        if not items:
+            raise ValueError(f"stages: stage {k + 1} is empty")
+        out.append(GROUPS if items == ("all",) else items)
+    return out
 
 
 def mask_of(items: tuple[str, ...], what: str) -> np.ndarray:
@@ -258,4 +280,5 @@ def config_record(*configs: Any) -> dict[str, Any]:
 
 
 __all__ = ["Pacer", "TrainingData", "TuneConfig", "config_record", "load_training_data",
-           "mask_of", "move_match_chunk", "n_threads", "paced_move_match", "paced_sweep", "start_weights", "validation_match"]
+           "mask_of", "move_match_chunk", "n_threads", "paced_move_match", "paced_sweep", "parse_stages",
+           "start_weights", "validation_match"]

@@ -1,0 +1,223 @@
+"""Meep's experiment at small scale (Veness, Silver, Uther & Blair, NIPS 2009, table 1).
+
+From *untrained* weights (every weight 0 except the pawn's, 100 cp in both phases), each method
+learns by self-play from the shipped openings for the same training time (``--minutes``, the
+trainer's own clock: searches and updates, not the validation move-match): TD-Leaf(lambda),
+RootStrap(alpha-beta), TreeStrap(minimax), TreeStrap(alpha-beta), and TreeStrap(alpha-beta)
+*staged* as in the Duchess paper (``material``, then ``material,pieces,king``, then every group,
+a third of the time each, each stage from the last one's weights). Then a match tournament at a
+fixed depth (``tuner bench match``'s engine and rules, each opening played twice with colours
+swapped): every learnt weight set against the untrained one (``--pairs untrained``) or every pair
+(``--pairs all``, a round robin), ``--games`` games a pair.
+
+Elo (untrained = 0) is the maximum-likelihood Bradley-Terry fit of all games played (draws as
+half a win each way, one virtual draw per pair of players as a prior), with 95 % intervals from
+a bootstrap over game pairs (each match's opening pairs resampled, 400 times); with ``--pairs
+untrained`` each rating is the direct match's. A match won in every game pair has no spread to
+resample: its interval is the exact binomial lower bound, to +infinity (``null``), and its name
+is listed in ``perfect_scores``. Meep's table for comparison (its own scale): untrained 250, TD-Leaf 1068, RootStrap
+1362, TreeStrap(mm) 1807, TreeStrap(ab) 2157.
+
+Prints one JSON line: ``elo``, ``elo_ci95``, each match's W/D/L, each run's training figures,
+whether Meep's ordering holds, and the targets (every method's interval above 0; TreeStrap(ab)
+at least +400).
+
+Usage: ``python bench/bootstrap.py [--minutes 10] [--games 100] [--depth 2] [--match-depth 2]
+[--pairs untrained|all] [--workers 2] [--data DIR] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script from anywhere; the package is also installed
+
+from search.catalog import FEATURE_INDEX, N_FEATURES  # noqa: E402
+from search.weights import Weights, load_weights, save_weights  # noqa: E402
+from tuner.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match  # noqa: E402
+
+METHODS = ("tdleaf", "rootstrap", "treestrap-mm", "treestrap-ab")
+MEEP = {"untrained": 250, "tdleaf": 1068, "rootstrap": 1362, "treestrap-mm": 1807, "treestrap-ab": 2157}
+STAGES = "material;material,pieces,king;all"
+
+
+def untrained(path: Path) -> None:
+    w = np.zeros(N_FEATURES, dtype=np.int32)
+    for name in ("mg.material.pawn", "eg.material.pawn"):
+        w[FEATURE_INDEX[name]] = 100
+    save_weights(path, Weights(w, {"name": "untrained", "description": "zero except the pawn (100 cp)"}))
+
+
+def train(method: str, run: Path, start: Path, args: argparse.Namespace, *, minutes: float,
+          stages: str = "") -> dict[str, object]:
+    cmd = [sys.executable, "-m", "tuner", "tune", "--method", method, "--data", str(args.data), "--out", str(run),
+           "--overwrite", "--quiet", "--start", str(start), "--iterations", "1000000", "--minutes", str(minutes),
+           "--games", str(args.games_per_iteration), "--search-depth", str(args.depth), "--keep", "last", "--max-validation", "100",
+           "--threads", "1", "--seed", str(args.seed)]
+    if method.startswith("treestrap") and not args.quiescence_nodes:
+        cmd += ["--no-quiescence-nodes"]
+    if method == "treestrap-mm" and args.mm_nodes:
+        cmd += ["--nodes", str(args.mm_nodes)]
+    if stages:
+        cmd += ["--stages", stages]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=REPO)
+    wall = time.perf_counter() - t
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    return {"iterations": rows[-1]["iteration"], "games": sum(r.get("games", 0) for r in rows),
+            "searches": sum(r.get("searches", 0) for r in rows), "nodes": sum(r.get("nodes", 0) for r in rows),
+            "train_seconds": round(_staged_seconds(rows) if stages else rows[-1].get("train_seconds", 0.0), 1),
+            "wall_seconds": round(wall, 1), "match_validation": rows[-1].get("match_validation")}
+
+
+def _staged_seconds(rows: list[dict]) -> float:  # type: ignore[type-arg]
+    """Training time of a staged run: the last train_seconds of each stage (the trainer's clock
+    is cumulative and starts again at 0 with each stage)."""
+    last: dict[int, float] = {}
+    for r in rows:
+        if "stage" in r:
+            last[r["stage"]] = r["train_seconds"]
+    return sum(last.values())
+
+
+def fit_elo(names: list[str], games: list[tuple[int, int, float]], iters: int = 5000) -> np.ndarray:
+    """Bradley-Terry maximum likelihood ratings (Elo, names[0] = 0) of games (i, j, score of i),
+    by minorize-maximize (Hunter 2004) on strengths, draws counted as half a win each way, with
+    one virtual draw added between every two players that met (a prior, as BayesElo's), so that
+    a match won or lost entirely still has a finite rating."""
+    n = len(names)
+    wins = np.zeros(n)
+    count = np.zeros((n, n))
+    met = {(min(i, j), max(i, j)) for i, j, _ in games}
+    for i, j, s in [*games, *[(a, b, 0.5) for a, b in sorted(met)]]:
+        wins[i] += s
+        wins[j] += 1.0 - s
+        count[i, j] += 1
+        count[j, i] += 1
+    gamma = np.ones(n)
+    for _ in range(iters):
+        denom = (count / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+        new = wins / np.maximum(denom, 1e-300)
+        new /= new[0]
+        if np.allclose(new, gamma, rtol=1e-10):
+            gamma = new
+            break
+        gamma = new
+    return 400.0 * np.log10(gamma)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=10.0, help="training time per method (default 10)")
+    ap.add_argument("--games", type=int, default=100, help="games per pair in the tournament (even; default 100)")
+    ap.add_argument("--depth", type=int, default=2, help="self-play search depth (default 2)")
+    ap.add_argument("--games-per-iteration", type=int, default=4,
+                    help="self-play games per outer iteration (a checkpoint and a validation move-match each)")
+    ap.add_argument("--mm-nodes", type=int, default=0, help="node limit of TreeStrap(minimax)'s searches (0: none)")
+    ap.add_argument("--match-depth", type=int, default=2, help="tournament search depth (default 2)")
+    ap.add_argument("--pairs", choices=("untrained", "all"), default="untrained")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data", default=str(REPO / "datasets" / "built" / "sample"),
+                    help="position set for the validation move-match (tuner ingest --sample)")
+    ap.add_argument("--out", default=str(REPO / "results" / "bench-bootstrap"))
+    ap.add_argument("--skip-training", action="store_true", help="reuse the runs already in --out")
+    ap.add_argument("--only", default="", help="train only these runs (comma-separated names), reuse the others")
+    ap.add_argument("--quiescence-nodes", action=argparse.BooleanOptionalAction, default=True,
+                    help="TreeStrap also updates quiescence nodes (the methods' default)")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if not Path(args.data).is_dir():
+        subprocess.run([sys.executable, "-m", "tuner", "ingest", "--sample"], check=True, cwd=REPO)
+    start = out / "untrained.json"
+    untrained(start)
+
+    runs = {m: (m, "") for m in METHODS}
+    runs["treestrap-ab-staged"] = ("treestrap-ab", STAGES)
+    training: dict[str, dict[str, object]] = {}
+    for name, (method, stages) in runs.items():
+        minutes = args.minutes / 3 if stages else args.minutes
+        if not args.skip_training and (not args.only or name in args.only.split(",")):
+            training[name] = train(method, out / name, start, args, minutes=minutes, stages=stages)
+        print(f"trained {name}: {training.get(name)}", file=sys.stderr)
+
+    names = ["untrained", *runs]
+    weights = [load_weights(start).values] + [load_weights(out / n / "weights.json").values for n in runs]
+    openings = load_openings(DEFAULT_OPENINGS)
+    if args.pairs == "all":
+        pairs = list(itertools.combinations(range(len(names)), 2))
+    else:
+        pairs = [(k, 0) for k in range(1, len(names))]
+    matches: dict[str, dict[str, object]] = {}
+    games: list[list[tuple[int, int, float]]] = []  # per match: its game pairs' points
+    t = time.perf_counter()
+    for i, j in pairs:
+        cfg = MatchConfig(games=args.games, depth=args.match_depth, workers=args.workers, seed=args.seed)
+        played = run_match(weights[i], weights[j], openings, cfg)
+        pts = [(g1.points_a, g2.points_a) for g1, g2 in played]
+        games.append([(i, j, p) for pair in pts for p in pair])
+        flat = [p for pair in pts for p in pair]
+        matches[f"{names[i]}-vs-{names[j]}"] = {"wins": flat.count(1.0), "draws": flat.count(0.5),
+                                                "losses": flat.count(0.0), "score": round(float(np.mean(flat)), 4)}
+        print(f"{names[i]} vs {names[j]}: {matches[f'{names[i]}-vs-{names[j]}']}", file=sys.stderr)
+    match_seconds = time.perf_counter() - t
+
+    all_games = [g for m in games for g in m]
+    elo = fit_elo(names, all_games)
+    rng = np.random.default_rng(args.seed)
+    boot = []
+    for _ in range(400):
+        sample = []
+        for m in games:
+            k = len(m) // 2
+            pick = rng.integers(0, k, size=k)
+            sample += [m[2 * p] for p in pick] + [m[2 * p + 1] for p in pick]
+        boot.append(fit_elo(names, sample))
+    lo, hi = np.percentile(np.array(boot), [2.5, 97.5], axis=0)
+
+    def r(x: float) -> float | None:
+        return round(float(x), 1) if math.isfinite(x) else None
+
+    table = {n: r(e) for n, e in zip(names, elo)}
+    ci = {n: [r(a), r(b)] for n, a, b in zip(names, lo, hi)}
+    # a match against the untrained weights won in every game pair has no spread to resample:
+    # its interval is the exact one-sided binomial bound on the pair-win rate, 0.025^(1/k) for k
+    # pairs all won (Clopper-Pearson), to +infinity (None)
+    perfect = []
+    if args.pairs == "untrained":
+        for m, (i, _j) in zip(games, pairs):
+            k = len(m) // 2
+            if all(s == 1.0 for _, _, s in m):
+                p = 0.025 ** (1.0 / k)
+                ci[names[i]] = [r(-400.0 * math.log10(1.0 / p - 1.0)), None]
+                perfect.append(names[i])
+    (out / "matches.json").write_text(json.dumps({"names": names, "games": games}) + "\n")
+    order = [n for n in ("untrained", *METHODS)]
+    meep_order = all(table[a] is not None and table[b] is not None and table[a] < table[b]
+                     for a, b in zip(order, order[1:]))
+    print(json.dumps({
+        "minutes_per_method": args.minutes, "selfplay_depth": args.depth, "match_depth": args.match_depth,
+        "selfplay_games_per_iteration": args.games_per_iteration, "treestrap_quiescence_nodes": args.quiescence_nodes,
+        "trained_now": [n for n in runs if n in training],
+        "games_per_pair": args.games, "pairs": args.pairs, "elo": table, "elo_ci95": ci,
+        "meep_elo": MEEP, "meep_order_holds": meep_order,
+        "order": sorted(table, key=lambda n: -(table[n] if table[n] is not None else -1e9)),
+        "perfect_scores": perfect, "matches": matches, "training": training, "match_seconds": round(match_seconds, 1),
+        "target_all_beat_untrained": all(ci[n][0] is not None and ci[n][0] > 0 for n in names[1:]),
+        "target_treestrap_ab_400": table["treestrap-ab"] is not None and table["treestrap-ab"] >= 400,
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,392 @@
+"""A search that records its interior nodes, for learning from the search tree (TreeStrap).
+
+Veness, Silver, Uther & Blair, "Bootstrapping from Game Tree Search" (NIPS 2009) update the
+static evaluation of every interior node of a search towards the value the search found for
+that node. This module is the search they need: the same negamax alpha-beta with quiescence
+as :func:`search.alphabeta.search_kernel` (same rules, same scores: its root score is that
+kernel's, and the tests check it against plain minimax), written again so that the fast
+kernels stay as they are, with
+
+* an optional *full-width minimax* mode (``minimax=True``): every child of a full-width node
+  (remaining depth >= 1) is searched with the window (-INF, INF), so no full-width node is cut
+  off, and each quiescence search hanging from the tree's leaves is entered with a full window
+  (alpha-beta inside it): the value of every node at remaining depth >= 0 is exact, its
+  minimax value (TreeStrap(minimax)). Plain minimax inside quiescence would cost millions of
+  nodes in tactical positions for the same values;
+* move ordering by transposition-table move, MVV/LVA, two killers per ply and the *history
+  heuristic* (a [2, 64, 64] table of quiet moves that caused cut-offs, weighted by depth^2,
+  kept by the caller between searches as the table is), as Meep's search had them;
+* a *record* of every interior node (a node whose moves were searched) at remaining depth
+  ``>= rec_min_depth`` (``1``: the full-width part only; ``-MAX_PLY``: quiescence nodes too):
+  its board, its static evaluation, the value the search returned for it, the *bound type* of
+  that value, its ply below the root and its remaining depth, written into preallocated
+  arrays by the kernel.
+
+Bound types (fail-soft alpha-beta, Knuth & Moore 1975) of a node searched with window
+(alpha, beta) that returned ``v``: ``BOUND_UPPER`` when ``v <= alpha`` (the node's minimax
+value is ``<= v``), ``BOUND_LOWER`` when ``v >= beta`` (its value is ``>= v``), otherwise
+``BOUND_EXACT``. The root, searched with (-INF, INF), is always exact, and in minimax mode
+every node at remaining depth >= 0 is.
+
+Scores are integers in eval units (centipawns x PHASE_MAX), each node's from the view of its
+own side to move. Mate and draw verdicts keep the kernel's contract (see
+:mod:`search.alphabeta`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from search.alphabeta import INF, KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MAX_PLY, _is_repetition
+from search.board import BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, W_STM, in_check, make_move
+from search.features import evaluate_kernel
+from search.movegen import MAX_MOVES, generate_moves
+from search.quiescence import quiescence_moves
+
+BOUND_EXACT, BOUND_LOWER, BOUND_UPPER = 0, 1, 2
+#: columns of the record's integer array
+REC_STATIC, REC_VALUE, REC_BOUND, REC_PLY, REC_DEPTH = range(5)
+REC_COLUMNS = 5
+#: entries of the workspace's stats array
+T_NODES, T_BUDGET_HIT, T_MAX_PLY, T_REC_OVERFLOW = range(4)
+
+_ORDER_TT = 1 << 40
+_ORDER_TACTICAL = 1 << 36
+_ORDER_KILLER1 = 1 << 34
+_ORDER_KILLER2 = (1 << 34) - 1
+#: history scores are kept below the killers' keys
+_HISTORY_CAP = (1 << 33)
+_VICTIM_VALUE = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)
+
+# per-ply integers
+_N, _I, _ALPHA, _BETA, _BEST, _DEPTH, _DONE, _CUR, _PVLEN, _KIND, _ALPHA0, _STATIC, _REC = range(13)
+_INTS = 13
+
+
+@njit(cache=True)
+def new_tree_workspace():  # type: ignore[no-untyped-def]
+    """Per-search scratch for :func:`tree_kernel`: (boards, moves, order, ints, pv, killers,
+    evs, stats); ``pv[0, :ints[0, 8]]`` is the root's principal variation after a search and
+    ``ints[0, 9]`` the kind of its last node."""
+    boards = np.zeros((MAX_PLY + 1, BOARD_WORDS), dtype=np.uint64)
+    moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int32)
+    order = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
+    ints = np.zeros((MAX_PLY + 1, _INTS), dtype=np.int64)
+    pv = np.zeros((MAX_PLY + 1, MAX_PLY + 1), dtype=np.int32)
+    killers = np.zeros((MAX_PLY + 1, 2), dtype=np.int32)
+    evs = np.zeros(40, dtype=np.int64)
+    stats = np.zeros(4, dtype=np.int64)
+    return boards, moves, order, ints, pv, killers, evs, stats
+
+
+@njit(cache=True, nogil=True)
+def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
+                rec_min_depth, rec_boards, rec_ints) -> tuple[int, int]:
+    """Search ``root`` to ``depth`` plies plus quiescence, recording interior nodes.
+
+    Parameters as :func:`search.alphabeta.search_kernel`, and
+    history : int64[2, 64, 64] history-heuristic scores (colour, from, to), updated in place
+    minimax : bool, full-width minimax (no window, no cut-off above the quiescence searches)
+        instead of alpha-beta
+    rec_min_depth : record interior nodes whose remaining depth is at least this
+    rec_boards : uint64[R, BOARD_WORDS], rec_ints : int64[R, REC_COLUMNS] the record (static
+        value, returned value, bound type, ply, remaining depth per row); when R rows are
+        full, recording stops and ``stats[3]`` is set
+
+    Returns (root score in eval units from the root side to move's view, rows recorded).
+    Nodes are recorded when they complete, so children come before their parents and the
+    root is the last row (when it is recorded).
+    """
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    for k in range(4):
+        stats[k] = 0
+    n_rec = 0
+    cap = rec_boards.shape[0]
+    tt_mask = len(tt_keys) - 1
+    for i in range(MAX_PLY + 1):
+        killers[i, 0] = 0
+        killers[i, 1] = 0
+    for k in range(BOARD_WORDS):
+        boards[0, k] = root[k]
+    ints[0, _ALPHA] = -INF
+    ints[0, _BETA] = INF
+    ints[0, _DEPTH] = depth
+    ply = 0
+    entering = True
+    value = np.int64(0)
+    child = 0
+    while True:
+        if entering:
+            entering = False
+            stats[T_NODES] += 1
+            b = boards[ply]
+            ints[ply, _PVLEN] = 0
+            ints[ply, _KIND] = KIND_EVAL
+            ints[ply, _ALPHA0] = ints[ply, _ALPHA]
+            ints[ply, _REC] = 0
+            resolved = False
+            if ply > 0 and (np.int64(b[W_HALFMOVE]) >= 100 or _is_repetition(boards, ply, hist, nhist)):
+                if np.int64(b[W_HALFMOVE]) >= 100 and in_check(b) and generate_moves(b, moves[ply], 0, False) == 0:
+                    value = -(MATE - ply)
+                    ints[ply, _KIND] = KIND_MATE
+                else:
+                    value = np.int64(0)
+                    ints[ply, _KIND] = KIND_DRAW
+                resolved = True
+            elif stats[T_NODES] > budget or ply >= MAX_PLY:
+                if stats[T_NODES] > budget:
+                    stats[T_BUDGET_HIT] = 1
+                else:
+                    stats[T_MAX_PLY] = 1
+                value = evaluate_kernel(b, w, evs)
+                resolved = True
+            else:
+                d = ints[ply, _DEPTH]
+                checked = in_check(b)
+                quiet = d <= 0 and not checked
+                have_static = False
+                stand = np.int64(0)
+                if quiet:
+                    stand = evaluate_kernel(b, w, evs)
+                    have_static = True
+                    if stand >= ints[ply, _BETA]:
+                        value = stand
+                        resolved = True
+                    else:
+                        ints[ply, _BEST] = stand
+                        if stand > ints[ply, _ALPHA]:
+                            ints[ply, _ALPHA] = stand
+                n = 0
+                if not resolved:
+                    if d > 0:
+                        n = generate_moves(b, moves[ply], 0, False)
+                    else:
+                        n = quiescence_moves(b, moves[ply], checked, evs)
+                    if n == 0 and not quiet:
+                        value = -(MATE - ply) if checked else np.int64(0)
+                        ints[ply, _KIND] = KIND_MATE if checked else KIND_DRAW
+                        resolved = True
+                    elif n == 0:
+                        value = ints[ply, _BEST]
+                        resolved = True
+                if not resolved:
+                    if d >= rec_min_depth and n_rec < cap:
+                        ints[ply, _REC] = 1
+                        ints[ply, _STATIC] = stand if have_static else evaluate_kernel(b, w, evs)
+                    if not quiet:
+                        ints[ply, _BEST] = -INF
+                    tt_move = 0
+                    if tt_mask >= 0 and d > 0:
+                        slot = np.int64(b[W_KEY] & np.uint64(tt_mask))
+                        if tt_keys[slot] == b[W_KEY]:
+                            tt_move = tt_moves[slot]
+                    k1 = killers[ply, 0]
+                    k2 = killers[ply, 1]
+                    side = np.int64(b[W_STM])
+                    for i in range(n):
+                        m = moves[ply, i]
+                        if m == tt_move:
+                            order[ply, i] = _ORDER_TT
+                        else:
+                            cap_piece = (m >> 20) & 7
+                            promo = (m >> 12) & 7
+                            if cap_piece != NO_PIECE or promo != 0:
+                                order[ply, i] = (_ORDER_TACTICAL + 64 * _VICTIM_VALUE[cap_piece]
+                                                 + 16 * _VICTIM_VALUE[promo if promo else 6]
+                                                 - ((m >> 17) & 7))
+                            elif m == k1:
+                                order[ply, i] = _ORDER_KILLER1
+                            elif m == k2:
+                                order[ply, i] = _ORDER_KILLER2
+                            else:
+                                order[ply, i] = history[side, m & 63, (m >> 6) & 63]
+                    ints[ply, _N] = n
+                    ints[ply, _I] = 0
+                    ints[ply, _DONE] = 0
+                    continue
+            if ply == 0:
+                break
+            child = ply
+            ply -= 1
+        else:
+            i = ints[ply, _I]
+            n = ints[ply, _N]
+            if ints[ply, _DONE] == 0 and i < n:
+                bi = i
+                for j in range(i + 1, n):
+                    if order[ply, j] > order[ply, bi]:
+                        bi = j
+                if bi != i:
+                    m = moves[ply, bi]
+                    moves[ply, bi] = moves[ply, i]
+                    moves[ply, i] = m
+                    o = order[ply, bi]
+                    order[ply, bi] = order[ply, i]
+                    order[ply, i] = o
+                m = moves[ply, i]
+                ints[ply, _I] = i + 1
+                ints[ply, _CUR] = m
+                make_move(boards[ply], boards[ply + 1], m)
+                if minimax and ints[ply, _DEPTH] > 0:
+                    ints[ply + 1, _ALPHA] = -INF
+                    ints[ply + 1, _BETA] = INF
+                else:
+                    ints[ply + 1, _ALPHA] = -ints[ply, _BETA]
+                    ints[ply + 1, _BETA] = -ints[ply, _ALPHA]
+                ints[ply + 1, _DEPTH] = ints[ply, _DEPTH] - 1
+                ply += 1
+                entering = True
+                continue
+            # node complete
+            value = ints[ply, _BEST]
+            if tt_mask >= 0 and ints[ply, _PVLEN] > 0 and ints[ply, _DEPTH] > 0:
+                slot = np.int64(boards[ply, W_KEY] & np.uint64(tt_mask))
+                tt_keys[slot] = boards[ply, W_KEY]
+                tt_moves[slot] = pv[ply, 0]
+            if ints[ply, _REC] == 1:
+                if n_rec < cap:
+                    for k in range(BOARD_WORDS):
+                        rec_boards[n_rec, k] = boards[ply, k]
+                    rec_ints[n_rec, REC_STATIC] = ints[ply, _STATIC]
+                    rec_ints[n_rec, REC_VALUE] = value
+                    if value <= ints[ply, _ALPHA0]:
+                        rec_ints[n_rec, REC_BOUND] = BOUND_UPPER
+                    elif value >= ints[ply, _BETA]:
+                        rec_ints[n_rec, REC_BOUND] = BOUND_LOWER
+                    else:
+                        rec_ints[n_rec, REC_BOUND] = BOUND_EXACT
+                    rec_ints[n_rec, REC_PLY] = ply
+                    rec_ints[n_rec, REC_DEPTH] = ints[ply, _DEPTH]
+                    n_rec += 1
+                else:
+                    stats[T_REC_OVERFLOW] = 1
+            if ply == 0:
+                break
+            child = ply
+            ply -= 1
+        # the node at ``child`` returned ``value`` to ``ply``
+        v = -value
+        if v > ints[ply, _BEST]:
+            ints[ply, _BEST] = v
+            m = ints[ply, _CUR]
+            pv[ply, 0] = m
+            cl = ints[child, _PVLEN]
+            for k in range(cl):
+                pv[ply, k + 1] = pv[child, k]
+            ints[ply, _PVLEN] = cl + 1
+            ints[ply, _KIND] = ints[child, _KIND]
+            if v > ints[ply, _ALPHA]:
+                ints[ply, _ALPHA] = v
+                if v >= ints[ply, _BETA]:
+                    ints[ply, _DONE] = 1
+                    dd = ints[ply, _DEPTH]
+                    if dd > 0 and ((m >> 20) & 7) == NO_PIECE and ((m >> 12) & 7) == 0:
+                        if killers[ply, 0] != m:
+                            killers[ply, 1] = killers[ply, 0]
+                            killers[ply, 0] = m
+                        side = np.int64(boards[ply, W_STM])
+                        h = history[side, m & 63, (m >> 6) & 63] + dd * dd
+                        history[side, m & 63, (m >> 6) & 63] = min(h, _HISTORY_CAP)
+    return value, n_rec
+
+
+# ---------------------------------------------------------------- Python API
+
+
+class TreeRecord:
+    """The interior nodes one :meth:`TreeSearcher.search` recorded, and its outcome.
+
+    ``boards`` uint64[R, BOARD_WORDS]; ``static``, ``value`` int64[R] (eval units, each node's
+    side to move's view); ``bound`` int8[R] (``BOUND_*``); ``ply`` int64[R] (plies below the
+    root); ``depth`` int64[R] (remaining depth, <= 0 in quiescence). ``score`` is the root's
+    value, ``pv`` the packed moves of the principal variation, ``kind`` its last node's kind
+    (:data:`search.alphabeta.KIND_EVAL`, ``KIND_MATE``, ``KIND_DRAW``), ``nodes`` the nodes
+    visited by the kept iteration, ``overflow`` whether the record ran out of rows.
+    """
+
+    __slots__ = ("boards", "static", "value", "bound", "ply", "depth", "score", "pv", "kind", "nodes",
+                 "overflow", "search_depth")
+
+    def __init__(self, boards: np.ndarray, ints: np.ndarray, score: int, pv: tuple[int, ...], kind: int,
+                 nodes: int, overflow: bool, search_depth: int) -> None:
+        self.boards = boards
+        self.static = ints[:, REC_STATIC].copy()
+        self.value = ints[:, REC_VALUE].copy()
+        self.bound = ints[:, REC_BOUND].astype(np.int8)
+        self.ply = ints[:, REC_PLY].copy()
+        self.depth = ints[:, REC_DEPTH].copy()
+        self.score, self.pv, self.kind, self.nodes = score, pv, kind, nodes
+        self.overflow, self.search_depth = overflow, search_depth
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+
+class TreeSearcher:
+    """Iterative deepening with :func:`tree_kernel` for one learner: a workspace, a move-ordering
+    transposition table and a history table kept between searches (clear them with
+    :meth:`clear` at the start of a game), and the record arrays.
+
+    ``max_records``: rows of the record (a search that fills them stops recording and says
+    so in :attr:`TreeRecord.overflow`).
+    """
+
+    def __init__(self, *, tt_bits: int = 16, max_records: int = 1 << 16) -> None:
+        if not 0 <= tt_bits <= 30:
+            raise ValueError(f"tt_bits must be between 0 and 30, not {tt_bits}")
+        if max_records < 1:
+            raise ValueError(f"max_records must be positive, not {max_records}")
+        self.ws = new_tree_workspace()
+        self.tt_keys = np.zeros(1 << tt_bits if tt_bits else 0, dtype=np.uint64)
+        self.tt_moves = np.zeros(len(self.tt_keys), dtype=np.int32)
+        self.history = np.zeros((2, 64, 64), dtype=np.int64)
+        self.rec_boards = np.zeros((max_records, BOARD_WORDS), dtype=np.uint64)
+        self.rec_ints = np.zeros((max_records, REC_COLUMNS), dtype=np.int64)
+
+    def clear(self) -> None:
+        """Forget the transposition and history tables (a new game)."""
+        self.tt_keys[:] = 0
+        self.tt_moves[:] = 0
+        self.history[:] = 0
+
+    def search(self, board: np.ndarray, weights: np.ndarray, *, depth: int, nodes: int = 0,
+               history_keys: np.ndarray | None = None, minimax: bool = False, quiescence: bool = True,
+               budget: int = 1 << 40, iterative: bool = True) -> TreeRecord:
+        """Search ``board`` (uint64[BOARD_WORDS], valid) with int32 ``weights`` to ``depth``
+        plies (iterative deepening from 1 when ``iterative``, filling the tables) and return
+        the last iteration's record. With ``nodes`` > 0 the iterations stop when the next one
+        would exceed that many nodes in total; the last complete iteration is kept (the first
+        is always kept). ``quiescence``: record quiescence nodes too (else only remaining depth
+        >= 1; with ``minimax``, only those at remaining depth 0, whose values are exact).
+        ``history_keys``: Zobrist keys of the game's earlier positions, oldest first.
+        """
+        if depth < 1 or depth > MAX_PLY - 4:
+            raise ValueError(f"depth must be between 1 and {MAX_PLY - 4}, not {depth}")
+        hist = np.zeros(1, dtype=np.uint64) if history_keys is None or len(history_keys) == 0 else \
+            np.ascontiguousarray(history_keys, dtype=np.uint64)
+        nhist = 0 if history_keys is None else len(history_keys)
+        rec_min = (0 if minimax else -MAX_PLY) if quiescence else 1
+        best: TreeRecord | None = None
+        total = 0
+        for d in range(1 if iterative else depth, depth + 1):
+            limit = budget if nodes <= 0 else max(1, min(budget, nodes - total))
+            score, n = tree_kernel(self.ws, board, d, weights, limit, hist, nhist, self.tt_keys, self.tt_moves,
+                                   self.history, minimax, rec_min, self.rec_boards, self.rec_ints)
+            stats = self.ws[7]
+            used = int(stats[T_NODES])
+            total += used
+            if best is not None and stats[T_BUDGET_HIT] and nodes > 0:
+                break  # an iteration cut short by the node limit: keep the previous one
+            ints, pvs = self.ws[3], self.ws[4]
+            pv = tuple(int(m) for m in pvs[0, : ints[0, _PVLEN]])
+            best = TreeRecord(self.rec_boards[:n].copy(), self.rec_ints[:n], int(score), pv, int(ints[0, _KIND]),
+                              used, bool(stats[T_REC_OVERFLOW]), d)
+            if nodes > 0 and total >= nodes:
+                break
+        assert best is not None
+        return best
+
+
+__all__ = ["BOUND_EXACT", "BOUND_LOWER", "BOUND_UPPER", "TreeRecord", "TreeSearcher", "new_tree_workspace",
+           "tree_kernel"]
