@@ -61,7 +61,7 @@ from search.features import features_batch_kernel
 from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
-from tuner.match import DEFAULT_OPENINGS, OpeningsFileError, load_openings
+from tuner.match import DEFAULT_OPENINGS, OpeningsFileError, load_openings, rules_end
 from tuner.methods import Method
 from tuner.optim import floats_from_json, floats_to_json, to_search_weights
 from tuner.tuning import TrainingData, TuneConfig, mask_of
@@ -297,16 +297,10 @@ class Tally:
 
 
 def _rules_end(board: chess.Board, plies: int, max_plies: int) -> tuple[str, str] | None:
-    if board.is_checkmate():
-        return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-    if board.is_stalemate():
-        return "1/2-1/2", "stalemate"
-    if board.is_insufficient_material():
-        return "1/2-1/2", "insufficient material"
-    if board.halfmove_clock >= 100:
-        return "1/2-1/2", "fifty-move rule"
-    if board.is_repetition(3):
-        return "1/2-1/2", "threefold repetition"
+    """The match rules' end (:func:`tuner.match.rules_end`), or a draw after ``max_plies``."""
+    end = rules_end(board)
+    if end is not None:
+        return end
     if plies >= max_plies:
         return "1/2-1/2", f"adjudication: draw after {max_plies} plies"
     return None

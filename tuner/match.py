@@ -217,7 +217,7 @@ class PairTask:
                                   time=None if self.movetime is None else self.movetime / 1000)
 
 
-def _rules_end(board: chess.Board) -> tuple[str, str] | None:
+def rules_end(board: chess.Board) -> tuple[str, str] | None:
     """(result, reason) if the usual rules end the game here, else None."""
     if board.is_checkmate():
         return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
@@ -272,7 +272,7 @@ def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Search
     max_depth = task.depth if task.depth is not None else MAX_DEPTH
     limit = task.limit()
     while True:
-        end = _rules_end(board)
+        end = rules_end(board)
         if end is not None:
             result, reason = end
             break

@@ -44,7 +44,7 @@ from tqdm import tqdm
 from tuner.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.optim.grid import grid_adjacent_step, l1_penalty
 from objectives.mmto import LOSSES, objective, sweep_loss
-from objectives.texel import KBracketError, fit_k_scores
+from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
 from search.alphabeta import KIND_EVAL
 from search.api import signed_features, threads
 from search.catalog import GROUPS
@@ -62,6 +62,7 @@ from tuner.tuning import (
     TrainingData,
     TuneConfig,
     constraint_masks,
+    hold_sums,
     mask_of,
     n_threads,
     paced_sweep,
@@ -284,8 +285,7 @@ def result_error(summary: SweepSummary, k: float) -> float:
     has = ~np.isnan(results)
     if not has.any():
         return 0.0
-    z = k * summary.played_scores[has].astype(np.float64) / EVAL_SCALE
-    return float(np.mean((results[has] - 1.0 / (1.0 + np.exp(-z))) ** 2))
+    return loss_of_scores(summary.played_scores[has].astype(np.float64), results[has], k, EVAL_SCALE)
 
 
 def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, threads_n: int,
@@ -311,7 +311,7 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, th
                 w = grid_adjacent_step(w, o.gradient, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
                                        l1_mask=masks.l1, constrained=masks.constrained).weights
             else:
-                adam.master = adam.project(adam.opt.step(adam.master, o.gradient))
+                adam.master = hold_sums(adam.opt.step(adam.master, o.gradient), adam.groups, adam.sums)
                 w = to_search_weights(adam.master, -WEIGHT_BOUND, WEIGHT_BOUND)
             check_interrupt()
     return w, losses
@@ -331,12 +331,6 @@ class AdamState:
         opt = Adam(len(w0), lr=cfg.lr, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1)
         master = np.asarray(w0, dtype=np.float64).copy()
         return cls(opt, master, masks.constrained, [float(master[g].sum()) for g in masks.constrained])
-
-    def project(self, w: np.ndarray) -> np.ndarray:
-        for g, total in zip(self.groups, self.sums):
-            idx = np.flatnonzero(g)
-            w[idx] -= (w[idx].sum() - total) / len(idx)
-        return w
 
 
 def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: list[int],

@@ -48,7 +48,7 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
 from tuner.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
-from tuner.tuning import Pacer, TrainingData, TuneConfig, constraint_masks, mask_of, n_threads
+from tuner.tuning import Pacer, TrainingData, TuneConfig, constraint_masks, hold_sums, mask_of, n_threads
 
 #: search weights stay within this bound (the evaluator's weight check accepts them)
 WEIGHT_BOUND = 30_000
@@ -247,18 +247,11 @@ class TexelTrainer:
                 _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, self.train.results,
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False
-                self.master = self._project(self.opt.step(self.master, grad))
+                self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)
                 check_interrupt()
         self.w = to_search_weights(self.master, -self.bounds, self.bounds)
         t_update = time.perf_counter() - t
         return {**self._measure(), "updates": len(batches), "update_seconds": round(t_update, 3)}
-
-    def _project(self, w: np.ndarray) -> np.ndarray:
-        """Hold each constraint's weights' sum at its start value (remove their mean shift)."""
-        for g, total in zip(self.constrained, self.constraint_sums):
-            idx = np.flatnonzero(g)
-            w[idx] -= (w[idx].sum() - total) / len(idx)
-        return w
 
     def weights(self) -> np.ndarray:
         return self.w

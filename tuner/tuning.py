@@ -124,6 +124,17 @@ def constraint_masks(items: tuple[str, ...]) -> list[np.ndarray]:
     return groups
 
 
+def hold_sums(w: np.ndarray, groups: list[np.ndarray], sums: list[float]) -> np.ndarray:
+    """Float weights ``w`` (float64[N], changed in place and returned) with each constrained
+    subset's sum put back to its value in ``sums``: the subset's common mean shift removed, the
+    Euclidean projection onto that hyperplane (the equality constraint of the float-weight
+    optimizers; the grid step holds its constraints exactly by itself)."""
+    for g, total in zip(groups, sums):
+        idx = np.flatnonzero(g)
+        w[idx] -= (w[idx].sum() - total) / len(idx)
+    return w
+
+
 def n_threads(cfg: TuneConfig) -> int:
     return cfg.threads or numba.config.NUMBA_NUM_THREADS
 
