@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import chess
 import numpy as np
 import pytest
-from test_uci import UCI_COMMAND, RawEngine
+from test_uci import UCI_COMMAND, RawEngine, started_engine
 
 from search.catalog import N_FEATURES
 from search.weights import Weights, save_weights
@@ -17,13 +18,8 @@ from tuner.uci import MAX_DEPTH, UNLIMITED, GoLimits, parse_go
 
 
 @pytest.fixture(scope="module")
-def engine():  # type: ignore[no-untyped-def]
-    eng = RawEngine()
-    eng.send("uci")
-    eng.expect("uciok")
-    yield eng
-    assert eng.proc.poll() is None, "the engine died during the tests"
-    assert eng.close() == 0
+def engine() -> Iterator[RawEngine]:
+    yield from started_engine()
 
 
 def _go(engine: RawEngine, command: str) -> tuple[str, list[str]]:
