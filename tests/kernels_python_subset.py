@@ -15,17 +15,20 @@ import chess
 import numpy as np
 import pytest
 from minimax_oracle import Oracle
-from minimax_oracle import quiescence_moves as oracle_quiescence_moves
 from test_movegen_oracle import assert_legal_moves_equal, assert_zobrist_follows
-from test_perft import EDGE_CASES, PERFT_POSITIONS, _python_chess_divide
+from test_perft import EDGE_CASES, PERFT_POSITIONS, python_chess_divide
 from test_reference_features import assert_agree
 from test_search import CLASSIC, RULE_POSITIONS, assert_search_equals_oracle
-from test_see import TEXTBOOK, exchange_value, kernel_see
+from test_see import (
+    TEXTBOOK,
+    assert_quiescence_moves_equal_the_oracle,
+    captures_and_promotions,
+    exchange_value,
+    kernel_see,
+)
 
-from search.convert import from_chess, from_fen, legal_moves, move_to_chess
+from search.convert import from_chess, from_fen
 from search.features import evaluate_batch_kernel
-from search.movegen import MAX_MOVES
-from search.quiescence import quiescence_moves
 from search.rules import divide, perft
 
 
@@ -47,7 +50,7 @@ def test_perft_equals_the_published_counts(name: str) -> None:
 @pytest.mark.parametrize("name", EDGE_CASES)
 def test_divide_equals_python_chess_on_edge_cases(name: str) -> None:
     fen = EDGE_CASES[name]
-    assert divide(from_fen(fen), 2) == _python_chess_divide(chess.Board(fen), 2)
+    assert divide(from_fen(fen), 2) == python_chess_divide(chess.Board(fen), 2)
 
 
 def test_legal_moves_and_keys_equal_python_chess_on_real_positions(real_boards: list[chess.Board],
@@ -83,17 +86,8 @@ def test_see_gives_the_textbook_values(what: str, fen: str, uci: str, value: int
 
 
 def test_see_and_quiescence_moves_equal_the_exchange_on_real_positions(real_boards: list[chess.Board]) -> None:
-    out = np.zeros(MAX_MOVES, dtype=np.int32)
-    gain = np.zeros(40, dtype=np.int64)
-    captures = 0
-    for board in real_boards[::10]:
-        b = from_chess(board)
-        for m in legal_moves(b):
-            move = move_to_chess(int(m))
-            if board.is_capture(move) or move.promotion:
-                assert kernel_see(board, move) == exchange_value(board, move), (board.fen(), move.uci())
-                captures += 1
-        n = quiescence_moves(b, out, board.is_check(), gain)
-        assert sorted(move_to_chess(int(m)).uci() for m in out[:n]) == \
-            sorted(m.uci() for m in oracle_quiescence_moves(board)), board.fen()
-    assert captures > 500
+    captures = captures_and_promotions(real_boards[::10])
+    assert len(captures) > 500
+    for board, move, value in captures:
+        assert value == exchange_value(board, move), (board.fen(), move.uci())
+    assert assert_quiescence_moves_equal_the_oracle(real_boards[::10]) >= 5

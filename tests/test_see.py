@@ -101,7 +101,7 @@ def test_kernel_see_gives_the_textbook_values(what: str, fen: str, uci: str, val
     assert kernel_see(chess.Board(fen), chess.Move.from_uci(uci)) == value
 
 
-def _captures_and_promotions(boards: list[chess.Board]) -> list[tuple[chess.Board, chess.Move, int]]:
+def captures_and_promotions(boards: list[chess.Board]) -> list[tuple[chess.Board, chess.Move, int]]:
     """(board, move, kernel SEE) of every capture and promotion of ``boards``."""
     out = []
     gain = np.zeros(40, dtype=np.int64)
@@ -116,7 +116,7 @@ def _captures_and_promotions(boards: list[chess.Board]) -> list[tuple[chess.Boar
 
 @pytest.fixture(scope="module")
 def real_captures(real_boards: list[chess.Board]) -> list[tuple[chess.Board, chess.Move, int]]:
-    return _captures_and_promotions(real_boards[::3])
+    return captures_and_promotions(real_boards[::3])
 
 
 def test_kernel_see_equals_the_exchange_on_real_positions(
@@ -139,15 +139,20 @@ def test_kernel_see_equals_the_exchange_on_real_positions(
     assert losing > 100 and deep > 100
 
 
-def test_quiescence_moves_equal_the_oracle_on_real_positions(real_boards: list[chess.Board]) -> None:
-    # not in check: queen promotions and captures with SEE >= 0; in check: every evasion
+def assert_quiescence_moves_equal_the_oracle(boards: list[chess.Board]) -> int:
+    """The kernel's quiescence moves are the oracle's at each board; returns how many boards
+    were in check. Not in check: queen promotions and captures with SEE >= 0; in check: every
+    evasion."""
     out = np.zeros(MAX_MOVES, dtype=np.int32)
     gain = np.zeros(40, dtype=np.int64)
     checks = 0
-    for board in real_boards[::3]:
-        b = from_chess(board)
-        n = quiescence_moves(b, out, board.is_check(), gain)
+    for board in boards:
+        n = quiescence_moves(from_chess(board), out, board.is_check(), gain)
         assert sorted(move_to_chess(int(m)).uci() for m in out[:n]) == \
             sorted(m.uci() for m in oracle_quiescence_moves(board)), board.fen()
         checks += board.is_check()
-    assert checks >= 30
+    return checks
+
+
+def test_quiescence_moves_equal_the_oracle_on_real_positions(real_boards: list[chess.Board]) -> None:
+    assert assert_quiescence_moves_equal_the_oracle(real_boards[::3]) >= 30
