@@ -56,8 +56,6 @@ def see(b: np.ndarray, m: int, gain: np.ndarray) -> int:
     while True:
         d += 1
         gain[d] = SEE_VALUE[on_square] - gain[d - 1]
-        if max(-gain[d - 1], gain[d]) < 0:
-            break
         mine = attackers & b[W_OCC + side]
         if mine == ZERO:
             break

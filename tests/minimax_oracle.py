@@ -172,33 +172,39 @@ class Oracle:
         return self._minimax(b, depth, ply, {})
 
     def _minimax(self, b: chess.Board, depth: int, ply: int, memo: dict[tuple[object, ...], int]) -> int:
-        if ply > 0:
-            verdict = _mate_or_draw_by_rule(b, ply)
-            if verdict is not None:
-                return verdict
-        if ply >= MAX_PLY:
-            return self.static(b)
         key = None
         if ply > 0 and b.halfmove_clock == 0:
             key = (b.board_fen(), b.turn, b.castling_rights, b.ep_square, max(depth, 0), ply)
             if key in memo:
                 return memo[key]
-        checked = b.is_check()
-        if depth <= 0 and not checked:
-            best = self.static(b)
-            moves = quiescence_moves(b)
-        else:
-            moves = list(b.legal_moves)
-            if not moves:
-                return -(MATE - ply) if checked else 0
-            best = -INF
-        for move in moves:
-            b.push(move)
-            best = max(best, -self._minimax(b, depth - 1, ply + 1, memo))
-            b.pop()
+        settled, best, moves = self._node(b, depth, ply)
+        if not settled:
+            for move in moves:
+                b.push(move)
+                best = max(best, -self._minimax(b, depth - 1, ply + 1, memo))
+                b.pop()
         if key is not None:
             memo[key] = best
         return best
+
+    def _node(self, b: chess.Board, depth: int, ply: int) -> tuple[bool, int, list[chess.Move]]:
+        """A node before its moves are tried: ``(settled, score, moves)``. A settled node's
+        score is its value (a rule's verdict, the horizon's static score, mate or stalemate);
+        otherwise ``score`` is the stand-pat score (quiescence, not in check) or ``-INF``, and
+        ``moves`` are the moves the search tries there."""
+        if ply > 0:
+            verdict = _mate_or_draw_by_rule(b, ply)
+            if verdict is not None:
+                return True, verdict, []
+        if ply >= MAX_PLY:
+            return True, self.static(b), []
+        checked = b.is_check()
+        if depth <= 0 and not checked:
+            return False, self.static(b), quiescence_moves(b)
+        moves = list(b.legal_moves)
+        if not moves:
+            return True, (-(MATE - ply) if checked else 0), []
+        return False, -INF, moves
 
     # ---- alpha-beta ------------------------------------------------------------------------
     def value(self, board: chess.Board, depth: int, ply: int = 0) -> int:
@@ -208,40 +214,24 @@ class Oracle:
         return self._alphabeta(b, depth, ply, -INF, INF)
 
     def _alphabeta(self, b: chess.Board, depth: int, ply: int, alpha: int, beta: int) -> int:
-        if ply > 0:
-            verdict = _mate_or_draw_by_rule(b, ply)
-            if verdict is not None:
-                return verdict
-        if ply >= MAX_PLY:
-            return self.static(b)
-        checked = b.is_check()
-        if depth <= 0 and not checked:
-            best = self.static(b)
-            if best >= beta:
-                return best
-            alpha = max(alpha, best)
-            moves = quiescence_moves(b)
-        else:
-            moves = list(b.legal_moves)
-            if not moves:
-                return -(MATE - ply) if checked else 0
-            best = -INF
+        settled, best, moves = self._node(b, depth, ply)
+        if settled or best >= beta:  # a rule, the horizon, mate, or a stand pat that fails high
+            return best
+        alpha = max(alpha, best)
         killers = self._killers.setdefault(ply, [])
         moves.sort(key=lambda m: (killers.index(m) if m in killers else 2, _capture_order(b, m)))
         for move in moves:
             b.push(move)
             v = -self._alphabeta(b, depth - 1, ply + 1, -beta, -alpha)
             b.pop()
-            if v > best:
-                best = v
-                if v > alpha:
-                    alpha = v
-                    if v >= beta:
-                        if move in killers:
-                            killers.remove(move)
-                        killers.insert(0, move)
-                        del killers[2:]
-                        break
+            best = max(best, v)
+            alpha = max(alpha, v)
+            if alpha >= beta:
+                if move in killers:
+                    killers.remove(move)
+                killers.insert(0, move)
+                del killers[2:]
+                break
         return best
 
     # ---- principal variations --------------------------------------------------------------

@@ -106,6 +106,12 @@ def colour_counts(board: chess.Board, color: chess.Color) -> Counter[str]:
     def pawns_on_file(pawn_squares: list[chess.Square], file: int) -> list[chess.Square]:
         return [p for p in pawn_squares if chess.square_file(p) == file]
 
+    def file_kind(file: int) -> str:
+        """``open_file`` (no pawn), ``semiopen_file`` (enemy pawns only) or ``""``, for ``color``."""
+        if pawns_on_file(own_pawns, file):
+            return ""
+        return "semiopen_file" if pawns_on_file(enemy_pawns, file) else "open_file"
+
     # material and piece-square tables
     for piece_type, word in PIECE_WORDS.items():
         for sq in pieces(piece_type, color):
@@ -165,12 +171,8 @@ def colour_counts(board: chess.Board, color: chess.Color) -> Counter[str]:
                 counts["king.shield1"] += 1
             elif kr + 2 <= 7 and board.piece_at(square_from_relative(f, kr + 2, color)) == own_pawn:
                 counts["king.shield2"] += 1
-            own_here = pawns_on_file(own_pawns, f)
-            enemy_here = pawns_on_file(enemy_pawns, f)
-            if not own_here and not enemy_here:
-                counts["king.open_file"] += 1
-            if not own_here and enemy_here:
-                counts["king.semiopen_file"] += 1
+            if kind := file_kind(f):
+                counts[f"king.{kind}"] += 1
 
     # king: attacks on the enemy king zone
     enemy_king = board.king(enemy)
@@ -190,12 +192,8 @@ def colour_counts(board: chess.Board, color: chess.Color) -> Counter[str]:
         counts["pieces.bishop_pair"] += 1
     for sq in pieces(chess.ROOK, color):
         f = chess.square_file(sq)
-        own_here = pawns_on_file(own_pawns, f)
-        enemy_here = pawns_on_file(enemy_pawns, f)
-        if not own_here and not enemy_here:
-            counts["pieces.rook_open_file"] += 1
-        if not own_here and enemy_here:
-            counts["pieces.rook_semiopen_file"] += 1
+        if kind := file_kind(f):
+            counts[f"pieces.rook_{kind}"] += 1
         if relative_rank(sq, color) == 6:
             counts["pieces.rook_seventh"] += 1
     for sq in pieces(chess.KNIGHT, color):

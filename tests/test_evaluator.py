@@ -15,7 +15,7 @@ from search.weights import load_weights
 
 @pytest.fixture(scope="module")
 def sample_boards(real_boards: list[chess.Board]) -> list[chess.Board]:
-    return real_boards[::4]  # 3,000 positions spread over the games
+    return real_boards[::4]  # 808 positions spread over the games
 
 
 @pytest.fixture(scope="module")

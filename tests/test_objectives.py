@@ -123,17 +123,6 @@ def test_hybrid_gradient_equals_central_finite_differences(loss: str) -> None:
         assert (jp - jm) / 2 == pytest.approx(g[i], rel=1e-5, abs=1e-12)
 
 
-def test_softmax_sweep_loss_matches_the_table_loss() -> None:
-    rng = np.random.default_rng(13)
-    pos_ptr, played, offset, indptr, indices, values = random_table(rng, 100, 20)
-    w = rng.integers(-100, 100, 20).astype(np.int32)
-    scores = offset.copy()
-    for r in range(len(offset)):
-        scores[r] += int(np.dot(w[indices[indptr[r]:indptr[r + 1]]].astype(np.int64), values[indptr[r]:indptr[r + 1]]))
-    j = objective(pos_ptr, played, offset, indptr, indices, values, w, 0.03, 24, loss="softmax").move
-    assert sweep_loss(pos_ptr, played, scores, 0.03, 24, loss="softmax") == pytest.approx(j, rel=1e-12)
-
-
 def test_loss_and_gradient_do_not_depend_on_the_thread_count() -> None:
     from search.api import threads
 
@@ -146,15 +135,16 @@ def test_loss_and_gradient_do_not_depend_on_the_thread_count() -> None:
     assert j1 == j2 and np.array_equal(g1, g2)
 
 
-def test_sweep_loss_matches_the_table_loss_when_every_row_is_kept() -> None:
+@pytest.mark.parametrize("loss", ["sigmoid", "softmax"])
+def test_sweep_loss_matches_the_table_loss_when_every_row_is_kept(loss: str) -> None:
     rng = np.random.default_rng(5)
     pos_ptr, played, offset, indptr, indices, values = random_table(rng, 100, 20)
     w = rng.integers(-100, 100, 20).astype(np.int32)
     scores = offset.copy()
     for r in range(len(offset)):
         scores[r] += int(np.dot(w[indices[indptr[r]:indptr[r + 1]]].astype(np.int64), values[indptr[r]:indptr[r + 1]]))
-    j, _ = loss_and_gradient(pos_ptr, played, offset, indptr, indices, values, w, 0.03, 24)
-    assert sweep_loss(pos_ptr, played, scores, 0.03, 24) == pytest.approx(j, rel=1e-12)
+    j, _ = loss_and_gradient(pos_ptr, played, offset, indptr, indices, values, w, 0.03, 24, loss=loss)
+    assert sweep_loss(pos_ptr, played, scores, 0.03, 24, loss=loss) == pytest.approx(j, rel=1e-12)
 
 
 def test_positions_marked_negative_are_skipped() -> None:

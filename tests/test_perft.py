@@ -30,6 +30,11 @@ def test_perft_matches_published_counts_to_depth_4(name: str) -> None:
     assert [perft(board, d) for d in range(0, 5)] == [1] + counts
 
 
+def test_perft_of_position_3_matches_the_published_count_at_depth_5() -> None:
+    # the smallest depth-5 count of the page (the others take seconds to minutes here)
+    assert perft(from_fen(PERFT_POSITIONS["position3"][0]), 5) == 674624
+
+
 @pytest.mark.parametrize("name", PERFT_POSITIONS)
 def test_perft_without_bulk_counting_agrees(name: str) -> None:
     fen, counts = PERFT_POSITIONS[name]
@@ -37,7 +42,7 @@ def test_perft_without_bulk_counting_agrees(name: str) -> None:
     assert perft(board, 3, bulk=False) == counts[2]
 
 
-def _python_chess_divide(board: chess.Board, depth: int) -> dict[str, int]:
+def python_chess_divide(board: chess.Board, depth: int) -> dict[str, int]:
     def count(b: chess.Board, d: int) -> int:
         if d == 0:
             return 1
@@ -79,7 +84,7 @@ EDGE_CASES = {
 @pytest.mark.parametrize("name", EDGE_CASES)
 def test_divide_matches_python_chess_on_edge_cases(name: str) -> None:
     fen = EDGE_CASES[name]
-    assert divide(from_fen(fen), 3) == _python_chess_divide(chess.Board(fen), 3)
+    assert divide(from_fen(fen), 3) == python_chess_divide(chess.Board(fen), 3)
 
 
 def test_the_cli_suite_holds_the_published_positions_and_counts() -> None:
@@ -93,7 +98,7 @@ def test_divide_sums_to_perft() -> None:
     counts = divide(board, 3)
     assert len(counts) == 48
     assert sum(counts.values()) == 97862
-    assert counts == _python_chess_divide(chess.Board(fen), 3)
+    assert counts == python_chess_divide(chess.Board(fen), 3)
 
 
 def test_perft_rejects_negative_depth() -> None:

@@ -363,4 +363,5 @@ def test_move_indices_find_the_played_move_in_sweep_order(positions: list[chess.
     # a move that is not legal in its position is reported as -1
     start = from_fen(chess.STARTING_FEN)[None, :]
     assert move_indices(start, np.array([uci_key("e2e5")], dtype=np.int32))[0] == -1
-    assert move_indices(start, np.array([uci_key("e2e4")], dtype=np.int32))[0] >= 0
+    i = int(move_indices(start, np.array([uci_key("e2e4")], dtype=np.int32))[0])
+    assert 0 <= i and move_to_chess(int(legal_moves(start[0])[i])) == chess.Move.from_uci("e2e4")

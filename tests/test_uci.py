@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import chess
 import chess.engine
@@ -60,16 +61,20 @@ class RawEngine:
                 self.proc.kill()
 
 
-@pytest.fixture(scope="module")
-def shared_engine():  # type: ignore[no-untyped-def]
-    """One engine process for the tests below (starting Python and numba takes seconds); it must
-    survive them all and exit cleanly on ``quit``."""
+def started_engine() -> Iterator[RawEngine]:
+    """An engine process after the ``uci`` handshake, for a module's tests (starting Python and
+    numba takes seconds); it must survive them all and exit cleanly on ``quit``."""
     engine = RawEngine()
     engine.send("uci")
     engine.expect("uciok")
     yield engine
     assert engine.proc.poll() is None, "the engine died during the tests"
     assert engine.close() == 0
+
+
+@pytest.fixture(scope="module")
+def shared_engine() -> Iterator[RawEngine]:
+    yield from started_engine()
 
 
 @pytest.fixture

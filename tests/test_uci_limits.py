@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import chess
 import numpy as np
 import pytest
-from test_uci import UCI_COMMAND, RawEngine
+from test_uci import UCI_COMMAND, RawEngine, started_engine
 
 from search.catalog import N_FEATURES
 from search.weights import Weights, save_weights
@@ -17,13 +18,8 @@ from tuner.uci import MAX_DEPTH, UNLIMITED, GoLimits, parse_go
 
 
 @pytest.fixture(scope="module")
-def engine():  # type: ignore[no-untyped-def]
-    eng = RawEngine()
-    eng.send("uci")
-    eng.expect("uciok")
-    yield eng
-    assert eng.proc.poll() is None, "the engine died during the tests"
-    assert eng.close() == 0
+def engine() -> Iterator[RawEngine]:
+    yield from started_engine()
 
 
 def _go(engine: RawEngine, command: str) -> tuple[str, list[str]]:
@@ -70,13 +66,21 @@ def test_go_with_an_unknown_word_ignores_it(engine: RawEngine) -> None:
     assert any(b.startswith("info depth 2 ") for b in before)
 
 
-def test_go_with_only_unknown_words_searches_until_stop(engine: RawEngine) -> None:
-    engine.send("position startpos")
-    engine.send("go frobnicate")
-    engine.expect("info string go: unknown parameter")
+@pytest.mark.parametrize(("position", "go", "note", "answer"), [
+    ("position startpos", "go frobnicate", "info string go: unknown parameter", "a legal move"),
+    ("position fen nonsense", "go infinite", "info string go: no valid position", "bestmove 0000"),
+])
+def test_a_search_without_limits_answers_after_stop(engine: RawEngine, position: str, go: str, note: str,
+                                                    answer: str) -> None:
+    # only unknown words: no limit, so the search runs until stop; a rejected position in
+    # infinite mode: the null move, but only after stop (UCI: never before it)
+    engine.send(position)
+    engine.send(go)
+    engine.expect(note)
     engine.send("stop")
     line, _ = engine.expect("bestmove", timeout=10)
-    assert _legal(line, chess.Board())
+    assert _legal(line, chess.Board()) if answer == "a legal move" else line == answer
+    engine.send("position startpos")
 
 
 @pytest.mark.parametrize(("position", "reason"), [
@@ -105,16 +109,6 @@ def test_rejected_position_answers_the_null_move_until_a_valid_one(engine: RawEn
     board = chess.Board()
     board.push_uci("g1f3")
     assert _legal(line, board) and not any("no valid position" in b for b in before)
-
-
-def test_rejected_position_in_infinite_mode_answers_after_stop(engine: RawEngine) -> None:
-    engine.send("position fen nonsense")
-    engine.send("go infinite")
-    engine.expect("info string go: no valid position")
-    engine.send("stop")
-    line, _ = engine.expect("bestmove", timeout=10)
-    assert line == "bestmove 0000"
-    engine.send("position startpos")
 
 
 @pytest.mark.parametrize("fen", [
