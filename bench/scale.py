@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import resource
 import time
 from pathlib import Path
@@ -40,6 +39,7 @@ import numpy as np
 from common import gm_position_set
 
 from search.weights import load_weights
+from tuner.cores import available_cores
 from tuner.executor import executor_scope
 from tuner.mmto import MmtoConfig, MmtoTrainer, search_training_set
 from tuner.tuning import TuneConfig, load_training_data, n_threads, validation_match
@@ -82,7 +82,7 @@ def main() -> None:
         return
     base = TuneConfig(data=str(data_dir), out="-", max_train=args.max_train)
     data = load_training_data(base, progress=False)
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     local = one_iteration(base, data)
     dask = one_iteration(dataclasses.replace(base, executor="dask", workers=args.workers), data)
 

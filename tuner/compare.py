@@ -27,7 +27,6 @@ import math
 import re
 import sys
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from search.weights import BUILTIN_SETS, load_weights
+from tuner.config import read_toml
 from tuner.engines import EngineSpec
 from tuner.epd import SearchLimits, parse_epd, process_pool, run_suite, summarise
 from tuner.errors import TunerError
@@ -91,11 +91,7 @@ def load_run(path: Path, name: str) -> Entrant:
         raise TunerError(f"{path}: not a run folder (missing {', '.join(missing)})")
     weights = _weights(path / "weights.json")
     config_path = path / "config.toml"
-    try:
-        with config_path.open("rb") as fh:
-            config = tomllib.load(fh)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise TunerError(f"{config_path}: not valid TOML ({' '.join(str(exc).split())})") from None
+    config = read_toml(config_path)
     method = config.get("method")
     if not isinstance(method, str):
         raise TunerError(f"{config_path}: no 'method' setting")

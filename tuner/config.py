@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import re
 import tomllib
 import types
 import typing
@@ -188,18 +189,42 @@ def _check_finite(obj: Any) -> None:
                 raise ValueError(f"{f.name} must be a finite number, not {v}")
 
 
-def load_toml(cls: type[C], path: str | Path, table: str | None = None) -> C:
-    """Read ``cls`` from a TOML file (optionally from one ``[table]`` of it)."""
+_TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$|\s*\(at end of document\)\s*$")
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The contents of the TOML file ``path``, the one reader of every TOML file of movetuner.
+
+    Raises :class:`TunerError` with a one-line message naming the file, and for a syntax error
+    the place: ``FILE: not valid TOML at line L, column C: WHAT`` (or ``at its end``); ``FILE:
+    no such file``; ``FILE: not valid TOML: not UTF-8 text``; ``FILE: cannot read (...)``.
+    """
     path = Path(path)
     try:
         with path.open("rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
-        raise TunerError(f"{path}: no such config file") from None
+        raise TunerError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TunerError(f"{path}: a folder, not a TOML file") from None
+    except OSError as exc:
+        raise TunerError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
-        raise TunerError(f"{path}: not valid TOML: {exc}") from None
+        text = " ".join(str(exc).split())
+        m = _TOML_WHERE.search(text)
+        what = text[:m.start()] if m else text
+        where = (f" at line {m.group(1)}, column {m.group(2)}" if m and m.group(1) else
+                 " at its end" if m else "")
+        raise TunerError(f"{path}: not valid TOML{where}: {what}") from None
     except UnicodeDecodeError:
         raise TunerError(f"{path}: not valid TOML: not UTF-8 text") from None
+
+
+def load_toml(cls: type[C], path: str | Path, table: str | None = None) -> C:
+    """Read ``cls`` from a TOML file (optionally from one ``[table]`` of it; errors as
+    :func:`read_toml`)."""
+    path = Path(path)
+    data = read_toml(path)
     if table is not None:
         data = data.get(table, {})
         if not isinstance(data, dict):

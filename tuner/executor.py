@@ -52,6 +52,7 @@ import numba
 import numpy as np
 
 from search.api import threads
+from tuner.cores import available_cores
 from tuner.errors import TunerError, check_interrupt
 
 #: positions per Dask task when the caller does not fix the chunk size (``TuneConfig.chunk``)
@@ -235,7 +236,7 @@ class DaskExecutor:
         self.log = log
         self.chunk = chunk
         self.cluster: Any = None
-        cores = os.cpu_count() or 1
+        cores = available_cores()
         if scheduler:
             try:
                 self.client = distributed.Client(scheduler, timeout=connect_timeout)

@@ -59,6 +59,7 @@ from search.convert import from_fen, move_from_uci, move_to_uci, push
 from search.evaluator import EVAL_SCALE, check_weights
 from search.weights import atomic_write_text
 from tuner.config import help_field
+from tuner.cores import workers_or_cores
 from tuner.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.uci import MAX_DEPTH, Iteration, Searcher, TimePlan
 
@@ -446,7 +447,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
                       config.adjudicate_moves, config.movetime, config.engine_timeout)
              for i, op in enumerate(chosen)]
-    workers = min(config.workers or multiprocessing.cpu_count() or 1, len(tasks))
+    workers = min(workers_or_cores(config.workers), len(tasks))
     results: list[tuple[GameRecord, GameRecord] | None] = [None] * len(tasks)
     if pool is not None and workers > 1:
         _collect(pool, tasks, results, progress)

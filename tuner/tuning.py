@@ -23,6 +23,7 @@ from search.batch import CHUNK
 from search.catalog import GROUPS, select
 from search.weights import load_weights
 from tuner.config import help_field
+from tuner.cores import available_cores
 from tuner.data import Positions, check_played, load_positions
 from tuner.errors import TunerError, check_interrupt
 from tuner.executor import EXECUTORS, Executor, LocalExecutor, current_executor
@@ -136,7 +137,9 @@ def hold_sums(w: np.ndarray, groups: list[np.ndarray], sums: list[float]) -> np.
 
 
 def n_threads(cfg: TuneConfig) -> int:
-    return cfg.threads or numba.config.NUMBA_NUM_THREADS
+    """The numba threads of a run: ``cfg.threads``, or the cores this process may use
+    (:func:`tuner.cores.available_cores`) up to numba's ceiling ``NUMBA_NUM_THREADS``."""
+    return cfg.threads or min(available_cores(), numba.config.NUMBA_NUM_THREADS)
 
 
 def start_weights(cfg: TuneConfig) -> np.ndarray:

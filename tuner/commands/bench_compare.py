@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import sys
 from pathlib import Path
 
 from tuner.config import add_arguments, from_namespace
+from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
 from tuner.match import MatchConfig
 
@@ -123,7 +123,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             epd_limits.validate()
         except ValueError as exc:
             raise TunerError(str(exc)) from None
-    workers = args.workers or multiprocessing.cpu_count() or 1
+    workers = workers_or_cores(args.workers)
     settings = CompareSettings(data=args.data, split=args.split, move_match_depth=args.move_match_depth,
                                max_positions=args.max_positions, seed=args.seed, threads=args.threads, match=match,
                                epd=args.epd, epd_limits=epd_limits, workers=workers, anchor=anchor,

@@ -22,13 +22,12 @@ import argparse
 import dataclasses
 import shlex
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace
+from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
 from tuner.driver import drive
 from tuner.methods import get as get_method
@@ -89,21 +88,9 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise TunerError(f"{path}: no such config file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TunerError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise TunerError(f"{path}: not valid TOML: not UTF-8 text") from None
-
-
 def configs_from_toml(path: Path) -> tuple[TuneConfig, dict[str, Any]]:
     """The run settings and each method's settings of a TOML file."""
-    data = _read_toml(path)
+    data = read_toml(path)
     tables = {k: v for k, v in data.items() if isinstance(v, dict)}
     configs = method_configs()
     unknown = sorted(set(tables) - set(configs))

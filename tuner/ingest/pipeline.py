@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from search.convert import from_chess
 from tuner import __version__
+from tuner.cores import available_cores
 from tuner.errors import TunerError
 from tuner.ingest.filters import IngestConfig
 from tuner.ingest.games import (
@@ -110,14 +111,6 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(_PARENT_POLL)
     os._exit(1)
-
-
-def default_workers() -> int:
-    """The number of cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 @dataclass
@@ -235,7 +228,7 @@ def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None
     config = config or IngestConfig()
     config.validate()
     log = log or sys.stderr
-    workers = default_workers() if workers is None else workers
+    workers = available_cores() if workers is None else workers
     if workers < 1:
         raise TunerError(f"workers must be >= 1, not {workers}")
     inputs = check_inputs(list(paths))
