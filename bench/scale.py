@@ -42,7 +42,9 @@ from search.weights import load_weights
 from tuner.cores import available_cores
 from tuner.executor import executor_scope
 from tuner.mmto import MmtoConfig, MmtoTrainer, search_training_set
-from tuner.tuning import TuneConfig, load_training_data, n_threads, validation_match
+from tuner.paced import validation_match
+from tuner.training_data import load_training_data
+from tuner.tune_config import TuneConfig, n_threads
 
 #: positions of the depth-2 sample (a depth-2 sweep costs ~20 times a depth-1 one)
 DEPTH2_SAMPLE = 2000

@@ -24,11 +24,14 @@ import tomllib
 import types
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tuner.errors import TunerError
 
-C = TypeVar("C")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+C = TypeVar("C", bound="DataclassInstance")
 
 _SCALARS = (bool, int, float, str)
 
@@ -48,10 +51,10 @@ def _field_kind(tp: Any) -> tuple[type, bool, bool]:
         base, _, is_tuple = _field_kind(args[0])
         return base, True, is_tuple
     if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) != 2 or args[1] is not Ellipsis or args[0] not in _SCALARS:
+        items = typing.get_args(tp)
+        if len(items) != 2 or items[1] is not Ellipsis or items[0] not in _SCALARS:
             raise TypeError(f"unsupported config type {tp!r}")
-        return args[0], False, True
+        return items[0], False, True
     if tp in _SCALARS:
         return tp, False, False
     raise TypeError(f"unsupported config type {tp!r}")
@@ -85,7 +88,7 @@ def _cli_type(base: type, is_tuple: bool) -> Any:
     return convert
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude: tuple[str, ...] = ()) -> None:
+def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type, *, exclude: tuple[str, ...] = ()) -> None:
     """Add one ``--option`` per dataclass field of ``cls`` (except ``exclude``).
 
     Options default to "not given" so that :func:`from_namespace` can layer them over a TOML

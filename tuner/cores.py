@@ -25,4 +25,14 @@ def workers_or_cores(workers: int | None) -> int:
     return workers if workers else available_cores()
 
 
-__all__ = ["available_cores", "workers_or_cores"]
+
+
+def numba_thread_ceiling() -> int:
+    """The most threads numba's parallel kernels may use in this process: ``NUMBA_NUM_THREADS``
+    (fixed at numba's import; by default numba's own count of the affinity set)."""
+    import numba  # noqa: PLC0415 - keeps numba out of the imports of processes that need no kernel
+
+    return int(getattr(numba.config, "NUMBA_NUM_THREADS"))
+
+
+__all__ = ["available_cores", "numba_thread_ceiling", "workers_or_cores"]

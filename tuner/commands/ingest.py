@@ -37,7 +37,7 @@ settings, whatever --workers.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ingest", help="turn PGN files into a position set (parquet + manifest)",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pgn", nargs="*", metavar="PGN", help="PGN files, read in the order given")

@@ -46,14 +46,7 @@ from tuner.ingest.games import (
     process_batch,
 )
 from search.replay import replay
-from tuner.ingest.schema import (
-    FORMAT,
-    MANIFEST,
-    SCHEMA,
-    SCHEMA_VERSION,
-    SPLITS,
-    split_file,
-)
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.sources import (
     FileDigest,
     InputFile,
@@ -279,7 +272,7 @@ def _os_failure(exc: OSError, out: Path, staging: Path) -> str:
 
 
 def _account(batch: _Batch, result: BatchResult, tally: _Tally, inputs: list[InputFile],
-             bar: tqdm, log: TextIO) -> None:  # type: ignore[type-arg]
+             bar: tqdm[Any], log: TextIO) -> None:
     problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
     for outcome, chunk in zip(result.outcomes, batch.chunks, strict=True):
         tally.read += 1
