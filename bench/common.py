@@ -11,7 +11,7 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,7 +64,8 @@ def playout_boards(limit: int, seed: int = 0) -> list[chess.Board]:
     return out
 
 
-def timed(fn, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
+def timed(fn: Callable[[], object], repeats: int) -> list[float]:
+    """Wall seconds of each of ``repeats`` calls of ``fn``."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()

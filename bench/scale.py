@@ -66,6 +66,7 @@ def one_iteration(common: TuneConfig, data: Any) -> dict[str, Any]:
         seconds = time.perf_counter() - t
         after = dict(getattr(ex, "traffic", {}))
     moved = {k: after[k] - before.get(k, 0) for k in after}
+    assert trainer.summary is not None  # set by the step just taken
     return {"seconds": seconds, "begin_seconds": begin_seconds, "metrics": metrics,
             "weights": trainer.weights().copy(), "moved": moved, "positions_once": after.get("positions", 0),
             "leaf_bytes": sum(getattr(trainer.summary.table, f).nbytes for f in

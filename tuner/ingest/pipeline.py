@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -191,7 +191,7 @@ def _warm_up() -> None:
            np.array([0]), np.array([True]))
 
 
-def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None = None, *,
+def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
            log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
     """Build a position set from PGN files; return its manifest.
