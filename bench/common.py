@@ -5,13 +5,21 @@ Each benchmark is run as ``python bench/<name>.py`` (this folder is then on the 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import random
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess
 import chess.pgn
+
+if TYPE_CHECKING:
+    from tuner.run_folder import RunDir
 
 REPO = Path(__file__).resolve().parents[1]
 GM_DIR = Path(os.environ.get("MOVETUNER_GM_DIR", REPO.parent / "shared" / "datasets" / "gm"))
@@ -56,7 +64,8 @@ def playout_boards(limit: int, seed: int = 0) -> list[chess.Board]:
     return out
 
 
-def timed(fn, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
+def timed(fn: Callable[[], object], repeats: int) -> list[float]:
+    """Wall seconds of each of ``repeats`` calls of ``fn``."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -77,3 +86,42 @@ def gm_position_set(out: Path = REPO / "datasets" / "built" / "gm") -> Path | No
         with open(os.devnull, "w") as devnull:
             ingest(files, out, progress=False, log=devnull)
     return out
+
+
+def gm_position_set_or_skip(bench: str) -> Path | None:
+    """:func:`gm_position_set`, or None after printing the benchmark's JSON line that says it was
+    skipped (no GM games on this machine)."""
+    data = gm_position_set()
+    if data is None:
+        print(json.dumps({"bench": bench, "skipped": "no GM games"}))
+    return data
+
+
+def int_arguments(argv: list[str] | None = None, **defaults: int) -> dict[str, int]:
+    """The optional positional integer arguments of a benchmark, in the order of ``defaults``
+    (``python bench/mmto.py [ITERATIONS] [MAX_TRAIN]``): ``{name: value}``. Called from a
+    benchmark's ``main()``, never at import; ``argv`` defaults to ``sys.argv[1:]``."""
+    import argparse  # noqa: PLC0415
+
+    ap = argparse.ArgumentParser()
+    for name, default in defaults.items():
+        ap.add_argument(name, type=int, nargs="?", default=default, help=f"default: {default}")
+    return dict(vars(ap.parse_args(argv)))
+
+
+@contextlib.contextmanager
+def tuning_run(method: str, data: Path, *flags: str) -> Iterator[tuple[RunDir, float]]:
+    """``tuner tune --method METHOD --data DATA FLAGS`` into a temporary run folder: yields the
+    :class:`tuner.run_folder.RunDir` (removed on exit) and the run's wall time in seconds; exits with
+    the command's code when it fails."""
+    from tuner.cli import main as tuner_main  # noqa: PLC0415
+    from tuner.run_folder import RunDir  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = RunDir(f"{tmp}/run")
+        start = time.perf_counter()
+        code = tuner_main(["tune", "--method", method, "--data", str(data), "--out", str(run.path), *flags])
+        seconds = time.perf_counter() - start
+        if code != 0:
+            raise SystemExit(code)
+        yield run, seconds

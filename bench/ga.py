@@ -18,29 +18,17 @@ Arguments: ``python bench/ga.py [GENERATIONS]`` (default 30).
 from __future__ import annotations
 
 import json
-import sys
-import tempfile
-import time
 
-from common import gm_position_set
+from common import gm_position_set_or_skip, int_arguments, tuning_run
 
-from tuner.cli import main as tuner_main
-from tuner.run import RunDir
 
 def main() -> None:
-    generations = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    data = gm_position_set()
+    generations = int_arguments(generations=30)["generations"]
+    data = gm_position_set_or_skip("ga")
     if data is None:
-        print(json.dumps({"bench": "ga", "skipped": "no GM games"}))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        run = RunDir(f"{tmp}/run")
-        start = time.perf_counter()
-        code = tuner_main(["tune", "--method", "ga", "--data", str(data), "--out", str(run.path),
-                           "--train", "material,pst", "--generations", str(generations), "--quiet"])
-        total = time.perf_counter() - start
-        if code != 0:
-            raise SystemExit(code)
+    with tuning_run("ga", data, "--train", "material,pst", "--generations", str(generations),
+                    "--quiet") as (run, total):
         records = run.read_metrics()
     gens = records[1:]
     out = {

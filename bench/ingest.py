@@ -29,7 +29,7 @@ from pathlib import Path
 from common import GM_DIR, gm_files
 
 from tuner.ingest import SPLITS, ingest
-from tuner.ingest.pipeline import default_workers
+from tuner.cores import available_cores
 
 
 def digest(folder: Path) -> str:
@@ -51,7 +51,7 @@ def main() -> None:
     if not files:
         print(json.dumps({"bench": "ingest", "skipped": f"no PGN files in {GM_DIR}"}))
         return
-    workers = default_workers()
+    workers = available_cores()
     out: dict[str, object] = {"bench": "ingest", "files": [f.name for f in files],
                               "input_mb": round(sum(f.stat().st_size for f in files) / 1e6, 2),
                               "workers": workers, "cpu_count": os.cpu_count()}

@@ -19,32 +19,20 @@ Arguments: ``python bench/mmto.py [ITERATIONS] [MAX_TRAIN]``.
 from __future__ import annotations
 
 import json
-import sys
-import tempfile
-import time
 
-import numba
-from common import gm_position_set
+from common import gm_position_set_or_skip, int_arguments, tuning_run
 
-from tuner.cli import main as tuner_main
-from tuner.run import RunDir
+from tuner.cores import numba_thread_ceiling
+
 
 def main() -> None:
-    iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    max_train = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
-    data = gm_position_set()
+    args = int_arguments(iterations=4, max_train=100_000)
+    iterations, max_train = args["iterations"], args["max_train"]
+    data = gm_position_set_or_skip("mmto")
     if data is None:
-        print(json.dumps({"bench": "mmto", "skipped": "no GM games"}))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        run = RunDir(f"{tmp}/run")
-        start = time.perf_counter()
-        code = tuner_main(["tune", "--method", "mmto", "--data", str(data), "--out", str(run.path),
-                           "--iterations", str(iterations), "--max-train", str(max_train),
-                           "--patience", str(iterations), "--keep", "last", "--quiet"])
-        total = time.perf_counter() - start
-        if code != 0:
-            raise SystemExit(code)
+    with tuning_run("mmto", data, "--iterations", str(iterations), "--max-train", str(max_train),
+                    "--patience", str(iterations), "--keep", "last", "--quiet") as (run, total):
         records = run.read_metrics()
         config = run.config_path.read_text()
     first, last = records[0], records[-1]
@@ -53,7 +41,7 @@ def main() -> None:
     per_iter = [r["search_seconds"] + r["update_seconds"] for r in later]
     out = {
         "bench": "mmto", "train_positions": max_train, "validation_positions": 5000,
-        "iterations": len(later), "threads": numba.config.NUMBA_NUM_THREADS,
+        "iterations": len(later), "threads": numba_thread_ceiling(),
         "match_validation_before": round(first["match_validation"], 4),
         "match_validation_after": round(last["match_validation"], 4),
         "match_validation_gain_points": round(100 * (last["match_validation"] - first["match_validation"]), 2),

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import resource
 import time
 from pathlib import Path
@@ -40,9 +39,12 @@ import numpy as np
 from common import gm_position_set
 
 from search.weights import load_weights
+from tuner.cores import available_cores
 from tuner.executor import executor_scope
 from tuner.mmto import MmtoConfig, MmtoTrainer, search_training_set
-from tuner.tuning import TuneConfig, load_training_data, n_threads, validation_match
+from tuner.paced import validation_match
+from tuner.training_data import load_training_data
+from tuner.tune_config import TuneConfig, n_threads
 
 #: positions of the depth-2 sample (a depth-2 sweep costs ~20 times a depth-1 one)
 DEPTH2_SAMPLE = 2000
@@ -64,6 +66,7 @@ def one_iteration(common: TuneConfig, data: Any) -> dict[str, Any]:
         seconds = time.perf_counter() - t
         after = dict(getattr(ex, "traffic", {}))
     moved = {k: after[k] - before.get(k, 0) for k in after}
+    assert trainer.summary is not None  # set by the step just taken
     return {"seconds": seconds, "begin_seconds": begin_seconds, "metrics": metrics,
             "weights": trainer.weights().copy(), "moved": moved, "positions_once": after.get("positions", 0),
             "leaf_bytes": sum(getattr(trainer.summary.table, f).nbytes for f in
@@ -82,7 +85,7 @@ def main() -> None:
         return
     base = TuneConfig(data=str(data_dir), out="-", max_train=args.max_train)
     data = load_training_data(base, progress=False)
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     local = one_iteration(base, data)
     dask = one_iteration(dataclasses.replace(base, executor="dask", workers=args.workers), data)
 

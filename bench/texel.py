@@ -24,36 +24,24 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import sys
-import tempfile
-import time
 
-from common import gm_position_set
+from common import gm_position_set_or_skip, int_arguments, tuning_run
 
 from tuner.cli import main as tuner_main
-from tuner.run import RunDir
 
 
 def main() -> None:
-    epochs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    max_train = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
-    data = gm_position_set()
+    args = int_arguments(epochs=10, max_train=100_000)
+    epochs, max_train = args["epochs"], args["max_train"]
+    data = gm_position_set_or_skip("texel")
     if data is None:
-        print(json.dumps({"bench": "texel", "skipped": "no GM games"}))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        run = RunDir(f"{tmp}/run")
-        start = time.perf_counter()
-        code = tuner_main(["tune", "--method", "texel", "--data", str(data), "--out", str(run.path),
-                           "--epochs", str(epochs), "--max-train", str(max_train), "--quiet"])
-        total = time.perf_counter() - start
-        if code != 0:
-            raise SystemExit(code)
+    with tuning_run("texel", data, "--epochs", str(epochs), "--max-train", str(max_train), "--quiet") as (run, total):
         records = run.read_metrics()
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = tuner_main(["bench", "match", str(run.weights_path), "material", "--games", "200", "--depth", "2",
-                               "--json", "--out", f"{tmp}/games.pgn"])
+                               "--json", "--out", str(run.path.parent / "games.pgn")])
         if code != 0:
             raise SystemExit(code)
         match = json.loads(out.getvalue().strip().splitlines()[-1])

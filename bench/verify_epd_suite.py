@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -86,18 +87,8 @@ def quiesce(board: chess.Board, alpha: int, beta: int, ply: int) -> int:
             return stand
         alpha = max(alpha, stand)
         moves = [m for m in moves if board.is_capture(m) or m.promotion]
-    best = -INF if in_check else alpha
-    for m in _ordered(board, moves):
-        board.push(m)
-        v = -quiesce(board, -beta, -alpha, ply + 1)
-        board.pop()
-        if v > best:
-            best = v
-        if v > alpha:
-            alpha = v
-        if alpha >= beta:
-            break
-    return best
+    return _best_child(board, moves, -INF if in_check else alpha, alpha, beta,
+                       lambda a, b: -quiesce(board, -b, -a, ply + 1))
 
 
 def negamax(board: chess.Board, depth: int, alpha: int, beta: int, ply: int = 0) -> int:
@@ -107,15 +98,19 @@ def negamax(board: chess.Board, depth: int, alpha: int, beta: int, ply: int = 0)
         return -MATE + ply if board.is_check() else 0
     if depth <= 0:
         return quiesce(board, alpha, beta, ply)
-    best = -INF
+    return _best_child(board, moves, -INF, alpha, beta, lambda a, b: -negamax(board, depth - 1, -b, -a, ply + 1))
+
+
+def _best_child(board: chess.Board, moves: list[chess.Move], best: int, alpha: int, beta: int,
+                value_after: Callable[[int, int], int]) -> int:
+    """Fail-soft maximum of ``best`` and ``value_after(alpha, beta)`` after each of ``moves``
+    (ordered by :func:`_ordered`), raising ``alpha`` as it goes; stops at a cutoff."""
     for m in _ordered(board, moves):
         board.push(m)
-        v = -negamax(board, depth - 1, -beta, -alpha, ply + 1)
+        v = value_after(alpha, beta)
         board.pop()
-        if v > best:
-            best = v
-        if v > alpha:
-            alpha = v
+        best = max(best, v)
+        alpha = max(alpha, v)
         if alpha >= beta:
             break
     return best

@@ -1,7 +1,7 @@
 """MMTO's main objective and its gradient, from stored principal-variation leaves.
 
 Hoki & Kaneko, "Large-Scale Optimization for Evaluation Functions with Minimax Search",
-JAIR 49:527-568, 2014 (stated in ``shared/BACKGROUND.md``, section MMTO):
+JAIR 49:527-568, 2014 (``docs/references.md`` [HK2014]: J_main, T and the PV-leaf gradient):
 
     J_main(P, w) = sum_p sum_{m in M_p, m != d_p} T(s(p.m, w) - s(p.d_p, w)),
     T(x) = 1 / (1 + exp(-a x)),
@@ -38,17 +38,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from objectives._kernel_parts import add_row_gradient, sigmoid, sum_part_rows, sum_parts
+
 #: positions per work item of the parallel kernels; partial sums are added in chunk order, so
-#: the results do not depend on the number of threads
+#: the results do not depend on the number of threads (a round value, not tuned)
 CHUNK = 256
-
-
-@njit(cache=True, inline="always")
-def _sigmoid(z: float) -> float:
-    if z >= 0.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
 
 
 #: the move-choice loss of a position (``kind`` of the kernels)
@@ -74,7 +68,7 @@ def _move_terms(scores, n, d, slope_eu, kind, coef):  # type: ignore[no-untyped-
             if r == d:
                 coef[r] = 0.0
                 continue
-            t = _sigmoid(slope_eu * (scores[r] - sd))
+            t = sigmoid(slope_eu * (scores[r] - sd))
             loss += t
             dt = slope_eu * t * (1.0 - t)
             coef[r] = dt
@@ -100,7 +94,7 @@ def _move_terms(scores, n, d, slope_eu, kind, coef):  # type: ignore[no-untyped-
 @njit(cache=True, inline="always")
 def _result_term(s, result, k_eu):  # type: ignore[no-untyped-def]
     """Texel's squared error (R - sigma(K s))^2 of one score and its derivative in s."""
-    t = _sigmoid(k_eu * s)
+    t = sigmoid(k_eu * s)
     e = result - t
     return e * e, -2.0 * e * k_eu * t * (1.0 - t)
 
@@ -149,21 +143,10 @@ def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w
                 res_loss += e2
                 coef[d - a] += res_scale * de
             for r in range(a, z):
-                k = coef[r - a]
-                if k != 0.0:
-                    for j in range(indptr[r], indptr[r + 1]):
-                        grad[indices[j]] += k * values[j]
+                add_row_gradient(grad, coef[r - a], r, indptr, indices, values)
         part_loss[c] = loss
         part_res[c] = res_loss
-    total = 0.0
-    res_total = 0.0
-    out = np.zeros(n_w, dtype=np.float64)
-    for c in range(n_chunks):
-        total += part_loss[c]
-        res_total += part_res[c]
-        for i in range(n_w):
-            out[i] += part_grad[c, i]
-    return total, res_total, out
+    return sum_parts(part_loss), sum_parts(part_res), sum_part_rows(part_grad)
 
 
 @njit(cache=True, parallel=True)
@@ -183,10 +166,7 @@ def sweep_loss_kernel(pos_ptr, played, scores, slope_eu, kind):  # type: ignore[
             a = pos_ptr[p]
             loss += _move_terms(scores[a:pos_ptr[p + 1]], pos_ptr[p + 1] - a, d - a, slope_eu, kind, coef)
         part[c] = loss
-    total = 0.0
-    for c in range(n_chunks):
-        total += part[c]
-    return total
+    return sum_parts(part)
 
 
 def check_table(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,

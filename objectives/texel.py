@@ -1,8 +1,8 @@
 """Texel's game-result objective and its gradient, over a CSR table of quiescence leaves.
 
 Texel's tuning method (Peter Österlund, 2014; Chess Programming Wiki, "Texel's Tuning Method";
-as done in Ethereal's tuner, Gedas' tuner and Arasan; ``shared/BACKGROUND.md``, "Other
-reference points"): fit the logistic of the quiescence value to the game results by least
+as done in Ethereal's tuner, Gedas' tuner and Arasan; ``docs/references.md`` [Texel],
+[Grant2020]): fit the logistic of the quiescence value to the game results by least
 squares,
 
     E(w) = (1/N) sum_p (R_p - sigma(K q_p(w)))^2,        sigma(x) = 1 / (1 + exp(-x)),
@@ -47,9 +47,13 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from objectives._kernel_parts import add_row_gradient, sigmoid, sum_part_rows, sum_parts
+
 #: at least this many rows per chunk of the parallel kernels ...
 CHUNK = 256
-#: ... and at most this many chunks (bounds a function of the row count only, never of threads)
+#: ... and at most this many chunks (bounds a function of the row count only, never of threads).
+#: Both are round values, not tuned: enough chunks to share among the threads, few enough that
+#: the gradient's scratch (MAX_CHUNKS x len(w) floats) stays small
 MAX_CHUNKS = 64
 #: default bracket of :func:`fit_k`, K per centipawn. The usual values sit near
 #: ln(10)/400 ~ 0.0058 (a 400-cp edge is 10:1 odds), well inside.
@@ -68,14 +72,6 @@ class KBracketError(ValueError):
 
 
 # --------------------------------------------------------------------------- kernels
-
-
-@njit(cache=True, inline="always")
-def _sigmoid(z: float) -> float:
-    if z >= 0.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
 
 
 @njit(cache=True, inline="always")
@@ -99,18 +95,19 @@ def _row_score(r, offset, indptr, indices, values, w, zero):  # type: ignore[no-
 
 
 @njit(cache=True, parallel=True)
-def _loss_grad_kernel(rows, offset, indptr, indices, values, results, sample_w, w, zero, k_eu):  # type: ignore[no-untyped-def]
-    """``(sum_p s_p (R_p - sigma_p)^2, sum_p s_p, dSum/dw float64[len(w)])`` over ``rows``.
+def _loss_kernel(rows, offset, indptr, indices, values, results, sample_w, w, zero, k_eu, with_grad):  # type: ignore[no-untyped-def]
+    """``(sum_p s_p (R_p - sigma_p)^2, sum_p s_p, dSum/dw)`` over ``rows``: the gradient is
+    float64[len(w)] when ``with_grad``, else float64[0] (no scratch, no gradient work).
 
     ``sample_w`` of length 0 means unit weights; ``k_eu`` is K per eval unit.
     """
     n = rows.shape[0]
-    n_w = w.shape[0]
+    n_g = w.shape[0] if with_grad else 0
     n_chunks = _n_chunks(n)
     unit = sample_w.shape[0] == 0
     part_loss = np.zeros(n_chunks, dtype=np.float64)
     part_den = np.zeros(n_chunks, dtype=np.float64)
-    part_grad = np.zeros((n_chunks, n_w), dtype=np.float64)
+    part_grad = np.zeros((n_chunks, n_g), dtype=np.float64)
     for c in prange(n_chunks):
         wl = w.copy()  # thread-private (shared-array refcounts are contended atomics)
         grad = part_grad[c]
@@ -120,54 +117,15 @@ def _loss_grad_kernel(rows, offset, indptr, indices, values, results, sample_w, 
             r = rows[i]
             sp = 1.0 if unit else sample_w[r]
             s = _row_score(r, offset, indptr, indices, values, wl, zero)
-            sig = _sigmoid(k_eu * s)
+            sig = sigmoid(k_eu * s)
             resid = results[r] - sig
             loss += sp * resid * resid
             den += sp
-            coef = -2.0 * sp * resid * sig * (1.0 - sig) * k_eu
-            if coef != 0.0:
-                for j in range(indptr[r], indptr[r + 1]):
-                    grad[indices[j]] += coef * values[j]
+            if with_grad:
+                add_row_gradient(grad, -2.0 * sp * resid * sig * (1.0 - sig) * k_eu, r, indptr, indices, values)
         part_loss[c] = loss
         part_den[c] = den
-    total = 0.0
-    total_den = 0.0
-    out = np.zeros(n_w, dtype=np.float64)
-    for c in range(n_chunks):
-        total += part_loss[c]
-        total_den += part_den[c]
-        for i in range(n_w):
-            out[i] += part_grad[c, i]
-    return total, total_den, out
-
-
-@njit(cache=True, parallel=True)
-def _loss_kernel(rows, offset, indptr, indices, values, results, sample_w, w, zero, k_eu):  # type: ignore[no-untyped-def]
-    """``(sum_p s_p (R_p - sigma_p)^2, sum_p s_p)`` over ``rows`` (no gradient)."""
-    n = rows.shape[0]
-    n_chunks = _n_chunks(n)
-    unit = sample_w.shape[0] == 0
-    part_loss = np.zeros(n_chunks, dtype=np.float64)
-    part_den = np.zeros(n_chunks, dtype=np.float64)
-    for c in prange(n_chunks):
-        wl = w.copy()
-        loss = 0.0
-        den = 0.0
-        for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            r = rows[i]
-            sp = 1.0 if unit else sample_w[r]
-            s = _row_score(r, offset, indptr, indices, values, wl, zero)
-            resid = results[r] - _sigmoid(k_eu * s)
-            loss += sp * resid * resid
-            den += sp
-        part_loss[c] = loss
-        part_den[c] = den
-    total = 0.0
-    total_den = 0.0
-    for c in range(n_chunks):
-        total += part_loss[c]
-        total_den += part_den[c]
-    return total, total_den
+    return sum_parts(part_loss), sum_parts(part_den), sum_part_rows(part_grad)
 
 
 @njit(cache=True, parallel=True)
@@ -196,17 +154,12 @@ def _scores_loss_kernel(scores, results, sample_w, k_eu):  # type: ignore[no-unt
         den = 0.0
         for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
             sp = 1.0 if unit else sample_w[i]
-            resid = results[i] - _sigmoid(k_eu * scores[i])
+            resid = results[i] - sigmoid(k_eu * scores[i])
             loss += sp * resid * resid
             den += sp
         part_loss[c] = loss
         part_den[c] = den
-    total = 0.0
-    total_den = 0.0
-    for c in range(n_chunks):
-        total += part_loss[c]
-        total_den += part_den[c]
-    return total, total_den
+    return sum_parts(part_loss), sum_parts(part_den)
 
 
 # --------------------------------------------------------------------------- validation
@@ -294,7 +247,9 @@ def _k_eu(k_cp: float, eval_scale: int) -> float:
 
 def _prepare(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray,
              results: np.ndarray, w: np.ndarray, weights: np.ndarray | None, rows: np.ndarray | None,
-             validate: bool):  # type: ignore[no-untyped-def]
+             validate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.integer | np.floating]:
+    """The kernels' arguments: rows int64[B], sample weights float64[N] (or [0]: unit), the
+    weights int64/float64[W] and their zero (see :func:`_weights_and_zero`)."""
     wk, zero = _weights_and_zero(w)
     if validate:
         check_table(offset, indptr, indices, values, results, len(wk), weights)
@@ -341,8 +296,8 @@ def loss_and_gradient(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarra
     ``grad[i] = (1/N) sum_p -2 (R_p - sigma_p) sigma_p (1 - sigma_p) K_eu phi_i(p)``.
     """
     r, sw, wk, zero = _prepare(offset, indptr, indices, values, results, w, weights, rows, validate)
-    total, den, grad = _loss_grad_kernel(r, offset, indptr, indices, values, results, sw, wk, zero,
-                                         _k_eu(k_cp, eval_scale))
+    total, den, grad = _loss_kernel(r, offset, indptr, indices, values, results, sw, wk, zero,
+                                    _k_eu(k_cp, eval_scale), True)
     mean = _mean(total, den)
     return mean, grad / den
 
@@ -353,8 +308,8 @@ def loss(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarray, values: np
          validate: bool = True) -> float:
     """Texel's E(w) alone (no gradient scratch); arguments as :func:`loss_and_gradient`."""
     r, sw, wk, zero = _prepare(offset, indptr, indices, values, results, w, weights, rows, validate)
-    total, den = _loss_kernel(r, offset, indptr, indices, values, results, sw, wk, zero,
-                              _k_eu(k_cp, eval_scale))
+    total, den, _ = _loss_kernel(r, offset, indptr, indices, values, results, sw, wk, zero,
+                                 _k_eu(k_cp, eval_scale), False)
     return _mean(total, den)
 
 
@@ -367,7 +322,8 @@ def scores(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarray, values: 
     _check_shapes(offset, indptr, indices, values, np.zeros(n, dtype=np.float64), None)
     if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= len(wk)):
         raise ValueError(f"feature indices must lie in [0, {len(wk)})")
-    return _scores_kernel(_rows(rows, n), offset, indptr, indices, values, wk, zero)
+    out: np.ndarray = _scores_kernel(_rows(rows, n), offset, indptr, indices, values, wk, zero)
+    return out
 
 
 def loss_of_scores(q: np.ndarray, results: np.ndarray, k_cp: float, eval_scale: int,
@@ -378,7 +334,8 @@ def loss_of_scores(q: np.ndarray, results: np.ndarray, k_cp: float, eval_scale: 
     return _mean(total, den)
 
 
-def _check_scores(q: np.ndarray, results: np.ndarray, weights: np.ndarray | None):  # type: ignore[no-untyped-def]
+def _check_scores(q: np.ndarray, results: np.ndarray,
+                  weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     q = np.ascontiguousarray(q, dtype=np.float64)
     results = np.ascontiguousarray(results, dtype=np.float64)
     if q.ndim != 1 or results.shape != q.shape or len(q) == 0:

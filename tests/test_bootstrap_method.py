@@ -16,7 +16,7 @@ import tuner.driver
 from search.catalog import N_FEATURES
 from search.weights import load_weights
 from tuner.cli import main
-from tuner.tuning import mask_of
+from tuner.weight_masks import mask_of
 
 METHODS = ("rootstrap", "treestrap-mm", "treestrap-ab", "tdleaf")
 TIMING = {"iteration_seconds", "validation_seconds", "train_seconds", "search_seconds", "update_seconds"}

@@ -45,7 +45,7 @@ from tuner.bootstrap import (
     tree_direction,
     unique_nodes,
 )
-from tuner.tuning import mask_of
+from tuner.weight_masks import mask_of
 
 FEN = "7k/8/8/8/8/1n6/PP6/K7 w - - 0 1"
 MATERIAL = load_weights("material").values

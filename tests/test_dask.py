@@ -35,11 +35,13 @@ from tuner.errors import DeferredSigint, Interrupted, TunerError  # noqa: E402
 from tuner.executor import DaskExecutor, LocalExecutor  # noqa: E402
 from tuner.ga import GaConfig, train_ga  # noqa: E402
 from tuner.mmto import MmtoConfig, train_mmto  # noqa: E402
-from tuner.run import RunDir  # noqa: E402
+from tuner.run_folder import RunDir  # noqa: E402
 from tuner.texel import TexelConfig  # noqa: E402
 from tuner.texel import METHOD as TEXEL  # noqa: E402
 from tuner.driver import drive  # noqa: E402
-from tuner.tuning import TrainingData, TuneConfig, load_training_data, move_match_chunk, paced_move_match  # noqa: E402
+from tuner.paced import move_match_chunk, paced_move_match  # noqa: E402
+from tuner.training_data import TrainingData, load_training_data  # noqa: E402
+from tuner.tune_config import TuneConfig  # noqa: E402
 
 #: positions per chunk in these tests: several tasks per worker on a few hundred positions
 CHUNK = 64

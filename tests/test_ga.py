@@ -16,8 +16,9 @@ from search.convert import from_chess
 from search.weights import load_weights
 from tuner.data import Positions, check_played, from_boards
 from tuner.ga import GaConfig, Individual, make_codec, python_random, sel_roulette_scaled, train_ga
-from tuner.run import RunDir
-from tuner.tuning import TrainingData, TuneConfig
+from tuner.run_folder import RunDir
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig
 
 TRUE = {"pawn": 100, "knight": 300, "bishop": 330, "rook": 480, "queen": 900}
 PIECES = ("knight", "bishop", "rook", "queen")

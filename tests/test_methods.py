@@ -18,7 +18,8 @@ from search.weights import load_weights
 from tuner.cli import main
 from tuner.config import help_field
 from tuner.methods import Method, methods, register, unregister
-from tuner.tuning import TrainingData, TuneConfig
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig
 
 
 def _lines(run: Path) -> list[dict[str, Any]]:

@@ -18,8 +18,9 @@ from search.evaluator import EVAL_SCALE
 from search.weights import load_weights
 from tuner.data import check_played, from_boards
 from tuner.mmto import MmtoConfig, masks_of, search_training_set, train_mmto
-from tuner.run import RunDir
-from tuner.tuning import TrainingData, TuneConfig, load_training_data
+from tuner.run_folder import RunDir
+from tuner.training_data import TrainingData, load_training_data
+from tuner.tune_config import TuneConfig
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from search.evaluator import EVAL_SCALE
 from search.weights import load_weights
 from tuner.data import Positions, check_played, from_boards
 from tuner.texel import TexelConfig, TexelTrainer, quiescence_leaves
-from tuner.tuning import TrainingData, TuneConfig
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig
 
 PIECES = ("knight", "bishop", "rook", "queen")
 

@@ -19,15 +19,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tuner.run
+import tuner.run_folder
 from search.api import DEFAULT_BUDGET, move_match, sweep
 from search.batch import CHUNK
 from search.catalog import CATALOG_HASH, FEATURE_NAMES
 from search.weights import load_weights
 from tuner.cli import main
 from tuner.errors import DeferredSigint, Interrupted, check_interrupt, is_interrupt
-from tuner.run import RunDir
-from tuner.tuning import Pacer, TuneConfig, load_training_data, paced_move_match, paced_sweep
+from tuner.run_folder import RunDir
+from tuner.paced import Pacer, paced_move_match, paced_sweep
+from tuner.training_data import load_training_data
+from tuner.tune_config import TuneConfig
 
 FAST = ["--max-train", "150", "--max-validation", "50", "--inner-steps", "2", "--quiet"]
 INTERRUPTED = re.compile(r"^tuner tune: interrupted at iteration (\d+); resume with: tuner tune --resume \S+$")
@@ -126,7 +128,7 @@ def test_out_naming_an_existing_file_is_one_line(sample_set: Path, tmp_path: Pat
 
 _HOLDER = """
 import sys, time
-from tuner.run import RunDir
+from tuner.run_folder import RunDir
 with RunDir(sys.argv[1]).lock():
     print("locked", flush=True)
     time.sleep(120)
@@ -289,7 +291,7 @@ def test_a_torn_metric_line_and_stray_temporary_files_resume_to_the_same_run(
 def test_a_full_or_read_only_disk_is_one_line_and_keeps_the_last_checkpoint(
         sample_set: Path, tmp_path: Path, full: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch, code: int, victim: str) -> None:
-    real = tuner.run.atomic_write_text
+    real = tuner.run_folder.atomic_write_text
     writes = {"n": 0}
 
     def failing(path: str | Path, text: str) -> None:
@@ -300,14 +302,14 @@ def test_a_full_or_read_only_disk_is_one_line_and_keeps_the_last_checkpoint(
         real(path, text)
 
     cut = tmp_path / "cut"
-    monkeypatch.setattr(tuner.run, "atomic_write_text", failing)
+    monkeypatch.setattr(tuner.run_folder, "atomic_write_text", failing)
     assert _tune(sample_set, cut, "--iterations", "3") == 2
     line = _one_line_error(capsys)
     assert line.startswith(f"tuner tune: error: {cut / victim}: {os.strerror(code)}; ")
     assert line.endswith(f"{cut} keeps iteration 1; resume with: tuner tune --resume {cut}")
     assert RunDir(cut).load().iteration == 1  # type: ignore[union-attr]
     assert not list(cut.glob(".*.tmp"))
-    monkeypatch.setattr(tuner.run, "atomic_write_text", real)
+    monkeypatch.setattr(tuner.run_folder, "atomic_write_text", real)
     assert main(["tune", "--resume", str(cut), "--quiet"]) == 0
     _same_run(cut, full)
 

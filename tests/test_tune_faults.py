@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tuner.run import RunDir
+from tuner.run_folder import RunDir
 
 pytestmark = pytest.mark.slow
 

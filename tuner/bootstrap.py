@@ -64,7 +64,9 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.match import DEFAULT_OPENINGS, OpeningsFileError, load_openings, rules_end
 from tuner.methods import Method
 from tuner.optim import floats_from_json, floats_to_json, to_search_weights
-from tuner.tuning import TrainingData, TuneConfig, mask_of
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig
+from tuner.weight_masks import mask_of
 
 #: search weights stay within this bound
 WEIGHT_BOUND = 30_000

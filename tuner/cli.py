@@ -16,6 +16,7 @@ import importlib
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from search.weights import CatalogMigrationWarning
 from tuner import __version__
@@ -49,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "tuner"
     shown = warnings.showwarning
 
-    def note(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+    def note(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
         """Print a catalogue migration as one line; leave other warnings as Python shows them."""
         if issubclass(category, CatalogMigrationWarning):
             print(f"{command}: note: {message}", file=sys.stderr)

@@ -27,7 +27,6 @@ import math
 import re
 import sys
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from search.weights import BUILTIN_SETS, load_weights
+from tuner.config import read_toml
 from tuner.engines import EngineSpec
 from tuner.epd import SearchLimits, parse_epd, process_pool, run_suite, summarise
 from tuner.errors import TunerError
@@ -49,7 +49,7 @@ from tuner.match import (
 )
 from tuner.movematch import measure_weight_sets
 from tuner.ratings import PairScores, fit_ratings
-from tuner.run import RunDir, provenance
+from tuner.run_folder import RunDir, provenance
 
 RUN_FILES = ("weights.json", "config.toml", "metrics.jsonl")
 
@@ -91,11 +91,7 @@ def load_run(path: Path, name: str) -> Entrant:
         raise TunerError(f"{path}: not a run folder (missing {', '.join(missing)})")
     weights = _weights(path / "weights.json")
     config_path = path / "config.toml"
-    try:
-        with config_path.open("rb") as fh:
-            config = tomllib.load(fh)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise TunerError(f"{config_path}: not valid TOML ({' '.join(str(exc).split())})") from None
+    config = read_toml(config_path)
     method = config.get("method")
     if not isinstance(method, str):
         raise TunerError(f"{config_path}: no 'method' setting")
@@ -299,15 +295,15 @@ def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, p
     return pairs_doc, fit_ratings(len(players), scores, settings.anchor, settings.anchor_elo)
 
 
-def _epd_scores(weighted: list[tuple[int, Entrant]], positions: list[Any], settings: CompareSettings, pool: Any,
+def _epd_scores(weighted: list[tuple[int, Entrant, np.ndarray]], positions: list[Any], settings: CompareSettings, pool: Any,
                 progress: bool) -> dict[int, dict[str, Any]]:
     """Each weight set's EPD summary (as ``bench epd --json``), by entrant index."""
     assert settings.epd_limits is not None
     epd = {}
-    for k, p in weighted:
+    for k, p, w in weighted:
         t = time.perf_counter()
         with _bar(len(positions), f"EPD {p.name}", progress) as bar:
-            results = run_suite(positions, p.weights, settings.epd_limits, settings.workers, pool=pool,
+            results = run_suite(positions, w, settings.epd_limits, settings.workers, pool=pool,
                                 progress=bar.update)
         epd[k] = {**summarise(results), "seconds": round(time.perf_counter() - t, 2)}
     return epd
@@ -319,18 +315,18 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
     ``out/games/*.pgn``. Returns the document of ``compare.json``."""
 
     seconds: dict[str, float] = {}
-    weighted = [(k, p) for k, p in enumerate(players) if p.weights is not None]
+    weighted = [(k, p, p.weights) for k, p in enumerate(players) if p.weights is not None]
 
     # held-out move-match
     start = time.perf_counter()
     move_match: dict[int, dict[str, Any]] = {}
     positions = 0
     if weighted:
-        pos, results = measure_weight_sets(settings.data, settings.split, [(p.name, p.weights) for _, p in weighted],
+        pos, results = measure_weight_sets(settings.data, settings.split, [(p.name, w) for _, p, w in weighted],
                                            depth=settings.move_match_depth, max_positions=settings.max_positions,
                                            seed=settings.seed, threads=settings.threads, progress=progress)
         positions = len(pos)
-        for (k, _), (_, r) in zip(weighted, results):
+        for (k, _, _), (_, r) in zip(weighted, results):
             move_match[k] = r.to_json()
     seconds["move_match"] = round(time.perf_counter() - start, 2)
 
@@ -344,6 +340,7 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
             raise TunerError(f"{settings.epd}: cannot read the EPD file ({exc.strerror or exc})") from None
         if not epd_positions:
             raise TunerError(f"{settings.epd}: no usable position ({len(problems)} lines skipped)")
+        assert settings.epd_limits is not None  # a suite comes with its limits (run_compare_command)
         epd_doc = {"file": settings.epd, "limits": dataclasses.asdict(settings.epd_limits),
                    "positions": len(epd_positions), "skipped": len(problems), "problems": [str(p) for p in problems]}
 

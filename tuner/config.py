@@ -19,15 +19,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import re
 import tomllib
 import types
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tuner.errors import TunerError
 
-C = TypeVar("C")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+C = TypeVar("C", bound="DataclassInstance")
 
 _SCALARS = (bool, int, float, str)
 
@@ -47,10 +51,10 @@ def _field_kind(tp: Any) -> tuple[type, bool, bool]:
         base, _, is_tuple = _field_kind(args[0])
         return base, True, is_tuple
     if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) != 2 or args[1] is not Ellipsis or args[0] not in _SCALARS:
+        items = typing.get_args(tp)
+        if len(items) != 2 or items[1] is not Ellipsis or items[0] not in _SCALARS:
             raise TypeError(f"unsupported config type {tp!r}")
-        return args[0], False, True
+        return items[0], False, True
     if tp in _SCALARS:
         return tp, False, False
     raise TypeError(f"unsupported config type {tp!r}")
@@ -84,7 +88,7 @@ def _cli_type(base: type, is_tuple: bool) -> Any:
     return convert
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude: tuple[str, ...] = ()) -> None:
+def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type, *, exclude: tuple[str, ...] = ()) -> None:
     """Add one ``--option`` per dataclass field of ``cls`` (except ``exclude``).
 
     Options default to "not given" so that :func:`from_namespace` can layer them over a TOML
@@ -188,18 +192,42 @@ def _check_finite(obj: Any) -> None:
                 raise ValueError(f"{f.name} must be a finite number, not {v}")
 
 
-def load_toml(cls: type[C], path: str | Path, table: str | None = None) -> C:
-    """Read ``cls`` from a TOML file (optionally from one ``[table]`` of it)."""
+_TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$|\s*\(at end of document\)\s*$")
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The contents of the TOML file ``path``, the one reader of every TOML file of movetuner.
+
+    Raises :class:`TunerError` with a one-line message naming the file, and for a syntax error
+    the place: ``FILE: not valid TOML at line L, column C: WHAT`` (or ``at its end``); ``FILE:
+    no such file``; ``FILE: not valid TOML: not UTF-8 text``; ``FILE: cannot read (...)``.
+    """
     path = Path(path)
     try:
         with path.open("rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
-        raise TunerError(f"{path}: no such config file") from None
+        raise TunerError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TunerError(f"{path}: a folder, not a TOML file") from None
+    except OSError as exc:
+        raise TunerError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
-        raise TunerError(f"{path}: not valid TOML: {exc}") from None
+        text = " ".join(str(exc).split())
+        m = _TOML_WHERE.search(text)
+        what = text[:m.start()] if m else text
+        where = (f" at line {m.group(1)}, column {m.group(2)}" if m and m.group(1) else
+                 " at its end" if m else "")
+        raise TunerError(f"{path}: not valid TOML{where}: {what}") from None
     except UnicodeDecodeError:
         raise TunerError(f"{path}: not valid TOML: not UTF-8 text") from None
+
+
+def load_toml(cls: type[C], path: str | Path, table: str | None = None) -> C:
+    """Read ``cls`` from a TOML file (optionally from one ``[table]`` of it; errors as
+    :func:`read_toml`)."""
+    path = Path(path)
+    data = read_toml(path)
     if table is not None:
         data = data.get(table, {})
         if not isinstance(data, dict):

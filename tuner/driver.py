@@ -7,7 +7,7 @@ owns everything around it, the same for every method:
 * iterations ``1..N`` after the start (iteration 0 measures the starting point), with a
   progress bar and a log line each;
 * the validation move-match of the trainer's weights after every iteration (one
-  implementation: :func:`tuner.tuning.validation_match`), and the best weights so far by it;
+  implementation: :func:`tuner.paced.validation_match`), and the best weights so far by it;
 * early stopping: after ``early_stop`` iterations in a row without a better validation
   move-match (``TuneConfig.early_stop``; 0: never), or when the trainer's own rule says so
   (:meth:`Trainer.finished`, e.g. MMTO's patience on J_main);
@@ -44,8 +44,10 @@ from tqdm import tqdm
 from tuner.errors import TunerError, check_interrupt
 from tuner.executor import executor_scope
 from tuner.methods import Method
-from tuner.run import Checkpoint, RunDir, provenance
-from tuner.tuning import Pacer, TrainingData, TuneConfig, config_record, parse_stages, validation_match
+from tuner.run_folder import Checkpoint, RunDir, provenance
+from tuner.paced import Pacer, validation_match
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig, config_record, parse_stages
 
 #: version of the driver's part of a checkpoint
 DRIVER_STATE_VERSION = 1

@@ -70,6 +70,7 @@ import numpy as np
 from search.convert import from_fen, move_to_uci
 from search.validate import check_board, check_weights
 from tuner.config import help_field
+from tuner.limits import check_limits
 from tuner.uci import DEFAULT_HASH_MB, MAX_DEPTH, Iteration, Searcher, TimePlan, tt_bits_for
 
 Uci = str
@@ -275,12 +276,7 @@ class SearchLimits:
     def validate(self) -> None:
         if self.depth is None and self.nodes is None and self.movetime is None:
             raise ValueError("give a limit: depth, nodes or movetime")
-        if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
-            raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, not {self.depth}")
-        if self.nodes is not None and self.nodes < 1:
-            raise ValueError(f"nodes must be positive, not {self.nodes}")
-        if self.movetime is not None and self.movetime < 1:
-            raise ValueError(f"movetime must be positive, not {self.movetime}")
+        check_limits(self.depth, self.nodes, self.movetime)
 
     def describe(self) -> str:
         parts = [f"depth {self.depth}" if self.depth is not None else "",
@@ -384,7 +380,7 @@ def _chunks(n: int, workers: int) -> list[range]:
 
 def run_suite(positions: Sequence[EpdPosition], weights: np.ndarray, limits: SearchLimits, workers: int = 1, *,
               pool: concurrent.futures.Executor | None = None,
-              progress: Callable[[int], None] | None = None) -> list[PositionResult]:
+              progress: Callable[[int], object] | None = None) -> list[PositionResult]:
     """The engine's answer to every position with ``weights``, scored, in the order given.
 
     ``workers`` processes (1: in this process), from ``pool`` when given (see

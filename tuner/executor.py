@@ -7,13 +7,13 @@ whose per-chunk results the caller reduces:
   partial sums of J_main and of the move-match, and the chunk's PV-leaf table;
 * Texel's refresh of the quiescence leaves (:func:`tuner.texel.quiescence_leaves`): per chunk,
   one leaf row per position;
-* move-match (:func:`tuner.tuning.paced_move_match`: the GA's fitness on a generation's sample,
+* move-match (:func:`tuner.paced.paced_move_match`: the GA's fitness on a generation's sample,
   one credit per individual and position; every method's validation move-match).
 
 An :class:`Executor` runs a function on each chunk and yields the results **in chunk order**,
 so that the caller reduces them in the same order whatever ran them: a Dask run gives
 bit-identical weights and metrics to a local run with the same settings (the batch kernels'
-results per position do not depend on how a batch is cut, :class:`tuner.tuning.Pacer`; a
+results per position do not depend on how a batch is cut, :class:`tuner.paced.Pacer`; a
 floating-point sum is reduced per chunk in chunk order by the caller).
 
 * :class:`LocalExecutor` (``--executor local``, the default): the numba kernels' threads of
@@ -38,6 +38,7 @@ import contextlib
 import contextvars
 import functools
 import hashlib
+import importlib
 import itertools
 import math
 import os
@@ -48,10 +49,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import numba
 import numpy as np
 
 from search.api import threads
+from tuner.cores import available_cores, numba_thread_ceiling
 from tuner.errors import TunerError, check_interrupt
 
 #: positions per Dask task when the caller does not fix the chunk size (``TuneConfig.chunk``)
@@ -82,7 +83,7 @@ class Executor(Protocol):
         chunk receives only its selected rows, and ``a:z`` index ``rows``. ``shared`` arrays
         (the weights) go to the workers once per call; ``static`` values are small settings.
         ``fn`` must be a module-level function (a Dask worker imports it by name) that treats
-        ``pacer`` as :func:`tuner.tuning.paced_sweep` does.
+        ``pacer`` as :func:`tuner.paced.paced_sweep` does.
         """
         ...
 
@@ -147,7 +148,7 @@ def worker_facts() -> dict[str, Any]:
     from tuner import __version__  # noqa: PLC0415
 
     return {"package_version": __version__, "catalog_hash": CATALOG_HASH, "code": code_fingerprint(),
-            "numba_threads": numba.config.NUMBA_NUM_THREADS, "pid": os.getpid()}
+            "numba_threads": numba_thread_ceiling(), "pid": os.getpid()}
 
 
 def _positions(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -170,7 +171,7 @@ def _run_chunk(fn: Callable[..., Any], threads_n: int | None, chunk: tuple[np.nd
     """A map's task on a worker: ``fn`` on the chunk (or its selected rows) in one call
     (a pacer that never cuts it: there is no Ctrl-C to check for on a worker), one task at a
     time per process whatever the worker's ``--nthreads``."""
-    from tuner.tuning import Pacer  # noqa: PLC0415 - tuning imports this module
+    from tuner.paced import Pacer  # noqa: PLC0415 - tuner.paced imports this module
 
     arrays = chunk if local_rows is None else tuple(x[local_rows] for x in chunk)
     with _TASK_LOCK, threads(threads_n):
@@ -226,7 +227,8 @@ class DaskExecutor:
     def __init__(self, *, scheduler: str = "", workers: int = 0, threads_n: int = 0, chunk: int = DEFAULT_CHUNK,
                  log: Callable[[str], None] = print, connect_timeout: float = 30.0) -> None:
         try:
-            import distributed  # noqa: PLC0415
+            # typed as Any: distributed's annotations are partial (Client, LocalCluster untyped)
+            distributed: Any = importlib.import_module("distributed")
         except ImportError:
             raise TunerError("--executor dask needs Dask's distributed scheduler: "
                              "pip install 'movetuner[dask]' (or 'dask[distributed]')") from None
@@ -235,7 +237,7 @@ class DaskExecutor:
         self.log = log
         self.chunk = chunk
         self.cluster: Any = None
-        cores = os.cpu_count() or 1
+        cores = available_cores()
         if scheduler:
             try:
                 self.client = distributed.Client(scheduler, timeout=connect_timeout)
@@ -389,8 +391,8 @@ _CURRENT: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("move
 
 
 def open_executor(common: Any, *, log: Callable[[str], None] = print) -> Executor:
-    """The executor ``common`` (a :class:`tuner.tuning.TuneConfig`) asks for."""
-    from tuner.tuning import n_threads  # noqa: PLC0415
+    """The executor ``common`` (a :class:`tuner.tune_config.TuneConfig`) asks for."""
+    from tuner.tune_config import n_threads  # noqa: PLC0415
 
     if common.executor == "local":
         return LocalExecutor(n_threads(common))
@@ -419,7 +421,7 @@ def current_executor(common: Any) -> Executor:
     ex = _CURRENT.get()
     if ex is not None:
         return ex
-    from tuner.tuning import n_threads  # noqa: PLC0415
+    from tuner.tune_config import n_threads  # noqa: PLC0415
 
     return LocalExecutor(n_threads(common))
 

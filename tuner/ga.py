@@ -2,7 +2,7 @@
 
 Tunstall-Pedoe, "Genetic algorithms optimizing evaluation functions", ICCA Journal 14(3),
 1991; David, van den Herik, Koppel & Netanyahu, IEEE Trans. Evol. Comp. 18(5), 2014
-(``shared/BACKGROUND.md``, "Move adaptation with a genetic algorithm"):
+(``docs/references.md`` [ACPP], [DHKN2014]):
 
 * chromosome: the trainable weights, as bounded integers (``encoding = "int"``: each gene the
   weight itself, within ``start +- span``), or ACPP's bit string of deltas around the starting
@@ -12,7 +12,7 @@ Tunstall-Pedoe, "Genetic algorithms optimizing evaluation functions", ICCA Journ
   did, where the engine's move at the configured depth (1 ply + quiescence by default) is the
   grandmaster's; a tie between k equally best moves counts 1/k. Every individual is evaluated
   on the same sample, in batched numba calls (:func:`search.api.move_match`, cut into calls
-  of about 0.4 s so that Ctrl-C stops a run promptly: :func:`tuner.tuning.paced_move_match`);
+  of about 0.4 s so that Ctrl-C stops a run promptly: :func:`tuner.paced.paced_move_match`);
 * DEAP operators: tournament selection, or roulette on linearly scaled fitness (the best gets
   ``scale_to`` times the average, ACPP: 2); two-point crossover with probability ``crossover``;
   mutation with probability ``mutation`` per individual and ``gene_mutation`` per gene or bit
@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from deap import base, tools
@@ -44,15 +44,11 @@ from tuner.config import help_field
 from tuner.driver import drive
 from tuner.executor import current_executor
 from tuner.methods import Method
-from tuner.run import Checkpoint, RunDir
-from tuner.tuning import (
-    Pacer,
-    TrainingData,
-    TuneConfig,
-    mask_of,
-    n_threads,
-    paced_move_match,
-)
+from tuner.run_folder import Checkpoint, RunDir
+from tuner.paced import Pacer, paced_move_match
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig, n_threads
+from tuner.weight_masks import mask_of
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +94,16 @@ class GaConfig:
             raise ValueError(f"tournament ({self.tournament}) must not exceed population ({self.population})")
 
 
-class Fitness(base.Fitness):
+if TYPE_CHECKING:  # DEAP ships no types: the part of its Fitness this module uses
+    class _DeapFitness:
+        weights: tuple[float, ...]
+        values: tuple[float, ...]
+        valid: bool
+else:
+    _DeapFitness = base.Fitness
+
+
+class Fitness(_DeapFitness):
     """Single objective, maximised (DEAP's creator is not used: no global registry)."""
 
     weights = (1.0,)
@@ -118,7 +123,7 @@ class Individual(np.ndarray):
         if obj is not None and not hasattr(self, "fitness"):
             self.fitness = Fitness()
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Individual:
+    def __deepcopy__(self, memo: dict[int, Any] | None = None, /) -> Individual:
         out = Individual(np.asarray(self).copy())
         out.fitness = copy.deepcopy(self.fitness, memo)
         return out
@@ -158,12 +163,15 @@ class Codec:
 
     def genes_of(self, w: np.ndarray) -> np.ndarray:
         """Genes closest to the weights ``w`` (for the initial population)."""
+        genes: np.ndarray
         if self.encoding == "int":
-            return np.clip(w[self.trainable].astype(np.int64), self.low, self.high)
+            genes = np.clip(w[self.trainable].astype(np.int64), self.low, self.high)
+            return genes
         lim = 1 << (self.bits - 1)
         delta = np.clip(np.round((w[self.trainable] - self.start[self.trainable]) / self.bit_scale), -lim, lim - 1)
         unsigned = (delta.astype(np.int64) + (1 << self.bits)) % (1 << self.bits)
-        return ((unsigned[:, None] >> np.arange(self.bits - 1, -1, -1)) & 1).reshape(-1)
+        genes = ((unsigned[:, None] >> np.arange(self.bits - 1, -1, -1)) & 1).reshape(-1)
+        return genes
 
 
 def make_codec(common: TuneConfig, cfg: GaConfig, w0: np.ndarray) -> Codec:
@@ -287,7 +295,8 @@ def evaluate_population(common: TuneConfig, data: TrainingData, codec: Codec, po
     m = paced_move_match(data.train.boards, data.train.played, weights, common.depth, rows=sample,
                          budget=common.budget, threads_n=n_threads(common), pacer=pacer,
                          executor=current_executor(common), what="ga-fitness")
-    return m.mean(axis=1)
+    fitness: np.ndarray = m.mean(axis=1)
+    return fitness
 
 
 def sample_for(common: TuneConfig, cfg: GaConfig, generation: int, n: int) -> np.ndarray:

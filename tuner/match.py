@@ -59,6 +59,8 @@ from search.convert import from_fen, move_from_uci, move_to_uci, push
 from search.evaluator import EVAL_SCALE, check_weights
 from search.weights import atomic_write_text
 from tuner.config import help_field
+from tuner.cores import workers_or_cores
+from tuner.limits import check_limits
 from tuner.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.uci import MAX_DEPTH, Iteration, Searcher, TimePlan
 
@@ -103,12 +105,7 @@ class MatchConfig:
             raise ValueError(f"games must be a positive even number (openings are played in pairs), not {self.games}")
         if (self.depth is not None) + (self.nodes is not None) + (self.movetime is not None) != 1:
             raise ValueError("give exactly one of --depth, --nodes and --movetime")
-        if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
-            raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, not {self.depth}")
-        if self.nodes is not None and self.nodes < 1:
-            raise ValueError(f"nodes must be positive, not {self.nodes}")
-        if self.movetime is not None and self.movetime < 1:
-            raise ValueError(f"movetime must be positive, not {self.movetime}")
+        check_limits(self.depth, self.nodes, self.movetime)
         if not self.engine_timeout > 0:
             raise ValueError(f"engine_timeout must be positive, not {self.engine_timeout}")
         if self.workers is not None and self.workers < 1:
@@ -379,7 +376,7 @@ def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
     terminations = dict(sorted(Counter(g.termination for g in games).items()))
     return MatchSummary(len(games), wins, draws, losses, mean, low, high,
                         elo_of(mean), elo_of(low), elo_of(high),
-                        tuple(penta.get(k, 0) for k in range(5)), terminations)  # type: ignore[arg-type]
+                        (penta[0], penta[1], penta[2], penta[3], penta[4]), terminations)
 
 
 # ---------------------------------------------------------------- PGN
@@ -428,7 +425,7 @@ def _checked(player: Player) -> Player:
 
 
 def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,
-              progress: Callable[[int], None] | None = None, *,
+              progress: Callable[[int], object] | None = None, *,
               pool: concurrent.futures.Executor | None = None) -> list[tuple[GameRecord, GameRecord]]:
     """Play ``config.games`` games (``games / 2`` openings, each with both colour assignments).
 
@@ -446,7 +443,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
                       config.adjudicate_moves, config.movetime, config.engine_timeout)
              for i, op in enumerate(chosen)]
-    workers = min(config.workers or multiprocessing.cpu_count() or 1, len(tasks))
+    workers = min(workers_or_cores(config.workers), len(tasks))
     results: list[tuple[GameRecord, GameRecord] | None] = [None] * len(tasks)
     if pool is not None and workers > 1:
         _collect(pool, tasks, results, progress)
@@ -462,7 +459,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
 
 
 def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask],
-             results: list[tuple[GameRecord, GameRecord] | None], progress: Callable[[int], None] | None) -> None:
+             results: list[tuple[GameRecord, GameRecord] | None], progress: Callable[[int], object] | None) -> None:
     """Play ``tasks`` in ``pool``, storing each pair at its index; on an error the pairs not
     yet started are cancelled (those under way end: external engines time out) and it is raised."""
     futures = {pool.submit(play_pair, t): t.index for t in tasks}

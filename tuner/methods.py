@@ -19,7 +19,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tuner.driver import Trainer
 
 #: a plot panel: (title, [(metrics key, label)])
 Panel = tuple[str, list[tuple[str, str]]]
@@ -38,7 +41,7 @@ class Method:
 
     name: str
     config: type
-    trainer: Callable[..., Any]
+    trainer: Callable[..., Trainer]
     summary: str
     iterations: str = "iterations"
     unit: str = "iteration"

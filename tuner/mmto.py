@@ -1,7 +1,7 @@
 """MMTO, Minimax Tree Optimization (Hoki & Kaneko, JAIR 49:527-568, 2014), over the sparse
 evaluator: ``tuner tune --method mmto``.
 
-The loop (``shared/BACKGROUND.md``, section MMTO):
+The loop (Hoki & Kaneko's, ``docs/references.md`` [HK2014]):
 
 1. *search*: every legal move of every training position is searched with the current weights
    (:func:`search.api.sweep`, ``depth`` plies counted from the position, then quiescence);
@@ -21,7 +21,7 @@ within ``window`` centipawns of the played move's score are stored for the updat
 T' is below 1 % of its peak beyond 300 cp at the default slope). The reported J_main is always
 the exact one over every move, from step 1.
 
-Searches run in calls of about 0.4 s (:class:`tuner.tuning.Pacer`), with the same results as
+Searches run in calls of about 0.4 s (:class:`tuner.paced.Pacer`), with the same results as
 one call per batch, so that Ctrl-C stops a run within a fraction of a second
 (:func:`tuner.errors.check_interrupt` between calls and between update steps).
 
@@ -56,17 +56,11 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
 from tuner.movematch import top_k_credit
-from tuner.run import Checkpoint, RunDir
-from tuner.tuning import (
-    Pacer,
-    TrainingData,
-    TuneConfig,
-    constraint_masks,
-    hold_sums,
-    mask_of,
-    n_threads,
-    paced_sweep,
-)
+from tuner.run_folder import Checkpoint, RunDir
+from tuner.paced import Pacer, paced_sweep
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig, n_threads
+from tuner.weight_masks import constraint_masks, hold_sums, mask_of
 
 #: search weights stay within this bound with the adam option (the evaluator's check accepts them)
 WEIGHT_BOUND = 30_000
@@ -79,31 +73,42 @@ SWEEP_BATCH = 4096
 class MmtoConfig:
     """MMTO's settings (the ``[mmto]`` table of a run's config.toml)."""
 
-    iterations: int = help_field(10, "outer iterations: searches of the whole training set")
+    # defaults: those marked "(Hoki & Kaneko 2014)" or "(Arasan)" come from docs/references.md;
+    # the others are round values, not tuned (the measured levers are in docs/quality.md, and
+    # the shipped recipe tuner/recipes/gm.toml holds the values that were chosen by them)
+    iterations: int = help_field(10, "outer iterations: searches of the whole training set "
+                                     "(a round value, not tuned)")
     inner_steps: int = help_field(32, "updates between searches, reusing the stored PV leaves "
                                       "(32 in Hoki & Kaneko 2014)")
     optimizer: str = help_field("grid", "update rule: grid (Hoki & Kaneko's grid-adjacent step of h on "
                                         "integer weights) or adam (Kingma & Ba 2015 on float master weights, "
                                         "rounded for the search)")
-    step: int = help_field(1, "h: every trainable weight moves by h per update (grid-adjacent)")
-    lr: float = help_field(1.0, "adam: step size in weight units (centipawns)")
+    step: int = help_field(1, "h: every trainable weight moves by h per update (grid-adjacent; the "
+                              "smallest step of integer weights, as Hoki & Kaneko's small h)")
+    lr: float = help_field(1.0, "adam: step size in weight units (centipawns; a round value of the scale "
+                                "of the grid step h = 1, not tuned)")
     loss: str = help_field("sigmoid", "move-choice loss of a position: sigmoid (Hoki & Kaneko's sum over "
                                       "the other moves of T(s_m - s_played)) or softmax (cross-entropy "
                                       "of the played move under softmax(a s))")
     slope: float = help_field(0.02, "a: slope of the sigmoid T(x) = 1/(1+exp(-a x)) or of the softmax, "
-                                    "per centipawn")
+                                    "per centipawn (a round value of the scale of a pawn, T(100 cp) = "
+                                    "0.88, not tuned; docs/quality.md measured 0.01 to 0.2 with the "
+                                    "softmax loss, best 0.05 to 0.1, and the gm recipe uses 0.05)")
     result_weight: float = help_field(0.0, "mu: weight of Texel's game-result term mu * mean (R - sigma(K "
                                            "s_played))^2 over the same leaves (0: none)")
     result_k: float = help_field(0.0, "K of that term per centipawn (0: fitted on the start weights)")
     window: float = help_field(300.0, "keep for the updates only moves scored within this many "
-                                      "centipawns of the played move (0: all moves)")
-    l1: float = help_field(2e-5, "lambda_1 of the L1 term on the weights named by l1_on "
-                                 "(J_main is per position)")
+                                      "centipawns of the played move (0: all moves; 300: Arasan's "
+                                      "3-pawn window)")
+    l1: float = help_field(2e-5, "lambda_1 of the L1 term on the weights named by l1_on (J_main is per "
+                                 "position; a round value, not tuned: at the classic weights the term "
+                                 "is 0.26, lambda_1 times the 12,995 cp summed over l1_on's weights)")
     l1_on: tuple[str, ...] = help_field(tuple(g for g in GROUPS if g != "material"),
                                         "weights under L1, by group or feature-name prefix")
     constraint: tuple[str, ...] = help_field(("mg.material",), "equality constraints: each entry's weights "
                                              "keep their sum at its starting value (empty: none)")
-    patience: int = help_field(2, "stop after J_main failed to fall this many iterations in a row")
+    patience: int = help_field(2, "stop after J_main failed to fall this many iterations in a row "
+                                  "(a round value, not tuned)")
     min_improvement: float = help_field(0.0, "relative fall of J_main that counts as falling")
 
     def validate(self) -> None:

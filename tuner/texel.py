@@ -48,7 +48,10 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
 from tuner.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
-from tuner.tuning import Pacer, TrainingData, TuneConfig, constraint_masks, hold_sums, mask_of, n_threads
+from tuner.paced import Pacer
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig, n_threads
+from tuner.weight_masks import constraint_masks, hold_sums, mask_of
 
 #: search weights stay within this bound (the evaluator's weight check accepts them)
 WEIGHT_BOUND = 30_000
@@ -58,6 +61,8 @@ WEIGHT_BOUND = 30_000
 class TexelConfig:
     """Texel's settings (the ``[texel]`` table of a run's config.toml)."""
 
+    # defaults: beta1, beta2 are Kingma & Ba's (docs/references.md [KB2015]); epochs, lr and
+    # steps are round values, not tuned (docs/quality.md has the Texel run measured with them)
     epochs: int = help_field(10, "epochs: each refreshes the quiescence leaves, then updates the weights")
     optimizer: str = help_field("adam", "update rule: adam (Kingma & Ba 2015) or sgd")
     lr: float = help_field(1.0, "learning rate: Adam's step size in weight units (centipawns); for sgd, "
@@ -155,6 +160,13 @@ def with_results(pos: Positions, what: str) -> tuple[Positions, int]:
     return pos.subset(keep), len(pos) - len(keep)
 
 
+def _results(pos: Positions) -> np.ndarray:
+    """The game results float64[P] of positions kept by :func:`with_results`."""
+    if pos.results is None:
+        raise TunerError("positions without game results reached Texel's objective")
+    return pos.results
+
+
 class TexelTrainer:
     """Texel's method, one epoch per outer iteration (see the module docstring)."""
 
@@ -199,7 +211,7 @@ class TexelTrainer:
         if len(pos) == 0:
             return None
         with threads(self.nt):
-            return loss(rows.offset, rows.indptr, rows.indices, rows.values, pos.results, self.w, self.k, EVAL_SCALE)
+            return loss(rows.offset, rows.indptr, rows.indices, rows.values, _results(pos), self.w, self.k, EVAL_SCALE)
 
     def _measure(self) -> dict[str, Any]:
         t = time.perf_counter()
@@ -216,7 +228,7 @@ class TexelTrainer:
             lv = self.leaves
             try:
                 with threads(self.nt):
-                    self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, self.train.results, self.w, EVAL_SCALE)
+                    self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train), self.w, EVAL_SCALE)
             except KBracketError as exc:
                 raise TunerError(f"cannot fit K on the start weights ({exc}): their quiescence values do not "
                                  "predict the game results; give --k, or start from other weights") from None
@@ -236,6 +248,7 @@ class TexelTrainer:
         assert self.opt is not None and self.leaves is not None
         cfg, lv, n = self.cfg, self.leaves, len(self.train)
         t = time.perf_counter()
+        batches: list[np.ndarray | None]
         if cfg.batch_size > 0:
             order = np.random.default_rng([self.common.seed, iteration]).permutation(n)
             batches = [np.sort(order[a:a + cfg.batch_size]) for a in range(0, n, cfg.batch_size)]
@@ -244,7 +257,7 @@ class TexelTrainer:
         check = True
         with threads(self.nt):
             for rows in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.progress):
-                _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, self.train.results,
+                _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train),
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False
                 self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)

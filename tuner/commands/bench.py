@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from search.weights import load_weights
 from tuner.commands import bench_compare, bench_epd
+from tuner.commands.arguments import add_weights_argument, load_weight_sets
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
@@ -51,7 +52,7 @@ approximation on the per-pair mean score, 1.96 standard errors, ends converted t
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", help="measure weight sets: move-match, matches, EPD suites, plots of runs",
                        description="Measure weight sets: on held-out positions, against each other, "
                                    "and plot what a run learnt.")
@@ -72,13 +73,13 @@ def _missing(parser: argparse.ArgumentParser) -> int:
 # ---------------------------------------------------------------- move-match
 
 
-def _register_move_match(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _register_move_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench_sub.add_parser(
         "move-match", help="how often each weight set's search picks the played move",
         description="Search every legal move of every position of a split (depth plies counted from the "
                     "position, then quiescence) with each weight set, and report the top-1 match (ties "
                     "as fractions), the top-3 match and the mean rank of the played move.")
-    p.add_argument("--weights", nargs="+", required=True, metavar="W", help="weights files or built-in sets")
+    add_weights_argument(p)
     p.add_argument("--data", required=True, metavar="DIR", help="position set written by 'tuner ingest'")
     p.add_argument("--split", default="test", choices=("train", "validation", "test"),
                    help="which split to measure on (default: test)")
@@ -102,10 +103,7 @@ def run_move_match_command(args: argparse.Namespace) -> int:
 
     if args.depth < 1 or args.max_positions < 0 or args.threads < 0:
         raise TunerError("--depth must be >= 1, --max-positions and --threads >= 0")
-    try:
-        weight_sets = [(name, load_weights(name).values) for name in args.weights]
-    except ValueError as exc:
-        raise TunerError(str(exc)) from None
+    weight_sets = load_weight_sets(args.weights)
     if args.scheduler and args.executor != "dask":
         raise TunerError("--scheduler is an option of --executor dask")
     with contextlib.ExitStack() as stack:
@@ -133,7 +131,7 @@ def run_move_match_command(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- match
 
 
-def _register_match(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench_sub.add_parser(
         "match", help="play games between two weight sets with the numba search",
         description="Play games between weight sets A and B: each opening twice with colours "
@@ -206,7 +204,7 @@ def describe_limit(config: MatchConfig) -> str:
 # ---------------------------------------------------------------- plot
 
 
-def _register_plot(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _register_plot(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench_sub.add_parser(
         "plot", help="PNG plots of a run: metrics by iteration, heat maps of the learnt PSTs",
         description="Draw RUN/metrics.jsonl (the objective and move-match against the iteration) and "
@@ -220,7 +218,7 @@ def run_plot_command(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from tuner.plots import plot_metrics, plot_psts  # noqa: PLC0415
-    from tuner.run import RunDir  # noqa: PLC0415
+    from tuner.run_folder import RunDir  # noqa: PLC0415
 
     run = RunDir(args.run)
     if not run.metrics_path.exists() or not run.weights_path.exists():

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import sys
 from pathlib import Path
+from typing import Any
 
+from tuner.commands.arguments import add_limit_arguments, check_workers
 from tuner.config import add_arguments, from_namespace
+from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
 from tuner.match import MatchConfig
 
@@ -45,7 +47,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
                         "once for every engine, or once per --engine")
 
 
-def register(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench_sub.add_parser(
         "compare", help="weight sets, runs and engines side by side: move-match, Elo, EPD, tuning time",
         description="Measure several weight sets, run folders and external engines with the figures of "
@@ -63,11 +65,7 @@ def register(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p.add_argument("--threads", type=int, default=0, help="move-match threads (default: all cores)")
     p.add_argument("--games", type=int, default=100, metavar="N",
                    help="games per pair of entrants, even; 0: no games (default: 100)")
-    limits = p.add_mutually_exclusive_group()
-    limits.add_argument("--depth", type=int, metavar="D", help="games and EPD: search depth in plies per move")
-    limits.add_argument("--nodes", type=int, metavar="N", help="games and EPD: node budget per move")
-    limits.add_argument("--movetime", type=int, metavar="MS",
-                        help="games and EPD: milliseconds per move (results then depend on the machine)")
+    add_limit_arguments(p, required=False, prefix="games and EPD: ")
     p.add_argument("--seed", type=int, default=0, help="seed of the move-match sample and the openings (default: 0)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="processes for the games and the EPD suite (default: one per core)")
@@ -107,8 +105,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     if (args.games > 0 or args.epd) and not has_limit:
         raise TunerError("give --depth, --nodes or --movetime for the games and the EPD suite "
                          "(or --games 0 without --epd)")
-    if args.workers is not None and args.workers < 1:
-        raise TunerError(f"workers must be positive, not {args.workers}")
+    check_workers(args.workers)
     try:
         engines = engine_specs(args.engine, args.engine_options)
     except ValueError as exc:
@@ -123,7 +120,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             epd_limits.validate()
         except ValueError as exc:
             raise TunerError(str(exc)) from None
-    workers = args.workers or multiprocessing.cpu_count() or 1
+    workers = workers_or_cores(args.workers)
     settings = CompareSettings(data=args.data, split=args.split, move_match_depth=args.move_match_depth,
                                max_positions=args.max_positions, seed=args.seed, threads=args.threads, match=match,
                                epd=args.epd, epd_limits=epd_limits, workers=workers, anchor=anchor,
@@ -150,7 +147,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _heading(doc: dict) -> str:  # type: ignore[type-arg]
+def _heading(doc: dict[str, Any]) -> str:
     mm = doc["move_match"]
     parts = [f"move-match: {mm['positions']} positions of {doc['data']} ({doc['split']}), depth {mm['depth']}"]
     g = doc["games"]

@@ -20,7 +20,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from search.weights import atomic_write_text, load_weights
+from search.weights import atomic_write_text
+from tuner.commands.arguments import add_limit_arguments, add_weights_argument, check_workers, load_weight_sets
 from tuner.epd import (
     DEFAULT_SUITE,
     MAX_POINTS,
@@ -47,7 +48,7 @@ the shipped suite: {DEFAULT_SUITE.relative_to(DEFAULT_SUITE.parents[2])}
 """
 
 
-def register(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench_sub.add_parser(
         "epd", help="score weight sets on an EPD test suite (bm, am, STS c8/c9 credit)",
         description="Let the engine of 'tuner uci' answer every position of an EPD test suite with "
@@ -55,10 +56,8 @@ def register(bench_sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
                     "theme, with 95%% intervals.",
         epilog=EPD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="EPD file")
-    p.add_argument("--weights", nargs="+", required=True, metavar="W", help="weights files or built-in sets")
-    limits = p.add_mutually_exclusive_group(required=True)
-    for f in dataclasses.fields(SearchLimits):
-        limits.add_argument("--" + f.name, type=int, metavar=f.metadata["metavar"], help=f.metadata["help"])
+    add_weights_argument(p)
+    add_limit_arguments(p, required=True)
     p.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
     p.add_argument("--scheduler", default="", metavar="ADDR",
                    help="answer on the workers of a running Dask scheduler (tcp://host:8786) instead of "
@@ -72,11 +71,10 @@ def run_epd_command(args: argparse.Namespace) -> int:
     limits = SearchLimits(depth=args.depth, nodes=args.nodes, movetime=args.movetime)
     try:
         limits.validate()
-        if args.workers < 1:
-            raise ValueError(f"workers must be positive, not {args.workers}")
-        weight_sets = [(name, load_weights(name).values) for name in args.weights]
     except ValueError as exc:
         raise TunerError(str(exc)) from None
+    check_workers(args.workers)
+    weight_sets = load_weight_sets(args.weights)
     positions, problems = parse_epd(args.file)
     for problem in problems:
         print(f"skipped {problem}", file=sys.stderr)

@@ -10,7 +10,7 @@ import tuner
 from tuner.config import add_arguments, from_namespace, load_toml
 from tuner.errors import TunerError
 from tuner.ingest import IngestConfig, ingest
-from tuner.ingest.pipeline import default_workers
+from tuner.cores import available_cores
 
 REPO = Path(tuner.__file__).resolve().parents[1]
 SAMPLE_DIR = REPO / "datasets" / "sample"
@@ -37,7 +37,7 @@ settings, whatever --workers.
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ingest", help="turn PGN files into a position set (parquet + manifest)",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pgn", nargs="*", metavar="PGN", help="PGN files, read in the order given")
@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--sample", action="store_true",
                    help=f"ingest the sample games shipped in {SAMPLE_DIR.relative_to(REPO)}/")
     p.add_argument("--workers", type=int, metavar="N",
-                   help=f"parser processes (default: the cores available, here {default_workers()})")
+                   help=f"parser processes (default: the cores available, here {available_cores()})")
     p.add_argument("--config", metavar="TOML", help="read the settings below from the [ingest] table of a TOML "
                                                     "file (options given here override it)")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,

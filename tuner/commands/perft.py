@@ -22,7 +22,7 @@ from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrup
 SPLIT_DEPTH = 4
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("perft", help="count the leaves of the legal move tree of a position",
                        description="Count the leaf nodes of the legal move tree of FEN to DEPTH plies.")
     p.add_argument("fen", metavar="FEN",

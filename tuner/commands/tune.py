@@ -1,6 +1,6 @@
 """``tuner tune``: fit the evaluator's weights to the moves of a position set.
 
-Settings come from two dataclasses (the shared :class:`tuner.tuning.TuneConfig`, and the
+Settings come from two dataclasses (the shared :class:`tuner.tune_config.TuneConfig`, and the
 method's own, from the registry :mod:`tuner.methods`), layered as: defaults, then ``--config
 FILE.toml`` (top-level keys, and a ``[NAME]`` table per method), then flags. The result is
 written to ``RUN/config.toml``; ``--resume RUN`` reads it back and continues the run (only the
@@ -8,12 +8,12 @@ method's count of iterations and where the searches run, ``--threads``, ``--exec
 ``--scheduler``, ``--workers``, may change on resume). The outer loop is
 :func:`tuner.driver.drive`, the same for every method.
 
-One process at a time uses a run folder (``RUN/.lock``, :meth:`tuner.run.RunDir.lock`). Ctrl-C
+One process at a time uses a run folder (``RUN/.lock``, :meth:`tuner.run_folder.RunDir.lock`). Ctrl-C
 stops a run between two kernel calls with one line, ``tuner tune: interrupted at iteration N;
 resume with: tuner tune --resume RUN``, and exit code 130; a full or read-only disk is one line
 naming the file, and the folder keeps its last checkpoint. Resuming a run whose
 ``state.json`` is lost is refused once it had completed an iteration
-(:meth:`tuner.run.RunDir.resume_point`).
+(:meth:`tuner.run_folder.RunDir.resume_point`).
 """
 
 from __future__ import annotations
@@ -22,19 +22,19 @@ import argparse
 import dataclasses
 import shlex
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace
+from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
 from tuner.driver import drive
 from tuner.methods import get as get_method
 from tuner.methods import methods
-from tuner.run import RunDir
-from tuner.tuning import TuneConfig, load_training_data, start_weights
+from tuner.run_folder import RunDir
+from tuner.training_data import load_training_data
+from tuner.tune_config import TuneConfig, start_weights
 
 
 #: the settings ``tuner tune --data DIR --out RUN`` uses when given neither ``--config`` nor
@@ -53,7 +53,7 @@ def resumable() -> set[str]:
     return {m.iterations for m in methods().values()} | {"threads", "executor", "scheduler", "workers"}
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     names = ", ".join(methods())
     p = sub.add_parser("tune", help=f"learn weights from a position set ({names})",
                        description="Fit the evaluator's weights so that the engine's shallow search "
@@ -89,21 +89,9 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise TunerError(f"{path}: no such config file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TunerError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise TunerError(f"{path}: not valid TOML: not UTF-8 text") from None
-
-
 def configs_from_toml(path: Path) -> tuple[TuneConfig, dict[str, Any]]:
     """The run settings and each method's settings of a TOML file."""
-    data = _read_toml(path)
+    data = read_toml(path)
     tables = {k: v for k, v in data.items() if isinstance(v, dict)}
     configs = method_configs()
     unknown = sorted(set(tables) - set(configs))

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from search.convert import from_chess
 from tuner import __version__
+from tuner.cores import available_cores
 from tuner.errors import TunerError
 from tuner.ingest.filters import IngestConfig
 from tuner.ingest.games import (
@@ -45,14 +46,7 @@ from tuner.ingest.games import (
     process_batch,
 )
 from search.replay import replay
-from tuner.ingest.schema import (
-    FORMAT,
-    MANIFEST,
-    SCHEMA,
-    SCHEMA_VERSION,
-    SPLITS,
-    split_file,
-)
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.sources import (
     FileDigest,
     InputFile,
@@ -110,14 +104,6 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(_PARENT_POLL)
     os._exit(1)
-
-
-def default_workers() -> int:
-    """The number of cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 @dataclass
@@ -205,7 +191,7 @@ def _warm_up() -> None:
            np.array([0]), np.array([True]))
 
 
-def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None = None, *,
+def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
            log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
     """Build a position set from PGN files; return its manifest.
@@ -235,7 +221,7 @@ def ingest(paths: list[str | Path], out: str | Path, config: IngestConfig | None
     config = config or IngestConfig()
     config.validate()
     log = log or sys.stderr
-    workers = default_workers() if workers is None else workers
+    workers = available_cores() if workers is None else workers
     if workers < 1:
         raise TunerError(f"workers must be >= 1, not {workers}")
     inputs = check_inputs(list(paths))
@@ -286,7 +272,7 @@ def _os_failure(exc: OSError, out: Path, staging: Path) -> str:
 
 
 def _account(batch: _Batch, result: BatchResult, tally: _Tally, inputs: list[InputFile],
-             bar: tqdm, log: TextIO) -> None:  # type: ignore[type-arg]
+             bar: tqdm[Any], log: TextIO) -> None:
     problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
     for outcome, chunk in zip(result.outcomes, batch.chunks, strict=True):
         tally.read += 1

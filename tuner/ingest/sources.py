@@ -25,7 +25,10 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 import zstandard
 
@@ -130,7 +133,7 @@ def _sniff(path: Path) -> str:
 class _HashingReader(io.RawIOBase):
     """A raw reader that hashes (SHA-256) and counts the bytes it passes on."""
 
-    def __init__(self, fh: BinaryIO) -> None:
+    def __init__(self, fh: io.BufferedIOBase) -> None:
         self._fh = fh
         self.sha256 = hashlib.sha256()
         self.bytes_read = 0
@@ -138,8 +141,8 @@ class _HashingReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        n = self._fh.readinto(buffer)  # type: ignore[attr-defined]
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
+        n = self._fh.readinto(buffer)
         if n:
             self.sha256.update(memoryview(buffer)[:n])
             self.bytes_read += n
@@ -188,11 +191,12 @@ class _ZstdReader(io.RawIOBase):
                 self._input, self._frame = self._frame.unused_data, None
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
         if not self._fill():
             return 0
-        n = min(len(buffer), len(self._output) - self._pos)
-        memoryview(buffer)[:n] = memoryview(self._output)[self._pos:self._pos + n]
+        view = memoryview(buffer)
+        n = min(len(view), len(self._output) - self._pos)
+        view[:n] = memoryview(self._output)[self._pos:self._pos + n]
         self._pos += n
         return n
 
@@ -201,11 +205,11 @@ def _decompressed(path: Path, raw: _HashingReader) -> BinaryIO:
     buffered = io.BufferedReader(raw, _BUFFER)
     suffix = path.suffix.lower()
     if suffix == ".gz":
-        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+        return cast(BinaryIO, gzip.GzipFile(fileobj=buffered, mode="rb"))
     if suffix == ".bz2":
-        return bz2.BZ2File(buffered, mode="rb")  # type: ignore[return-value]
+        return cast(BinaryIO, bz2.BZ2File(buffered, mode="rb"))
     if suffix == ".zst":
-        return io.BufferedReader(_ZstdReader(buffered), _BUFFER)  # type: ignore[arg-type,return-value]
+        return io.BufferedReader(_ZstdReader(buffered), _BUFFER)
     return buffered
 
 
@@ -215,7 +219,7 @@ def _lines(stream: BinaryIO, encoding: str) -> Iterator[bytes]:
     if encoding == "utf-8":
         yield from stream
         return
-    for line in io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="\n"):  # type: ignore[type-var]
+    for line in io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="\n"):
         yield line.encode("utf-8")
 
 

@@ -1,6 +1,6 @@
 """MMTO's grid-adjacent update with L1 regularisation and an equality constraint.
 
-Hoki & Kaneko, JAIR 49:527-568, 2014 (``shared/BACKGROUND.md``, section MMTO):
+Hoki & Kaneko, JAIR 49:527-568, 2014 (``docs/references.md`` [HK2014]: J_C, J_R and the update):
 
 * grid-adjacent update: ``w_i(t+1) = w_i(t) - h * sign(dJ/dw_i)`` on integer weights;
 * J_R = lambda_1 * |w''|_1 on a subset w'': its derivative adds ``lambda_1 * sign(w_i)``;

@@ -37,12 +37,14 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 try:
     import fcntl
+
+    _FLOCK = True
 except ImportError:  # not POSIX: runs are not locked
-    fcntl = None  # type: ignore[assignment]
+    _FLOCK = False
 
 import numpy as np
 
@@ -148,7 +150,7 @@ class RunDir:
 
     def _acquire(self) -> tuple[int, int | None]:
         """Open and lock ``lock_path``; (file descriptor, pid of a stale lock's owner or None)."""
-        if fcntl is None:  # no flock on this platform: no protection, but no failure either
+        if not _FLOCK:  # no flock on this platform: no protection, but no failure either
             return os.open(os.devnull, os.O_RDONLY), None
         while True:
             try:
@@ -356,7 +358,7 @@ def _saved_iteration(path: Path) -> int:
     return value if _is_iteration(value) else 1
 
 
-def _is_iteration(value: Any) -> bool:
+def _is_iteration(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 

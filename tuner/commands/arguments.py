@@ -1,0 +1,44 @@
+"""Options and argument checks that several ``tuner bench`` subcommands share, declared once."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import numpy as np
+
+from search.weights import load_weights
+from tuner.epd import SearchLimits
+from tuner.errors import TunerError
+
+
+def add_weights_argument(p: argparse.ArgumentParser) -> None:
+    """``--weights W...``: one or more weights files or built-in sets (required)."""
+    p.add_argument("--weights", nargs="+", required=True, metavar="W", help="weights files or built-in sets")
+
+
+def load_weight_sets(names: list[str]) -> list[tuple[str, np.ndarray]]:
+    """``(name, int32[N_FEATURES] weights)`` of each weights file or built-in set; a one-line
+    :class:`TunerError` for the first that cannot be read."""
+    try:
+        return [(name, load_weights(name).values) for name in names]
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+
+
+def add_limit_arguments(p: argparse.ArgumentParser, *, required: bool, prefix: str = "") -> None:
+    """``--depth``, ``--nodes``, ``--movetime`` (mutually exclusive), from the fields of
+    :class:`tuner.epd.SearchLimits`; ``prefix`` starts each help text (e.g. what they limit)."""
+    limits = p.add_mutually_exclusive_group(required=required)
+    for f in dataclasses.fields(SearchLimits):
+        limits.add_argument("--" + f.name, type=int, metavar=f.metadata["metavar"],
+                            help=prefix + f.metadata["help"])
+
+
+def check_workers(workers: int | None) -> None:
+    """A one-line :class:`TunerError` unless ``workers`` is None (the default) or positive."""
+    if workers is not None and workers < 1:
+        raise TunerError(f"workers must be positive, not {workers}")
+
+
+__all__ = ["add_limit_arguments", "add_weights_argument", "check_workers", "load_weight_sets"]
