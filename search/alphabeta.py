@@ -27,14 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.board import (
-    BOARD_WORDS,
-    NO_PIECE,
-    W_HALFMOVE,
-    W_KEY,
-    in_check,
-    make_move,
-)
+from search.board import (BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, in_check, make_move, move_captured, move_piece,
+                          move_promo)
 from search.features import evaluate_kernel
 from search.movegen import MAX_MOVES, generate_moves
 from search.quiescence import quiescence_moves
@@ -256,12 +250,12 @@ def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) ->
                         if m == tt_move:
                             order[ply, i] = _ORDER_TT
                         else:
-                            cap = (m >> 20) & 7
-                            promo = (m >> 12) & 7
+                            cap = move_captured(m)
+                            promo = move_promo(m)
                             if cap != NO_PIECE or promo != 0:
                                 order[ply, i] = (_ORDER_TACTICAL + 64 * _VICTIM_VALUE[cap]
                                                  + 16 * _VICTIM_VALUE[promo if promo else 6]
-                                                 - ((m >> 17) & 7))
+                                                 - move_piece(m))
                             elif m == k1:
                                 order[ply, i] = _ORDER_KILLER1
                             elif m == k2:
@@ -329,7 +323,7 @@ def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) ->
                 ints[ply, _ALPHA] = v
                 if v >= ints[ply, _BETA]:
                     ints[ply, _DONE] = 1
-                    if (ints[ply, _DEPTH] > 0 and ((m >> 20) & 7) == NO_PIECE and ((m >> 12) & 7) == 0
+                    if (ints[ply, _DEPTH] > 0 and move_captured(m) == NO_PIECE and move_promo(m) == 0
                             and killers[ply, 0] != m):
                         killers[ply, 1] = killers[ply, 0]
                         killers[ply, 0] = m

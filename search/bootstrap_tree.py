@@ -39,7 +39,8 @@ import numpy as np
 from numba import njit
 
 from search.alphabeta import INF, KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MAX_PLY, _is_repetition
-from search.board import BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, W_STM, in_check, make_move
+from search.board import (BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, W_STM, in_check, make_move, move_captured,
+                          move_from, move_piece, move_promo, move_to)
 from search.features import evaluate_kernel
 from search.movegen import MAX_MOVES, generate_moves
 from search.quiescence import quiescence_moves
@@ -189,18 +190,18 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
                         if m == tt_move:
                             order[ply, i] = _ORDER_TT
                         else:
-                            cap_piece = (m >> 20) & 7
-                            promo = (m >> 12) & 7
+                            cap_piece = move_captured(m)
+                            promo = move_promo(m)
                             if cap_piece != NO_PIECE or promo != 0:
                                 order[ply, i] = (_ORDER_TACTICAL + 64 * _VICTIM_VALUE[cap_piece]
                                                  + 16 * _VICTIM_VALUE[promo if promo else 6]
-                                                 - ((m >> 17) & 7))
+                                                 - move_piece(m))
                             elif m == k1:
                                 order[ply, i] = _ORDER_KILLER1
                             elif m == k2:
                                 order[ply, i] = _ORDER_KILLER2
                             else:
-                                order[ply, i] = history[side, m & 63, (m >> 6) & 63]
+                                order[ply, i] = history[side, move_from(m), move_to(m)]
                     ints[ply, _N] = n
                     ints[ply, _I] = 0
                     ints[ply, _DONE] = 0
@@ -281,13 +282,13 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
                 if v >= ints[ply, _BETA]:
                     ints[ply, _DONE] = 1
                     dd = ints[ply, _DEPTH]
-                    if dd > 0 and ((m >> 20) & 7) == NO_PIECE and ((m >> 12) & 7) == 0:
+                    if dd > 0 and move_captured(m) == NO_PIECE and move_promo(m) == 0:
                         if killers[ply, 0] != m:
                             killers[ply, 1] = killers[ply, 0]
                             killers[ply, 0] = m
                         side = np.int64(boards[ply, W_STM])
-                        h = history[side, m & 63, (m >> 6) & 63] + dd * dd
-                        history[side, m & 63, (m >> 6) & 63] = min(h, _HISTORY_CAP)
+                        h = history[side, move_from(m), move_to(m)] + dd * dd
+                        history[side, move_from(m), move_to(m)] = min(h, _HISTORY_CAP)
     return value, n_rec
 
 

@@ -19,29 +19,17 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from search.board import (
-    BLACK_OO,
-    BLACK_OOO,
-    BOARD_WORDS,
-    FLAG_EP,
-    NO_SQUARE,
-    W_CASTLE,
-    W_EP,
-    W_FULLMOVE,
-    W_HALFMOVE,
-    W_KEY,
-    W_OCC,
-    W_STM,
-    WHITE_OO,
-    WHITE_OOO,
-    make_move,
-)
+from search.board import (BOARD_WORDS, CASTLING_RIGHTS, FLAG_EP, NO_SQUARE, W_CASTLE, W_EP, W_FULLMOVE, W_HALFMOVE,
+                          W_KEY, W_OCC, W_STM, make_move, make_uci_key, move_flag, move_uci_key)
 from search.movegen import MAX_MOVES, generate_moves
 
 #: Bytes reserved per FEN in the output buffer (the longest FEN is well under 100 characters).
 FEN_STRIDE = 100
 
 _PIECE_CHARS = np.frombuffer(b"PNBRQKpnbrqk", dtype=np.uint8).copy()
+#: FEN letter (ASCII) and ``W_CASTLE`` bit of each castling right, in FEN order
+_CASTLE_CHARS = np.array([ord(letter) for _, letter, _, _, _ in CASTLING_RIGHTS], dtype=np.uint8)
+_CASTLE_BITS = np.array([right for right, _, _, _, _ in CASTLING_RIGHTS], dtype=np.int64)
 
 
 @njit(cache=True)
@@ -100,18 +88,10 @@ def _write_fen(b: np.ndarray, ep_legal: bool, chars: np.ndarray, buf: np.ndarray
         buf[pos] = 45  # '-'
         pos += 1
     else:
-        if rights & WHITE_OO:
-            buf[pos] = 75  # K
-            pos += 1
-        if rights & WHITE_OOO:
-            buf[pos] = 81  # Q
-            pos += 1
-        if rights & BLACK_OO:
-            buf[pos] = 107  # k
-            pos += 1
-        if rights & BLACK_OOO:
-            buf[pos] = 113  # q
-            pos += 1
+        for r in range(len(_CASTLE_BITS)):
+            if rights & _CASTLE_BITS[r]:
+                buf[pos] = _CASTLE_CHARS[r]
+                pos += 1
     buf[pos] = 32
     pos += 1
     ep = np.int64(b[W_EP])
@@ -151,11 +131,12 @@ def _replay_kernel(starts, offsets, frm, to, promo, want_fen, chars,  # type: ig
             stm[i] = np.int8(cur[W_STM])
             found = -1
             ep_legal = False
+            played = make_uci_key(frm[i], to[i], promo[i])
             for k in range(n):
                 m = moves[k]
-                if ((m >> 15) & 3) == FLAG_EP:
+                if move_flag(m) == FLAG_EP:
                     ep_legal = True
-                if (m & 63) == frm[i] and ((m >> 6) & 63) == to[i] and ((m >> 12) & 7) == promo[i]:
+                if move_uci_key(m) == played:
                     found = m
             if found < 0:
                 bad_ply[g] = i - offsets[g]

@@ -36,7 +36,7 @@ import chess.pgn
 import numpy as np
 import polars as pl
 
-from search.board import BOARD_WORDS
+from search.board import BOARD_WORDS, make_uci_key, uci_texts
 from search.convert import from_chess
 from tuner.ingest.filters import IngestConfig, parse_elo
 from search.replay import replay
@@ -56,9 +56,6 @@ _SAN_ERRORS: tuple[tuple[type[Exception], str], ...] = (
     (chess.AmbiguousMoveError, "ambiguous_move"),
     (chess.InvalidMoveError, "invalid_move"),
 )
-
-_PROMO_CHARS = ("", "n", "b", "r", "q")
-
 
 class GameChunk(NamedTuple):
     """The bytes of one game as cut from an input file (sent to worker processes)."""
@@ -381,10 +378,6 @@ def _start_board(game: ParsedGame) -> np.ndarray:
     return from_chess(game.start) if "FEN" in game.headers else _starting_board()
 
 
-#: UCI text of every (from, to) pair, indexed ``from * 64 + to``.
-_UCI = tuple(a + b for a in chess.SQUARE_NAMES for b in chess.SQUARE_NAMES)
-
-
 def _position_filters(games: list[ParsedGame], offsets: np.ndarray, config: IngestConfig) -> np.ndarray:
     """Per ply of the batch, whether the opening and rating filters keep its position; fills
     each game's ``outcome.dropped`` with the counts of those two filters."""
@@ -449,11 +442,12 @@ def process_batch(chunks: list[GameChunk], config: IngestConfig) -> BatchResult:
     for g, count in enumerate(np.bincount(game_index, minlength=len(games)).tolist()):
         games[g].outcome.positions = count
     fens = rep.fens
+    texts = uci_texts()
     rows = {
         "game": game_index.astype(np.int64),
         "ply": (positions - offsets[game_index]).astype(np.int32),
         "fen": [fens[p] for p in positions.tolist()],
-        "move": [_UCI[f * 64 + t] + _PROMO_CHARS[k]
+        "move": [texts[make_uci_key(f, t, k)]
                  for f, t, k in zip(frm[positions].tolist(), to[positions].tolist(), promo[positions].tolist())],
         "stm": rep.stm[positions],
         "n_legal": rep.n_legal[positions],
