@@ -81,7 +81,7 @@ def test_every_entry_point_refuses_boards_the_kernels_cannot_take() -> None:
         from search.evaluator import evaluate, evaluate_batch, features, features_batch
         from search.rules import divide, perft
         from search.weights import load_weights
-        from tuner.uci import Searcher
+        from search.iterative import Searcher
         w = load_weights("classic").values
         bad = {
             "int64 zeros": np.zeros(16, dtype=np.int64),
