@@ -1,4 +1,6 @@
-"""Public search API: validated wrappers over the alpha-beta and batch kernels.
+"""The search as a user calls it (:func:`search`, :func:`search_many`, :func:`sweep`, :func:`move_match`):
+validated wrappers over the alpha-beta kernel (:mod:`search.alphabeta`) and the batch kernels
+(:mod:`search.batch`). The static evaluation is :mod:`search.evaluator`.
 
 Scores come back in centipawns (float, side to move's view) and as exact eval units
 (int, centipawns x PHASE_MAX); mate scores are reported as ``mate_in`` plies instead.

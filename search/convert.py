@@ -38,7 +38,7 @@ from search.board import (
     uci_texts,
 )
 from search.movegen import MAX_MOVES, generate_moves
-from search.validate import InvalidBoardError, check_board
+from search.validate import InvalidBoardError, check_board, check_board_array
 
 Board = np.ndarray
 """uint64[BOARD_WORDS]: a position as the numba core holds it (see :mod:`search.board`)."""
@@ -167,17 +167,10 @@ def _check_possible(b: Board, fen: str) -> None:
         raise InvalidFenError(f"impossible position in FEN {fen!r}: {str(exc).removeprefix('invalid board: ')}") from None
 
 
-def _check_shape(b: object) -> None:
-    """The array form of a board (what a conversion needs; :func:`check_board` checks the rest)."""
-    if not isinstance(b, np.ndarray) or b.dtype != np.uint64 or b.shape != (BOARD_WORDS,):
-        what = f"{b.dtype} {b.shape}" if isinstance(b, np.ndarray) else type(b).__name__
-        raise InvalidBoardError(f"a board must be a uint64 array of shape ({BOARD_WORDS},), not {what}")
-
-
 def to_fen(b: Board) -> str:
     """FEN of a board; the en-passant field is set after every double push (as python-chess's
     ``Board.fen(en_passant="fen")``), so FEN -> board -> FEN round-trips."""
-    _check_shape(b)
+    check_board_array(b)
     rows = []
     white = int(b[W_OCC])
     bbs = [int(b[p]) for p in range(6)]
@@ -229,7 +222,7 @@ def from_chess(board: chess.Board) -> Board:
 
 def to_chess(b: Board) -> chess.Board:
     """Convert a core board to a python-chess board (no move history)."""
-    _check_shape(b)
+    check_board_array(b)
     board = chess.Board(None)
     for pt, name in enumerate(("pawns", "knights", "bishops", "rooks", "queens", "kings")):
         setattr(board, name, int(b[pt]))

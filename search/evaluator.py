@@ -1,4 +1,5 @@
-"""Public evaluator API: features and scores of boards, single or batched.
+"""The static evaluation as a user calls it (:func:`features`, :func:`evaluate` and their batch forms):
+validated wrappers over the kernels of :mod:`search.features`. The search is :mod:`search.api`.
 
 Scores are in centipawns from the side to move's point of view:
 ``score = w . phi / PHASE_MAX`` where ``phi`` is the sparse tapered feature vector of

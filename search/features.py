@@ -1,4 +1,5 @@
-"""The sparse linear evaluator's kernels: one code path yields the features and the score.
+"""The static evaluation's kernels (call them through :mod:`search.evaluator`): one code path
+yields the features and the score.
 
 Definitions of every term: ``docs/features.md``; names and indices: :mod:`search.catalog`.
 

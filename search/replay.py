@@ -22,6 +22,7 @@ from numba import njit
 from search.board import (BOARD_WORDS, CASTLING_RIGHTS, FLAG_EP, NO_SQUARE, W_CASTLE, W_EP, W_FULLMOVE, W_HALFMOVE,
                           W_KEY, W_OCC, W_STM, make_move, make_uci_key, move_flag, move_uci_key)
 from search.movegen import MAX_MOVES, generate_moves
+from search.validate import check_boards_array
 
 #: Bytes reserved per FEN in the output buffer (the longest FEN is well under 100 characters).
 FEN_STRIDE = 100
@@ -180,7 +181,8 @@ def replay(starts: np.ndarray, offsets: np.ndarray, frm: np.ndarray, to: np.ndar
     Parameters
     ----------
     starts : uint64[G, BOARD_WORDS]
-        Initial position of each game (:func:`search.convert.from_chess`).
+        Initial position of each game (:func:`search.convert.from_chess`); another array
+        raises :class:`search.validate.InvalidBoardError`.
     offsets : int64[G + 1]
         Game ``g``'s plies are ``offsets[g]:offsets[g + 1]`` of the per-ply arrays.
     frm, to : int32[P]
@@ -190,14 +192,12 @@ def replay(starts: np.ndarray, offsets: np.ndarray, frm: np.ndarray, to: np.ndar
     want_fen : bool[P]
         Plies whose position's FEN is wanted.
     """
-    starts = np.ascontiguousarray(starts, dtype=np.uint64)
+    starts = np.ascontiguousarray(check_boards_array(starts))
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     frm, to, promo = (np.ascontiguousarray(a, dtype=np.int32) for a in (frm, to, promo))
     want_fen = np.ascontiguousarray(want_fen, dtype=np.bool_)
     n_games = starts.shape[0]
     n_plies = frm.shape[0]
-    if starts.ndim != 2 or starts.shape[1] != BOARD_WORDS:
-        raise ValueError(f"starts must have shape (G, {BOARD_WORDS}), not {starts.shape}")
     if offsets.shape != (n_games + 1,) or offsets[0] != 0 or offsets[-1] != n_plies or np.any(np.diff(offsets) < 0):
         raise ValueError("offsets must be a non-decreasing int64[G + 1] from 0 to the number of plies")
     if not (to.shape == promo.shape == want_fen.shape == (n_plies,)):

@@ -59,6 +59,7 @@ from search.board import (
     WHITE_OOO,
 )
 from search.catalog import N_FEATURES, PHASE_MAX
+from search.types import BoardArray
 
 __all__ = [
     "InvalidBoardError",
@@ -68,6 +69,8 @@ __all__ = [
     "board_problem",
     "board_problems",
     "check_board",
+    "check_board_array",
+    "check_boards_array",
     "check_boards",
     "check_weight_rows",
     "check_weights",
@@ -421,7 +424,9 @@ def _describe(b: np.ndarray, code: int) -> str:
     return RULES[code - 1]
 
 
-def _as_boards(boards: object) -> np.ndarray:
+def check_boards_array(boards: object) -> BoardArray:
+    """The array form of a batch of boards only (uint64[n, BOARD_WORDS]); :func:`check_boards`
+    checks the rules too. Raises :class:`InvalidBoardError`."""
     if isinstance(boards, np.ndarray):
         arr = boards
     else:
@@ -440,7 +445,7 @@ def check_boards(boards: object) -> np.ndarray:
     """Validate a batch of boards (uint64[n, BOARD_WORDS], ``n`` >= 0): every row must pass
     :func:`board_problems`. Returns a C-contiguous array (the input itself when it already is);
     raises :class:`InvalidBoardError` naming the first bad row and the rule it breaks."""
-    arr = _as_boards(boards)
+    arr = check_boards_array(boards)
     codes = board_problems(arr)
     if codes.any():
         rows = np.flatnonzero(codes)
@@ -450,13 +455,20 @@ def check_boards(boards: object) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def check_board(b: object) -> np.ndarray:
-    """Validate one board (uint64[BOARD_WORDS]) by the rules of :func:`board_problems`. Returns
-    it C-contiguous; raises :class:`InvalidBoardError` with a one-line message."""
+def check_board_array(b: object) -> BoardArray:
+    """The array form of one board only (uint64[BOARD_WORDS]), for conversions that read any
+    board; :func:`check_board` checks the rules too. Raises :class:`InvalidBoardError`."""
     if not isinstance(b, np.ndarray) or b.dtype != np.uint64 or b.shape != (BOARD_WORDS,):
         what = f"{b.dtype} {b.shape}" if isinstance(b, np.ndarray) else type(b).__name__
         raise InvalidBoardError(f"a board must be a uint64 array of shape ({BOARD_WORDS},), not {what}"
                                 "; build one with search.convert")
+    return b
+
+
+def check_board(b: object) -> BoardArray:
+    """Validate one board (uint64[BOARD_WORDS]) by the rules of :func:`board_problems`. Returns
+    it C-contiguous; raises :class:`InvalidBoardError` with a one-line message."""
+    b = check_board_array(b)
     code = board_problem(b)
     if code:
         raise InvalidBoardError(f"invalid board: {_describe(b, code)}")

@@ -342,8 +342,8 @@ def parse_game(chunk: GameChunk, config: IngestConfig) -> tuple[GameOutcome, Par
 
 
 @dataclass
-class BatchResult:
-    """The outcome of every game of a batch, in order, and the rows of its kept positions
+class IngestedBatch:
+    """A batch of games as ingested: the outcome of every game, in order, and the rows of its kept positions
     (sorted by game and ply, not yet deduplicated) as plain columns: workers send these back
     and never touch polars (so that they can be forked safely); :meth:`frame` builds the
     polars frame in the parent."""
@@ -399,7 +399,7 @@ def _position_filters(games: list[ParsedGame], offsets: np.ndarray, config: Inge
     return want
 
 
-def process_batch(chunks: list[GameChunk], config: IngestConfig) -> BatchResult:
+def process_batch(chunks: list[GameChunk], config: IngestConfig) -> IngestedBatch:
     """Parse, filter and replay a batch of games (the unit of work of a worker process)."""
     outcomes: list[GameOutcome] = []
     games: list[ParsedGame] = []
@@ -465,4 +465,4 @@ def process_batch(chunks: list[GameChunk], config: IngestConfig) -> BatchResult:
         "source": [g.source for g in games],
         "source_line": [g.outcome.line for g in games],
     }
-    return BatchResult(outcomes, meta, rows)
+    return IngestedBatch(outcomes, meta, rows)
