@@ -142,7 +142,7 @@ class Workspace:
 
 
 @njit(cache=True)
-def _is_repetition(boards, ply, hist, nhist) -> bool:  # type: ignore[no-untyped-def]
+def _is_repetition(boards, ply, hist, nhist):  # type: ignore[no-untyped-def]
     """Whether the position at ``ply`` occurred before since the last irreversible move."""
     key = boards[ply, W_KEY]
     hm = np.int64(boards[ply, W_HALFMOVE])
@@ -163,7 +163,7 @@ def _is_repetition(boards, ply, hist, nhist) -> bool:  # type: ignore[no-untyped
 
 
 @njit(cache=True, inline="always")
-def rule_verdict(boards, moves, ply, hist, nhist) -> int:  # type: ignore[no-untyped-def]
+def rule_verdict(boards, moves, ply, hist, nhist):  # type: ignore[no-untyped-def]
     """What the game rules say of the node at ``ply`` before any search: ``KIND_DRAW`` by the
     fifty-move rule (halfmove clock >= 100) or a repetition, ``KIND_MATE`` when the fifty-move
     rule meets a checkmate (the mate stands), ``-1`` when no rule ends the node (and at the root).
@@ -187,7 +187,7 @@ def verdict_score(kind, ply):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def over_limits(stats, budget, ply) -> bool:  # type: ignore[no-untyped-def]
+def over_limits(stats, budget, ply):  # type: ignore[no-untyped-def]
     """Whether the node at ``ply`` must be scored statically: more than ``budget`` nodes visited
     (sets ``stats[STAT_BUDGET_HIT]``) or ``MAX_PLY`` reached (sets ``stats[STAT_MAX_PLY]``)."""
     if stats[STAT_NODES] > budget:
@@ -200,7 +200,7 @@ def over_limits(stats, budget, ply) -> bool:  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def node_moves(b, moves, ply, depth, checked, evs) -> int:  # type: ignore[no-untyped-def]
+def node_moves(b, moves, ply, depth, checked, evs):  # type: ignore[no-untyped-def]
     """Write the moves the node at ``ply`` tries into ``moves[ply]``; return their number: every
     legal move at remaining ``depth`` > 0, else those of quiescence."""
     if depth > 0:
@@ -209,7 +209,7 @@ def node_moves(b, moves, ply, depth, checked, evs) -> int:  # type: ignore[no-un
 
 
 @njit(cache=True, inline="always")
-def tt_probe(b, tt_keys, tt_moves) -> int:  # type: ignore[no-untyped-def]
+def tt_probe(b, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
     """The move-ordering table's move for board ``b`` (0 when none or no table)."""
     if len(tt_keys) == 0:
         return 0
@@ -218,7 +218,7 @@ def tt_probe(b, tt_keys, tt_moves) -> int:  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def tt_store(b, tt_keys, tt_moves, m) -> None:  # type: ignore[no-untyped-def]
+def tt_store(b, tt_keys, tt_moves, m):  # type: ignore[no-untyped-def]
     """Remember ``m`` as board ``b``'s best move in the move-ordering table (if there is one)."""
     if len(tt_keys) > 0:
         slot = np.int64(b[W_KEY] & np.uint64(len(tt_keys) - 1))
@@ -227,7 +227,7 @@ def tt_store(b, tt_keys, tt_moves, m) -> None:  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def order_key(m, tt_move, k1, k2) -> int:  # type: ignore[no-untyped-def]
+def order_key(m, tt_move, k1, k2):  # type: ignore[no-untyped-def]
     """Ordering key of move ``m``: ``ORDER_TT`` for the table's move, captures and promotions
     by most valuable victim / least valuable attacker above the killers ``k1``, ``k2``, and 0
     for any other quiet move."""
@@ -246,7 +246,7 @@ def order_key(m, tt_move, k1, k2) -> int:  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def next_move(moves, order, ply, i, n) -> int:  # type: ignore[no-untyped-def]
+def next_move(moves, order, ply, i, n):  # type: ignore[no-untyped-def]
     """One selection-sort step: bring the best-ordered of ``moves[ply, i:n]`` to position ``i``
     (``order`` alongside) and return it."""
     bi = i
@@ -264,27 +264,32 @@ def next_move(moves, order, ply, i, n) -> int:  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def back_up(ints, pv, ply, child, v) -> bool:  # type: ignore[no-untyped-def]
+def back_up(ints, pv, ply, child, v):  # type: ignore[no-untyped-def]
     """The child at ``child`` returned ``-v`` to the node at ``ply``: when ``v`` improves the
     node's best, take it, with the principal variation (the move played, then the child's) and
-    its last node's kind, and raise alpha. Returns whether ``v`` is a cut-off (``>= beta``)."""
+    its last node's kind, and raise alpha. On a cut-off (``v >= beta``) end the node's move
+    loop and return the move that caused it; otherwise return 0."""
     if v <= ints[ply, _BEST]:
-        return False
+        return 0
     ints[ply, _BEST] = v
-    pv[ply, 0] = ints[ply, _CUR]
+    m = ints[ply, _CUR]
+    pv[ply, 0] = m
     cl = ints[child, _PVLEN]
     for k in range(cl):
         pv[ply, k + 1] = pv[child, k]
     ints[ply, _PVLEN] = cl + 1
     ints[ply, _KIND] = ints[child, _KIND]
     if v <= ints[ply, _ALPHA]:
-        return False
+        return 0
     ints[ply, _ALPHA] = v
-    return v >= ints[ply, _BETA]
+    if v < ints[ply, _BETA]:
+        return 0
+    ints[ply, _DONE] = 1
+    return m
 
 
 @njit(cache=True, inline="always")
-def store_killer(killers, ply, m) -> None:  # type: ignore[no-untyped-def]
+def store_killer(killers, ply, m):  # type: ignore[no-untyped-def]
     """Make quiet move ``m`` the first killer of ``ply`` (the old first becomes the second)."""
     if killers[ply, 0] != m:
         killers[ply, 1] = killers[ply, 0]
@@ -292,17 +297,17 @@ def store_killer(killers, ply, m) -> None:  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def is_quiet(m) -> bool:  # type: ignore[no-untyped-def]
+def is_quiet(m):  # type: ignore[no-untyped-def]
     """Whether ``m`` neither captures nor promotes."""
     return move_captured(m) == NO_PIECE and move_promo(m) == 0
 
 
 #: the static evaluation returned by :func:`enter_node` when it did not compute one
-NO_STATIC = INF + 1
+NO_STATIC = int(INF) + 1
 
 
 @njit(cache=True, inline="always")
-def start_search(ws, root, depth) -> None:  # type: ignore[no-untyped-def]
+def start_search(ws, root, depth):  # type: ignore[no-untyped-def]
     """Reset a workspace (statistics, killers) and set the root: ``root`` at ply 0, searched
     to ``depth`` with the window (-INF, INF)."""
     boards, moves, order, ints, pv, killers, evs, stats = ws
@@ -364,7 +369,26 @@ def enter_node(ws, ply, w, budget, hist, nhist):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def play_next(ws, ply, full_window) -> None:  # type: ignore[no-untyped-def]
+def start_move_loop(ws, ply, n, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
+    """Give the ``n`` moves of the node at ``ply`` their :func:`order_key` (the table's move
+    probed at full-width nodes only) and start its move loop."""
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    tt_move = tt_probe(boards[ply], tt_keys, tt_moves) if ints[ply, _DEPTH] > 0 else 0
+    for i in range(n):
+        order[ply, i] = order_key(moves[ply, i], tt_move, killers[ply, 0], killers[ply, 1])
+    ints[ply, _N] = n
+    ints[ply, _I] = 0
+    ints[ply, _DONE] = 0
+
+
+@njit(cache=True, inline="always")
+def has_next_move(ints, ply):  # type: ignore[no-untyped-def]
+    """Whether the node at ``ply`` has a move left to search (no cut-off yet)."""
+    return ints[ply, _DONE] == 0 and ints[ply, _I] < ints[ply, _N]
+
+
+@njit(cache=True, inline="always")
+def play_next(ws, ply, full_window):  # type: ignore[no-untyped-def]
     """Play the node at ``ply``'s next move (best-ordered first) into ``ply + 1``, with the
     negated window, or (-INF, INF) when ``full_window``, and one ply less to go."""
     boards, moves, order, ints, pv, killers, evs, stats = ws
@@ -393,7 +417,7 @@ def finish_node(ws, ply, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) -> int:  # type: ignore[no-untyped-def]
+def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
     """Search ``root`` (uint64[BOARD_WORDS]) to ``depth`` plies plus quiescence.
 
     Parameters
@@ -405,7 +429,7 @@ def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) ->
     tt_keys, tt_moves : uint64[2**k], int32[2**k] transposition table for move ordering, or
         arrays of length 0 for none
 
-    The steps (:func:`start_search`, :func:`enter_node`, :func:`order_key`, :func:`play_next`,
+    The steps (:func:`start_search`, :func:`enter_node`, :func:`start_move_loop`, :func:`play_next`,
     :func:`finish_node`, :func:`back_up`) are helpers that
     :func:`search.bootstrap_tree.tree_kernel`, the recording search, calls too.
 
@@ -414,24 +438,16 @@ def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) ->
     """
     boards, moves, order, ints, pv, killers, evs, stats = ws
     start_search(ws, root, depth)
-    ply = 0
-    entering = True
-    value = np.int64(0)
-    child = 0
+    ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
     while True:
         if entering:
             entering = False
             n, value, _ = enter_node(ws, ply, w, budget, hist, nhist)
             if n > 0:
-                tt_move = tt_probe(boards[ply], tt_keys, tt_moves) if ints[ply, _DEPTH] > 0 else 0
-                for i in range(n):
-                    order[ply, i] = order_key(moves[ply, i], tt_move, killers[ply, 0], killers[ply, 1])
-                ints[ply, _N] = n
-                ints[ply, _I] = 0
-                ints[ply, _DONE] = 0
+                start_move_loop(ws, ply, n, tt_keys, tt_moves)
                 continue  # into this node's move loop
             # settled at once: hand ``value`` to the parent
-        elif ints[ply, _DONE] == 0 and ints[ply, _I] < ints[ply, _N]:
+        elif has_next_move(ints, ply):
             play_next(ws, ply, False)
             ply += 1
             entering = True
@@ -442,10 +458,7 @@ def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) ->
             break
         child = ply
         ply -= 1
-        # the node at ``child`` returned ``value`` to ``ply``
-        if back_up(ints, pv, ply, child, -value):
-            ints[ply, _DONE] = 1
-            m = ints[ply, _CUR]
-            if ints[ply, _DEPTH] > 0 and is_quiet(m):
-                store_killer(killers, ply, m)
+        cut = back_up(ints, pv, ply, child, -value)
+        if cut != 0 and ints[ply, _DEPTH] > 0 and is_quiet(cut):
+            store_killer(killers, ply, cut)  # a quiet move that refuted the opponent's last
     return value

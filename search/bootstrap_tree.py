@@ -41,12 +41,8 @@ from numba import njit
 from search.alphabeta import (
     _ALPHA,
     _BETA,
-    _CUR,
     _DEPTH,
-    _DONE,
-    _I,
     _KIND,
-    _N,
     _PVLEN,
     MAX_PLY,
     N_PLY_INTS,
@@ -60,11 +56,11 @@ from search.alphabeta import (
     finish_node,
     is_quiet,
     new_workspace_arrays,
-    order_key,
+    has_next_move,
     play_next,
+    start_move_loop,
     start_search,
     store_killer,
-    tt_probe,
 )
 from search.board import BOARD_WORDS, W_STM, move_from, move_to
 from search.features import evaluate_kernel
@@ -91,7 +87,7 @@ def new_tree_workspace():  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _record(rec_boards, rec_ints, row, boards, ints, ply, value) -> None:  # type: ignore[no-untyped-def]
+def _record(rec_boards, rec_ints, row, boards, ints, ply, value):  # type: ignore[no-untyped-def]
     """Write the completed node at ``ply`` (returned ``value``) into row ``row`` of the record."""
     for k in range(BOARD_WORDS):
         rec_boards[row, k] = boards[ply, k]
@@ -109,7 +105,7 @@ def _record(rec_boards, rec_ints, row, boards, ints, ply, value) -> None:  # typ
 
 @njit(cache=True, nogil=True)
 def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
-                rec_min_depth, rec_boards, rec_ints) -> tuple[int, int]:
+                rec_min_depth, rec_boards, rec_ints):
     """Search ``root`` to ``depth`` plies plus quiescence, recording interior nodes.
 
     Parameters as :func:`search.alphabeta.search_kernel`, and
@@ -129,10 +125,7 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
     start_search(ws, root, depth)
     n_rec = 0
     cap = rec_boards.shape[0]
-    ply = 0
-    entering = True
-    value = np.int64(0)
-    child = 0
+    ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
     while True:
         if entering:
             entering = False
@@ -144,17 +137,14 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
                 if d >= rec_min_depth and n_rec < cap:
                     ints[ply, _REC] = 1
                     ints[ply, _STATIC] = static if static != NO_STATIC else evaluate_kernel(boards[ply], w, evs)
-                tt_move = tt_probe(boards[ply], tt_keys, tt_moves) if d > 0 else 0
+                start_move_loop(ws, ply, n, tt_keys, tt_moves)
                 side = np.int64(boards[ply, W_STM])
-                for i in range(n):
-                    m = moves[ply, i]
-                    key = order_key(m, tt_move, killers[ply, 0], killers[ply, 1])
-                    order[ply, i] = key if key != 0 else history[side, move_from(m), move_to(m)]
-                ints[ply, _N] = n
-                ints[ply, _I] = 0
-                ints[ply, _DONE] = 0
+                for i in range(n):  # quiet moves other than the killers: by their history score
+                    if order[ply, i] == 0:
+                        m = moves[ply, i]
+                        order[ply, i] = history[side, move_from(m), move_to(m)]
                 continue
-        elif ints[ply, _DONE] == 0 and ints[ply, _I] < ints[ply, _N]:
+        elif has_next_move(ints, ply):
             play_next(ws, ply, minimax and ints[ply, _DEPTH] > 0)
             ply += 1
             entering = True
@@ -171,16 +161,13 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
             break
         child = ply
         ply -= 1
-        # the node at ``child`` returned ``value`` to ``ply``
-        if back_up(ints, pv, ply, child, -value):
-            ints[ply, _DONE] = 1
-            m = ints[ply, _CUR]
-            dd = ints[ply, _DEPTH]
-            if dd > 0 and is_quiet(m):
-                store_killer(killers, ply, m)
-                side = np.int64(boards[ply, W_STM])
-                h = history[side, move_from(m), move_to(m)] + dd * dd
-                history[side, move_from(m), move_to(m)] = min(h, ORDER_HISTORY_CAP)
+        m = back_up(ints, pv, ply, child, -value)  # the move of a cut-off, else 0
+        dd = ints[ply, _DEPTH]
+        if m != 0 and dd > 0 and is_quiet(m):
+            store_killer(killers, ply, m)
+            side = np.int64(boards[ply, W_STM])
+            h = history[side, move_from(m), move_to(m)] + dd * dd
+            history[side, move_from(m), move_to(m)] = min(h, ORDER_HISTORY_CAP)
     return value, n_rec
 
 
