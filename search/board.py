@@ -190,17 +190,17 @@ CASTLE_KEEP[63] = 15 & ~BLACK_OO
 
 @njit(cache=True, inline="always")
 def side_to_move(b: np.ndarray) -> int:
-    return np.int64(b[W_STM])
+    return np.int64(b[W_STM])  # type: ignore[return-value]
 
 
 @njit(cache=True, inline="always")
 def occupancy(b: np.ndarray) -> np.uint64:
-    return b[W_OCC] | b[W_OCC + 1]
+    return b[W_OCC] | b[W_OCC + 1]  # type: ignore[no-any-return]
 
 
 @njit(cache=True, inline="always")
 def pieces(b: np.ndarray, colour: int, ptype: int) -> np.uint64:
-    return b[ptype] & b[W_OCC + colour]
+    return b[ptype] & b[W_OCC + colour]  # type: ignore[no-any-return]
 
 
 @njit(cache=True)
@@ -229,7 +229,7 @@ def attackers_to(b: np.ndarray, sq: int, occ: np.uint64) -> np.uint64:
     """Pieces of both colours attacking ``sq`` with occupancy ``occ``."""
     rq = b[ROOK] | b[QUEEN]
     bq = b[BISHOP] | b[QUEEN]
-    return (
+    return (  # type: ignore[no-any-return]
         (PAWN_ATTACKS[BLACK, sq] & b[PAWN] & b[W_OCC + WHITE])
         | (PAWN_ATTACKS[WHITE, sq] & b[PAWN] & b[W_OCC + BLACK])
         | (KNIGHT_ATTACKS[sq] & b[KNIGHT])
@@ -265,7 +265,7 @@ def king_square(b: np.ndarray, colour: int) -> int:
 def in_check(b: np.ndarray) -> bool:
     """Whether the side to move is in check."""
     us = np.int64(b[W_STM])
-    return is_attacked(b, king_square(b, us), 1 - us, occupancy(b))
+    return is_attacked(b, king_square(b, us), 1 - us, occupancy(b))  # type: ignore[arg-type]
 
 
 @njit(cache=True, inline="always")
@@ -278,7 +278,7 @@ def ep_key(b: np.ndarray) -> np.uint64:
     us = np.int64(b[W_STM])
     # squares from which a pawn of the side to move attacks the ep square
     if PAWN_ATTACKS[1 - us, ep] & b[PAWN] & b[W_OCC + us]:
-        return Z_EP_FILE[ep & 7]
+        return Z_EP_FILE[ep & 7]  # type: ignore[no-any-return]
     return ZERO
 
 
@@ -299,7 +299,7 @@ def compute_key(b: np.ndarray) -> np.uint64:
     key ^= ep_key(b)
     if b[W_STM] == ZERO:
         key ^= Z_WHITE_TO_MOVE
-    return key
+    return key  # type: ignore[no-any-return]
 
 
 @njit(cache=True)

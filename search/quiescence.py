@@ -66,7 +66,7 @@ def see(b: np.ndarray, m: int, gain: np.ndarray) -> int:
     while d > 1:
         d -= 1
         gain[d - 1] = -max(-gain[d - 1], gain[d])
-    return gain[0]
+    return gain[0]  # type: ignore[no-any-return]
 
 
 @njit(cache=True)

@@ -104,9 +104,9 @@ def _write_fen(b: np.ndarray, ep_legal: bool, chars: np.ndarray, buf: np.ndarray
         buf[pos] = 45
         pos += 1
     buf[pos] = 32
-    pos = _write_int(buf, pos + 1, np.int64(b[W_HALFMOVE]))
+    pos = _write_int(buf, pos + 1, np.int64(b[W_HALFMOVE]))  # type: ignore[arg-type]
     buf[pos] = 32
-    return _write_int(buf, pos + 1, np.int64(b[W_FULLMOVE]))
+    return _write_int(buf, pos + 1, np.int64(b[W_FULLMOVE]))  # type: ignore[arg-type]
 
 
 @njit(cache=True)

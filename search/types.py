@@ -25,6 +25,8 @@ UciKey: TypeAlias = int
 
 #: one board, ``uint64`` of shape ``(BOARD_WORDS,)``, or a batch ``(n, BOARD_WORDS)``
 BoardArray: TypeAlias = npt.NDArray[np.uint64]
+#: bitboards, ``uint64`` of any shape (tables of square sets)
+BitboardArray: TypeAlias = npt.NDArray[np.uint64]
 #: packed moves, ``int32`` of shape ``(n,)``
 MoveArray: TypeAlias = npt.NDArray[np.int32]
 #: UCI keys of moves, ``int32`` of shape ``(n,)``
@@ -41,6 +43,7 @@ ValueArray: TypeAlias = npt.NDArray[np.int32]
 
 __all__ = [
     "Bitboard",
+    "BitboardArray",
     "BoardArray",
     "IndexArray",
     "Move",

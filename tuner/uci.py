@@ -106,7 +106,8 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
     and an unknown word is ignored, each with a note. Unsupported parts (``ponder``,
     ``searchmoves``, ``mate``) are noted and searched normally.
     """
-    values: dict[str, int | bool] = {}
+    values: dict[str, int] = {}
+    infinite = False
     notes: list[str] = []
     i = 0
     while i < len(tokens):
@@ -131,12 +132,12 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
                 notes.append(f"go: {tok} {problem}; using {tok} {fallback}")
                 value = fallback
             elif (low is not None and value < low) or value > high:
-                clamped = high if value > high else low
+                clamped = high if value > high or low is None else low
                 notes.append(f"go: {tok} {text[:20] if text else value} is out of range; using {tok} {clamped}")
                 value = clamped
             values[tok] = value
         elif tok == "infinite":
-            values["infinite"] = True
+            infinite = True
             i += 1
         elif tok == "ponder":
             notes.append("go: ponder is not supported, searching normally")
@@ -149,7 +150,10 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
         else:
             notes.append(f"go: unknown parameter {tok[:20]!r} ignored")
             i += 1
-    return GoLimits(**values), notes  # type: ignore[arg-type]
+    limits = GoLimits(depth=values.get("depth"), nodes=values.get("nodes"), movetime=values.get("movetime"),
+                      wtime=values.get("wtime"), btime=values.get("btime"), winc=values.get("winc", 0),
+                      binc=values.get("binc", 0), movestogo=values.get("movestogo"), infinite=infinite)
+    return limits, notes
 
 
 class UciEngine:

@@ -103,6 +103,8 @@ class _LineCountingIO(io.StringIO):
 
     lines_read = 0
 
+    # typeshed's StringIO inherits two readline signatures (bytes from _IOBase, str from
+    # _TextIOBase), so any override is flagged
     def readline(self, size: int | None = -1, /) -> str:  # type: ignore[override]
         self.lines_read += 1
         return super().readline(-1 if size is None else size)
@@ -453,7 +455,7 @@ def process_batch(chunks: list[GameChunk], config: IngestConfig) -> IngestedBatc
         "n_legal": rep.n_legal[positions],
         "zobrist": rep.keys[positions],
     }
-    meta = {
+    meta: dict[str, list[Any]] = {
         "game_id": [g.outcome.game_id for g in games],
         "white_elo": [parse_elo(g.headers.get("WhiteElo")) for g in games],
         "black_elo": [parse_elo(g.headers.get("BlackElo")) for g in games],
