@@ -18,8 +18,7 @@ import time
 import chess
 
 from search.convert import from_fen
-from search.perft import PERFT_SUITE as PERFT_POSITIONS
-from search.rules import perft
+from search.perft import PERFT_SUITE as PERFT_POSITIONS, perft
 
 DEPTH = 3
 

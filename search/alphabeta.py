@@ -27,14 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.board import (
-    BOARD_WORDS,
-    NO_PIECE,
-    W_HALFMOVE,
-    W_KEY,
-    in_check,
-    make_move,
-)
+from search.board import (BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, in_check, make_move, move_captured, move_piece,
+                          move_promo)
 from search.features import evaluate_kernel
 from search.movegen import MAX_MOVES, generate_moves
 from search.quiescence import quiescence_moves
@@ -46,12 +40,29 @@ MATE = np.int64(1) << np.int64(32)
 MATE_BOUND = MATE - np.int64(1000)
 KIND_EVAL, KIND_MATE, KIND_DRAW = 0, 1, 2
 
-# ordering keys
-_ORDER_TT = 1 << 30
-_ORDER_TACTICAL = 1 << 24
-_ORDER_KILLER1 = 1 << 20
-_ORDER_KILLER2 = (1 << 20) - 1
+# move-ordering keys (higher first): TT move, captures and promotions by MVV/LVA, two killers,
+# then quiet moves at 0 (or, in :mod:`search.bootstrap_tree`, their history score, kept below
+# ``ORDER_HISTORY_CAP``)
+ORDER_TT = 1 << 40
+ORDER_TACTICAL = 1 << 36
+ORDER_KILLER1 = 1 << 34
+ORDER_KILLER2 = (1 << 34) - 1
+ORDER_HISTORY_CAP = 1 << 33
 _VICTIM_VALUE = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)  # indexed by piece type, NO_PIECE = 0
+
+
+@njit(cache=True)
+def new_workspace_arrays(n_ints):  # type: ignore[no-untyped-def]
+    """The arrays of a search workspace with ``n_ints`` integers per ply (see :func:`new_workspace`)."""
+    boards = np.zeros((MAX_PLY + 1, BOARD_WORDS), dtype=np.uint64)
+    moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int32)
+    order = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
+    ints = np.zeros((MAX_PLY + 1, n_ints), dtype=np.int64)
+    pv = np.zeros((MAX_PLY + 1, MAX_PLY + 1), dtype=np.int32)
+    killers = np.zeros((MAX_PLY + 1, 2), dtype=np.int32)
+    evs = np.zeros(40, dtype=np.int64)  # scratch: evaluation sums, SEE swap list
+    stats = np.zeros(4, dtype=np.int64)  # nodes, budget exhausted, max ply reached, (caller's)
+    return boards, moves, order, ints, pv, killers, evs, stats
 
 
 @njit(cache=True)
@@ -61,20 +72,14 @@ def new_workspace():  # type: ignore[no-untyped-def]
     Returns (boards, moves, order, ints, pv, killers, evs, stats) (positions ``WS_*``); see
     the kernel for layout, and :class:`Workspace` for named access from Python.
     """
-    boards = np.zeros((MAX_PLY + 1, BOARD_WORDS), dtype=np.uint64)
-    moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int32)
-    order = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
     # per-ply integers: 0 nmoves, 1 index, 2 alpha, 3 beta, 4 best, 5 depth, 6 done, 7 current
     # move, 8 pv length, 9 leaf kind
-    ints = np.zeros((MAX_PLY + 1, 10), dtype=np.int64)
-    pv = np.zeros((MAX_PLY + 1, MAX_PLY + 1), dtype=np.int32)
-    killers = np.zeros((MAX_PLY + 1, 2), dtype=np.int32)
-    evs = np.zeros(40, dtype=np.int64)  # scratch: evaluation sums, SEE swap list
-    stats = np.zeros(4, dtype=np.int64)  # nodes, budget exhausted, max ply reached, unused
-    return boards, moves, order, ints, pv, killers, evs, stats
+    return new_workspace_arrays(N_PLY_INTS)
 
 
+#: the per-ply integers of a workspace's ``ints`` array (the recording search adds its own after these)
 _N, _I, _ALPHA, _BETA, _BEST, _DEPTH, _DONE, _CUR, _PVLEN, _KIND = range(10)
+N_PLY_INTS = 10
 
 #: positions of the arrays in the workspace tuple (kernels unpack it; Python code reads it
 #: through :class:`Workspace`)
@@ -137,7 +142,7 @@ class Workspace:
 
 
 @njit(cache=True)
-def _is_repetition(boards, ply, hist, nhist) -> bool:  # type: ignore[no-untyped-def]
+def _is_repetition(boards, ply, hist, nhist):  # type: ignore[no-untyped-def]
     """Whether the position at ``ply`` occurred before since the last irreversible move."""
     key = boards[ply, W_KEY]
     hm = np.int64(boards[ply, W_HALFMOVE])
@@ -157,8 +162,262 @@ def _is_repetition(boards, ply, hist, nhist) -> bool:  # type: ignore[no-untyped
     return False
 
 
+@njit(cache=True, inline="always")
+def rule_verdict(boards, moves, ply, hist, nhist):  # type: ignore[no-untyped-def]
+    """What the game rules say of the node at ``ply`` before any search: ``KIND_DRAW`` by the
+    fifty-move rule (halfmove clock >= 100) or a repetition, ``KIND_MATE`` when the fifty-move
+    rule meets a checkmate (the mate stands), ``-1`` when no rule ends the node (and at the root).
+    ``moves[ply]`` is scratch."""
+    if ply == 0:
+        return -1
+    b = boards[ply]
+    fifty = np.int64(b[W_HALFMOVE]) >= 100
+    if not (fifty or _is_repetition(boards, ply, hist, nhist)):
+        return -1
+    if fifty and in_check(b) and generate_moves(b, moves[ply], 0, False) == 0:
+        return KIND_MATE
+    return KIND_DRAW
+
+
+@njit(cache=True, inline="always")
+def verdict_score(kind, ply):  # type: ignore[no-untyped-def]
+    """Score (eval units, side to move's view) of a rule's verdict at ``ply``: the side to move
+    mated scores ``-(MATE - ply)`` (shorter mates score higher), a draw 0."""
+    return -(MATE - ply) if kind == KIND_MATE else np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def over_limits(stats, budget, ply):  # type: ignore[no-untyped-def]
+    """Whether the node at ``ply`` must be scored statically: more than ``budget`` nodes visited
+    (sets ``stats[STAT_BUDGET_HIT]``) or ``MAX_PLY`` reached (sets ``stats[STAT_MAX_PLY]``)."""
+    if stats[STAT_NODES] > budget:
+        stats[STAT_BUDGET_HIT] = 1
+        return True
+    if ply >= MAX_PLY:
+        stats[STAT_MAX_PLY] = 1
+        return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def node_moves(b, moves, ply, depth, checked, evs):  # type: ignore[no-untyped-def]
+    """Write the moves the node at ``ply`` tries into ``moves[ply]``; return their number: every
+    legal move at remaining ``depth`` > 0, else those of quiescence."""
+    if depth > 0:
+        return generate_moves(b, moves[ply], 0, False)
+    return quiescence_moves(b, moves[ply], checked, evs)
+
+
+@njit(cache=True, inline="always")
+def tt_probe(b, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
+    """The move-ordering table's move for board ``b`` (0 when none or no table)."""
+    if len(tt_keys) == 0:
+        return 0
+    slot = np.int64(b[W_KEY] & np.uint64(len(tt_keys) - 1))
+    return tt_moves[slot] if tt_keys[slot] == b[W_KEY] else 0
+
+
+@njit(cache=True, inline="always")
+def tt_store(b, tt_keys, tt_moves, m):  # type: ignore[no-untyped-def]
+    """Remember ``m`` as board ``b``'s best move in the move-ordering table (if there is one)."""
+    if len(tt_keys) > 0:
+        slot = np.int64(b[W_KEY] & np.uint64(len(tt_keys) - 1))
+        tt_keys[slot] = b[W_KEY]
+        tt_moves[slot] = m
+
+
+@njit(cache=True, inline="always")
+def order_key(m, tt_move, k1, k2):  # type: ignore[no-untyped-def]
+    """Ordering key of move ``m``: ``ORDER_TT`` for the table's move, captures and promotions
+    by most valuable victim / least valuable attacker above the killers ``k1``, ``k2``, and 0
+    for any other quiet move."""
+    if m == tt_move:
+        return ORDER_TT
+    cap = move_captured(m)
+    promo = move_promo(m)
+    if cap != NO_PIECE or promo != 0:
+        return (ORDER_TACTICAL + 64 * _VICTIM_VALUE[cap] + 16 * _VICTIM_VALUE[promo if promo else 6]
+                - move_piece(m))
+    if m == k1:
+        return ORDER_KILLER1
+    if m == k2:
+        return ORDER_KILLER2
+    return 0
+
+
+@njit(cache=True, inline="always")
+def next_move(moves, order, ply, i, n):  # type: ignore[no-untyped-def]
+    """One selection-sort step: bring the best-ordered of ``moves[ply, i:n]`` to position ``i``
+    (``order`` alongside) and return it."""
+    bi = i
+    for j in range(i + 1, n):
+        if order[ply, j] > order[ply, bi]:
+            bi = j
+    if bi != i:
+        m = moves[ply, bi]
+        moves[ply, bi] = moves[ply, i]
+        moves[ply, i] = m
+        o = order[ply, bi]
+        order[ply, bi] = order[ply, i]
+        order[ply, i] = o
+    return moves[ply, i]
+
+
+@njit(cache=True, inline="always")
+def back_up(ints, pv, ply, child, v):  # type: ignore[no-untyped-def]
+    """The child at ``child`` returned ``-v`` to the node at ``ply``: when ``v`` improves the
+    node's best, take it, with the principal variation (the move played, then the child's) and
+    its last node's kind, and raise alpha. On a cut-off (``v >= beta``) end the node's move
+    loop and return the move that caused it; otherwise return 0."""
+    if v <= ints[ply, _BEST]:
+        return 0
+    ints[ply, _BEST] = v
+    m = ints[ply, _CUR]
+    pv[ply, 0] = m
+    cl = ints[child, _PVLEN]
+    for k in range(cl):
+        pv[ply, k + 1] = pv[child, k]
+    ints[ply, _PVLEN] = cl + 1
+    ints[ply, _KIND] = ints[child, _KIND]
+    if v <= ints[ply, _ALPHA]:
+        return 0
+    ints[ply, _ALPHA] = v
+    if v < ints[ply, _BETA]:
+        return 0
+    ints[ply, _DONE] = 1
+    return m
+
+
+@njit(cache=True, inline="always")
+def store_killer(killers, ply, m):  # type: ignore[no-untyped-def]
+    """Make quiet move ``m`` the first killer of ``ply`` (the old first becomes the second)."""
+    if killers[ply, 0] != m:
+        killers[ply, 1] = killers[ply, 0]
+        killers[ply, 0] = m
+
+
+@njit(cache=True, inline="always")
+def is_quiet(m):  # type: ignore[no-untyped-def]
+    """Whether ``m`` neither captures nor promotes."""
+    return move_captured(m) == NO_PIECE and move_promo(m) == 0
+
+
+#: the static evaluation returned by :func:`enter_node` when it did not compute one
+NO_STATIC = int(INF) + 1
+
+
+@njit(cache=True, inline="always")
+def start_search(ws, root, depth):  # type: ignore[no-untyped-def]
+    """Reset a workspace (statistics, killers) and set the root: ``root`` at ply 0, searched
+    to ``depth`` with the window (-INF, INF)."""
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    for k in range(len(stats)):
+        stats[k] = 0
+    for i in range(MAX_PLY + 1):
+        killers[i, 0] = 0
+        killers[i, 1] = 0
+    for k in range(BOARD_WORDS):
+        boards[0, k] = root[k]
+    ints[0, _ALPHA] = -INF
+    ints[0, _BETA] = INF
+    ints[0, _DEPTH] = depth
+
+
+@njit(cache=True, inline="always")
+def enter_node(ws, ply, w, budget, hist, nhist):  # type: ignore[no-untyped-def]
+    """Enter the node at ``ply`` (its window and remaining depth set by the parent): count it,
+    then settle it at once when a rule ends it (:func:`rule_verdict`), the limits are reached
+    (:func:`over_limits`: static evaluation), quiescence stands pat at or above beta, or it
+    has no move to try (checkmate, stalemate, or quiescence standing pat). Otherwise write its
+    moves into ``moves[ply]`` and set its best to stand pat (quiescence) or -INF.
+
+    Returns ``(n, value, static)``: ``n`` > 0 moves to search, or 0 when settled with score
+    ``value``; ``static`` is the static evaluation when computed, else :data:`NO_STATIC`.
+    """
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    stats[STAT_NODES] += 1
+    b = boards[ply]
+    ints[ply, _PVLEN] = 0
+    ints[ply, _KIND] = KIND_EVAL
+    verdict = rule_verdict(boards, moves, ply, hist, nhist)
+    if verdict >= 0:
+        ints[ply, _KIND] = verdict
+        return 0, verdict_score(verdict, ply), NO_STATIC
+    if over_limits(stats, budget, ply):
+        return 0, evaluate_kernel(b, w, evs), NO_STATIC
+    d = ints[ply, _DEPTH]
+    checked = in_check(b)
+    quiet = d <= 0 and not checked
+    static = NO_STATIC
+    if quiet:
+        static = evaluate_kernel(b, w, evs)
+        if static >= ints[ply, _BETA]:
+            return 0, static, static
+        ints[ply, _BEST] = static
+        if static > ints[ply, _ALPHA]:
+            ints[ply, _ALPHA] = static
+    n = node_moves(b, moves, ply, d, checked, evs)
+    if n == 0:
+        if quiet:
+            return 0, ints[ply, _BEST], static  # quiescence with nothing to try: stand pat
+        verdict = KIND_MATE if checked else KIND_DRAW
+        ints[ply, _KIND] = verdict
+        return 0, verdict_score(verdict, ply), static
+    if not quiet:
+        ints[ply, _BEST] = -INF
+    return n, np.int64(0), static
+
+
+@njit(cache=True, inline="always")
+def start_move_loop(ws, ply, n, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
+    """Give the ``n`` moves of the node at ``ply`` their :func:`order_key` (the table's move
+    probed at full-width nodes only) and start its move loop."""
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    tt_move = tt_probe(boards[ply], tt_keys, tt_moves) if ints[ply, _DEPTH] > 0 else 0
+    for i in range(n):
+        order[ply, i] = order_key(moves[ply, i], tt_move, killers[ply, 0], killers[ply, 1])
+    ints[ply, _N] = n
+    ints[ply, _I] = 0
+    ints[ply, _DONE] = 0
+
+
+@njit(cache=True, inline="always")
+def has_next_move(ints, ply):  # type: ignore[no-untyped-def]
+    """Whether the node at ``ply`` has a move left to search (no cut-off yet)."""
+    return ints[ply, _DONE] == 0 and ints[ply, _I] < ints[ply, _N]
+
+
+@njit(cache=True, inline="always")
+def play_next(ws, ply, full_window):  # type: ignore[no-untyped-def]
+    """Play the node at ``ply``'s next move (best-ordered first) into ``ply + 1``, with the
+    negated window, or (-INF, INF) when ``full_window``, and one ply less to go."""
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    i = ints[ply, _I]
+    m = next_move(moves, order, ply, i, ints[ply, _N])
+    ints[ply, _I] = i + 1
+    ints[ply, _CUR] = m
+    make_move(boards[ply], boards[ply + 1], m)
+    if full_window:
+        ints[ply + 1, _ALPHA] = -INF
+        ints[ply + 1, _BETA] = INF
+    else:
+        ints[ply + 1, _ALPHA] = -ints[ply, _BETA]
+        ints[ply + 1, _BETA] = -ints[ply, _ALPHA]
+    ints[ply + 1, _DEPTH] = ints[ply, _DEPTH] - 1
+
+
+@njit(cache=True, inline="always")
+def finish_node(ws, ply, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
+    """The node at ``ply`` has searched its moves: store its best move in the move-ordering
+    table (full-width nodes) and return its value."""
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    if ints[ply, _PVLEN] > 0 and ints[ply, _DEPTH] > 0:
+        tt_store(boards[ply], tt_keys, tt_moves, pv[ply, 0])
+    return ints[ply, _BEST]
+
+
 @njit(cache=True, nogil=True)
-def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) -> int:  # type: ignore[no-untyped-def]
+def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
     """Search ``root`` (uint64[BOARD_WORDS]) to ``depth`` plies plus quiescence.
 
     Parameters
@@ -170,167 +429,36 @@ def search_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves) ->
     tt_keys, tt_moves : uint64[2**k], int32[2**k] transposition table for move ordering, or
         arrays of length 0 for none
 
+    The steps (:func:`start_search`, :func:`enter_node`, :func:`start_move_loop`, :func:`play_next`,
+    :func:`finish_node`, :func:`back_up`) are helpers that
+    :func:`search.bootstrap_tree.tree_kernel`, the recording search, calls too.
+
     Returns the score in eval units, root side to move's view. The PV is ``pv[0, :ints[0, 8]]``
     and its last node's kind ``ints[0, 9]``; ``stats`` holds nodes, budget flag, max-ply flag.
     """
     boards, moves, order, ints, pv, killers, evs, stats = ws
-    stats[0] = 0
-    stats[1] = 0
-    stats[2] = 0
-    tt_mask = len(tt_keys) - 1
-    for i in range(MAX_PLY + 1):
-        killers[i, 0] = 0
-        killers[i, 1] = 0
-    for k in range(BOARD_WORDS):
-        boards[0, k] = root[k]
-    ints[0, _ALPHA] = -INF
-    ints[0, _BETA] = INF
-    ints[0, _DEPTH] = depth
-    ply = 0
-    entering = True
-    value = np.int64(0)
-    child = 0
+    start_search(ws, root, depth)
+    ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
     while True:
         if entering:
             entering = False
-            # ---------------- enter the node at ``ply`` ----------------
-            stats[0] += 1
-            b = boards[ply]
-            ints[ply, _PVLEN] = 0
-            ints[ply, _KIND] = KIND_EVAL
-            resolved = False
-            if ply > 0 and (np.int64(b[W_HALFMOVE]) >= 100 or _is_repetition(boards, ply, hist, nhist)):
-                # the fifty-move rule yields to checkmate on the same move
-                if np.int64(b[W_HALFMOVE]) >= 100 and in_check(b) and generate_moves(b, moves[ply], 0, False) == 0:
-                    value = -(MATE - ply)
-                    ints[ply, _KIND] = KIND_MATE
-                else:
-                    value = np.int64(0)
-                    ints[ply, _KIND] = KIND_DRAW
-                resolved = True
-            elif stats[0] > budget or ply >= MAX_PLY:
-                if stats[0] > budget:
-                    stats[1] = 1
-                else:
-                    stats[2] = 1
-                value = evaluate_kernel(b, w, evs)
-                resolved = True
-            else:
-                d = ints[ply, _DEPTH]
-                checked = in_check(b)
-                quiet = d <= 0 and not checked
-                if quiet:
-                    stand = evaluate_kernel(b, w, evs)
-                    if stand >= ints[ply, _BETA]:
-                        value = stand
-                        resolved = True
-                    else:
-                        ints[ply, _BEST] = stand
-                        if stand > ints[ply, _ALPHA]:
-                            ints[ply, _ALPHA] = stand
-                n = 0
-                if not resolved:
-                    if d > 0:
-                        n = generate_moves(b, moves[ply], 0, False)
-                    else:
-                        n = quiescence_moves(b, moves[ply], checked, evs)
-                    if n == 0 and not quiet:
-                        value = -(MATE - ply) if checked else np.int64(0)
-                        ints[ply, _KIND] = KIND_MATE if checked else KIND_DRAW
-                        resolved = True
-                    elif n == 0:
-                        value = ints[ply, _BEST]  # quiescence with nothing to try: stand pat
-                        resolved = True
-                if not resolved:
-                    if not quiet:
-                        ints[ply, _BEST] = -INF
-                    tt_move = 0
-                    if tt_mask >= 0 and d > 0:
-                        slot = np.int64(b[W_KEY] & np.uint64(tt_mask))
-                        if tt_keys[slot] == b[W_KEY]:
-                            tt_move = tt_moves[slot]
-                    k1 = killers[ply, 0]
-                    k2 = killers[ply, 1]
-                    for i in range(n):
-                        m = moves[ply, i]
-                        if m == tt_move:
-                            order[ply, i] = _ORDER_TT
-                        else:
-                            cap = (m >> 20) & 7
-                            promo = (m >> 12) & 7
-                            if cap != NO_PIECE or promo != 0:
-                                order[ply, i] = (_ORDER_TACTICAL + 64 * _VICTIM_VALUE[cap]
-                                                 + 16 * _VICTIM_VALUE[promo if promo else 6]
-                                                 - ((m >> 17) & 7))
-                            elif m == k1:
-                                order[ply, i] = _ORDER_KILLER1
-                            elif m == k2:
-                                order[ply, i] = _ORDER_KILLER2
-                            else:
-                                order[ply, i] = 0
-                    ints[ply, _N] = n
-                    ints[ply, _I] = 0
-                    ints[ply, _DONE] = 0
-                    continue  # into this node's move loop
-            # resolved immediately: hand ``value`` to the parent
-            if ply == 0:
-                break
-            child = ply
-            ply -= 1
+            n, value, _ = enter_node(ws, ply, w, budget, hist, nhist)
+            if n > 0:
+                start_move_loop(ws, ply, n, tt_keys, tt_moves)
+                continue  # into this node's move loop
+            # settled at once: hand ``value`` to the parent
+        elif has_next_move(ints, ply):
+            play_next(ws, ply, False)
+            ply += 1
+            entering = True
+            continue
         else:
-            # ---------------- move loop of the node at ``ply`` ----------------
-            i = ints[ply, _I]
-            n = ints[ply, _N]
-            if ints[ply, _DONE] == 0 and i < n:
-                # selection sort step: bring the best-ordered remaining move to position i
-                bi = i
-                for j in range(i + 1, n):
-                    if order[ply, j] > order[ply, bi]:
-                        bi = j
-                if bi != i:
-                    m = moves[ply, bi]
-                    moves[ply, bi] = moves[ply, i]
-                    moves[ply, i] = m
-                    o = order[ply, bi]
-                    order[ply, bi] = order[ply, i]
-                    order[ply, i] = o
-                m = moves[ply, i]
-                ints[ply, _I] = i + 1
-                ints[ply, _CUR] = m
-                make_move(boards[ply], boards[ply + 1], m)
-                ints[ply + 1, _ALPHA] = -ints[ply, _BETA]
-                ints[ply + 1, _BETA] = -ints[ply, _ALPHA]
-                ints[ply + 1, _DEPTH] = ints[ply, _DEPTH] - 1
-                ply += 1
-                entering = True
-                continue
-            # node complete
-            value = ints[ply, _BEST]
-            if tt_mask >= 0 and ints[ply, _PVLEN] > 0 and ints[ply, _DEPTH] > 0:
-                slot = np.int64(boards[ply, W_KEY] & np.uint64(tt_mask))
-                tt_keys[slot] = boards[ply, W_KEY]
-                tt_moves[slot] = pv[ply, 0]
-            if ply == 0:
-                break
-            child = ply
-            ply -= 1
-        # ---------------- the node at ``child`` returned ``value`` to ``ply`` ----------------
-        v = -value
-        if v > ints[ply, _BEST]:
-            ints[ply, _BEST] = v
-            m = ints[ply, _CUR]
-            pv[ply, 0] = m
-            cl = ints[child, _PVLEN]
-            for k in range(cl):
-                pv[ply, k + 1] = pv[child, k]
-            ints[ply, _PVLEN] = cl + 1
-            ints[ply, _KIND] = ints[child, _KIND]
-            if v > ints[ply, _ALPHA]:
-                ints[ply, _ALPHA] = v
-                if v >= ints[ply, _BETA]:
-                    ints[ply, _DONE] = 1
-                    if (ints[ply, _DEPTH] > 0 and ((m >> 20) & 7) == NO_PIECE and ((m >> 12) & 7) == 0
-                            and killers[ply, 0] != m):
-                        killers[ply, 1] = killers[ply, 0]
-                        killers[ply, 0] = m
+            value = finish_node(ws, ply, tt_keys, tt_moves)
+        if ply == 0:
+            break
+        child = ply
+        ply -= 1
+        cut = back_up(ints, pv, ply, child, -value)
+        if cut != 0 and ints[ply, _DEPTH] > 0 and is_quiet(cut):
+            store_killer(killers, ply, cut)  # a quiet move that refuted the opponent's last
     return value

@@ -1,4 +1,6 @@
-"""Public search API: validated wrappers over the alpha-beta and batch kernels.
+"""The search as a user calls it (:func:`search`, :func:`search_many`, :func:`sweep`, :func:`move_match`):
+validated wrappers over the alpha-beta kernel (:mod:`search.alphabeta`) and the batch kernels
+(:mod:`search.batch`). The static evaluation is :mod:`search.evaluator`.
 
 Scores come back in centipawns (float, side to move's view) and as exact eval units
 (int, centipawns x PHASE_MAX); mate scores are reported as ``mate_in`` plies instead.
@@ -15,9 +17,11 @@ import contextlib
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import SupportsIndex
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from search.alphabeta import INF, KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MATE_BOUND, MAX_PLY, Workspace, search_kernel
 from search.batch import (
@@ -48,13 +52,19 @@ MAX_BUDGET = 1 << 62
 MAX_TT_BITS = 30
 
 
+def _max_threads() -> int:
+    """The most threads numba may use (``NUMBA_NUM_THREADS``; numba sets its config attributes at
+    run time, so they are read by name)."""
+    return int(getattr(numba.config, "NUMBA_NUM_THREADS"))
+
+
 @contextlib.contextmanager
 def threads(n: int | None) -> Iterator[None]:
     """Run numba parallel kernels with ``n`` threads inside the block (``None``: unchanged)."""
     if n is None:
         yield
         return
-    n = _check_int(n, "threads", 1, numba.config.NUMBA_NUM_THREADS)
+    n = _check_int(n, "threads", 1, _max_threads())
     old = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
@@ -74,10 +84,9 @@ def mate_in(units: int) -> int | None:
 
 def _check_int(value: object, what: str, low: int, high: int) -> int:
     """``value`` as a Python int within ``[low, high]``; ``ValueError`` (one line) otherwise."""
-    try:
-        number = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise ValueError(f"{what} must be an integer, not {type(value).__name__}") from None
+    if not isinstance(value, SupportsIndex):
+        raise ValueError(f"{what} must be an integer, not {type(value).__name__}")
+    number = operator.index(value)
     if not low <= number <= high:
         raise ValueError(f"{what} must be between {low} and {high}, not {number}")
     return number
@@ -239,7 +248,8 @@ def move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, dept
     w = check_weight_rows(weights)
     played = _int_vector(played, "played moves", len(boards), np.int32)
     with threads(n_threads):
-        return match_kernel(boards, played, w, depth, budget)
+        fractions: npt.NDArray[np.float64] = match_kernel(boards, played, w, depth, budget)
+        return fractions
 
 
 def move_credit(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray, k: int = 1) -> np.ndarray:
@@ -260,7 +270,8 @@ def move_credit(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray
         raise ValueError("played_rows[p] must be a row of position p")
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer, not {k!r}")
-    return credit_kernel(pos_ptr, played_rows, scores, int(k))
+    credit: npt.NDArray[np.float64] = credit_kernel(pos_ptr, played_rows, scores, int(k))
+    return credit
 
 
 def move_indices(boards: np.ndarray, keys: np.ndarray, *, n_threads: int | None = None) -> np.ndarray:
@@ -270,7 +281,8 @@ def move_indices(boards: np.ndarray, keys: np.ndarray, *, n_threads: int | None 
     boards = check_boards(boards)
     keys = _int_vector(keys, "keys", len(boards), np.int32)
     with threads(n_threads):
-        return move_index_kernel(boards, keys)
+        rows: npt.NDArray[np.int64] = move_index_kernel(boards, keys)
+        return rows
 
 
 def signed_features(boards: np.ndarray, signs: np.ndarray, *,
@@ -283,4 +295,5 @@ def signed_features(boards: np.ndarray, signs: np.ndarray, *,
     if len(signs) and (signs.min() < -1 or signs.max() > 1):
         raise ValueError("signs must be -1, 0 or 1")
     with threads(n_threads):
-        return signed_features_kernel(boards, signs)
+        csr: tuple[np.ndarray, np.ndarray, np.ndarray] = signed_features_kernel(boards, signs)
+        return csr

@@ -174,14 +174,14 @@ BETWEEN, LINE = _build_lines()
 def rook_attacks(sq: int, occ: np.uint64) -> np.uint64:
     """Squares a rook on ``sq`` attacks given occupancy ``occ`` (includes blockers)."""
     idx = np.int64(((occ & ROOK_MASK[sq]) * ROOK_MAGIC[sq]) >> ROOK_SHIFT[sq])
-    return ROOK_TABLE[ROOK_OFFSET[sq] + idx]
+    return ROOK_TABLE[ROOK_OFFSET[sq] + idx]  # type: ignore[no-any-return]
 
 
 @njit(cache=True, inline="always")
 def bishop_attacks(sq: int, occ: np.uint64) -> np.uint64:
     """Squares a bishop on ``sq`` attacks given occupancy ``occ`` (includes blockers)."""
     idx = np.int64(((occ & BISHOP_MASK[sq]) * BISHOP_MAGIC[sq]) >> BISHOP_SHIFT[sq])
-    return BISHOP_TABLE[BISHOP_OFFSET[sq] + idx]
+    return BISHOP_TABLE[BISHOP_OFFSET[sq] + idx]  # type: ignore[no-any-return]
 
 
 @njit(cache=True, inline="always")

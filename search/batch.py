@@ -20,7 +20,7 @@ from numba import njit, prange
 
 from search.alphabeta import MAX_PLY, new_workspace, search_kernel
 from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
-from search.features import MAX_FEATURES, SCRATCH_SIZE, features_kernel
+from search.features import features_kernel, new_feature_buffers
 from search.movegen import MAX_MOVES, generate_moves
 
 #: positions per parallel work item (one workspace each)
@@ -89,8 +89,9 @@ def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _sweep_position(ws, board, depth, w, budget, moves_out, scores_out, kinds_out, signs_out,
-                    leaves_out, want_leaves, buf, child, hist):  # type: ignore[no-untyped-def]
+def _sweep_position(  # type: ignore[no-untyped-def]
+        ws, board, depth, w, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,
+        child, hist):
     """Search every legal move of ``board``; write one row per move; return (moves, nodes)."""
     n = generate_moves(board, buf, 0, False)
     hist[0] = board[W_KEY]
@@ -147,7 +148,7 @@ def sweep_kernel(boards, pos_ptr, depth, w, budget, want_leaves):  # type: ignor
 
 
 @njit(cache=True)
-def played_credit(scores, played, k) -> float:  # type: ignore[no-untyped-def]
+def played_credit(scores, played, k):  # type: ignore[no-untyped-def]
     """Top-``k`` credit of row ``played`` among one position's ``scores`` (int64[n], mover's
     view): with ``higher`` the rows scored strictly better and ``equal`` the rows scored the
     same (itself included), ``clip((k - higher) / equal, 0, 1)``, the chance that the played
@@ -228,9 +229,7 @@ def signed_features_kernel(boards, signs):  # type: ignore[no-untyped-def]
     counts = np.zeros(r_count, dtype=np.int64)
     n_chunks = (r_count + 4 * CHUNK - 1) // (4 * CHUNK)
     for c in prange(n_chunks):
-        st = np.zeros(SCRATCH_SIZE, dtype=np.int64)
-        idx = np.zeros(MAX_FEATURES, dtype=np.int32)
-        val = np.zeros(MAX_FEATURES, dtype=np.int32)
+        st, idx, val = new_feature_buffers()
         for r in range(c * 4 * CHUNK, min((c + 1) * 4 * CHUNK, r_count)):
             if signs[r] != 0:
                 counts[r] = features_kernel(boards[r], st, idx, val)
@@ -240,9 +239,7 @@ def signed_features_kernel(boards, signs):  # type: ignore[no-untyped-def]
     indices = np.zeros(indptr[r_count], dtype=np.int16)
     values = np.zeros(indptr[r_count], dtype=np.int16)
     for c in prange(n_chunks):
-        st = np.zeros(SCRATCH_SIZE, dtype=np.int64)
-        idx = np.zeros(MAX_FEATURES, dtype=np.int32)
-        val = np.zeros(MAX_FEATURES, dtype=np.int32)
+        st, idx, val = new_feature_buffers()
         for r in range(c * 4 * CHUNK, min((c + 1) * 4 * CHUNK, r_count)):
             if signs[r] != 0:
                 k = features_kernel(boards[r], st, idx, val)

@@ -52,7 +52,7 @@ def _ctpop(typingctx, x):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
-if config.DISABLE_JIT:  # plain-Python fallbacks so that the suite can run without the JIT
+if getattr(config, "DISABLE_JIT"):  # plain-Python fallbacks so that the suite can run without the JIT
 
     def lsb(bb: np.uint64) -> int:
         """Index of the lowest set bit of a non-zero bitboard."""
@@ -68,12 +68,12 @@ else:
     @njit(cache=True, inline="always")
     def lsb(bb: np.uint64) -> int:
         """Index of the lowest set bit of a non-zero bitboard."""
-        return np.int64(_cttz(bb))
+        return np.int64(_cttz(bb))  # type: ignore[call-arg, return-value]
 
     @njit(cache=True, inline="always")
     def popcount(bb: np.uint64) -> int:
         """Number of set bits."""
-        return np.int64(_ctpop(bb))
+        return np.int64(_ctpop(bb))  # type: ignore[call-arg, return-value]
 
 
 @njit(cache=True, inline="always")

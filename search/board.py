@@ -32,6 +32,9 @@ bits        field
 
 from __future__ import annotations
 
+import functools
+
+import chess
 import chess.polyglot
 import numpy as np
 from numba import njit
@@ -64,6 +67,14 @@ NO_SQUARE = 64
 
 # castling right bits
 WHITE_OO, WHITE_OOO, BLACK_OO, BLACK_OOO = 1, 2, 4, 8
+#: each castling right: (its bit in ``W_CASTLE``, FEN letter, colour, king's square, rook's
+#: square), in FEN order ``KQkq``
+CASTLING_RIGHTS = (
+    (WHITE_OO, "K", 0, 4, 7),
+    (WHITE_OOO, "Q", 0, 4, 0),
+    (BLACK_OO, "k", 1, 60, 63),
+    (BLACK_OOO, "q", 1, 60, 56),
+)
 
 # move fields
 FLAG_NORMAL, FLAG_DOUBLE, FLAG_EP, FLAG_CASTLE = 0, 1, 2, 3
@@ -105,10 +116,50 @@ def move_captured(m: int) -> int:
     return (m >> 20) & 7
 
 
+#: the low bits of a packed move that UCI notation carries: from, to and promotion
+UCI_KEY_BITS = 15
+UCI_KEY_MASK = (1 << UCI_KEY_BITS) - 1
+#: UCI's promotion letter of each promotion field value (0 none, KNIGHT..QUEEN)
+UCI_PROMOTIONS = ("", "n", "b", "r", "q")
+
+
+@njit(cache=True, inline="always")
+def make_uci_key(frm: int, to: int, promo: int) -> int:
+    """The UCI key of a move (from, to, promotion as in a packed move's low 15 bits): the one
+    definition that packed moves (:func:`move_uci_key`), UCI text (:func:`uci_texts`,
+    :func:`uci_key_of_text`) and the replay of from/to/promotion columns all go through."""
+    return frm | (to << 6) | (promo << 12)
+
+
 @njit(cache=True, inline="always")
 def move_uci_key(m: int) -> int:
-    """From, to and promotion only: the part of a move that UCI notation carries."""
-    return m & 0x7FFF
+    """The UCI key of packed move ``m`` (:func:`make_uci_key` of its from, to and promotion)."""
+    return m & UCI_KEY_MASK
+
+
+@functools.cache
+def uci_texts() -> tuple[str, ...]:
+    """UCI text of every UCI key, indexed by the key (``uci_texts()[make_uci_key(12, 28, 0)]`` is
+    ``"e2e4"``; castling is the king's two-square move). Keys with a promotion field above 4
+    are not in the table."""
+    texts = [""] * (make_uci_key(0, 0, len(UCI_PROMOTIONS) - 1) + (1 << 12))
+    for promo, letter in enumerate(UCI_PROMOTIONS):
+        for frm in range(64):
+            for to in range(64):
+                texts[make_uci_key(frm, to, promo)] = chess.SQUARE_NAMES[frm] + chess.SQUARE_NAMES[to] + letter
+    return tuple(texts)
+
+
+@functools.cache
+def uci_keys_by_text() -> dict[str, int]:
+    """The inverse of :func:`uci_texts`: UCI text (lower case) -> UCI key."""
+    return {text: key for key, text in enumerate(uci_texts()) if text}
+
+
+def uci_key_of_text(text: str) -> int | None:
+    """The UCI key of a UCI move text such as ``e2e4`` or ``e7e8q``; ``None`` when ``text`` is not
+    one (no board: legality is a question for the position)."""
+    return uci_keys_by_text().get(text)
 
 
 # --- Zobrist keys: polyglot's 781 numbers, laid out for our piece and colour indices -------
@@ -139,17 +190,17 @@ CASTLE_KEEP[63] = 15 & ~BLACK_OO
 
 @njit(cache=True, inline="always")
 def side_to_move(b: np.ndarray) -> int:
-    return np.int64(b[W_STM])
+    return np.int64(b[W_STM])  # type: ignore[return-value]
 
 
 @njit(cache=True, inline="always")
 def occupancy(b: np.ndarray) -> np.uint64:
-    return b[W_OCC] | b[W_OCC + 1]
+    return b[W_OCC] | b[W_OCC + 1]  # type: ignore[no-any-return]
 
 
 @njit(cache=True, inline="always")
 def pieces(b: np.ndarray, colour: int, ptype: int) -> np.uint64:
-    return b[ptype] & b[W_OCC + colour]
+    return b[ptype] & b[W_OCC + colour]  # type: ignore[no-any-return]
 
 
 @njit(cache=True)
@@ -178,7 +229,7 @@ def attackers_to(b: np.ndarray, sq: int, occ: np.uint64) -> np.uint64:
     """Pieces of both colours attacking ``sq`` with occupancy ``occ``."""
     rq = b[ROOK] | b[QUEEN]
     bq = b[BISHOP] | b[QUEEN]
-    return (
+    return (  # type: ignore[no-any-return]
         (PAWN_ATTACKS[BLACK, sq] & b[PAWN] & b[W_OCC + WHITE])
         | (PAWN_ATTACKS[WHITE, sq] & b[PAWN] & b[W_OCC + BLACK])
         | (KNIGHT_ATTACKS[sq] & b[KNIGHT])
@@ -214,7 +265,7 @@ def king_square(b: np.ndarray, colour: int) -> int:
 def in_check(b: np.ndarray) -> bool:
     """Whether the side to move is in check."""
     us = np.int64(b[W_STM])
-    return is_attacked(b, king_square(b, us), 1 - us, occupancy(b))
+    return is_attacked(b, king_square(b, us), 1 - us, occupancy(b))  # type: ignore[arg-type]
 
 
 @njit(cache=True, inline="always")
@@ -227,7 +278,7 @@ def ep_key(b: np.ndarray) -> np.uint64:
     us = np.int64(b[W_STM])
     # squares from which a pawn of the side to move attacks the ep square
     if PAWN_ATTACKS[1 - us, ep] & b[PAWN] & b[W_OCC + us]:
-        return Z_EP_FILE[ep & 7]
+        return Z_EP_FILE[ep & 7]  # type: ignore[no-any-return]
     return ZERO
 
 
@@ -248,7 +299,7 @@ def compute_key(b: np.ndarray) -> np.uint64:
     key ^= ep_key(b)
     if b[W_STM] == ZERO:
         key ^= Z_WHITE_TO_MOVE
-    return key
+    return key  # type: ignore[no-any-return]
 
 
 @njit(cache=True)
@@ -261,12 +312,12 @@ def make_move(src: np.ndarray, dst: np.ndarray, m: int) -> None:
         dst[i] = src[i]
     us = np.int64(src[W_STM])
     them = 1 - us
-    frm = m & 63
-    to = (m >> 6) & 63
-    promo = (m >> 12) & 7
-    flag = (m >> 15) & 3
-    pt = (m >> 17) & 7
-    cap = (m >> 20) & 7
+    frm = move_from(m)
+    to = move_to(m)
+    promo = move_promo(m)
+    flag = move_flag(m)
+    pt = move_piece(m)
+    cap = move_captured(m)
     key = src[W_KEY] ^ ep_key(src)
     bfrom = bit(frm)
     bto = bit(to)

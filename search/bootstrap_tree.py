@@ -4,8 +4,8 @@ Veness, Silver, Uther & Blair, "Bootstrapping from Game Tree Search" (NIPS 2009)
 static evaluation of every interior node of a search towards the value the search found for
 that node. This module is the search they need: the same negamax alpha-beta with quiescence
 as :func:`search.alphabeta.search_kernel` (same rules, same scores: its root score is that
-kernel's, and the tests check it against plain minimax), written again so that the fast
-kernels stay as they are, with
+kernel's, and the tests check it against plain minimax), built from the same node-entry,
+move-ordering and back-up helpers of :mod:`search.alphabeta` and its own loop, with
 
 * an optional *full-width minimax* mode (``minimax=True``): every child of a full-width node
   (remaining depth >= 1) is searched with the window (-INF, INF), so no full-width node is cut
@@ -38,30 +38,44 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.alphabeta import INF, KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MAX_PLY, _is_repetition
-from search.board import BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, W_STM, in_check, make_move
+from search.alphabeta import (
+    _ALPHA,
+    _BETA,
+    _DEPTH,
+    _KIND,
+    _PVLEN,
+    MAX_PLY,
+    N_PLY_INTS,
+    NO_STATIC,
+    ORDER_HISTORY_CAP,
+    STAT_BUDGET_HIT,
+    STAT_MAX_PLY,
+    STAT_NODES,
+    back_up,
+    enter_node,
+    finish_node,
+    is_quiet,
+    new_workspace_arrays,
+    has_next_move,
+    play_next,
+    start_move_loop,
+    start_search,
+    store_killer,
+)
+from search.board import BOARD_WORDS, W_STM, move_from, move_to
 from search.features import evaluate_kernel
-from search.movegen import MAX_MOVES, generate_moves
-from search.quiescence import quiescence_moves
 
 BOUND_EXACT, BOUND_LOWER, BOUND_UPPER = 0, 1, 2
 #: columns of the record's integer array
 REC_STATIC, REC_VALUE, REC_BOUND, REC_PLY, REC_DEPTH = range(5)
 REC_COLUMNS = 5
-#: entries of the workspace's stats array
-T_NODES, T_BUDGET_HIT, T_MAX_PLY, T_REC_OVERFLOW = range(4)
+#: entries of the workspace's stats array: those of :mod:`search.alphabeta`, and the record's overflow
+T_NODES, T_BUDGET_HIT, T_MAX_PLY, T_REC_OVERFLOW = STAT_NODES, STAT_BUDGET_HIT, STAT_MAX_PLY, 3
 
-_ORDER_TT = 1 << 40
-_ORDER_TACTICAL = 1 << 36
-_ORDER_KILLER1 = 1 << 34
-_ORDER_KILLER2 = (1 << 34) - 1
-#: history scores are kept below the killers' keys
-_HISTORY_CAP = (1 << 33)
-_VICTIM_VALUE = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)
-
-# per-ply integers
-_N, _I, _ALPHA, _BETA, _BEST, _DEPTH, _DONE, _CUR, _PVLEN, _KIND, _ALPHA0, _STATIC, _REC = range(13)
-_INTS = 13
+# per-ply integers: those of :func:`search.alphabeta.search_kernel`, then alpha on entry, the
+# static evaluation and whether the node is recorded
+_ALPHA0, _STATIC, _REC = range(N_PLY_INTS, N_PLY_INTS + 3)
+_INTS = N_PLY_INTS + 3
 
 
 @njit(cache=True)
@@ -69,20 +83,29 @@ def new_tree_workspace():  # type: ignore[no-untyped-def]
     """Per-search scratch for :func:`tree_kernel`: (boards, moves, order, ints, pv, killers,
     evs, stats); ``pv[0, :ints[0, 8]]`` is the root's principal variation after a search and
     ``ints[0, 9]`` the kind of its last node."""
-    boards = np.zeros((MAX_PLY + 1, BOARD_WORDS), dtype=np.uint64)
-    moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int32)
-    order = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
-    ints = np.zeros((MAX_PLY + 1, _INTS), dtype=np.int64)
-    pv = np.zeros((MAX_PLY + 1, MAX_PLY + 1), dtype=np.int32)
-    killers = np.zeros((MAX_PLY + 1, 2), dtype=np.int32)
-    evs = np.zeros(40, dtype=np.int64)
-    stats = np.zeros(4, dtype=np.int64)
-    return boards, moves, order, ints, pv, killers, evs, stats
+    return new_workspace_arrays(_INTS)
+
+
+@njit(cache=True, inline="always")
+def _record(rec_boards, rec_ints, row, boards, ints, ply, value):  # type: ignore[no-untyped-def]
+    """Write the completed node at ``ply`` (returned ``value``) into row ``row`` of the record."""
+    for k in range(BOARD_WORDS):
+        rec_boards[row, k] = boards[ply, k]
+    rec_ints[row, REC_STATIC] = ints[ply, _STATIC]
+    rec_ints[row, REC_VALUE] = value
+    if value <= ints[ply, _ALPHA0]:
+        rec_ints[row, REC_BOUND] = BOUND_UPPER
+    elif value >= ints[ply, _BETA]:
+        rec_ints[row, REC_BOUND] = BOUND_LOWER
+    else:
+        rec_ints[row, REC_BOUND] = BOUND_EXACT
+    rec_ints[row, REC_PLY] = ply
+    rec_ints[row, REC_DEPTH] = ints[ply, _DEPTH]
 
 
 @njit(cache=True, nogil=True)
 def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
-                rec_min_depth, rec_boards, rec_ints) -> tuple[int, int]:
+                rec_min_depth, rec_boards, rec_ints):
     """Search ``root`` to ``depth`` plies plus quiescence, recording interior nodes.
 
     Parameters as :func:`search.alphabeta.search_kernel`, and
@@ -99,195 +122,52 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
     root is the last row (when it is recorded).
     """
     boards, moves, order, ints, pv, killers, evs, stats = ws
-    for k in range(4):
-        stats[k] = 0
+    start_search(ws, root, depth)
     n_rec = 0
     cap = rec_boards.shape[0]
-    tt_mask = len(tt_keys) - 1
-    for i in range(MAX_PLY + 1):
-        killers[i, 0] = 0
-        killers[i, 1] = 0
-    for k in range(BOARD_WORDS):
-        boards[0, k] = root[k]
-    ints[0, _ALPHA] = -INF
-    ints[0, _BETA] = INF
-    ints[0, _DEPTH] = depth
-    ply = 0
-    entering = True
-    value = np.int64(0)
-    child = 0
+    ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
     while True:
         if entering:
             entering = False
-            stats[T_NODES] += 1
-            b = boards[ply]
-            ints[ply, _PVLEN] = 0
-            ints[ply, _KIND] = KIND_EVAL
             ints[ply, _ALPHA0] = ints[ply, _ALPHA]
             ints[ply, _REC] = 0
-            resolved = False
-            if ply > 0 and (np.int64(b[W_HALFMOVE]) >= 100 or _is_repetition(boards, ply, hist, nhist)):
-                if np.int64(b[W_HALFMOVE]) >= 100 and in_check(b) and generate_moves(b, moves[ply], 0, False) == 0:
-                    value = -(MATE - ply)
-                    ints[ply, _KIND] = KIND_MATE
-                else:
-                    value = np.int64(0)
-                    ints[ply, _KIND] = KIND_DRAW
-                resolved = True
-            elif stats[T_NODES] > budget or ply >= MAX_PLY:
-                if stats[T_NODES] > budget:
-                    stats[T_BUDGET_HIT] = 1
-                else:
-                    stats[T_MAX_PLY] = 1
-                value = evaluate_kernel(b, w, evs)
-                resolved = True
-            else:
+            n, value, static = enter_node(ws, ply, w, budget, hist, nhist)
+            if n > 0:
                 d = ints[ply, _DEPTH]
-                checked = in_check(b)
-                quiet = d <= 0 and not checked
-                have_static = False
-                stand = np.int64(0)
-                if quiet:
-                    stand = evaluate_kernel(b, w, evs)
-                    have_static = True
-                    if stand >= ints[ply, _BETA]:
-                        value = stand
-                        resolved = True
-                    else:
-                        ints[ply, _BEST] = stand
-                        if stand > ints[ply, _ALPHA]:
-                            ints[ply, _ALPHA] = stand
-                n = 0
-                if not resolved:
-                    if d > 0:
-                        n = generate_moves(b, moves[ply], 0, False)
-                    else:
-                        n = quiescence_moves(b, moves[ply], checked, evs)
-                    if n == 0 and not quiet:
-                        value = -(MATE - ply) if checked else np.int64(0)
-                        ints[ply, _KIND] = KIND_MATE if checked else KIND_DRAW
-                        resolved = True
-                    elif n == 0:
-                        value = ints[ply, _BEST]
-                        resolved = True
-                if not resolved:
-                    if d >= rec_min_depth and n_rec < cap:
-                        ints[ply, _REC] = 1
-                        ints[ply, _STATIC] = stand if have_static else evaluate_kernel(b, w, evs)
-                    if not quiet:
-                        ints[ply, _BEST] = -INF
-                    tt_move = 0
-                    if tt_mask >= 0 and d > 0:
-                        slot = np.int64(b[W_KEY] & np.uint64(tt_mask))
-                        if tt_keys[slot] == b[W_KEY]:
-                            tt_move = tt_moves[slot]
-                    k1 = killers[ply, 0]
-                    k2 = killers[ply, 1]
-                    side = np.int64(b[W_STM])
-                    for i in range(n):
+                if d >= rec_min_depth and n_rec < cap:
+                    ints[ply, _REC] = 1
+                    ints[ply, _STATIC] = static if static != NO_STATIC else evaluate_kernel(boards[ply], w, evs)
+                start_move_loop(ws, ply, n, tt_keys, tt_moves)
+                side = np.int64(boards[ply, W_STM])
+                for i in range(n):  # quiet moves other than the killers: by their history score
+                    if order[ply, i] == 0:
                         m = moves[ply, i]
-                        if m == tt_move:
-                            order[ply, i] = _ORDER_TT
-                        else:
-                            cap_piece = (m >> 20) & 7
-                            promo = (m >> 12) & 7
-                            if cap_piece != NO_PIECE or promo != 0:
-                                order[ply, i] = (_ORDER_TACTICAL + 64 * _VICTIM_VALUE[cap_piece]
-                                                 + 16 * _VICTIM_VALUE[promo if promo else 6]
-                                                 - ((m >> 17) & 7))
-                            elif m == k1:
-                                order[ply, i] = _ORDER_KILLER1
-                            elif m == k2:
-                                order[ply, i] = _ORDER_KILLER2
-                            else:
-                                order[ply, i] = history[side, m & 63, (m >> 6) & 63]
-                    ints[ply, _N] = n
-                    ints[ply, _I] = 0
-                    ints[ply, _DONE] = 0
-                    continue
-            if ply == 0:
-                break
-            child = ply
-            ply -= 1
-        else:
-            i = ints[ply, _I]
-            n = ints[ply, _N]
-            if ints[ply, _DONE] == 0 and i < n:
-                bi = i
-                for j in range(i + 1, n):
-                    if order[ply, j] > order[ply, bi]:
-                        bi = j
-                if bi != i:
-                    m = moves[ply, bi]
-                    moves[ply, bi] = moves[ply, i]
-                    moves[ply, i] = m
-                    o = order[ply, bi]
-                    order[ply, bi] = order[ply, i]
-                    order[ply, i] = o
-                m = moves[ply, i]
-                ints[ply, _I] = i + 1
-                ints[ply, _CUR] = m
-                make_move(boards[ply], boards[ply + 1], m)
-                if minimax and ints[ply, _DEPTH] > 0:
-                    ints[ply + 1, _ALPHA] = -INF
-                    ints[ply + 1, _BETA] = INF
-                else:
-                    ints[ply + 1, _ALPHA] = -ints[ply, _BETA]
-                    ints[ply + 1, _BETA] = -ints[ply, _ALPHA]
-                ints[ply + 1, _DEPTH] = ints[ply, _DEPTH] - 1
-                ply += 1
-                entering = True
+                        order[ply, i] = history[side, move_from(m), move_to(m)]
                 continue
-            # node complete
-            value = ints[ply, _BEST]
-            if tt_mask >= 0 and ints[ply, _PVLEN] > 0 and ints[ply, _DEPTH] > 0:
-                slot = np.int64(boards[ply, W_KEY] & np.uint64(tt_mask))
-                tt_keys[slot] = boards[ply, W_KEY]
-                tt_moves[slot] = pv[ply, 0]
+        elif has_next_move(ints, ply):
+            play_next(ws, ply, minimax and ints[ply, _DEPTH] > 0)
+            ply += 1
+            entering = True
+            continue
+        else:
+            value = finish_node(ws, ply, tt_keys, tt_moves)
             if ints[ply, _REC] == 1:
                 if n_rec < cap:
-                    for k in range(BOARD_WORDS):
-                        rec_boards[n_rec, k] = boards[ply, k]
-                    rec_ints[n_rec, REC_STATIC] = ints[ply, _STATIC]
-                    rec_ints[n_rec, REC_VALUE] = value
-                    if value <= ints[ply, _ALPHA0]:
-                        rec_ints[n_rec, REC_BOUND] = BOUND_UPPER
-                    elif value >= ints[ply, _BETA]:
-                        rec_ints[n_rec, REC_BOUND] = BOUND_LOWER
-                    else:
-                        rec_ints[n_rec, REC_BOUND] = BOUND_EXACT
-                    rec_ints[n_rec, REC_PLY] = ply
-                    rec_ints[n_rec, REC_DEPTH] = ints[ply, _DEPTH]
+                    _record(rec_boards, rec_ints, n_rec, boards, ints, ply, value)
                     n_rec += 1
                 else:
                     stats[T_REC_OVERFLOW] = 1
-            if ply == 0:
-                break
-            child = ply
-            ply -= 1
-        # the node at ``child`` returned ``value`` to ``ply``
-        v = -value
-        if v > ints[ply, _BEST]:
-            ints[ply, _BEST] = v
-            m = ints[ply, _CUR]
-            pv[ply, 0] = m
-            cl = ints[child, _PVLEN]
-            for k in range(cl):
-                pv[ply, k + 1] = pv[child, k]
-            ints[ply, _PVLEN] = cl + 1
-            ints[ply, _KIND] = ints[child, _KIND]
-            if v > ints[ply, _ALPHA]:
-                ints[ply, _ALPHA] = v
-                if v >= ints[ply, _BETA]:
-                    ints[ply, _DONE] = 1
-                    dd = ints[ply, _DEPTH]
-                    if dd > 0 and ((m >> 20) & 7) == NO_PIECE and ((m >> 12) & 7) == 0:
-                        if killers[ply, 0] != m:
-                            killers[ply, 1] = killers[ply, 0]
-                            killers[ply, 0] = m
-                        side = np.int64(boards[ply, W_STM])
-                        h = history[side, m & 63, (m >> 6) & 63] + dd * dd
-                        history[side, m & 63, (m >> 6) & 63] = min(h, _HISTORY_CAP)
+        if ply == 0:
+            break
+        child = ply
+        ply -= 1
+        m = back_up(ints, pv, ply, child, -value)  # the move of a cut-off, else 0
+        dd = ints[ply, _DEPTH]
+        if m != 0 and dd > 0 and is_quiet(m):
+            store_killer(killers, ply, m)
+            side = np.int64(boards[ply, W_STM])
+            h = history[side, move_from(m), move_to(m)] + dd * dd
+            history[side, move_from(m), move_to(m)] = min(h, ORDER_HISTORY_CAP)
     return value, n_rec
 
 

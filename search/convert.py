@@ -13,9 +13,8 @@ import chess
 import numpy as np
 
 from search.board import (
-    BLACK_OO,
-    BLACK_OOO,
     BOARD_WORDS,
+    CASTLING_RIGHTS,
     FLAG_CASTLE,
     FLAG_DOUBLE,
     FLAG_EP,
@@ -29,16 +28,17 @@ from search.board import (
     W_KEY,
     W_OCC,
     W_STM,
-    WHITE_OO,
-    WHITE_OOO,
     compute_key,
     make_move,
     move_from,
     move_promo,
     move_to,
+    move_uci_key,
+    uci_key_of_text,
+    uci_texts,
 )
 from search.movegen import MAX_MOVES, generate_moves
-from search.validate import InvalidBoardError, check_board
+from search.validate import InvalidBoardError, check_board, check_board_array
 
 Board = np.ndarray
 """uint64[BOARD_WORDS]: a position as the numba core holds it (see :mod:`search.board`)."""
@@ -47,7 +47,7 @@ Move = int
 
 STARTING_FEN = chess.STARTING_FEN
 
-_CASTLE_CHARS = {"K": WHITE_OO, "Q": WHITE_OOO, "k": BLACK_OO, "q": BLACK_OOO}
+_CASTLE_CHARS = {letter: right for right, letter, _, _, _ in CASTLING_RIGHTS}
 _STATUS_MESSAGES = (
     (chess.STATUS_NO_WHITE_KING, "white has no king"),
     (chess.STATUS_NO_BLACK_KING, "black has no king"),
@@ -167,17 +167,10 @@ def _check_possible(b: Board, fen: str) -> None:
         raise InvalidFenError(f"impossible position in FEN {fen!r}: {str(exc).removeprefix('invalid board: ')}") from None
 
 
-def _check_shape(b: object) -> None:
-    """The array form of a board (what a conversion needs; :func:`check_board` checks the rest)."""
-    if not isinstance(b, np.ndarray) or b.dtype != np.uint64 or b.shape != (BOARD_WORDS,):
-        what = f"{b.dtype} {b.shape}" if isinstance(b, np.ndarray) else type(b).__name__
-        raise InvalidBoardError(f"a board must be a uint64 array of shape ({BOARD_WORDS},), not {what}")
-
-
 def to_fen(b: Board) -> str:
     """FEN of a board; the en-passant field is set after every double push (as python-chess's
     ``Board.fen(en_passant="fen")``), so FEN -> board -> FEN round-trips."""
-    _check_shape(b)
+    check_board_array(b)
     rows = []
     white = int(b[W_OCC])
     bbs = [int(b[p]) for p in range(6)]
@@ -216,9 +209,9 @@ def from_chess(board: chess.Board) -> Board:
     b[W_STM] = 0 if board.turn == chess.WHITE else 1
     cr = board.clean_castling_rights()
     rights = 0
-    for sq, bitv in ((chess.H1, WHITE_OO), (chess.A1, WHITE_OOO), (chess.H8, BLACK_OO), (chess.A8, BLACK_OOO)):
-        if cr & chess.BB_SQUARES[sq]:
-            rights |= bitv
+    for right, _, _, _, rook in CASTLING_RIGHTS:
+        if cr & chess.BB_SQUARES[rook]:
+            rights |= right
     b[W_CASTLE] = rights
     b[W_EP] = NO_SQUARE if board.ep_square is None else board.ep_square
     b[W_HALFMOVE] = board.halfmove_clock
@@ -229,7 +222,7 @@ def from_chess(board: chess.Board) -> Board:
 
 def to_chess(b: Board) -> chess.Board:
     """Convert a core board to a python-chess board (no move history)."""
-    _check_shape(b)
+    check_board_array(b)
     board = chess.Board(None)
     for pt, name in enumerate(("pawns", "knights", "bishops", "rooks", "queens", "kings")):
         setattr(board, name, int(b[pt]))
@@ -240,9 +233,9 @@ def to_chess(b: Board) -> chess.Board:
     board.turn = int(b[W_STM]) == 0
     rights = int(b[W_CASTLE])
     cr = 0
-    for sq, bitv in ((chess.H1, WHITE_OO), (chess.A1, WHITE_OOO), (chess.H8, BLACK_OO), (chess.A8, BLACK_OOO)):
-        if rights & bitv:
-            cr |= chess.BB_SQUARES[sq]
+    for right, _, _, _, rook in CASTLING_RIGHTS:
+        if rights & right:
+            cr |= chess.BB_SQUARES[rook]
     board.castling_rights = cr
     ep = int(b[W_EP])
     board.ep_square = None if ep == NO_SQUARE else ep
@@ -267,9 +260,7 @@ def _legal_moves(b: Board) -> np.ndarray:
 
 def move_to_uci(m: Move) -> str:
     """UCI text of a packed move (castling as the king's two-square move)."""
-    text = chess.square_name(move_from(m)) + chess.square_name(move_to(m))
-    promo = move_promo(m)
-    return text + PIECE_SYMBOLS[promo] if promo else text
+    return uci_texts()[move_uci_key(m)]
 
 
 def move_to_chess(m: Move) -> chess.Move:
@@ -286,18 +277,14 @@ def move_from_uci(b: Board, uci: str) -> Move:
 
 
 def uci_key(uci: str) -> int:
-    """The from/to/promotion bits of a packed move (:func:`search.board.move_uci_key`) written
-    ``uci`` (e.g. ``e2e4``, ``e7e8q``, castling as the king's move), without a board; raise
-    :class:`IllegalMoveError` when the text is not a UCI move. Legality is checked where the
-    key is matched against a position's legal moves."""
-    text = uci.strip() if isinstance(uci, str) else ""
-    if len(text) not in (4, 5) or text[0] not in "abcdefgh" or text[2] not in "abcdefgh" \
-            or text[1] not in "12345678" or text[3] not in "12345678" or (len(text) == 5 and text[4] not in "nbrq"):
+    """The UCI key of a move (:func:`search.board.make_uci_key`: from/to/promotion bits of a
+    packed move) written ``uci`` (e.g. ``e2e4``, ``e7e8q``, castling as the king's move),
+    without a board; raise :class:`IllegalMoveError` when the text is not a UCI move. Legality
+    is checked where the key is matched against a position's legal moves."""
+    key = uci_key_of_text(uci.strip()) if isinstance(uci, str) else None
+    if key is None:
         raise IllegalMoveError(f"not a UCI move: {uci!r}")
-    frm = chess.parse_square(text[:2])
-    to = chess.parse_square(text[2:4])
-    promo = PIECE_SYMBOLS.index(text[4]) if len(text) == 5 else 0
-    return frm | (to << 6) | (promo << 12)
+    return key
 
 
 def move_from_chess(b: Board, move: chess.Move) -> Move:

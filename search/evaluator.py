@@ -1,4 +1,5 @@
-"""Public evaluator API: features and scores of boards, single or batched.
+"""The static evaluation as a user calls it (:func:`features`, :func:`evaluate` and their batch forms):
+validated wrappers over the kernels of :mod:`search.features`. The search is :mod:`search.api`.
 
 Scores are in centipawns from the side to move's point of view:
 ``score = w . phi / PHASE_MAX`` where ``phi`` is the sparse tapered feature vector of
@@ -14,14 +15,8 @@ import numpy as np
 
 from search.catalog import PHASE_MAX
 from search.convert import Board
-from search.features import (
-    MAX_FEATURES,
-    evaluate_batch_kernel,
-    evaluate_kernel,
-    features_batch_kernel,
-    features_kernel,
-    new_scratch,
-)
+from search.features import (evaluate_batch_kernel, evaluate_kernel, features_batch_kernel, features_kernel,
+                             new_feature_buffers)
 from search.validate import check_board, check_boards, check_weights
 
 __all__ = ["EVAL_SCALE", "check_boards", "check_weights", "evaluate", "evaluate_batch", "features",
@@ -33,9 +28,8 @@ EVAL_SCALE = PHASE_MAX
 
 def _features(b: Board) -> tuple[np.ndarray, np.ndarray]:
     """:func:`features` of a board known to be valid (no check)."""
-    idx = np.zeros(MAX_FEATURES, dtype=np.int32)
-    val = np.zeros(MAX_FEATURES, dtype=np.int32)
-    n = features_kernel(b, new_scratch(), idx, val)
+    st, idx, val = new_feature_buffers()
+    n = features_kernel(b, st, idx, val)
     return idx[:n].copy(), val[:n].copy()
 
 
@@ -48,13 +42,14 @@ def evaluate(b: Board, w: np.ndarray) -> float:
     """Static score of one board in centipawns, side to move's view."""
     b = check_board(b)
     score = np.zeros(2, dtype=np.int64)
-    return evaluate_kernel(b, check_weights(w), score) / EVAL_SCALE
+    return float(evaluate_kernel(b, check_weights(w), score)) / EVAL_SCALE
 
 
 def features_batch(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR features of ``boards`` (uint64[n, BOARD_WORDS]): indptr int64[n+1], indices int32,
     values int32; row ``p`` is ``indices[indptr[p]:indptr[p+1]]``."""
-    return features_batch_kernel(check_boards(boards))
+    csr: tuple[np.ndarray, np.ndarray, np.ndarray] = features_batch_kernel(check_boards(boards))
+    return csr
 
 
 def evaluate_batch(boards: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The sparse linear evaluator's kernels: one code path yields the features and the score.
+"""The static evaluation's kernels (call them through :mod:`search.evaluator`): one code path
+yields the features and the score.
 
 Definitions of every term: ``docs/features.md``; names and indices: :mod:`search.catalog`.
 
@@ -24,6 +25,7 @@ from numba import njit
 from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_attacks, rook_attacks
 from search.bits import FILE_A, FILE_H, ZERO, bit, lsb, pop_lsb, popcount
 from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_OCC, W_STM
+from search.types import BitboardArray
 from search.catalog import (
     F_ATTACKS,
     F_BACKWARD,
@@ -63,7 +65,9 @@ from search.catalog import (
 MAX_FEATURES = 2 * N_BASE
 
 
-def _masks():  # type: ignore[no-untyped-def]
+def _masks() -> tuple[BitboardArray, BitboardArray, BitboardArray, BitboardArray, BitboardArray]:
+    """Per file: its squares, its neighbour files; per rank: its squares; per colour and square:
+    the squares ahead, and those behind or on the same rank."""
     file_mask = np.zeros(8, dtype=np.uint64)
     for sq in range(64):
         file_mask[sq % 8] |= np.uint64(1) << np.uint64(sq)
@@ -120,10 +124,18 @@ def _files_of(filled: np.uint64) -> np.uint64:
 SCRATCH_SIZE = 3 * N_BASE
 
 
+@njit(cache=True)
 def new_scratch() -> np.ndarray:
     """Per-thread scratch int64[SCRATCH_SIZE]: ``[0, N_BASE)`` term counts, ``[N_BASE,
     2 N_BASE)`` touched marks, ``[2 N_BASE, 3 N_BASE)`` the list of touched terms."""
     return np.zeros(SCRATCH_SIZE, dtype=np.int64)
+
+
+@njit(cache=True)
+def new_feature_buffers():  # type: ignore[no-untyped-def]
+    """Per-thread arrays for :func:`features_kernel`: ``(scratch, indices, values)``, the
+    :func:`new_scratch` vector and two int32[MAX_FEATURES] outputs."""
+    return new_scratch(), np.zeros(MAX_FEATURES, dtype=np.int32), np.zeros(MAX_FEATURES, dtype=np.int32)
 
 
 @njit(cache=True, inline="always")
@@ -416,11 +428,11 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
     nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * ROOK, dr)
     nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * QUEEN, dq)
     nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, dk)
-    return nt
+    return nt  # type: ignore[no-any-return]
 
 
 @njit(cache=True)
-def features_kernel(b, st, out_idx, out_val) -> int:  # type: ignore[no-untyped-def]
+def features_kernel(b, st, out_idx, out_val):  # type: ignore[no-untyped-def]
     """Write the side to move's feature vector as sorted pairs into ``out_idx``/``out_val``
     (int32, length >= MAX_FEATURES); return the number of pairs. Values are
     ``x * phase`` (middle-game copy) and ``x * (PHASE_MAX - phase)`` (end-game copy)."""
@@ -464,7 +476,7 @@ def features_kernel(b, st, out_idx, out_val) -> int:  # type: ignore[no-untyped-
 
 
 @njit(cache=True)
-def evaluate_kernel(b, w, score) -> int:  # type: ignore[no-untyped-def]
+def evaluate_kernel(b, w, score):  # type: ignore[no-untyped-def]
     """Static score ``w . phi`` in eval units (centipawns x PHASE_MAX), side to move's view.
 
     ``w`` is the integer weight vector (int32, length N_FEATURES); ``score`` is an int64[2]
@@ -482,9 +494,7 @@ def features_batch_kernel(boards: np.ndarray):  # type: ignore[no-untyped-def]
     """CSR feature matrix of ``boards`` (uint64[n, BOARD_WORDS]):
     ``(indptr int64[n + 1], indices int32[nnz], values int32[nnz])``."""
     n = boards.shape[0]
-    st = np.zeros(SCRATCH_SIZE, dtype=np.int64)
-    idx = np.zeros(MAX_FEATURES, dtype=np.int32)
-    val = np.zeros(MAX_FEATURES, dtype=np.int32)
+    st, idx, val = new_feature_buffers()
     indptr = np.zeros(n + 1, dtype=np.int64)
     cap = max(16, n * 128)
     out_i = np.zeros(cap, dtype=np.int32)

@@ -90,7 +90,7 @@ def checkers_of(b: np.ndarray) -> np.uint64:
     own = b[W_OCC + us]
     occ = own | b[W_OCC + 1 - us]
     ksq = lsb(b[KING] & own)
-    return attackers_to(b, ksq, occ) & b[W_OCC + 1 - us]
+    return attackers_to(b, ksq, occ) & b[W_OCC + 1 - us]  # type: ignore[no-any-return]
 
 
 @njit(cache=True)
@@ -125,7 +125,7 @@ def generate_moves(b: np.ndarray, out: np.ndarray, start: int, tactical: bool) -
     while targets:
         to = lsb(targets)
         targets = pop_lsb(targets)
-        if not is_attacked(b, to, them, occ_nok):
+        if not is_attacked(b, to, them, occ_nok):  # type: ignore[arg-type]
             out[n] = encode_move(ksq, to, 0, FLAG_NORMAL, KING, piece_at(b, to))
             n += 1
     if nchk > 1:
@@ -212,10 +212,10 @@ def generate_moves(b: np.ndarray, out: np.ndarray, start: int, tactical: bool) -
             else:
                 out[n] = encode_move(frm, to, 0, FLAG_NORMAL, PAWN, cap)
                 n += 1
-        if ep != NO_SQUARE and (PAWN_ATTACKS[us, frm] & bit(ep)):
+        if ep != NO_SQUARE and (PAWN_ATTACKS[us, frm] & bit(ep)):  # type: ignore[arg-type]
             capsq = ep - up
-            occ2 = occ ^ bit(frm) ^ bit(ep) ^ bit(capsq)
-            opp2 = opp ^ bit(capsq)
+            occ2 = occ ^ bit(frm) ^ bit(ep) ^ bit(capsq)  # type: ignore[arg-type]
+            opp2 = opp ^ bit(capsq)  # type: ignore[arg-type]
             exposed = (
                 (rook_attacks(ksq, occ2) & (b[ROOK] | b[QUEEN]) & opp2)
                 | (bishop_attacks(ksq, occ2) & (b[BISHOP] | b[QUEEN]) & opp2)
@@ -223,7 +223,7 @@ def generate_moves(b: np.ndarray, out: np.ndarray, start: int, tactical: bool) -
                 | (PAWN_ATTACKS[us, ksq] & b[PAWN] & opp2)
             )
             if exposed == ZERO:
-                out[n] = encode_move(frm, ep, 0, FLAG_EP, PAWN, PAWN)
+                out[n] = encode_move(frm, ep, 0, FLAG_EP, PAWN, PAWN)  # type: ignore[arg-type]
                 n += 1
 
     # castling (never out of check, through or into an attacked square)
@@ -231,20 +231,20 @@ def generate_moves(b: np.ndarray, out: np.ndarray, start: int, tactical: bool) -
         rights = np.int64(b[W_CASTLE])
         if us == WHITE:
             if rights & 1 and not (occ & _F1G1):
-                if not is_attacked(b, 5, them, occ) and not is_attacked(b, 6, them, occ):
+                if not is_attacked(b, 5, them, occ) and not is_attacked(b, 6, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(4, 6, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
             if rights & 2 and not (occ & _B1C1D1):
-                if not is_attacked(b, 3, them, occ) and not is_attacked(b, 2, them, occ):
+                if not is_attacked(b, 3, them, occ) and not is_attacked(b, 2, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(4, 2, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
         else:
             if rights & 4 and not (occ & _F8G8):
-                if not is_attacked(b, 61, them, occ) and not is_attacked(b, 62, them, occ):
+                if not is_attacked(b, 61, them, occ) and not is_attacked(b, 62, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(60, 62, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
             if rights & 8 and not (occ & _B8C8D8):
-                if not is_attacked(b, 59, them, occ) and not is_attacked(b, 58, them, occ):
+                if not is_attacked(b, 59, them, occ) and not is_attacked(b, 58, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(60, 58, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
     return n

@@ -1,16 +1,24 @@
 """Perft: count the leaf nodes of the legal move tree (the first correctness check of a core).
 
-The walk uses an explicit stack, not recursion: numba segfaults when it loads a cached
-recursive function (numba issue #6061), and every kernel here is cached.
+:func:`perft` and :func:`divide` are the validated entry points; :func:`perft_kernel` and
+:func:`divide_kernel` the kernels behind them. The walk uses an explicit stack, not recursion:
+numba segfaults when it loads a cached recursive function (numba issue #6061), and every kernel
+here is cached.
 """
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 from numba import njit
 
+from search.alphabeta import MAX_PLY
 from search.board import BOARD_WORDS, make_move
+from search.convert import move_to_uci
 from search.movegen import MAX_MOVES, generate_moves
+from search.types import BoardArray
+from search.validate import check_board
 
 #: The six perft positions of the Chess Programming Wiki ("Perft Results"):
 #: name -> (FEN, published leaf counts at depth 1..5).
@@ -84,3 +92,38 @@ def divide_kernel(board: np.ndarray, depth: int, bulk: bool):  # type: ignore[no
         make_move(board, boards[0], root[i])
         counts[i] = _perft_from(boards, moves, depth - 1, bulk)
     return root[:n].copy(), counts
+
+
+# ---------------------------------------------------------------- validated entry points
+
+#: deepest perft accepted (the kernels allocate one stack row per ply)
+MAX_PERFT_DEPTH = MAX_PLY
+
+
+def _check_depth(depth: int, low: int, what: str) -> int:
+    try:
+        depth = operator.index(depth)
+    except TypeError:
+        raise ValueError(f"{what} depth must be an integer, not {type(depth).__name__}") from None
+    if not low <= depth <= MAX_PERFT_DEPTH:
+        raise ValueError(f"{what} depth must be between {low} and {MAX_PERFT_DEPTH}, not {depth}")
+    return depth
+
+
+def perft(b: BoardArray, depth: int, *, bulk: bool = True) -> int:
+    """Number of leaf nodes of the legal move tree of ``b`` to ``depth`` plies.
+
+    ``bulk`` counts the last ply from the move list instead of playing each move. Raises
+    :class:`~search.validate.InvalidBoardError` for an invalid board.
+    """
+    b = check_board(b)
+    depth = _check_depth(depth, 0, "perft")
+    return int(perft_kernel(b, depth, bool(bulk)))
+
+
+def divide(b: BoardArray, depth: int, *, bulk: bool = True) -> dict[str, int]:
+    """Leaf count below each root move (UCI text -> count), for ``depth`` >= 1."""
+    b = check_board(b)
+    depth = _check_depth(depth, 1, "divide")
+    moves, counts = divide_kernel(b, depth, bool(bulk))
+    return {move_to_uci(int(m)): int(c) for m, c in zip(moves, counts)}

@@ -14,18 +14,8 @@ from numba import njit
 
 from search.attacks import bishop_attacks, rook_attacks
 from search.bits import ZERO, bit, lsb
-from search.board import (
-    BISHOP,
-    FLAG_EP,
-    KING,
-    NO_PIECE,
-    PAWN,
-    QUEEN,
-    ROOK,
-    W_OCC,
-    W_STM,
-    attackers_to,
-)
+from search.board import (BISHOP, FLAG_EP, KING, NO_PIECE, PAWN, QUEEN, ROOK, W_OCC, W_STM, attackers_to, move_captured,
+                          move_flag, move_from, move_piece, move_promo, move_to)
 from search.movegen import generate_moves
 
 SEE_VALUE = np.array([100, 300, 300, 500, 900, 20000, 0], dtype=np.int64)
@@ -36,15 +26,15 @@ def see(b: np.ndarray, m: int, gain: np.ndarray) -> int:
     """Static exchange evaluation of capture ``m`` (centipawns, mover's view): the material
     balance of the best sequence of recaptures on the target square, each side free to stop.
     ``gain`` is int64[>= 34] scratch."""
-    frm = m & 63
-    to = (m >> 6) & 63
-    promo = (m >> 12) & 7
-    cap = (m >> 20) & 7
+    frm = move_from(m)
+    to = move_to(m)
+    promo = move_promo(m)
+    cap = move_captured(m)
     occ = (b[W_OCC] | b[W_OCC + 1]) ^ bit(frm)
-    if ((m >> 15) & 3) == FLAG_EP:
+    if move_flag(m) == FLAG_EP:
         occ ^= bit(to - 8 if b[W_STM] == ZERO else to + 8)
     gain[0] = SEE_VALUE[cap] if cap != NO_PIECE else 0
-    on_square = (m >> 17) & 7
+    on_square = move_piece(m)
     if promo != 0:
         gain[0] += SEE_VALUE[promo] - SEE_VALUE[PAWN]
         on_square = promo
@@ -74,7 +64,7 @@ def see(b: np.ndarray, m: int, gain: np.ndarray) -> int:
     while d > 1:
         d -= 1
         gain[d - 1] = -max(-gain[d - 1], gain[d])
-    return gain[0]
+    return gain[0]  # type: ignore[no-any-return]
 
 
 @njit(cache=True)
@@ -87,7 +77,7 @@ def quiescence_moves(b: np.ndarray, out: np.ndarray, in_check: bool, gain: np.nd
     k = 0
     for i in range(n):
         m = out[i]
-        if ((m >> 12) & 7) != 0 or see(b, m, gain) >= 0:
+        if move_promo(m) != 0 or see(b, m, gain) >= 0:
             out[k] = m
             k += 1
     return k

@@ -19,29 +19,18 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from search.board import (
-    BLACK_OO,
-    BLACK_OOO,
-    BOARD_WORDS,
-    FLAG_EP,
-    NO_SQUARE,
-    W_CASTLE,
-    W_EP,
-    W_FULLMOVE,
-    W_HALFMOVE,
-    W_KEY,
-    W_OCC,
-    W_STM,
-    WHITE_OO,
-    WHITE_OOO,
-    make_move,
-)
+from search.board import (BOARD_WORDS, CASTLING_RIGHTS, FLAG_EP, NO_SQUARE, W_CASTLE, W_EP, W_FULLMOVE, W_HALFMOVE,
+                          W_KEY, W_OCC, W_STM, make_move, make_uci_key, move_flag, move_uci_key)
 from search.movegen import MAX_MOVES, generate_moves
+from search.validate import check_boards_array
 
 #: Bytes reserved per FEN in the output buffer (the longest FEN is well under 100 characters).
 FEN_STRIDE = 100
 
 _PIECE_CHARS = np.frombuffer(b"PNBRQKpnbrqk", dtype=np.uint8).copy()
+#: FEN letter (ASCII) and ``W_CASTLE`` bit of each castling right, in FEN order
+_CASTLE_CHARS = np.array([ord(letter) for _, letter, _, _, _ in CASTLING_RIGHTS], dtype=np.uint8)
+_CASTLE_BITS = np.array([right for right, _, _, _, _ in CASTLING_RIGHTS], dtype=np.int64)
 
 
 @njit(cache=True)
@@ -100,18 +89,10 @@ def _write_fen(b: np.ndarray, ep_legal: bool, chars: np.ndarray, buf: np.ndarray
         buf[pos] = 45  # '-'
         pos += 1
     else:
-        if rights & WHITE_OO:
-            buf[pos] = 75  # K
-            pos += 1
-        if rights & WHITE_OOO:
-            buf[pos] = 81  # Q
-            pos += 1
-        if rights & BLACK_OO:
-            buf[pos] = 107  # k
-            pos += 1
-        if rights & BLACK_OOO:
-            buf[pos] = 113  # q
-            pos += 1
+        for r in range(len(_CASTLE_BITS)):
+            if rights & _CASTLE_BITS[r]:
+                buf[pos] = _CASTLE_CHARS[r]
+                pos += 1
     buf[pos] = 32
     pos += 1
     ep = np.int64(b[W_EP])
@@ -123,9 +104,9 @@ def _write_fen(b: np.ndarray, ep_legal: bool, chars: np.ndarray, buf: np.ndarray
         buf[pos] = 45
         pos += 1
     buf[pos] = 32
-    pos = _write_int(buf, pos + 1, np.int64(b[W_HALFMOVE]))
+    pos = _write_int(buf, pos + 1, np.int64(b[W_HALFMOVE]))  # type: ignore[arg-type]
     buf[pos] = 32
-    return _write_int(buf, pos + 1, np.int64(b[W_FULLMOVE]))
+    return _write_int(buf, pos + 1, np.int64(b[W_FULLMOVE]))  # type: ignore[arg-type]
 
 
 @njit(cache=True)
@@ -151,11 +132,12 @@ def _replay_kernel(starts, offsets, frm, to, promo, want_fen, chars,  # type: ig
             stm[i] = np.int8(cur[W_STM])
             found = -1
             ep_legal = False
+            played = make_uci_key(frm[i], to[i], promo[i])
             for k in range(n):
                 m = moves[k]
-                if ((m >> 15) & 3) == FLAG_EP:
+                if move_flag(m) == FLAG_EP:
                     ep_legal = True
-                if (m & 63) == frm[i] and ((m >> 6) & 63) == to[i] and ((m >> 12) & 7) == promo[i]:
+                if move_uci_key(m) == played:
                     found = m
             if found < 0:
                 bad_ply[g] = i - offsets[g]
@@ -199,7 +181,8 @@ def replay(starts: np.ndarray, offsets: np.ndarray, frm: np.ndarray, to: np.ndar
     Parameters
     ----------
     starts : uint64[G, BOARD_WORDS]
-        Initial position of each game (:func:`search.convert.from_chess`).
+        Initial position of each game (:func:`search.convert.from_chess`); another array
+        raises :class:`search.validate.InvalidBoardError`.
     offsets : int64[G + 1]
         Game ``g``'s plies are ``offsets[g]:offsets[g + 1]`` of the per-ply arrays.
     frm, to : int32[P]
@@ -209,14 +192,12 @@ def replay(starts: np.ndarray, offsets: np.ndarray, frm: np.ndarray, to: np.ndar
     want_fen : bool[P]
         Plies whose position's FEN is wanted.
     """
-    starts = np.ascontiguousarray(starts, dtype=np.uint64)
+    starts = np.ascontiguousarray(check_boards_array(starts))
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     frm, to, promo = (np.ascontiguousarray(a, dtype=np.int32) for a in (frm, to, promo))
     want_fen = np.ascontiguousarray(want_fen, dtype=np.bool_)
     n_games = starts.shape[0]
     n_plies = frm.shape[0]
-    if starts.ndim != 2 or starts.shape[1] != BOARD_WORDS:
-        raise ValueError(f"starts must have shape (G, {BOARD_WORDS}), not {starts.shape}")
     if offsets.shape != (n_games + 1,) or offsets[0] != 0 or offsets[-1] != n_plies or np.any(np.diff(offsets) < 0):
         raise ValueError("offsets must be a non-decreasing int64[G + 1] from 0 to the number of plies")
     if not (to.shape == promo.shape == want_fen.shape == (n_plies,)):

@@ -23,6 +23,7 @@ which is also the reference the vectorised check is tested against.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from search.alphabeta import MATE_BOUND
 from search.attacks import (
@@ -40,25 +41,10 @@ from search.attacks import (
     ROOK_SHIFT,
     ROOK_TABLE,
 )
-from search.board import (
-    BISHOP,
-    BLACK_OO,
-    BLACK_OOO,
-    BOARD_WORDS,
-    KING,
-    KNIGHT,
-    NO_SQUARE,
-    PAWN,
-    QUEEN,
-    ROOK,
-    W_CASTLE,
-    W_EP,
-    W_OCC,
-    W_STM,
-    WHITE_OO,
-    WHITE_OOO,
-)
+from search.board import PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING  # noqa: I001  (piece types in their order)
+from search.board import BOARD_WORDS, CASTLING_RIGHTS, NO_SQUARE, W_CASTLE, W_EP, W_OCC, W_STM
 from search.catalog import N_FEATURES, PHASE_MAX
+from search.types import BoardArray
 
 __all__ = [
     "InvalidBoardError",
@@ -68,6 +54,8 @@ __all__ = [
     "board_problem",
     "board_problems",
     "check_board",
+    "check_board_array",
+    "check_boards_array",
     "check_boards",
     "check_weight_rows",
     "check_weights",
@@ -173,25 +161,22 @@ def check_weight_rows(w: object) -> np.ndarray:
 if hasattr(np, "bitwise_count"):  # numpy >= 2.0
 
     def _popcount(x: np.ndarray) -> np.ndarray:
-        return np.bitwise_count(x).astype(np.int64)
+        counts: npt.NDArray[np.int64] = np.bitwise_count(x).astype(np.int64)
+        return counts
 
 else:  # pragma: no cover - numpy 1.26
     _BYTE_COUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
 
     def _popcount(x: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=np.uint64)
-        return _BYTE_COUNT[x.view(np.uint8)].reshape(*x.shape, 8).sum(axis=-1)
+        counts: npt.NDArray[np.int64] = _BYTE_COUNT[x.view(np.uint8)].reshape(*x.shape, 8).sum(axis=-1)
+        return counts
 
 
 _U1 = np.uint64(1)
 _BACK_RANKS = np.uint64(0xFF000000000000FF)
 _COLOURS = ("white", "black")
-_CASTLING = (  # (right, king square, rook square, colour)
-    (WHITE_OO, 4, 7, 0),
-    (WHITE_OOO, 4, 0, 0),
-    (BLACK_OO, 60, 63, 1),
-    (BLACK_OOO, 60, 56, 1),
-)
+_CASTLING = tuple((right, king, rook, colour) for right, _, colour, king, rook in CASTLING_RIGHTS)
 #: pieces each side starts with, by type (pawns aside): any more must be promoted pawns
 _START_COUNT = ((KNIGHT, 2), (BISHOP, 2), (ROOK, 2), (QUEEN, 1))
 
@@ -219,12 +204,14 @@ def _square_of(single_bits: np.ndarray) -> np.ndarray:
 
 def _rook_attacks(sq: np.ndarray, occ: np.ndarray) -> np.ndarray:
     idx = ((occ & ROOK_MASK[sq]) * ROOK_MAGIC[sq]) >> ROOK_SHIFT[sq]
-    return ROOK_TABLE[ROOK_OFFSET[sq] + idx.astype(np.int64)]
+    attacks: npt.NDArray[np.uint64] = ROOK_TABLE[ROOK_OFFSET[sq] + idx.astype(np.int64)]
+    return attacks
 
 
 def _bishop_attacks(sq: np.ndarray, occ: np.ndarray) -> np.ndarray:
     idx = ((occ & BISHOP_MASK[sq]) * BISHOP_MAGIC[sq]) >> BISHOP_SHIFT[sq]
-    return BISHOP_TABLE[BISHOP_OFFSET[sq] + idx.astype(np.int64)]
+    attacks: npt.NDArray[np.uint64] = BISHOP_TABLE[BISHOP_OFFSET[sq] + idx.astype(np.int64)]
+    return attacks
 
 
 def board_problems(boards: np.ndarray) -> np.ndarray:
@@ -290,9 +277,9 @@ def _chunk_problems(boards: np.ndarray) -> np.ndarray:
     castle = words[W_CASTLE]
     bad.append(castle > 15)
     castle_bad = np.zeros(n, dtype=bool)
-    for right, ksq, rsq, colour in _CASTLING:
+    for right, king_sq, rsq, colour in _CASTLING:
         side = white if colour == 0 else black
-        king_home = ((kings & side) >> np.uint64(ksq)) & _U1
+        king_home = ((kings & side) >> np.uint64(king_sq)) & _U1
         rook_home = ((words[ROOK] & side) >> np.uint64(rsq)) & _U1
         castle_bad |= ((castle & np.uint64(right)) != 0) & ((king_home & rook_home) == 0)
     bad.append(castle_bad)
@@ -330,12 +317,14 @@ _M64 = (1 << 64) - 1
 _KNIGHT_LIST = KNIGHT_ATTACKS.tolist()
 _KING_LIST = KING_ATTACKS.tolist()
 _PAWN_LIST = PAWN_ATTACKS.tolist()
-_ROOK_PARAMS = (ROOK_MASK.tolist(), ROOK_MAGIC.tolist(), ROOK_SHIFT.tolist(), ROOK_OFFSET.tolist(), ROOK_TABLE)
-_BISHOP_PARAMS = (BISHOP_MASK.tolist(), BISHOP_MAGIC.tolist(), BISHOP_SHIFT.tolist(), BISHOP_OFFSET.tolist(),
+#: a slider's magic-bitboard tables as Python lists (mask, magic, shift, offset) and the attack table
+_SliderParams = tuple[list[int], list[int], list[int], list[int], npt.NDArray[np.uint64]]
+_ROOK_PARAMS: _SliderParams = (ROOK_MASK.tolist(), ROOK_MAGIC.tolist(), ROOK_SHIFT.tolist(), ROOK_OFFSET.tolist(), ROOK_TABLE)
+_BISHOP_PARAMS: _SliderParams = (BISHOP_MASK.tolist(), BISHOP_MAGIC.tolist(), BISHOP_SHIFT.tolist(), BISHOP_OFFSET.tolist(),
                   BISHOP_TABLE)
 
 
-def _slider(sq: int, occ: int, params: tuple) -> int:  # type: ignore[type-arg]
+def _slider(sq: int, occ: int, params: _SliderParams) -> int:
     mask, magic, shift, offset, table = params
     return int(table[offset[sq] + ((((occ & mask[sq]) * magic[sq]) & _M64) >> shift[sq])])
 
@@ -421,7 +410,9 @@ def _describe(b: np.ndarray, code: int) -> str:
     return RULES[code - 1]
 
 
-def _as_boards(boards: object) -> np.ndarray:
+def check_boards_array(boards: object) -> BoardArray:
+    """The array form of a batch of boards only (uint64[n, BOARD_WORDS]); :func:`check_boards`
+    checks the rules too. Raises :class:`InvalidBoardError`."""
     if isinstance(boards, np.ndarray):
         arr = boards
     else:
@@ -440,7 +431,7 @@ def check_boards(boards: object) -> np.ndarray:
     """Validate a batch of boards (uint64[n, BOARD_WORDS], ``n`` >= 0): every row must pass
     :func:`board_problems`. Returns a C-contiguous array (the input itself when it already is);
     raises :class:`InvalidBoardError` naming the first bad row and the rule it breaks."""
-    arr = _as_boards(boards)
+    arr = check_boards_array(boards)
     codes = board_problems(arr)
     if codes.any():
         rows = np.flatnonzero(codes)
@@ -450,13 +441,20 @@ def check_boards(boards: object) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def check_board(b: object) -> np.ndarray:
-    """Validate one board (uint64[BOARD_WORDS]) by the rules of :func:`board_problems`. Returns
-    it C-contiguous; raises :class:`InvalidBoardError` with a one-line message."""
+def check_board_array(b: object) -> BoardArray:
+    """The array form of one board only (uint64[BOARD_WORDS]), for conversions that read any
+    board; :func:`check_board` checks the rules too. Raises :class:`InvalidBoardError`."""
     if not isinstance(b, np.ndarray) or b.dtype != np.uint64 or b.shape != (BOARD_WORDS,):
         what = f"{b.dtype} {b.shape}" if isinstance(b, np.ndarray) else type(b).__name__
         raise InvalidBoardError(f"a board must be a uint64 array of shape ({BOARD_WORDS},), not {what}"
                                 "; build one with search.convert")
+    return b
+
+
+def check_board(b: object) -> BoardArray:
+    """Validate one board (uint64[BOARD_WORDS]) by the rules of :func:`board_problems`. Returns
+    it C-contiguous; raises :class:`InvalidBoardError` with a one-line message."""
+    b = check_board_array(b)
     code = board_problem(b)
     if code:
         raise InvalidBoardError(f"invalid board: {_describe(b, code)}")

@@ -32,9 +32,9 @@ from search.api import move_indices, move_match, search, search_many, signed_fea
 from search.catalog import N_FEATURES
 from search.convert import STARTING_FEN, from_chess, from_fen
 from search.evaluator import evaluate, evaluate_batch, features, features_batch
-from search.rules import divide, perft
+from search.perft import divide, perft
 from search.validate import MAX_ABS_WEIGHT
-from tuner.uci import Searcher
+from search.iterative import Searcher
 
 FENS = [
     STARTING_FEN,

@@ -27,7 +27,7 @@ from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_CASTLE, W_EP
 from search.catalog import N_FEATURES, PHASE_MAX
 from search.convert import InvalidFenError, from_chess, from_fen, to_chess
 from search.evaluator import evaluate, evaluate_batch, features
-from search.rules import divide, perft
+from search.perft import divide, perft
 from search.validate import (
     MAX_ABS_WEIGHT,
     MAX_TERM_COUNT,
@@ -79,9 +79,9 @@ def test_every_entry_point_refuses_boards_the_kernels_cannot_take() -> None:
         import numpy as np
         from search.api import move_indices, move_match, search, search_many, signed_features, sweep
         from search.evaluator import evaluate, evaluate_batch, features, features_batch
-        from search.rules import divide, perft
+        from search.perft import divide, perft
         from search.weights import load_weights
-        from tuner.uci import Searcher
+        from search.iterative import Searcher
         w = load_weights("classic").values
         bad = {
             "int64 zeros": np.zeros(16, dtype=np.int64),

@@ -7,7 +7,7 @@ import pytest
 
 from search.convert import from_fen
 from search.perft import PERFT_SUITE
-from search.rules import divide, perft
+from search.perft import divide, perft
 
 #: The six positions of the Chess Programming Wiki page "Perft Results" with the leaf counts
 #: published there for depths 1..4, copied from the page (not from search/perft.py).

@@ -382,7 +382,7 @@ def test_ctrl_c_inside_the_mmto_kernels_stops_at_once_with_one_line(sample_set: 
 _PERFT = """
 import sys
 from search.convert import STARTING_FEN, from_fen
-from search.rules import perft
+from search.perft import perft
 from tuner.cli import build_parser, main
 build_parser()
 perft(from_fen(STARTING_FEN), 3)  # the kernel is loaded: counting starts at once

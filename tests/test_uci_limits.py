@@ -14,7 +14,8 @@ from test_uci import UCI_COMMAND, RawEngine, started_engine
 
 from search.catalog import N_FEATURES
 from search.weights import Weights, save_weights
-from tuner.uci import MAX_DEPTH, UNLIMITED, GoLimits, parse_go
+from search.iterative import MAX_DEPTH, UNLIMITED
+from tuner.uci import GoLimits, parse_go
 
 
 @pytest.fixture(scope="module")

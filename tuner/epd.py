@@ -44,7 +44,7 @@ Intervals (:func:`summarise`), 95 %
 
 Answering
 ---------
-:func:`run_suite` asks the engine of ``tuner uci`` (:class:`tuner.uci.Searcher`: iterative
+:func:`run_suite` asks the engine of ``tuner uci`` (:class:`search.iterative.Searcher`: iterative
 deepening with its move-ordering table, as many plies / nodes / milliseconds as the limits
 say) for each position, with the table cleared before each one (as after ``ucinewgame``), so
 answers do not depend on the order or on how positions are split between worker processes.
@@ -68,10 +68,11 @@ import chess
 import numpy as np
 
 from search.convert import from_fen, move_to_uci
+from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan, tt_bits_for
 from search.validate import check_board, check_weights
 from tuner.config import help_field
 from tuner.limits import check_limits
-from tuner.uci import DEFAULT_HASH_MB, MAX_DEPTH, Iteration, Searcher, TimePlan, tt_bits_for
+from tuner.uci import DEFAULT_HASH_MB
 
 Uci = str
 """A move in UCI notation (castling as the king's two-square move)."""

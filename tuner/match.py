@@ -1,7 +1,7 @@
 """Engine-vs-engine matches between two weight sets, with the numba search on both sides.
 
 Each opening position is played twice, once with each engine as White (a *game pair*). Both
-engines use the same search (:class:`tuner.uci.Searcher`: iterative deepening to a fixed
+engines use the same search (:class:`search.iterative.Searcher`: iterative deepening to a fixed
 ``depth``, until a ``nodes`` budget per move is spent, or for ``movetime`` milliseconds a move)
 and differ only in their weights. The engines receive the game's history, so repetitions count
 in their search.
@@ -62,7 +62,7 @@ from tuner.config import help_field
 from tuner.cores import workers_or_cores
 from tuner.limits import check_limits
 from tuner.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
-from tuner.uci import MAX_DEPTH, Iteration, Searcher, TimePlan
+from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan
 
 #: the openings shipped with the repository
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[1] / "datasets" / "openings" / "openings.epd"
@@ -241,7 +241,7 @@ def play_game(task: PairTask, white: str, round_name: str,
               external: dict[str, ExternalEngine] | None = None) -> GameRecord:
     """Play one game from ``task.opening`` with engine ``white`` ("A" or "B") as White.
 
-    Weights play with a fresh :class:`~tuner.uci.Searcher`; an :class:`EngineSpec` side plays
+    Weights play with a fresh :class:`~search.iterative.Searcher`; an :class:`EngineSpec` side plays
     with the running engine ``external[side]`` (a new game for it), or with one started for
     this game when ``external`` does not hold it."""
     with contextlib.ExitStack() as stack:

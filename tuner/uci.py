@@ -1,25 +1,18 @@
-"""A UCI engine over the numba search, and the iterative-deepening player it shares with matches.
-
-:class:`Searcher` plays one side: it owns the weights, a search workspace and a move-ordering
-transposition table kept between iterations and moves (cleared by ``ucinewgame``), and runs
-iterative deepening over :func:`search.alphabeta.search_kernel` with the game's history keys
-so that repetitions score as draws.
+"""A UCI engine over the numba search: the protocol only.
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
-``Weights``/``Hash``/``MoveOverhead``, ``position``, ``go``, ``stop``, ``quit``). Searches run
-in a worker thread; the kernel releases the GIL (``nogil=True``), so the reader stays
-responsive. Time management, which must never lose on time (e.g. at 10 s + 0.1 s):
+``Weights``/``Hash``/``MoveOverhead``, ``position``, ``go``, ``stop``, ``quit``) and plays with
+the iterative-deepening :class:`search.iterative.Searcher`. Searches run in a worker thread;
+the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
+which must never lose on time (e.g. at 10 s + 0.1 s), turns the clock into a
+:class:`search.iterative.TimePlan` (:meth:`GoLimits.plan`):
 
 * a *soft* limit (time left / moves to go + 3/4 of the increment; 30 moves to go when the
-  GUI does not say) before which an iteration may start, and only if its predicted time
-  (last iteration's nodes x the measured branching factor / the measured speed) fits;
+  GUI does not say) before which an iteration may start, and only if its predicted time fits;
 * a *hard* limit (3 x soft, at most a third of the time left minus the move overhead) that
-  bounds every iteration through its node budget: ``(hard - elapsed) x nodes per second``.
-  An iteration that exhausts its budget is discarded (the previous one's move is played);
-* the kernel cannot be interrupted by design, so ``stop`` aborts it through its node
-  counter (:meth:`search.alphabeta.Workspace.abort` raises it past the budget from the reader
-  thread; the kernel then scores every remaining node statically and returns within
-  microseconds). The aborted iteration is discarded.
+  bounds every iteration through its node budget;
+* ``stop`` aborts the running iteration (:meth:`search.iterative.Searcher.abort`), which is
+  discarded.
 
 Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
 ``go`` ends in a ``bestmove``: a limit out of range or not an integer is replaced by the
@@ -39,13 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-import numpy as np
-
-from search.alphabeta import MAX_PLY, Workspace, search_kernel
-from search.api import mate_in
 from search.board import W_KEY, W_STM
 from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
-from search.evaluator import EVAL_SCALE
+from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, Searcher, TimePlan, tt_bits_for
 from search.validate import check_board, check_weights
 from search.weights import Weights
 from tuner import __version__
@@ -56,167 +45,9 @@ ENGINE_AUTHOR = "the movetuner authors"
 DEFAULT_HASH_MB = 16
 MAX_HASH_MB = 1024
 DEFAULT_OVERHEAD_MS = 30
-#: deepest iteration (the kernel's stack holds MAX_PLY plies including quiescence)
-MAX_DEPTH = MAX_PLY - 4
-#: nodes per second assumed before any iteration has been measured
-NPS_GUESS = 200_000.0
-#: a node budget that never binds
-UNLIMITED = 1 << 50
 #: longest time a ``go`` parameter may give (milliseconds, about 24 days)
 MAX_MS = 2**31 - 1
-#: bytes per transposition-table entry (uint64 key + int32 move)
-_TT_ENTRY_BYTES = 12
 
-
-def tt_bits_for(mb: int) -> int:
-    """Log2 of the number of table entries that fit in ``mb`` MiB."""
-    entries = max(1, mb * (1 << 20) // _TT_ENTRY_BYTES)
-    return entries.bit_length() - 1
-
-
-@dataclass(frozen=True)
-class Iteration:
-    """One completed iteration: ``score`` in eval units (centipawns x PHASE_MAX, side to
-    move's view), the packed PV, this iteration's nodes and the search's totals so far."""
-
-    depth: int
-    score: int
-    pv: tuple[int, ...]
-    nodes: int
-    total_nodes: int
-    seconds: float
-
-    @property
-    def mate_moves(self) -> int | None:
-        """Moves to mate as UCI reports them (negative: the side to move is mated)."""
-        plies = mate_in(self.score)
-        if plies is None:
-            return None
-        return (plies + 1) // 2 if plies > 0 else -((-plies + 1) // 2)
-
-    @property
-    def score_cp(self) -> int:
-        return int(round(self.score / EVAL_SCALE))
-
-    def uci_score(self) -> str:
-        mate = self.mate_moves
-        return f"mate {mate}" if mate is not None else f"cp {self.score_cp}"
-
-
-@dataclass(frozen=True)
-class TimePlan:
-    """Seconds from the start of the search: start no iteration predicted to end after
-    ``soft``; bound every iteration's node budget by ``hard``."""
-
-    soft: float
-    hard: float
-
-
-class Searcher:
-    """Iterative deepening for one player: weights, workspace and transposition table.
-
-    Not thread-safe except for :meth:`abort`, which may be called from another thread while
-    :meth:`think` runs.
-    """
-
-    def __init__(self, weights: np.ndarray, *, tt_bits: int = 20) -> None:
-        self.weights = check_weights(weights)
-        self.ws = Workspace()
-        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
-        self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
-        self._aborted = threading.Event()
-        #: running speed estimate (nodes per second) from iterations of at least 20,000 nodes
-        self.nps = NPS_GUESS
-
-    def set_weights(self, weights: np.ndarray) -> None:
-        self.weights = check_weights(weights)
-        self.clear()
-
-    def resize(self, tt_bits: int) -> None:
-        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
-        self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
-
-    def clear(self) -> None:
-        """Forget the transposition table (a new game)."""
-        self.tt_keys[:] = 0
-        self.tt_moves[:] = 0
-
-    def abort(self) -> None:
-        """Make :meth:`think` end now (from another thread): its running iteration stops and is
-        discarded, and no further iteration starts until :meth:`rearm`."""
-        self._aborted.set()
-        self.ws.abort()
-
-    def rearm(self) -> None:
-        """Clear an :meth:`abort` (call before starting a new search)."""
-        self._aborted.clear()
-
-    def think(self, board: Board, history: Sequence[int] | np.ndarray, *, max_depth: int = MAX_DEPTH,
-              node_limit: int | None = None, plan: TimePlan | None = None,
-              on_iteration: Callable[[Iteration], None] | None = None) -> Iteration | None:
-        """Iterative deepening from depth 1 to ``max_depth`` on ``board``.
-
-        ``history``: Zobrist keys of the game positions before ``board``, oldest first.
-        ``node_limit`` bounds the total nodes, ``plan`` the time; an iteration cut short by
-        either (or by :meth:`abort`) is discarded, except the first, so the result always
-        holds a move when one exists. Returns the last kept iteration (``None`` only when
-        aborted before the first one ended). Raises
-        :class:`~search.validate.InvalidBoardError` for an invalid board.
-        """
-        board = check_board(board)
-        hist = np.zeros(max(1, len(history)), dtype=np.uint64)
-        hist[: len(history)] = np.asarray(history, dtype=np.uint64)
-        n_legal = len(legal_moves(board))
-        start = time.perf_counter()
-        best: Iteration | None = None
-        total = 0
-        counts: list[int] = []  # nodes of each kept iteration
-        for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
-            if self._aborted.is_set() and best is not None:
-                break
-            budget = UNLIMITED if node_limit is None else max(1, node_limit - total)
-            if plan is not None and best is not None:
-                # predict the next iteration from the larger of the last two growth factors
-                # (odd and even depths grow differently)
-                elapsed = time.perf_counter() - start
-                ratios = [b / max(a, 1) for a, b in zip(counts[-3:], counts[-2:])]
-                branching = min(max([2.0, *ratios]), 12.0)
-                if elapsed + counts[-1] * branching / self.nps > plan.soft:
-                    break
-                budget = min(budget, int((plan.hard - elapsed) * self.nps * 0.8))
-                if budget < counts[-1]:
-                    break
-            t0 = time.perf_counter()
-            score = int(search_kernel(self.ws.arrays, board, depth, self.weights, budget, hist, len(history),
-                                      self.tt_keys, self.tt_moves))
-            seconds = time.perf_counter() - t0
-            nodes = self.ws.nodes
-            cut = self.ws.budget_exhausted
-            if self.ws.aborted:  # the counter was raised from outside (count unknown)
-                nodes, cut = 0, True
-            total += nodes
-            if nodes >= 20_000 and seconds > 0:
-                self.nps = 0.5 * self.nps + 0.5 * nodes / seconds
-            if cut and best is not None:
-                break
-            pv = self.ws.pv
-            if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
-                pv = (int(legal_moves(board)[0]),)
-            best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
-            if on_iteration is not None:
-                on_iteration(best)
-            counts.append(nodes)
-            if cut or n_legal == 0 or (node_limit is not None and total >= node_limit):
-                break
-            if plan is not None and n_legal == 1:
-                break  # the only move: no need to think
-            mate = mate_in(score)
-            if mate is not None and abs(mate) <= depth:
-                break  # a forced mate within the full-width depth: deeper cannot improve it
-        return best
-
-
-# ---------------------------------------------------------------- protocol
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -275,7 +106,8 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
     and an unknown word is ignored, each with a note. Unsupported parts (``ponder``,
     ``searchmoves``, ``mate``) are noted and searched normally.
     """
-    values: dict[str, int | bool] = {}
+    values: dict[str, int] = {}
+    infinite = False
     notes: list[str] = []
     i = 0
     while i < len(tokens):
@@ -300,12 +132,12 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
                 notes.append(f"go: {tok} {problem}; using {tok} {fallback}")
                 value = fallback
             elif (low is not None and value < low) or value > high:
-                clamped = high if value > high else low
+                clamped = high if value > high or low is None else low
                 notes.append(f"go: {tok} {text[:20] if text else value} is out of range; using {tok} {clamped}")
                 value = clamped
             values[tok] = value
         elif tok == "infinite":
-            values["infinite"] = True
+            infinite = True
             i += 1
         elif tok == "ponder":
             notes.append("go: ponder is not supported, searching normally")
@@ -318,7 +150,10 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
         else:
             notes.append(f"go: unknown parameter {tok[:20]!r} ignored")
             i += 1
-    return GoLimits(**values), notes  # type: ignore[arg-type]
+    limits = GoLimits(depth=values.get("depth"), nodes=values.get("nodes"), movetime=values.get("movetime"),
+                      wtime=values.get("wtime"), btime=values.get("btime"), winc=values.get("winc", 0),
+                      binc=values.get("binc", 0), movestogo=values.get("movestogo"), infinite=infinite)
+    return limits, notes
 
 
 class UciEngine:

@@ -13,8 +13,7 @@ import time
 import numpy as np
 
 from search.convert import STARTING_FEN, from_fen, legal_moves, move_to_uci, push
-from search.perft import PERFT_SUITE
-from search.rules import perft
+from search.perft import PERFT_SUITE, perft
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt
 
 #: deepest subtree counted by one kernel call: at most a few million leaves (under 0.1 s with
@@ -35,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def count(board: np.ndarray, depth: int, *, bulk: bool = True) -> int:
-    """Leaf count of ``board`` to ``depth`` plies, as :func:`search.rules.perft`, in kernel
+    """Leaf count of ``board`` to ``depth`` plies, as :func:`search.perft.perft`, in kernel
     calls of at most :data:`SPLIT_DEPTH` plies with a Ctrl-C check between them."""
     if depth <= SPLIT_DEPTH:
         n = perft(board, depth, bulk=bulk)

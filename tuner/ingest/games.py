@@ -36,7 +36,7 @@ import chess.pgn
 import numpy as np
 import polars as pl
 
-from search.board import BOARD_WORDS
+from search.board import BOARD_WORDS, make_uci_key, uci_texts
 from search.convert import from_chess
 from tuner.ingest.filters import IngestConfig, parse_elo
 from search.replay import replay
@@ -56,9 +56,6 @@ _SAN_ERRORS: tuple[tuple[type[Exception], str], ...] = (
     (chess.AmbiguousMoveError, "ambiguous_move"),
     (chess.InvalidMoveError, "invalid_move"),
 )
-
-_PROMO_CHARS = ("", "n", "b", "r", "q")
-
 
 class GameChunk(NamedTuple):
     """The bytes of one game as cut from an input file (sent to worker processes)."""
@@ -106,6 +103,8 @@ class _LineCountingIO(io.StringIO):
 
     lines_read = 0
 
+    # typeshed's StringIO inherits two readline signatures (bytes from _IOBase, str from
+    # _TextIOBase), so any override is flagged
     def readline(self, size: int | None = -1, /) -> str:  # type: ignore[override]
         self.lines_read += 1
         return super().readline(-1 if size is None else size)
@@ -345,8 +344,8 @@ def parse_game(chunk: GameChunk, config: IngestConfig) -> tuple[GameOutcome, Par
 
 
 @dataclass
-class BatchResult:
-    """The outcome of every game of a batch, in order, and the rows of its kept positions
+class IngestedBatch:
+    """A batch of games as ingested: the outcome of every game, in order, and the rows of its kept positions
     (sorted by game and ply, not yet deduplicated) as plain columns: workers send these back
     and never touch polars (so that they can be forked safely); :meth:`frame` builds the
     polars frame in the parent."""
@@ -381,10 +380,6 @@ def _start_board(game: ParsedGame) -> np.ndarray:
     return from_chess(game.start) if "FEN" in game.headers else _starting_board()
 
 
-#: UCI text of every (from, to) pair, indexed ``from * 64 + to``.
-_UCI = tuple(a + b for a in chess.SQUARE_NAMES for b in chess.SQUARE_NAMES)
-
-
 def _position_filters(games: list[ParsedGame], offsets: np.ndarray, config: IngestConfig) -> np.ndarray:
     """Per ply of the batch, whether the opening and rating filters keep its position; fills
     each game's ``outcome.dropped`` with the counts of those two filters."""
@@ -406,7 +401,7 @@ def _position_filters(games: list[ParsedGame], offsets: np.ndarray, config: Inge
     return want
 
 
-def process_batch(chunks: list[GameChunk], config: IngestConfig) -> BatchResult:
+def process_batch(chunks: list[GameChunk], config: IngestConfig) -> IngestedBatch:
     """Parse, filter and replay a batch of games (the unit of work of a worker process)."""
     outcomes: list[GameOutcome] = []
     games: list[ParsedGame] = []
@@ -449,17 +444,18 @@ def process_batch(chunks: list[GameChunk], config: IngestConfig) -> BatchResult:
     for g, count in enumerate(np.bincount(game_index, minlength=len(games)).tolist()):
         games[g].outcome.positions = count
     fens = rep.fens
+    texts = uci_texts()
     rows = {
         "game": game_index.astype(np.int64),
         "ply": (positions - offsets[game_index]).astype(np.int32),
         "fen": [fens[p] for p in positions.tolist()],
-        "move": [_UCI[f * 64 + t] + _PROMO_CHARS[k]
+        "move": [texts[make_uci_key(f, t, k)]
                  for f, t, k in zip(frm[positions].tolist(), to[positions].tolist(), promo[positions].tolist())],
         "stm": rep.stm[positions],
         "n_legal": rep.n_legal[positions],
         "zobrist": rep.keys[positions],
     }
-    meta = {
+    meta: dict[str, list[Any]] = {
         "game_id": [g.outcome.game_id for g in games],
         "white_elo": [parse_elo(g.headers.get("WhiteElo")) for g in games],
         "black_elo": [parse_elo(g.headers.get("BlackElo")) for g in games],
@@ -471,4 +467,4 @@ def process_batch(chunks: list[GameChunk], config: IngestConfig) -> BatchResult:
         "source": [g.source for g in games],
         "source_line": [g.outcome.line for g in games],
     }
-    return BatchResult(outcomes, meta, rows)
+    return IngestedBatch(outcomes, meta, rows)

@@ -40,7 +40,7 @@ from tuner.errors import TunerError
 from tuner.ingest.filters import IngestConfig
 from tuner.ingest.games import (
     DROP_REASONS,
-    BatchResult,
+    IngestedBatch,
     GameChunk,
     Problem,
     process_batch,
@@ -140,7 +140,7 @@ def _batches(items: Iterable[GameChunk | SourceProblem], counter: _ByteCounter) 
         yield batch
 
 
-def _run(batches: Iterable[_Batch], config: IngestConfig, workers: int) -> Iterator[tuple[_Batch, BatchResult]]:
+def _run(batches: Iterable[_Batch], config: IngestConfig, workers: int) -> Iterator[tuple[_Batch, IngestedBatch]]:
     """Process batches (in a pool when ``workers > 1``), yielding results in batch order."""
     if workers == 1:
         for batch in batches:
@@ -152,7 +152,7 @@ def _run(batches: Iterable[_Batch], config: IngestConfig, workers: int) -> Itera
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
                              initargs=(os.getpid(),)) as pool:
-        pending: deque[tuple[_Batch, Future[BatchResult]]] = deque()
+        pending: deque[tuple[_Batch, Future[IngestedBatch]]] = deque()
         try:
             for batch in batches:
                 pending.append((batch, pool.submit(process_batch, batch.chunks, config)))
@@ -271,7 +271,7 @@ def _os_failure(exc: OSError, out: Path, staging: Path) -> str:
     return f"{where or out}: {reason} (while building the position set; {out} was left as it was)"
 
 
-def _account(batch: _Batch, result: BatchResult, tally: _Tally, inputs: list[InputFile],
+def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[InputFile],
              bar: tqdm[Any], log: TextIO) -> None:
     problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
     for outcome, chunk in zip(result.outcomes, batch.chunks, strict=True):

@@ -28,23 +28,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import chess
 import numpy as np
 import polars as pl
 
+from search.board import UCI_KEY_BITS, uci_keys_by_text
 from tuner.errors import TunerError
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SPLITS, split_file
 
 #: Rows buffered before a part file is written.
 PART_ROWS = 50_000
-
-_PROMOS = ("", "n", "b", "r", "q")
-#: UCI text -> 15-bit code (from | to << 6 | promotion << 12), for the deduplication keys.
-_MOVE_CODES = {
-    chess.SQUARE_NAMES[f] + chess.SQUARE_NAMES[t] + p: f | (t << 6) | (k << 12)
-    for f in range(64) for t in range(64) for k, p in enumerate(_PROMOS)
-}
-
 
 #: The files of a position set; anything else in its folder belongs to someone else.
 SET_FILES = (*(split_file(name) for name in SPLITS), MANIFEST)
@@ -247,9 +239,9 @@ class PositionWriter:
         if self.dedup and rows.height:
             seen = self._seen
             keep = np.ones(rows.height, dtype=np.bool_)
-            codes = _MOVE_CODES
+            codes = uci_keys_by_text()
             for i, (z, move) in enumerate(zip(rows["zobrist"].to_list(), rows["move"].to_list(), strict=True)):
-                key = (z << 15) | codes[move]
+                key = (z << UCI_KEY_BITS) | codes[move]  # position and move: the deduplication key
                 if key in seen:
                     keep[i] = False
                 else:
