@@ -7,7 +7,7 @@ without labels, e.g. ``pawns.doubled``), once for the middle game (``mg``) and o
 end game (``eg``). Each export states in a comment the catalogue hash, ``PHASE_MAX`` and how
 the score is computed:
 
-    phase  = min(24, N + B + 2 R + 4 Q)             (both colours' knights, bishops, rooks, queens)
+    phase  = min(24, N + B + 2 R + 4 Q)             (both colours' pieces: catalog.PHASE_WEIGHTS)
     mg_sum = sum over terms of mg_weight * x         (x: the term's own count minus the enemy's,
     eg_sum = sum over terms of eg_weight * x          from the side to move's view)
     score  = (mg_sum * phase + eg_sum * (24 - phase)) / 24   centipawns, side to move's view
@@ -30,13 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX, PHASE_WEIGHTS, SQUARE_NAMES, STAGES, TERMS
+from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_FORMULA, PHASE_MAX, PHASE_WEIGHTS, SQUARE_NAMES, STAGES, TERMS
 from search.weights import Weights, WeightsFileError, catalogue_names, dumps, load_weights, resolve, warn_migrated
 
 FORMATS = ("json", "c", "rust", "text")
 
 SCORE_LINES = (
-    f"phase  = min({PHASE_MAX}, N + B + 2*R + 4*Q), counting both colours' knights, bishops, rooks, queens",
+    f"phase  = min({PHASE_MAX}, {PHASE_FORMULA}), counting both colours' pieces of each type (PNBRQK)",
     "mg_sum = sum over all terms of MG weight * x, eg_sum likewise with the EG weights, where x is the",
     "         term's count for the side to move minus the count for the other side",
     f"score  = (mg_sum * phase + eg_sum * ({PHASE_MAX} - phase)) / {PHASE_MAX} centipawns, side to move's view",
@@ -82,9 +82,9 @@ def tables() -> list[Table]:
     """Every base term in both stages, in catalogue order (all mg tables, then all eg)."""
     out = []
     for stage in STAGES:
-        for group, term, labels in TERMS:
-            names = [f"{stage}.{term}.{label}" for label in labels] if labels else [f"{stage}.{term}"]
-            out.append(Table(stage, group, term, labels, tuple(FEATURE_INDEX[n] for n in names)))
+        for term in TERMS:
+            indices = tuple(FEATURE_INDEX[n] for n in term.feature_names(stage))
+            out.append(Table(stage, term.group, term.name, term.labels, indices))
     assert sum(len(t.indices) for t in out) == N_FEATURES
     return out
 
