@@ -198,7 +198,7 @@ def legacy_feature_names(old_hash: str) -> tuple[str, ...] | None:
     return tuple(n for n, g in zip(FEATURE_NAMES, FEATURE_GROUPS) if g not in added)
 
 
-for _old, _added in LEGACY_CATALOGS.items():
+for _old in LEGACY_CATALOGS:
     assert catalog_hash(legacy_feature_names(_old) or ()) == _old, f"legacy catalogue {_old} is not derivable"
 
 # Start offsets of each term, as plain ints for the numba kernels (frozen at compile time).

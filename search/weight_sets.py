@@ -20,7 +20,13 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from search.catalog import FEATURE_INDEX, MAX_MOBILITY, N_FEATURES, SQUARE_NAMES, default_values
+from search.catalog import (
+    FEATURE_INDEX,
+    MAX_MOBILITY,
+    N_FEATURES,
+    SQUARE_NAMES,
+    default_values,
+)
 from search.weights import BUILTIN_DIR, Weights, save_weights
 
 # Tables as printed, rank 8 first, files a..h; index with _table() into a1..h8 order.

@@ -14,9 +14,10 @@ Format (``schema_version`` 1)::
       "metadata": {...}                              # free: how the weights were made
     }
 
-Loading refuses, with a one-line :class:`WeightsFileError` naming the file and the place, a
-truncated or invalid JSON document, another schema or an unknown catalogue, a value that is
-not an integer, and a missing or unknown feature name. Saving is atomic (write, fsync, rename).
+Loading (:func:`load_weights`, for this format and the text view alike) refuses, with a
+one-line :class:`WeightsFileError` naming the file and the place, a truncated or invalid JSON
+document, another schema or an unknown catalogue, a value that is not an integer, and a
+missing or unknown feature name. Saving is atomic (write, fsync, rename).
 
 Files of an earlier catalogue (:data:`search.catalog.LEGACY_CATALOGS`, e.g. ``26fcb341cd55f948``
 from before the ``attacks`` and ``defends`` groups) are migrated as they are read: they must

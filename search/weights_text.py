@@ -22,7 +22,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_FORMULA, PHASE_MAX, SQUARE_NAMES, STAGES, TERMS
+from search.catalog import (
+    CATALOG_HASH,
+    FEATURE_INDEX,
+    N_FEATURES,
+    PHASE_FORMULA,
+    PHASE_MAX,
+    SQUARE_NAMES,
+    STAGES,
+    TERMS,
+)
 from search.weights import Weights, WeightsFileError, catalogue_names, warn_migrated
 
 SCORE_LINES = (

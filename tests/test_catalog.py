@@ -76,7 +76,7 @@ def test_phase_is_the_catalogue_weights_over_the_pieces_left(real_boards) -> Non
 
 def test_docs_features_md_follows_the_declarations() -> None:
     text = DOCS.read_text(encoding="utf-8")
-    headings = [m.group(1) for m in re.finditer(r"^### (\w+)", text, flags=re.M)]
+    headings = [m.group(1) for m in re.finditer(r"^### (\w+)", text, flags=re.MULTILINE)]
     assert headings == list(GROUPS)
     assert f"phase = min({PHASE_MAX}, {PHASE_FORMULA})" in text
     ranges = ", ".join(f"{p} 0..{top}" for p, top in MAX_MOBILITY.items())

@@ -46,11 +46,11 @@ def _catalogue_json(text: str) -> str:
 
 
 def _missing_text(text: str) -> str:
-    return re.sub(r"^eg\.pieces\.tempo = .*$", "", text, flags=re.M)
+    return re.sub(r"^eg\.pieces\.tempo = .*$", "", text, flags=re.MULTILINE)
 
 
 def _catalogue_text(text: str) -> str:
-    return re.sub(r"^catalog_hash = .*$", "catalog_hash = 0123456789abcdef", text, flags=re.M)
+    return re.sub(r"^catalog_hash = .*$", "catalog_hash = 0123456789abcdef", text, flags=re.MULTILINE)
 
 
 @pytest.mark.parametrize(("fmt", "corrupt", "place"), [
@@ -58,7 +58,7 @@ def _catalogue_text(text: str) -> str:
     ("json", _catalogue_json, r"made for feature catalogue '0123456789abcdef'"),
     ("json", _missing_json, r"missing weight 'eg.pieces.tempo'"),
     ("text", lambda t: t.replace("phalanx", "phalanks", 1), r"line \d+: unknown setting or constant 'mg.pawns.phalanks'"),
-    ("text", lambda t: re.sub(r"^8(\s+)-?\d+", r"8\1x", t, count=1, flags=re.M), r"line \d+: mg.pst.pawn.a8 must be an integer"),
+    ("text", lambda t: re.sub(r"^8(\s+)-?\d+", r"8\1x", t, count=1, flags=re.MULTILINE), r"line \d+: mg.pst.pawn.a8 must be an integer"),
     ("text", _catalogue_text, r"line \d+: made for feature catalogue '0123456789abcdef'"),
     ("text", _missing_text, r"line \d+: no values for eg.pieces.tempo"),
 ], ids=["json-truncated", "json-catalogue", "json-missing", "text-unknown", "text-corrupt", "text-catalogue",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from search.catalog import FEATURE_NAMES, PHASE_MAX
 from search.board import W_STM
+from search.catalog import FEATURE_NAMES, PHASE_MAX
 from search.convert import STARTING_FEN, from_fen
 from search.evaluator import evaluate, features
 from search.features import phase_of
