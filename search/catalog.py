@@ -7,7 +7,7 @@ term is in ``docs/features.md``; this module declares them, once each (:data:`DE
 as Ethereal's tuner declares its terms): group, name, labels, default weight and tuning
 bounds, next to the phase weights and mobility ranges. Everything else is derived from it:
 names, indices and the kernels' offsets (with a self-check that they tile the catalogue),
-the ``material`` weight set (:func:`default_values`), the tuners' bounds
+the ``material`` weight set (:func:`default_values`), the per-feature bounds for the tuners
 (:func:`weight_bounds`), and the exports' tables.
 
 Each *base* term exists twice: a middle-game copy at index ``i`` and an end-game copy at
@@ -55,8 +55,8 @@ PIECE_VALUES = {"pawn": 100, "knight": 320, "bishop": 330, "rook": 500, "queen":
 
 @dataclass(frozen=True)
 class Term:
-    """One base term, declared once: the kernels, the names, the weight sets, the exports and the
-    tuners' defaults and bounds all come from it.
+    """One base term, declared once: the kernels' offsets, the names, the ``material`` weight set,
+    the exports and the bounds for the tuners (:func:`weight_bounds`) come from it.
 
     ``labels`` give one base feature each, in order (empty: the term is one feature named
     ``name``); ``default`` is the weight of each of them (both stages) in the untrained start,
