@@ -3,7 +3,12 @@
 The evaluator is linear: a position ``p`` has a sparse feature vector ``phi(p)`` and its
 static score is ``w . phi(p) / PHASE_MAX`` centipawns, from the side to move's point of view,
 for an integer weight vector ``w`` of length :data:`N_FEATURES`. The exact definition of each
-term is in ``docs/features.md``; this module only names and numbers them.
+term is in ``docs/features.md``; this module declares them, once each (:data:`DECLARATIONS`,
+as Ethereal's tuner declares its terms): group, name, labels, default weight and tuning
+bounds, next to the phase weights and mobility ranges. Everything else is derived from it:
+names, indices and the kernels' offsets (with a self-check that they tile the catalogue),
+the ``material`` weight set (:func:`default_values`), the per-feature bounds for the tuners
+(:func:`weight_bounds`), and the exports' tables.
 
 Each *base* term exists twice: a middle-game copy at index ``i`` and an end-game copy at
 ``i + N_BASE``. With ``phase`` in ``0..PHASE_MAX`` (from the remaining material) and a term's
@@ -23,73 +28,143 @@ since read as 0.
 from __future__ import annotations
 
 import hashlib
-
-#: game-phase weight of each piece type (pawn, knight, bishop, rook, queen, king);
-#: the start position has 4 + 4 + 8 + 8 = 24.
-PHASE_WEIGHTS = (0, 1, 1, 2, 4, 0)
-PHASE_MAX = 24
+from dataclasses import dataclass
+from itertools import accumulate
 
 PIECE_NAMES = ("pawn", "knight", "bishop", "rook", "queen", "king")
 SQUARE_NAMES = tuple(f + r for r in "12345678" for f in "abcdefgh")
-GROUPS = ("material", "pst", "pawns", "mobility", "king", "pieces", "attacks", "defends")
 STAGES = ("mg", "eg")
 
-#: (group, term, labels): a term with labels is one base feature per label, in order.
-TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("material", "material", PIECE_NAMES[:5]),
-    *(("pst", f"pst.{p}", SQUARE_NAMES) for p in PIECE_NAMES),
-    ("pawns", "pawns.doubled", ()),
-    ("pawns", "pawns.isolated", ()),
-    ("pawns", "pawns.backward", ()),
-    ("pawns", "pawns.passed", tuple(f"rank{r}" for r in range(2, 8))),
-    ("pawns", "pawns.passed_free", tuple(f"rank{r}" for r in range(2, 8))),
-    ("pawns", "pawns.phalanx", ()),
-    ("pawns", "pawns.supported", ()),
-    ("mobility", "mobility.knight", tuple(str(n) for n in range(9))),
-    ("mobility", "mobility.bishop", tuple(str(n) for n in range(14))),
-    ("mobility", "mobility.rook", tuple(str(n) for n in range(15))),
-    ("mobility", "mobility.queen", tuple(str(n) for n in range(28))),
-    ("king", "king.shield1", ()),
-    ("king", "king.shield2", ()),
-    ("king", "king.open_file", ()),
-    ("king", "king.semiopen_file", ()),
-    ("king", "king.zone_attackers", PIECE_NAMES[:5]),
-    ("king", "king.zone_attack_count", tuple(str(n) for n in range(1, 6))),
-    ("pieces", "pieces.bishop_pair", ()),
-    ("pieces", "pieces.rook_open_file", ()),
-    ("pieces", "pieces.rook_semiopen_file", ()),
-    ("pieces", "pieces.rook_seventh", ()),
-    ("pieces", "pieces.knight_outpost", ()),
-    ("pieces", "pieces.threat_by_pawn", ()),
-    ("pieces", "pieces.threat_by_minor", ()),
-    ("pieces", "pieces.threat_by_rook", ()),
-    ("pieces", "pieces.tempo", ()),
+#: game-phase weight of each piece type (pawn, knight, bishop, rook, queen, king): the phase of
+#: a position is ``min(PHASE_MAX, sum of these over both colours' pieces)``
+PHASE_WEIGHTS = (0, 1, 1, 2, 4, 0)
+#: pieces of each type (pawn .. king) a side starts with
+START_COUNTS = (8, 2, 2, 2, 1, 1)
+#: the phase of the start position (4 + 4 + 8 + 8 = 24): the middle game's full weight
+PHASE_MAX = 2 * sum(w * n for w, n in zip(PHASE_WEIGHTS, START_COUNTS))
+#: the phase as docs/features.md and the exports write it: ``N + B + 2 R + 4 Q``
+PHASE_FORMULA = " + ".join(f"{w} {'PNBRQK'[p]}" if w > 1 else "PNBRQK"[p]
+                           for p, w in enumerate(PHASE_WEIGHTS) if w)
+
+#: the most squares a piece of each type can reach (mobility ``m`` runs 0 .. this)
+MAX_MOBILITY = {"knight": 8, "bishop": 13, "rook": 14, "queen": 27}
+
+#: the value of each piece in the untrained start (the ``material`` weight set), centipawns
+PIECE_VALUES = {"pawn": 100, "knight": 320, "bishop": 330, "rook": 500, "queen": 900}
+
+
+@dataclass(frozen=True)
+class Term:
+    """One base term, declared once: the kernels' offsets, the names, the ``material`` weight set,
+    the exports and the bounds for the tuners (:func:`weight_bounds`) come from it.
+
+    ``labels`` give one base feature each, in order (empty: the term is one feature named
+    ``name``); ``default`` is the weight of each of them (both stages) in the untrained start,
+    centipawns, one value per label (or one value for a term without labels); ``bounds`` is the
+    inclusive range a tuner keeps each of its weights in, centipawns.
+    """
+
+    group: str
+    name: str
+    labels: tuple[str, ...]
+    default: tuple[int, ...]
+    bounds: tuple[int, int]
+
+    @property
+    def size(self) -> int:
+        """Base features of the term: one per label, or one."""
+        return len(self.labels) or 1
+
+    def feature_names(self, stage: str) -> tuple[str, ...]:
+        """The term's feature names in ``stage`` (``mg`` or ``eg``), in label order."""
+        return tuple(f"{stage}.{self.name}.{x}" for x in self.labels) if self.labels else (f"{stage}.{self.name}",)
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of terms (the unit of ``--train``): ``bounds`` (inclusive, centipawns) apply to
+    every weight of the group; every default is 0 unless ``defaults`` gives a term's values."""
+
+    name: str
+    bounds: tuple[int, int]
+    terms: tuple[tuple[str, tuple[str, ...]], ...]
+    defaults: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+
+#: Tuning bounds: wide enough that neither hand-set values nor tuned ones come near them (the
+#: built-in sets stay within -60 .. 130 outside material, 74 .. 966 in it), narrow enough that
+#: a diverging optimiser's weights keep the meaning of their group: a piece is worth something
+#: and at most three queens; a positional term is worth at most five pawns either way. All lie
+#: well inside the evaluator's limit ``search.validate.MAX_ABS_WEIGHT``.
+POSITIONAL_BOUNDS = (-500, 500)
+_RANKS = tuple(f"rank{r}" for r in range(2, 8))
+_TARGETS = PIECE_NAMES[:5]  # kings are attackers and defenders, never targets
+
+DECLARATIONS: tuple[Group, ...] = (
+    Group("material", (0, 3000), (("material", PIECE_NAMES[:5]),),
+          defaults=(("material", tuple(PIECE_VALUES[p] for p in PIECE_NAMES[:5])),)),
+    Group("pst", POSITIONAL_BOUNDS, tuple((f"pst.{p}", SQUARE_NAMES) for p in PIECE_NAMES)),
+    Group("pawns", POSITIONAL_BOUNDS, (
+        ("pawns.doubled", ()), ("pawns.isolated", ()), ("pawns.backward", ()),
+        ("pawns.passed", _RANKS), ("pawns.passed_free", _RANKS),
+        ("pawns.phalanx", ()), ("pawns.supported", ()))),
+    Group("mobility", POSITIONAL_BOUNDS,
+          tuple((f"mobility.{p}", tuple(str(m) for m in range(top + 1))) for p, top in MAX_MOBILITY.items())),
+    Group("king", POSITIONAL_BOUNDS, (
+        ("king.shield1", ()), ("king.shield2", ()), ("king.open_file", ()), ("king.semiopen_file", ()),
+        ("king.zone_attackers", PIECE_NAMES[:5]),
+        ("king.zone_attack_count", tuple(str(n) for n in range(1, 6))))),
+    Group("pieces", POSITIONAL_BOUNDS, tuple((f"pieces.{t}", ()) for t in (
+        "bishop_pair", "rook_open_file", "rook_semiopen_file", "rook_seventh", "knight_outpost",
+        "threat_by_pawn", "threat_by_minor", "threat_by_rook", "tempo"))),
     # attacks.<attacker>.<target>: (own attacker, attacked enemy piece) pairs; defends likewise
-    # with own pieces as the targets. Kings are attackers and defenders, never targets.
-    *(("attacks", f"attacks.{p}", PIECE_NAMES[:5]) for p in PIECE_NAMES),
-    *(("defends", f"defends.{p}", PIECE_NAMES[:5]) for p in PIECE_NAMES),
+    # with own pieces as the targets.
+    Group("attacks", POSITIONAL_BOUNDS, tuple((f"attacks.{p}", _TARGETS) for p in PIECE_NAMES)),
+    Group("defends", POSITIONAL_BOUNDS, tuple((f"defends.{p}", _TARGETS) for p in PIECE_NAMES)),
 )
 
 
-def _base_names() -> tuple[list[str], list[str], dict[str, int]]:
-    names: list[str] = []
-    groups: list[str] = []
-    starts: dict[str, int] = {}
-    for group, term, labels in TERMS:
-        starts[term] = len(names)
-        for label in labels or ("",):
-            names.append(f"{term}.{label}" if label else term)
-            groups.append(group)
-    return names, groups, starts
+def _terms() -> tuple[Term, ...]:
+    out = []
+    for g in DECLARATIONS:
+        given = dict(g.defaults)
+        unknown = set(given) - {name for name, _ in g.terms}
+        assert not unknown, f"defaults for terms not in group {g.name}: {unknown}"
+        for name, labels in g.terms:
+            default = given.get(name, (0,) * (len(labels) or 1))
+            assert len(default) == (len(labels) or 1), f"{name}: one default per label"
+            assert all(g.bounds[0] <= v <= g.bounds[1] for v in default), f"{name}: default outside its bounds"
+            out.append(Term(g.name, name, labels, default, g.bounds))
+    return tuple(out)
 
 
-BASE_NAMES, BASE_GROUPS, TERM_START = _base_names()
+#: every base term, in index order
+TERMS: tuple[Term, ...] = _terms()
+#: the groups, in index order
+GROUPS: tuple[str, ...] = tuple(g.name for g in DECLARATIONS)
+TERM_BY_NAME: dict[str, Term] = {t.name: t for t in TERMS}
+BASE_NAMES: list[str] = [n[3:] for t in TERMS for n in t.feature_names("mg")]
+BASE_GROUPS: list[str] = [t.group for t in TERMS for _ in range(t.size)]
+#: index of each term's first base feature
+TERM_START: dict[str, int] = dict(zip((t.name for t in TERMS), accumulate((t.size for t in TERMS), initial=0)))
 N_BASE = len(BASE_NAMES)
 N_FEATURES = 2 * N_BASE
 FEATURE_NAMES: tuple[str, ...] = tuple(f"{s}.{n}" for s in STAGES for n in BASE_NAMES)
 FEATURE_GROUPS: tuple[str, ...] = tuple(BASE_GROUPS) * 2
 FEATURE_INDEX: dict[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
+
+def default_values() -> list[int]:
+    """Per feature (index order), its weight in the untrained start: the terms' defaults."""
+    base = [v for t in TERMS for v in t.default]
+    return base * len(STAGES)
+
+
+def weight_bounds() -> tuple[list[int], list[int]]:
+    """Per feature (index order), the lowest and highest weight a tuner may give it."""
+    low = [t.bounds[0] for t in TERMS for _ in range(t.size)] * len(STAGES)
+    high = [t.bounds[1] for t in TERMS for _ in range(t.size)] * len(STAGES)
+    return low, high
 
 
 def catalog_hash(names: tuple[str, ...] | list[str]) -> str:
@@ -123,7 +198,7 @@ def legacy_feature_names(old_hash: str) -> tuple[str, ...] | None:
     return tuple(n for n, g in zip(FEATURE_NAMES, FEATURE_GROUPS) if g not in added)
 
 
-for _old, _added in LEGACY_CATALOGS.items():
+for _old in LEGACY_CATALOGS:
     assert catalog_hash(legacy_feature_names(_old) or ()) == _old, f"legacy catalogue {_old} is not derivable"
 
 # Start offsets of each term, as plain ints for the numba kernels (frozen at compile time).
@@ -158,9 +233,25 @@ F_TEMPO = TERM_START["pieces.tempo"]
 F_ATTACKS = TERM_START["attacks.pawn"]  # + 5 * attacker type (pawn .. king) + target type (pawn .. queen)
 F_DEFENDS = TERM_START["defends.pawn"]  # likewise
 
-# self-check, as Ethereal's tuner does: the offsets above must cover the catalogue exactly
-assert F_ATTACKS == F_TEMPO + 1 and F_DEFENDS == F_ATTACKS + 30, (F_ATTACKS, F_DEFENDS)
-assert N_BASE == 5 + 6 * 64 + 17 + 66 + 14 + 9 + 30 + 30 == F_DEFENDS + 30, N_BASE
+#: The kernels' offsets in index order, with the base features each indexes from it: a term's
+#: size, or for a block of terms the kernels index by formula (``F_PST + 64 * piece + square``,
+#: ``F_ATTACKS + 5 * attacker + target``) the block's size from the declarations.
+KERNEL_BLOCKS: tuple[tuple[int, int], ...] = tuple(
+    (start, len(PIECE_NAMES) * TERM_BY_NAME[name].size if start in (F_PST, F_ATTACKS, F_DEFENDS)
+     else TERM_BY_NAME[name].size)
+    for name, start in TERM_START.items()
+    if start in (F_MATERIAL, F_PST, F_DOUBLED, F_ISOLATED, F_BACKWARD, F_PASSED, F_PASSED_FREE, F_PHALANX,
+                 F_SUPPORTED, F_MOB_KNIGHT, F_MOB_BISHOP, F_MOB_ROOK, F_MOB_QUEEN, F_SHIELD1, F_SHIELD2,
+                 F_KING_OPEN, F_KING_SEMIOPEN, F_ZONE_ATTACKERS, F_ZONE_COUNT, F_BISHOP_PAIR, F_ROOK_OPEN,
+                 F_ROOK_SEMIOPEN, F_ROOK_SEVENTH, F_KNIGHT_OUTPOST, F_THREAT_PAWN, F_THREAT_MINOR,
+                 F_THREAT_ROOK, F_TEMPO, F_ATTACKS, F_DEFENDS)
+)
+
+# Self-check, as Ethereal's tuner counts its terms: the kernels' blocks tile the declared base
+# features exactly, so a term declared without a kernel offset (a gap) or a block whose
+# declared size differs from the kernels' formula (an overlap) stops the import.
+assert [s for s, _ in KERNEL_BLOCKS] == [0, *accumulate(n for _, n in KERNEL_BLOCKS)][:-1], KERNEL_BLOCKS
+assert sum(n for _, n in KERNEL_BLOCKS) == N_BASE == sum(t.size for t in TERMS), N_BASE
 
 
 def group_mask(groups: tuple[str, ...] | list[str]) -> list[bool]:

@@ -59,6 +59,7 @@ from search.catalog import (
     F_ZONE_COUNT,
     N_BASE,
     PHASE_MAX,
+    PHASE_WEIGHTS,
 )
 
 #: more entries than any position can have (every base term in both copies)
@@ -206,8 +207,10 @@ def _add_pairs(w, st, nt, f, net):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def phase_of(b: np.ndarray) -> int:
-    """Game phase 0..PHASE_MAX from the knights, bishops, rooks and queens left."""
-    ph = popcount(b[KNIGHT]) + popcount(b[BISHOP]) + 2 * popcount(b[ROOK]) + 4 * popcount(b[QUEEN])
+    """Game phase 0..PHASE_MAX: the catalogue's phase weight of each piece left (both colours)."""
+    ph = 0
+    for piece in range(PAWN, KING + 1):
+        ph += PHASE_WEIGHTS[piece] * popcount(b[piece])
     return min(ph, PHASE_MAX)
 
 

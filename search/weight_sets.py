@@ -1,7 +1,8 @@
 """The weight sets that ship with the package, defined here and written to ``search/data/``.
 
-- ``material``: piece values only (pawn 100, knight 320, bishop 330, rook 500, queen 900,
-  the same in the middle and the end game); every other weight 0. The untrained start.
+- ``material``: the catalogue's defaults (:func:`search.catalog.default_values`): piece values
+  only (pawn 100, knight 320, bishop 330, rook 500, queen 900, the same in the middle and the
+  end game), every other weight 0. The untrained start.
 - ``classic``: hand-set values for every group. Piece-square tables are Tomasz
   Michniewski's "Simplified Evaluation Function" (Chess Programming Wiki), with an end-game
   king table and rank-based end-game pawn table; the other terms are round numbers of the
@@ -14,12 +15,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import numpy.typing as npt
 
-from search.catalog import FEATURE_INDEX, N_FEATURES, SQUARE_NAMES
+from search.catalog import (
+    FEATURE_INDEX,
+    MAX_MOBILITY,
+    N_FEATURES,
+    SQUARE_NAMES,
+    default_values,
+)
 from search.weights import BUILTIN_DIR, Weights, save_weights
-
-PIECE_VALUES = {"pawn": 100, "knight": 320, "bishop": 330, "rook": 500, "queen": 900}
 
 # Tables as printed, rank 8 first, files a..h; index with _table() into a1..h8 order.
 _PAWN_MG = """
@@ -32,16 +40,8 @@ _PAWN_MG = """
   5  10  10 -20 -20  10  10   5
   0   0   0   0   0   0   0   0
 """
-_PAWN_EG = """
-  0   0   0   0   0   0   0   0
- 60  60  60  60  60  60  60  60
- 35  35  35  35  35  35  35  35
- 20  20  20  20  20  20  20  20
- 10  10  10  10  10  10  10  10
-  5   5   5   5   5   5   5   5
-  0   0   0   0   0   0   0   0
-  0   0   0   0   0   0   0   0
-"""
+#: the end-game pawn table is by relative rank only (rank 1 .. rank 8), the same on every file
+_PAWN_EG_BY_RANK = (0, 0, 5, 10, 20, 35, 60, 0)
 _KNIGHT = """
 -50 -40 -30 -30 -30 -30 -40 -50
 -40 -20   0   0   0   0 -20 -40
@@ -131,6 +131,11 @@ _ZONE_ATTACKERS = {"pawn": 5, "knight": 10, "bishop": 10, "rook": 15, "queen": 2
 _ZONE_COUNT = (0, 10, 30, 60, 90)  # 1 .. 5+ attackers
 
 
+def _rank_table(by_rank: tuple[int, ...]) -> list[int]:
+    """A table that depends on the rank only, as 64 values in a1..h8 order."""
+    return [by_rank[sq // 8] for sq in range(64)]
+
+
 def _table(text: str) -> list[int]:
     """A printed table (rank 8 first) as 64 values in a1..h8 order."""
     rows = [[int(v) for v in line.split()] for line in text.strip().splitlines()]
@@ -138,15 +143,13 @@ def _table(text: str) -> list[int]:
     return [rows[7 - sq // 8][sq % 8] for sq in range(64)]
 
 
-def _set(w: np.ndarray, name: str, mg: int, eg: int) -> None:
+def _set(w: npt.NDArray[np.int32], name: str, mg: int, eg: int) -> None:
     w[FEATURE_INDEX["mg." + name]] = mg
     w[FEATURE_INDEX["eg." + name]] = eg
 
 
 def material_weights() -> Weights:
-    w = np.zeros(N_FEATURES, dtype=np.int32)
-    for piece, value in PIECE_VALUES.items():
-        _set(w, f"material.{piece}", value, value)
+    w = np.array(default_values(), dtype=np.int32)
     return Weights(w, {"name": "material", "description": "piece values only; the untrained start"})
 
 
@@ -155,10 +158,11 @@ def classic_weights() -> Weights:
     for piece, (mg, eg) in {"pawn": (90, 110), "knight": (320, 300), "bishop": (330, 320),
                              "rook": (480, 540), "queen": (950, 950)}.items():
         _set(w, f"material.{piece}", mg, eg)
-    tables = {"pawn": (_PAWN_MG, _PAWN_EG), "knight": (_KNIGHT, _KNIGHT), "bishop": (_BISHOP, _BISHOP),
-              "rook": (_ROOK, _ROOK), "queen": (_QUEEN, _QUEEN), "king": (_KING_MG, _KING_EG)}
-    for piece, (mg_text, eg_text) in tables.items():
-        for sq, mg, eg in zip(SQUARE_NAMES, _table(mg_text), _table(eg_text)):
+    tables = {"pawn": (_table(_PAWN_MG), _rank_table(_PAWN_EG_BY_RANK)), "knight": (_table(_KNIGHT),) * 2,
+              "bishop": (_table(_BISHOP),) * 2, "rook": (_table(_ROOK),) * 2, "queen": (_table(_QUEEN),) * 2,
+              "king": (_table(_KING_MG), _table(_KING_EG))}
+    for piece, (mg_table, eg_table) in tables.items():
+        for sq, mg, eg in zip(SQUARE_NAMES, mg_table, eg_table):
             _set(w, f"pst.{piece}.{sq}", mg, eg)
     for term, mg, eg in _CLASSIC_TERMS:
         _set(w, term, mg, eg)
@@ -166,8 +170,7 @@ def classic_weights() -> Weights:
         _set(w, f"pawns.passed.rank{r}", pm, pe)
         _set(w, f"pawns.passed_free.rank{r}", fm, fe)
     for piece, (mg_step, eg_step, centre) in _MOBILITY.items():
-        top = {"knight": 8, "bishop": 13, "rook": 14, "queen": 27}[piece]
-        for m in range(top + 1):
+        for m in range(MAX_MOBILITY[piece] + 1):
             _set(w, f"mobility.{piece}.{m}", mg_step * (m - centre), eg_step * (m - centre))
     for piece, value in _ZONE_ATTACKERS.items():
         _set(w, f"king.zone_attackers.{piece}", value, 0)
@@ -178,7 +181,7 @@ def classic_weights() -> Weights:
                                       "Evaluation Function (Chess Programming Wiki)"})
 
 
-BUILDERS = {"material": material_weights, "classic": classic_weights}
+BUILDERS: dict[str, Callable[[], Weights]] = {"material": material_weights, "classic": classic_weights}
 
 
 def write_builtin_files() -> None:

@@ -1,4 +1,6 @@
-"""Weights files: a JSON document naming every feature of the catalogue with an integer value.
+"""Weights files: a JSON document naming every feature of the catalogue with an integer value,
+and :func:`load_weights`, the one loader, which also reads the text view of
+:mod:`search.weights_text`.
 
 Format (``schema_version`` 1)::
 
@@ -12,9 +14,10 @@ Format (``schema_version`` 1)::
       "metadata": {...}                              # free: how the weights were made
     }
 
-Loading refuses, with a one-line :class:`WeightsFileError` naming the file and the place, a
-truncated or invalid JSON document, another schema or an unknown catalogue, a value that is
-not an integer, and a missing or unknown feature name. Saving is atomic (write, fsync, rename).
+Loading (:func:`load_weights`, for this format and the text view alike) refuses, with a
+one-line :class:`WeightsFileError` naming the file and the place, a truncated or invalid JSON
+document, another schema or an unknown catalogue, a value that is not an integer, and a
+missing or unknown feature name. Saving is atomic (write, fsync, rename).
 
 Files of an earlier catalogue (:data:`search.catalog.LEGACY_CATALOGS`, e.g. ``26fcb341cd55f948``
 from before the ``attacks`` and ``defends`` groups) are migrated as they are read: they must
@@ -188,8 +191,17 @@ def parse_document(doc: Any, where: str) -> Weights:
 
 
 def load_weights(spec: str | Path) -> Weights:
-    """Load a weights file, or a built-in set by name (``material``, ``classic``); a file of
-    a legacy catalogue is migrated (module docstring)."""
+    """Load weights: the one loader of every command (``tune --start``, ``eval``, ``uci``,
+    ``export``, ``bench``, ``compare``, ``match``).
+
+    ``spec`` is a built-in set's name (:data:`BUILTIN_SETS`), a JSON weights file (module
+    docstring), or a text view (:mod:`search.weights_text`). A file that parses as JSON, or
+    whose first non-blank character is ``{`` or ``[`` (a truncated JSON file), or an empty one,
+    is read as JSON; anything else as a text view. A file of a legacy catalogue is migrated
+    with a :class:`CatalogMigrationWarning`. Every refusal is a one-line
+    :class:`WeightsFileError` naming the file and the place (JSON: line and column or the
+    feature; text view: ``line N``).
+    """
     path = resolve(spec)
     try:
         text = path.read_text(encoding="utf-8")
@@ -200,6 +212,11 @@ def load_weights(spec: str | Path) -> Weights:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
+        if text.strip() and text.lstrip()[0] not in "{[":
+            # weights_text builds on this module, so it is imported when a text view is read
+            from search.weights_text import parse_text  # noqa: PLC0415
+
+            return parse_text(text, str(path))
         raise WeightsFileError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} "
                                f"({exc.msg}); the file may be truncated") from None
     return parse_document(doc, str(path))

@@ -14,8 +14,9 @@ import pytest
 
 from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX
 from search.weights import CatalogMigrationWarning, Weights, load_weights
+from search.weights_text import TextFormatError, parse_text, tables, to_text
 from tuner.cli import main as tuner_main
-from tuner.export import TextFormatError, export, load_any, parse_text, tables, to_c, to_rust, to_text
+from tuner.export import export, to_c, to_rust
 
 
 def random_weights(seed: int) -> Weights:
@@ -138,7 +139,7 @@ def test_cli_text_round_trip_through_files(tmp_path, capsys) -> None:  # type: i
     assert tuner_main(["export", "classic", "--format", "text", "--out", str(text_file)]) == 0
     assert tuner_main(["export", str(text_file), "--format", "json", "--out", str(json_file)]) == 0
     assert np.array_equal(load_weights(json_file).values, load_weights("classic").values)
-    assert np.array_equal(load_any(text_file).values, load_weights("classic").values)
+    assert np.array_equal(load_weights(text_file).values, load_weights("classic").values)
     text_file.write_text(text_file.read_text().replace("\n8 ", "\n9 ", 1))
     assert tuner_main(["export", str(text_file)]) == 2
     err = capsys.readouterr().err.strip()
@@ -162,7 +163,7 @@ LEGACY_TEXT = Path(__file__).resolve().parent / "data" / "catalog_26fcb341cd55f9
 
 def test_a_text_view_of_the_earlier_catalogue_reads_back_migrated() -> None:
     with pytest.warns(CatalogMigrationWarning, match="earlier feature catalogue '26fcb341cd55f948'"):
-        w = load_any(LEGACY_TEXT)
+        w = load_weights(LEGACY_TEXT)
     assert np.array_equal(w.values, load_weights("classic").values)  # classic's new terms are 0
     assert w.metadata["migrated_from_catalog"] == "26fcb341cd55f948" and w.metadata["name"] == "classic"
     assert "[mg.attacks.pawn]" not in LEGACY_TEXT.read_text()

@@ -36,9 +36,8 @@ from search.board import W_KEY, W_STM
 from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
 from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, Searcher, TimePlan, tt_bits_for
 from search.validate import check_board, check_weights
-from search.weights import Weights
+from search.weights import Weights, load_weights
 from tuner import __version__
-from tuner.export import load_any
 
 ENGINE_NAME = f"movetuner {__version__}"
 ENGINE_AUTHOR = "the movetuner authors"
@@ -258,7 +257,7 @@ class UciEngine:
                 self.info("setoption Weights: no value given")
                 return
             try:
-                weights = load_any(value)
+                weights = load_weights(value)
                 check_weights(weights.values)
             except ValueError as exc:
                 self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
@@ -412,5 +411,5 @@ def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: Te
 
     Raises :class:`~search.weights.WeightsFileError` if ``weights_spec`` cannot be loaded.
     """
-    engine = UciEngine(load_any(weights_spec), weights_spec, out=stdout)
+    engine = UciEngine(load_weights(weights_spec), weights_spec, out=stdout)
     engine.run(stdin if stdin is not None else sys.stdin)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from search.catalog import FEATURE_NAMES, PHASE_MAX
 from search.board import W_STM
+from search.catalog import FEATURE_NAMES, PHASE_MAX
 from search.convert import STARTING_FEN, from_fen
 from search.evaluator import evaluate, features
 from search.features import phase_of
@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                    "and the features that contribute most to it.")
     p.add_argument("fen", metavar="FEN", help="position in FEN, or 'startpos'")
     p.add_argument("--weights", default="classic", metavar="FILE",
-                   help="weights file, or a built-in set: material, classic, gm (default: classic)")
+                   help="weights file (JSON or text view), or a built-in set: material, classic, gm "
+                        "(default: classic)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="how many terms to list (default: 10)")
     p.set_defaults(func=run)
 

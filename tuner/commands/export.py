@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from search.weights import atomic_write_text
+from search.weights import atomic_write_text, load_weights
 from tuner.errors import TunerError
-from tuner.export import FORMATS, export, load_any
+from tuner.export import FORMATS, export
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     try:
-        text = export(load_any(args.weights), args.format)
+        text = export(load_weights(args.weights), args.format)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     if args.out is None or args.out == "-":
