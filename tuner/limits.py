@@ -3,7 +3,7 @@ and matches (:class:`tuner.match.MatchConfig`) accept."""
 
 from __future__ import annotations
 
-from tuner.uci import MAX_DEPTH
+from search.iterative import MAX_DEPTH
 
 
 def check_limits(depth: int | None, nodes: int | None, movetime: int | None) -> None:
