@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 
+import chess
 import numpy as np
 import pytest
 
 from search.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
-from search.catalog import FEATURE_INDEX, N_FEATURES
-from search.convert import from_fen
+from search.catalog import FEATURE_INDEX, N_FEATURES, PHASE_MAX
+from search.convert import from_fen, to_chess
 from search.weights import load_weights
 from tuner.bootstrap import (
     ROOTSTRAP,
@@ -46,6 +47,8 @@ from tuner.bootstrap import (
     unique_nodes,
 )
 from tuner.tuning import mask_of
+
+from reference_features import reference_features
 
 FEN = "7k/8/8/8/8/1n6/PP6/K7 w - - 0 1"
 MATERIAL = load_weights("material").values
@@ -121,6 +124,38 @@ def test_each_position_is_updated_once_per_search() -> None:
     ints[:, 4] = [0, 1, 1]  # remaining depth
     rec = TreeRecord(np.repeat(b[None], 3, axis=0), ints, 0, (), 0, 3, False, 1)
     assert unique_nodes(rec).tolist() == [1]  # the deepest search of it, nearest the root
+
+
+def _sq_norm(board: chess.Board) -> float:
+    """|x|^2 of a position, x = phi / PHASE_MAX, from the independent reference extractor."""
+    _, values = reference_features(board)
+    return float(sum((v / PHASE_MAX) ** 2 for v in values))
+
+
+@pytest.mark.parametrize("lam", [1.0, 1.0 / 3.0])
+def test_normalized_update_divides_by_the_updated_nodes_squared_norms(lam: float) -> None:
+    rec = search(2, True)
+    plain, _ = tree_direction(rec, TREESTRAP_MM, lambda_depth=lam)
+    normed, fig = tree_direction(rec, TREESTRAP_MM, lambda_depth=lam, normalize=True)
+    # the six moved nodes (the root and five quiescence nodes two plies below), by hand
+    rows = unique_nodes(rec)
+    moved = rows[node_errors(rec, TREESTRAP_MM, rows) != 0]
+    assert len(moved) == 6
+    norm = sum(lam ** int(rec.ply[r]) * _sq_norm(to_chess(rec.boards[r])) for r in moved)
+    assert fig["norm"] == pytest.approx(norm)
+    np.testing.assert_allclose(normed, plain / norm, rtol=1e-12, atol=1e-15)
+
+
+def test_normalized_rootstrap_with_rate_one_removes_the_whole_error() -> None:
+    # normalized LMS with lr = 1 on one node: e(root) lands on its search value (200 cp), up to
+    # the rounding of the weights to integers
+    rec = search(1, False)
+    direction, _ = tree_direction(rec, ROOTSTRAP, normalize=True)
+    w = MATERIAL.astype(np.float64) + capped_step(direction, 1.0, np.ones(N_FEATURES, dtype=bool), 0.0)
+    idx, values = reference_features(chess.Board(FEN))
+    e = sum(w[i] * v for i, v in zip(idx, values)) / PHASE_MAX
+    assert e == pytest.approx(200.0)
+    assert -120.0 == pytest.approx(sum(MATERIAL[i] * v for i, v in zip(idx, values)) / PHASE_MAX)
 
 
 def test_the_cap_bounds_every_weight_per_search() -> None:

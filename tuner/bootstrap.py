@@ -37,7 +37,8 @@ count; games saved as ``RUN/selfplay/iter-NNNN.pgn``), or from the training spli
 set (``source = "positions"``: the same updates at each position; TD-Leaf walks whole games in
 order and takes their results as its final targets). An outer iteration is ``games`` games or
 ``positions`` positions; ``minutes`` bounds the training time of a run (or of each stage, with
-``--stages``).
+``--stages``), counted as CPU time of the training thread (searches and updates run there), so
+that runs sharing a busy machine get the same amount of work; ``train_seconds`` reports it.
 """
 
 from __future__ import annotations
@@ -93,11 +94,14 @@ class BootstrapConfig:
                                           "(Duchess: 1/3; 1: no scaling)")
     max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
     quiescence_nodes: bool = help_field(True, "treestrap: also update interior nodes of the quiescence search")
+    normalize: bool = help_field(False, "rootstrap/treestrap: divide each search's update by its nodes' summed "
+                                        "squared feature norms (normalized LMS; lr is then the fraction of the "
+                                        "error removed per search, stable below 2)")
     max_plies: int = help_field(300, "selfplay: a game is drawn after this many plies")
     openings: str = help_field("", "selfplay: openings file (EPD/FEN lines; empty: datasets/openings/openings.epd)",
                                metavar="FILE")
-    minutes: float = help_field(0.0, "stop after this much training time in minutes (0: no limit; with "
-                                     "--stages, per stage)")
+    minutes: float = help_field(0.0, "stop after this much training time in minutes, CPU time of the training "
+                                     "thread (0: no limit; with --stages, per stage)")
 
     def validate(self) -> None:
         if self.iterations < 0 or self.games < 1 or self.positions < 1:
@@ -194,21 +198,37 @@ def feature_rows(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return indptr, idx, val.astype(np.float64) / PHASE_MAX
 
 
-def weighted_sum(boards: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """``sum_r coef[r] x(boards[r])`` as float64[N_FEATURES] (rows with coef 0 skipped)."""
+def weighted_sum(boards: np.ndarray, coef: np.ndarray, scale: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, float]:
+    """``sum_r coef[r] x(boards[r])`` as float64[N_FEATURES] (rows with coef 0 skipped), and
+    ``sum_r scale[r] |x(boards[r])|^2`` over the same rows (0.0 when ``scale`` is None)."""
     keep = np.flatnonzero(coef != 0.0)
     if len(keep) == 0:
-        return np.zeros(N_FEATURES, dtype=np.float64)
+        return np.zeros(N_FEATURES, dtype=np.float64), 0.0
     indptr, idx, x = feature_rows(boards[keep])
     per = np.repeat(coef[keep], np.diff(indptr)) * x
-    return np.bincount(idx, weights=per, minlength=N_FEATURES)
+    norm = 0.0
+    if scale is not None:
+        # |x|^2 of a row sums its squared entries per feature index (a term's middle- and
+        # end-game copies are distinct indices; no index repeats within a row)
+        norm = float((np.repeat(scale[keep], np.diff(indptr)) * x * x).sum())
+    return np.bincount(idx, weights=per, minlength=N_FEATURES), norm
 
 
 def tree_direction(rec: TreeRecord, method: str, *, lambda_depth: float = 1.0,
-                   quiescence: bool = True) -> tuple[np.ndarray, dict[str, float]]:
+                   quiescence: bool = True, normalize: bool = False) -> tuple[np.ndarray, dict[str, float]]:
     """The update direction of one search for rootstrap / treestrap-mm / treestrap-ab:
     ``sum_s lambda_depth^ply(s) (target(s) - e(s)) x(s)`` over the nodes the method uses
-    (float64[N_FEATURES], per unit of lr), and figures of the nodes (count, squared error)."""
+    (float64[N_FEATURES], per unit of lr), and figures of the nodes (count, squared error,
+    updated count, ``norm``).
+
+    With ``normalize`` the direction is divided by ``norm = sum_s lambda_depth^ply(s)
+    |x(s)|^2`` over the updated nodes (those with a non-zero error): the normalized LMS rule
+    (Nagumo & Noda 1967; docs/references.md). One search's nodes share most of their
+    features, so the plain sum moves each node's evaluation by about ``lr * norm`` times its
+    error, which grows with the tree and makes a fixed ``lr`` diverge in large trees; divided
+    by ``norm``, ``lr`` is the fraction of the (weighted mean) error removed per search,
+    stable for ``0 < lr < 2`` whatever the tree's size."""
     if method == ROOTSTRAP:
         rows = np.flatnonzero(rec.ply == 0)[-1:]
     else:
@@ -216,9 +236,12 @@ def tree_direction(rec: TreeRecord, method: str, *, lambda_depth: float = 1.0,
         if not quiescence:
             rows = rows[rec.depth[rows] >= 1]
     err = node_errors(rec, method, rows)
-    coef = err * np.power(lambda_depth, rec.ply[rows].astype(np.float64))
-    return weighted_sum(rec.boards[rows], coef), {"nodes": float(len(rows)), "sq_error": float((err * err).sum()),
-                                                  "updated": float(np.count_nonzero(err))}
+    decay = np.power(lambda_depth, rec.ply[rows].astype(np.float64))
+    direction, norm = weighted_sum(rec.boards[rows], err * decay, decay if normalize else None)
+    if normalize and norm > 0.0:
+        direction /= norm
+    return direction, {"nodes": float(len(rows)), "sq_error": float((err * err).sum()),
+                       "updated": float(np.count_nonzero(err)), "norm": norm}
 
 
 def capped_step(direction: np.ndarray, lr: float, trainable: np.ndarray, max_step: float) -> np.ndarray:
@@ -273,7 +296,7 @@ def leaf_j(rec: TreeRecord, root: np.ndarray, scale: float) -> tuple[float, np.n
         leaf = push(leaf, m)
     sign = 1.0 if len(rec.pv) % 2 == 0 else -1.0
     j = math.tanh(rec.score / PHASE_MAX / scale)
-    grad = weighted_sum(leaf[None, :], np.array([(1.0 - j * j) / scale * sign]))
+    grad, _ = weighted_sum(leaf[None, :], np.array([(1.0 - j * j) / scale * sign]))
     return j, grad
 
 
@@ -354,7 +377,8 @@ class BootstrapTrainer:
 
     def _learn_tree(self, rec: TreeRecord, tally: Tally) -> None:
         direction, fig = tree_direction(rec, self.method, lambda_depth=self.cfg.lambda_depth,
-                                        quiescence=self.cfg.quiescence_nodes)
+                                        quiescence=self.cfg.quiescence_nodes,
+                                        normalize=self.cfg.normalize)
         tally.used += int(fig["nodes"])
         tally.updated += int(fig["updated"])
         tally.sq_error += fig["sq_error"]
@@ -482,14 +506,14 @@ class BootstrapTrainer:
         self.elapsed = float(state["elapsed"])
 
     def step(self, iteration: int) -> dict[str, Any]:
-        t = time.perf_counter()
+        t = time.thread_time()
         before = self.w.copy()
         tally = Tally()
         if self.cfg.source == "selfplay":
             self._selfplay(iteration, tally)
         else:
             self._positions(iteration, tally)
-        seconds = time.perf_counter() - t
+        seconds = time.thread_time() - t
         self.elapsed += seconds
         out: dict[str, Any] = {
             "searches": tally.searches, "nodes": tally.nodes, "nodes_used": tally.used,
