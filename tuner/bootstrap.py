@@ -54,6 +54,7 @@ import chess.pgn
 import numpy as np
 
 from search.alphabeta import KIND_EVAL, MATE_BOUND
+from search.api import search_many
 from search.board import W_KEY, W_STM
 from search.bootstrap_tree import BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
 from search.catalog import N_FEATURES, PHASE_MAX
@@ -67,6 +68,8 @@ from tuner.methods import Method
 from tuner.optim import floats_from_json, floats_to_json, to_search_weights
 from tuner.tuning import TrainingData, TuneConfig, mask_of
 
+#: the weights ``fixed_pawn`` holds
+PAWN_MATERIAL = ("mg.material.pawn", "eg.material.pawn")
 #: search weights stay within this bound
 WEIGHT_BOUND = 30_000
 #: the four methods of this module
@@ -94,6 +97,12 @@ class BootstrapConfig:
                                           "(Duchess: 1/3; 1: no scaling)")
     max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
     quiescence_nodes: bool = help_field(True, "treestrap: also update interior nodes of the quiescence search")
+    fixed_pawn: bool = help_field(True, "keep the pawn's material weights as they start: the unit of the scale "
+                                        "(targets come from the same evaluation, so nothing else fixes it)")
+    mate_cp: float = help_field(0.0, "rootstrap/treestrap: a node whose search value is a mate is moved towards "
+                                     "+-mate_cp centipawns (0: such nodes are left out)")
+    quiet_leaves: bool = help_field(False, "rootstrap/treestrap: a node's evaluation is its quiescence value (the "
+                                    "static value of its quiescence PV leaf), not its static value")
     normalize: bool = help_field(False, "rootstrap/treestrap: divide each search's update by its nodes' summed "
                                         "squared feature norms (normalized LMS; lr is then the fraction of the "
                                         "error removed per search, stable below 2)")
@@ -116,8 +125,8 @@ class BootstrapConfig:
             raise ValueError(f"lr must be positive, not {self.lr}")
         if not 0 < self.lambda_depth <= 1:
             raise ValueError(f"lambda_depth must lie in (0, 1], not {self.lambda_depth}")
-        if self.max_step < 0 or self.minutes < 0:
-            raise ValueError("max_step and minutes must be >= 0")
+        if self.max_step < 0 or self.minutes < 0 or self.mate_cp < 0:
+            raise ValueError("max_step, minutes and mate_cp must be >= 0")
         if self.max_plies < 1:
             raise ValueError(f"max_plies must be positive, not {self.max_plies}")
 
@@ -178,18 +187,23 @@ def unique_nodes(rec: TreeRecord) -> np.ndarray:
     return np.sort(order[first])
 
 
-def node_errors(rec: TreeRecord, method: str, rows: np.ndarray) -> np.ndarray:
+def node_errors(rec: TreeRecord, method: str, rows: np.ndarray, reference: np.ndarray | None = None,
+                mate_cp: float = 0.0) -> np.ndarray:
     """Error ``target - e(s)`` in centipawns (float64[len(rows)]) of each row for ``method``:
     exact values for rootstrap and treestrap-mm; one-sided for treestrap-ab (a lower bound
-    above e raises it, an upper bound below e lowers it, otherwise 0). Rows whose value is a
-    mate score get 0."""
+    above e raises it, an upper bound below e lowers it, otherwise 0). ``e(s)`` is the row's
+    static value, or ``reference`` (int64[len(rows)], eval units, the node's side to move's
+    view) when given. A row whose value is a mate score has the target ``+-mate_cp`` (with its
+    sign and bound), or error 0 when ``mate_cp`` is 0."""
     value = rec.value[rows].astype(np.float64)
-    err = (value - rec.static[rows]) / PHASE_MAX
+    mate = np.abs(rec.value[rows]) > MATE_BOUND
+    value = np.where(mate, np.sign(value) * mate_cp * PHASE_MAX, value)
+    err = (value - (rec.static[rows] if reference is None else reference)) / PHASE_MAX
     if method == TREESTRAP_AB:
         bound = rec.bound[rows]
         err = np.where(bound == BOUND_LOWER, np.maximum(err, 0.0), err)
         err = np.where(bound == BOUND_UPPER, np.minimum(err, 0.0), err)
-    return np.where(np.abs(rec.value[rows]) > MATE_BOUND, 0.0, err)
+    return np.where(mate & (mate_cp <= 0.0), 0.0, err)
 
 
 def feature_rows(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,11 +230,24 @@ def weighted_sum(boards: np.ndarray, coef: np.ndarray, scale: np.ndarray | None 
 
 
 def tree_direction(rec: TreeRecord, method: str, *, lambda_depth: float = 1.0,
-                   quiescence: bool = True, normalize: bool = False) -> tuple[np.ndarray, dict[str, float]]:
+                   quiescence: bool = True, normalize: bool = False,
+                   quiet_weights: np.ndarray | None = None, mate_cp: float = 0.0
+                   ) -> tuple[np.ndarray, dict[str, float]]:
     """The update direction of one search for rootstrap / treestrap-mm / treestrap-ab:
     ``sum_s lambda_depth^ply(s) (target(s) - e(s)) x(s)`` over the nodes the method uses
     (float64[N_FEATURES], per unit of lr), and figures of the nodes (count, squared error,
     updated count, ``norm``).
+
+    With ``quiet_weights`` (the int32 weights searched with), a node's evaluation ``e(s)`` is
+    its *quiescence value* ``q(s) = sign * w . x(l)``, the static evaluation of the PV leaf
+    ``l`` of a quiescence search from ``s`` (``sign`` +1 when ``l`` has s's side to move, else
+    -1), and the update follows that leaf's features: ``(target(s) - q(s)) sign x(l)``. That is
+    the evaluation the search itself puts on a node at its horizon, and the one MMTO and Texel
+    fit (docs/references.md). The static evaluation of a node in the middle of an exchange
+    cannot see the recapture, so moving it towards the search value teaches the weights that
+    material does not count (each recapture says "a piece down is even"); its quiescence leaf is
+    quiet. Quiescence nodes then have ``target = q(s)`` and drop out, and nodes whose
+    quiescence search ends in a mate or draw verdict are left out.
 
     With ``normalize`` the direction is divided by ``norm = sum_s lambda_depth^ply(s)
     |x(s)|^2`` over the updated nodes (those with a non-zero error): the normalized LMS rule
@@ -235,9 +262,17 @@ def tree_direction(rec: TreeRecord, method: str, *, lambda_depth: float = 1.0,
         rows = unique_nodes(rec)
         if not quiescence:
             rows = rows[rec.depth[rows] >= 1]
-    err = node_errors(rec, method, rows)
+    if quiet_weights is None:
+        boards, signs, reference = rec.boards[rows], 1.0, None
+    else:
+        rows = rows[rec.depth[rows] >= 1]
+        q = search_many(rec.boards[rows], 0, quiet_weights, n_threads=1)
+        ok = q.kinds == KIND_EVAL
+        rows, boards, reference = rows[ok], q.leaves[ok], q.scores[ok]
+        signs = np.where(q.pv_len[ok] % 2 == 0, 1.0, -1.0)
+    err = node_errors(rec, method, rows, reference, mate_cp)
     decay = np.power(lambda_depth, rec.ply[rows].astype(np.float64))
-    direction, norm = weighted_sum(rec.boards[rows], err * decay, decay if normalize else None)
+    direction, norm = weighted_sum(boards, err * decay * signs, decay if normalize else None)
     if normalize and norm > 0.0:
         direction /= norm
     return direction, {"nodes": float(len(rows)), "sq_error": float((err * err).sum()),
@@ -339,6 +374,8 @@ class BootstrapTrainer:
                  log: Any = print, progress: bool = True) -> None:
         self.common, self.cfg, self.data, self.log = common, cfg, data, log
         self.trainable = mask_of(common.train, "train")
+        if cfg.fixed_pawn:
+            self.trainable &= ~mask_of(PAWN_MATERIAL, "fixed_pawn")
         self.w0 = np.asarray(w0, dtype=np.int32)
         self.bounds = np.full(N_FEATURES, WEIGHT_BOUND)
         self.master = self.w0.astype(np.float64)
@@ -378,7 +415,9 @@ class BootstrapTrainer:
     def _learn_tree(self, rec: TreeRecord, tally: Tally) -> None:
         direction, fig = tree_direction(rec, self.method, lambda_depth=self.cfg.lambda_depth,
                                         quiescence=self.cfg.quiescence_nodes,
-                                        normalize=self.cfg.normalize)
+                                        normalize=self.cfg.normalize,
+                                        quiet_weights=self.w if self.cfg.quiet_leaves else None,
+                                        mate_cp=self.cfg.mate_cp)
         tally.used += int(fig["nodes"])
         tally.updated += int(fig["updated"])
         tally.sq_error += fig["sq_error"]
