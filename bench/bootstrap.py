@@ -74,12 +74,21 @@ def train(method: str, run: Path, start: Path, args: argparse.Namespace, *, minu
         cmd += ["--stages", stages]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=REPO)
-    wall = time.perf_counter() - t
+    return {**figures(run, staged=bool(stages)), "wall_seconds": round(time.perf_counter() - t, 1)}
+
+
+def figures(run: Path, *, staged: bool) -> dict[str, object]:
+    """A run's training figures from its metrics.jsonl, and its material values in cp (middle
+    game / end game)."""
     rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    w = load_weights(run / "weights.json").values
+    pieces = ("pawn", "knight", "bishop", "rook", "queen")
     return {"iterations": rows[-1]["iteration"], "games": sum(r.get("games", 0) for r in rows),
             "searches": sum(r.get("searches", 0) for r in rows), "nodes": sum(r.get("nodes", 0) for r in rows),
-            "train_seconds": round(_staged_seconds(rows) if stages else rows[-1].get("train_seconds", 0.0), 1),
-            "wall_seconds": round(wall, 1), "match_validation": rows[-1].get("match_validation")}
+            "train_seconds": round(_staged_seconds(rows) if staged else rows[-1].get("train_seconds", 0.0), 1),
+            "rms_error_cp_last": rows[-1].get("rms_error_cp"), "match_validation": rows[-1].get("match_validation"),
+            "material": {p: [int(w[FEATURE_INDEX[f"mg.material.{p}"]]), int(w[FEATURE_INDEX[f"eg.material.{p}"]])]
+                         for p in pieces}}
 
 
 def _staged_seconds(rows: list[dict]) -> float:  # type: ignore[type-arg]
@@ -133,6 +142,9 @@ def main() -> None:
         for n, job in jobs.items():
             training[n] = job.result()
             print(f"trained {n}: {training[n]}", file=sys.stderr)
+    for n in runs:
+        if n not in training:  # a run trained before (--only, --skip-training)
+            training[n] = figures(out / n, staged=bool(runs[n][1]))
 
     names = ["untrained", *runs]
     weights = [load_weights(start).values] + [load_weights(out / n / "weights.json").values for n in runs]

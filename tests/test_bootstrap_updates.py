@@ -121,17 +121,18 @@ def test_one_sided_errors_case_by_case() -> None:
 
 def test_mate_values_are_left_out_or_clipped_to_mate_cp() -> None:
     # static 240 (10 cp) at every row; values: a mate found (lower bound), a mate suffered
-    # (exact), a mate found as an upper bound (one-sided: 1000 cp is above 10, nothing to lower)
+    # (exact), a mate found as an upper bound (one-sided: 1000 cp is above 10, nothing to lower),
+    # and an exact 2000 cp, beyond a mate's worth: clipped to it
     b = from_fen(FEN)
-    ints = np.zeros((3, 5), dtype=np.int64)
+    ints = np.zeros((4, 5), dtype=np.int64)
     ints[:, 0] = 240
-    ints[:, 1] = [MATE - 3, -(MATE - 6), MATE - 1]
-    ints[:, 2] = [BOUND_LOWER, BOUND_EXACT, BOUND_UPPER]
-    rec = TreeRecord(np.repeat(b[None], 3, axis=0), ints, 0, (), 0, 3, False, 1)
-    rows = np.arange(3)
-    assert node_errors(rec, TREESTRAP_AB, rows).tolist() == [0.0, 0.0, 0.0]
-    assert node_errors(rec, TREESTRAP_AB, rows, mate_cp=1000.0).tolist() == [990.0, -1010.0, 0.0]
-    assert node_errors(rec, TREESTRAP_MM, rows, mate_cp=1000.0).tolist() == [990.0, -1010.0, 990.0]
+    ints[:, 1] = [MATE - 3, -(MATE - 6), MATE - 1, 2000 * 24]
+    ints[:, 2] = [BOUND_LOWER, BOUND_EXACT, BOUND_UPPER, BOUND_EXACT]
+    rec = TreeRecord(np.repeat(b[None], 4, axis=0), ints, 0, (), 0, 4, False, 1)
+    rows = np.arange(4)
+    assert node_errors(rec, TREESTRAP_AB, rows).tolist() == [0.0, 0.0, 0.0, 1990.0]
+    assert node_errors(rec, TREESTRAP_AB, rows, mate_cp=1000.0).tolist() == [990.0, -1010.0, 0.0, 990.0]
+    assert node_errors(rec, TREESTRAP_MM, rows, mate_cp=1000.0).tolist() == [990.0, -1010.0, 990.0, 990.0]
 
 
 def test_each_position_is_updated_once_per_search() -> None:

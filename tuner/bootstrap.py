@@ -28,8 +28,37 @@ in weight units per centipawn of error per unit of feature. One update is made p
 
 Duchess's safeguards (Real & Blair): the update of a node ``d`` plies below the root is scaled
 by ``lambda_depth ** d`` (their lambda = 1/3), and no weight moves more than ``max_step``
-centipawns per search (0: no cap). Mate scores are not targets (a linear evaluation cannot
-express them): nodes whose value is a mate score are left out.
+centipawns per search (0: no cap).
+
+Four choices make RootStrap and TreeStrap learn from untrained weights here; each was found
+by a failure, measured with ``bench/bootstrap.py``'s setting (TreeStrap(alpha-beta), 2 CPU
+minutes of self-play at depth 2, then 40 games at depth 2 against the ``material`` set):
+
+* ``fixed_pawn`` (default on): the pawn's two material weights keep their start values. The
+  targets come from the evaluation being learnt, so nothing else fixes its scale: with the
+  pawn free, the weights inflated (queen at the 30,000 bound, pawn negative) or collapsed
+  (every piece within 60 cp of 0), depending on the rate.
+* ``mate_cp`` (default 1500): targets are clipped to +-mate_cp, so a node whose value is a
+  mate is moved towards +-mate_cp instead of being left out. Without a terminal signal an
+  all-zero evaluation is a fixed point of the update (every node's value equals its
+  evaluation) and the piece values have no reason to grow: they stayed within 10 cp of 0 with
+  the pawn fixed. Mates are the game's outcome, as the results are TD-Leaf's. The clip also
+  bounds the scale: RootStrap with mates as targets but values unclipped diverged (rms error
+  35,000 cp after 4 minutes).
+* ``quiet_leaves`` (default on): a node's evaluation is its quiescence value, the static value
+  of its quiescence search's PV leaf, and the update follows that leaf's features (see
+  :func:`tree_direction`). The static value of a node in the middle of an exchange cannot see
+  the recapture; moving it towards the search value teaches that material does not count
+  (knight 55, rook 78 cp), or with quiescence nodes updated too, inflates it (knight 1,236,
+  rook 3,491 cp) and diverges.
+* ``normalize`` (default on): the normalized LMS rule, so ``lr`` is the fraction of a search's
+  mean error removed and one rate suits trees of any size; the plain sum diverged (rms error
+  above 8,000 cp) at the rate that suited small trees.
+
+With all four, TreeStrap(alpha-beta) scored 73.75 % against ``material`` (0/0/8/5/7 game pairs
+scoring 0/0.5/1/1.5/2), knight 172, bishop 253, rook 368, queen 332 cp and still rising after
+2 minutes; with each node's static value instead (quiescence nodes left out), 31.25 %;
+without the mate targets, 43.75 % (docs/bootstrap.md lists every run).
 
 Positions come from self-play (``source = "selfplay"``: the engine plays itself from the
 shipped openings with the weights it is learning, both sides learning, at a fixed depth or node
@@ -81,6 +110,10 @@ MAX_RECORDS = 1 << 17
 # ---------------------------------------------------------------- configuration
 
 
+LR_HELP = ("learning rate: with --normalize, the fraction of a search's (weighted mean) error removed per "
+           "search; without, weight units (cp) per cp of error per unit of feature")
+
+
 @dataclass(frozen=True, kw_only=True)
 class BootstrapConfig:
     """Settings of the search-bootstrapping methods (each method's table in config.toml)."""
@@ -92,18 +125,18 @@ class BootstrapConfig:
     positions: int = help_field(500, "positions: positions per iteration (tdleaf: at least this many, whole games)")
     search_depth: int = help_field(2, "depth of the learning searches (plies + quiescence)")
     nodes: int = help_field(0, "node limit per learning search (iterative deepening stops before it; 0: none)")
-    lr: float = help_field(0.001, "learning rate: weight units (cp) per cp of error per unit of feature")
+    lr: float = help_field(0.1, LR_HELP)
     lambda_depth: float = help_field(1.0, "scale each node's update by lambda_depth ** (plies below the root) "
                                           "(Duchess: 1/3; 1: no scaling)")
     max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
     quiescence_nodes: bool = help_field(True, "treestrap: also update interior nodes of the quiescence search")
     fixed_pawn: bool = help_field(True, "keep the pawn's material weights as they start: the unit of the scale "
                                         "(targets come from the same evaluation, so nothing else fixes it)")
-    mate_cp: float = help_field(0.0, "rootstrap/treestrap: a node whose search value is a mate is moved towards "
+    mate_cp: float = help_field(1500.0, "rootstrap/treestrap: a node whose search value is a mate is moved towards "
                                      "+-mate_cp centipawns (0: such nodes are left out)")
-    quiet_leaves: bool = help_field(False, "rootstrap/treestrap: a node's evaluation is its quiescence value (the "
+    quiet_leaves: bool = help_field(True, "rootstrap/treestrap: a node's evaluation is its quiescence value (the "
                                     "static value of its quiescence PV leaf), not its static value")
-    normalize: bool = help_field(False, "rootstrap/treestrap: divide each search's update by its nodes' summed "
+    normalize: bool = help_field(True, "rootstrap/treestrap: divide each search's update by its nodes' summed "
                                         "squared feature norms (normalized LMS; lr is then the fraction of the "
                                         "error removed per search, stable below 2)")
     max_plies: int = help_field(300, "selfplay: a game is drawn after this many plies")
@@ -135,14 +168,14 @@ class BootstrapConfig:
 class RootStrapConfig(BootstrapConfig):
     """RootStrap(alpha-beta) settings."""
 
-    lr: float = help_field(0.002, "learning rate: weight units (cp) per cp of error per unit of feature")
+    lr: float = help_field(0.03, LR_HELP)
+    max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
 @dataclass(frozen=True, kw_only=True)
 class TreeStrapMMConfig(BootstrapConfig):
     """TreeStrap(minimax) settings."""
 
-    lr: float = help_field(0.0005, "learning rate: weight units (cp) per cp of error per unit of feature")
     max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
@@ -150,7 +183,6 @@ class TreeStrapMMConfig(BootstrapConfig):
 class TreeStrapABConfig(BootstrapConfig):
     """TreeStrap(alpha-beta) settings."""
 
-    lr: float = help_field(0.0005, "learning rate: weight units (cp) per cp of error per unit of feature")
     max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
@@ -193,11 +225,15 @@ def node_errors(rec: TreeRecord, method: str, rows: np.ndarray, reference: np.nd
     exact values for rootstrap and treestrap-mm; one-sided for treestrap-ab (a lower bound
     above e raises it, an upper bound below e lowers it, otherwise 0). ``e(s)`` is the row's
     static value, or ``reference`` (int64[len(rows)], eval units, the node's side to move's
-    view) when given. A row whose value is a mate score has the target ``+-mate_cp`` (with its
-    sign and bound), or error 0 when ``mate_cp`` is 0."""
+    view) when given. With ``mate_cp`` > 0 targets are clipped to ``[-mate_cp, mate_cp]``, so a
+    row whose value is a mate score has the target ``+-mate_cp`` (with its sign and bound); with
+    ``mate_cp`` 0 such rows have error 0."""
     value = rec.value[rows].astype(np.float64)
     mate = np.abs(rec.value[rows]) > MATE_BOUND
-    value = np.where(mate, np.sign(value) * mate_cp * PHASE_MAX, value)
+    if mate_cp > 0:
+        # a mate, or any value beyond a mate's worth, is worth +-mate_cp: the targets live in
+        # [-mate_cp, mate_cp], which bounds the scale the weights can grow to
+        value = np.clip(value, -mate_cp * PHASE_MAX, mate_cp * PHASE_MAX)
     err = (value - (rec.static[rows] if reference is None else reference)) / PHASE_MAX
     if method == TREESTRAP_AB:
         bound = rec.bound[rows]
