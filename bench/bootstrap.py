@@ -2,7 +2,8 @@
 
 From *untrained* weights (every weight 0 except the pawn's, 100 cp in both phases), each method
 learns by self-play from the shipped openings for the same training time (``--minutes``, the
-trainer's own clock: searches and updates, not the validation move-match): TD-Leaf(lambda),
+trainer's own clock: CPU time of its training thread, searches and updates, not the validation
+move-match; ``--parallel`` runs side by side, which that clock keeps fair): TD-Leaf(lambda),
 RootStrap(alpha-beta), TreeStrap(minimax), TreeStrap(alpha-beta), and TreeStrap(alpha-beta)
 *staged* as in the Duchess paper (``material``, then ``material,pieces,king``, then every group,
 a third of the time each, each stage from the last one's weights). Then a match tournament at a
@@ -10,25 +11,25 @@ fixed depth (``tuner bench match``'s engine and rules, each opening played twice
 swapped): every learnt weight set against the untrained one (``--pairs untrained``) or every pair
 (``--pairs all``, a round robin), ``--games`` games a pair.
 
-Elo (untrained = 0) is the maximum-likelihood Bradley-Terry fit of all games played (draws as
-half a win each way, one virtual draw per pair of players as a prior), with 95 % intervals from
-a bootstrap over game pairs (each match's opening pairs resampled, 400 times); with ``--pairs
-untrained`` each rating is the direct match's. A match won in every game pair has no spread to
-resample: its interval is the exact binomial lower bound, to +infinity (``null``), and its name
-is listed in ``perfect_scores``. Meep's table for comparison (its own scale): untrained 250, TD-Leaf 1068, RootStrap
-1362, TreeStrap(mm) 1807, TreeStrap(ab) 2157.
+Elo (untrained = 0) is :func:`tuner.ratings.fit_ratings`' maximum-likelihood fit of all game
+pairs played (the ``tuner bench compare`` ratings), with 95 % sandwich intervals from the
+pentanomial variance of each pair. A player whose group won every point against the untrained
+weights' group has rating ``"+inf"`` and no interval (the maximum does not exist). Meep's
+table for comparison (its own scale): untrained 250, TD-Leaf 1068, RootStrap 1362,
+TreeStrap(mm) 1807, TreeStrap(ab) 2157.
 
 Prints one JSON line: ``elo``, ``elo_ci95``, each match's W/D/L, each run's training figures,
 whether Meep's ordering holds, and the targets (every method's interval above 0; TreeStrap(ab)
 at least +400).
 
 Usage: ``python bench/bootstrap.py [--minutes 10] [--games 100] [--depth 2] [--match-depth 2]
-[--pairs untrained|all] [--workers 2] [--data DIR] [--out DIR]``.
+[--pairs all|untrained] [--workers 2] [--parallel 2] [--data DIR] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import itertools
 import json
 import math
@@ -45,6 +46,7 @@ sys.path.insert(0, str(REPO))  # run as a script from anywhere; the package is a
 from search.catalog import FEATURE_INDEX, N_FEATURES  # noqa: E402
 from search.weights import Weights, load_weights, save_weights  # noqa: E402
 from tuner.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match  # noqa: E402
+from tuner.ratings import PairScores, fit_ratings  # noqa: E402
 
 METHODS = ("tdleaf", "rootstrap", "treestrap-mm", "treestrap-ab")
 MEEP = {"untrained": 250, "tdleaf": 1068, "rootstrap": 1362, "treestrap-mm": 1807, "treestrap-ab": 2157}
@@ -72,12 +74,21 @@ def train(method: str, run: Path, start: Path, args: argparse.Namespace, *, minu
         cmd += ["--stages", stages]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=REPO)
-    wall = time.perf_counter() - t
+    return {**figures(run, staged=bool(stages)), "wall_seconds": round(time.perf_counter() - t, 1)}
+
+
+def figures(run: Path, *, staged: bool) -> dict[str, object]:
+    """A run's training figures from its metrics.jsonl, and its material values in cp (middle
+    game / end game)."""
     rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    w = load_weights(run / "weights.json").values
+    pieces = ("pawn", "knight", "bishop", "rook", "queen")
     return {"iterations": rows[-1]["iteration"], "games": sum(r.get("games", 0) for r in rows),
             "searches": sum(r.get("searches", 0) for r in rows), "nodes": sum(r.get("nodes", 0) for r in rows),
-            "train_seconds": round(_staged_seconds(rows) if stages else rows[-1].get("train_seconds", 0.0), 1),
-            "wall_seconds": round(wall, 1), "match_validation": rows[-1].get("match_validation")}
+            "train_seconds": round(_staged_seconds(rows) if staged else rows[-1].get("train_seconds", 0.0), 1),
+            "rms_error_cp_last": rows[-1].get("rms_error_cp"), "match_validation": rows[-1].get("match_validation"),
+            "material": {p: [int(w[FEATURE_INDEX[f"mg.material.{p}"]]), int(w[FEATURE_INDEX[f"eg.material.{p}"]])]
+                         for p in pieces}}
 
 
 def _staged_seconds(rows: list[dict]) -> float:  # type: ignore[type-arg]
@@ -90,32 +101,6 @@ def _staged_seconds(rows: list[dict]) -> float:  # type: ignore[type-arg]
     return sum(last.values())
 
 
-def fit_elo(names: list[str], games: list[tuple[int, int, float]], iters: int = 5000) -> np.ndarray:
-    """Bradley-Terry maximum likelihood ratings (Elo, names[0] = 0) of games (i, j, score of i),
-    by minorize-maximize (Hunter 2004) on strengths, draws counted as half a win each way, with
-    one virtual draw added between every two players that met (a prior, as BayesElo's), so that
-    a match won or lost entirely still has a finite rating."""
-    n = len(names)
-    wins = np.zeros(n)
-    count = np.zeros((n, n))
-    met = {(min(i, j), max(i, j)) for i, j, _ in games}
-    for i, j, s in [*games, *[(a, b, 0.5) for a, b in sorted(met)]]:
-        wins[i] += s
-        wins[j] += 1.0 - s
-        count[i, j] += 1
-        count[j, i] += 1
-    gamma = np.ones(n)
-    for _ in range(iters):
-        denom = (count / (gamma[:, None] + gamma[None, :])).sum(axis=1)
-        new = wins / np.maximum(denom, 1e-300)
-        new /= new[0]
-        if np.allclose(new, gamma, rtol=1e-10):
-            gamma = new
-            break
-        gamma = new
-    return 400.0 * np.log10(gamma)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="training time per method (default 10)")
@@ -125,8 +110,10 @@ def main() -> None:
                     help="self-play games per outer iteration (a checkpoint and a validation move-match each)")
     ap.add_argument("--mm-nodes", type=int, default=0, help="node limit of TreeStrap(minimax)'s searches (0: none)")
     ap.add_argument("--match-depth", type=int, default=2, help="tournament search depth (default 2)")
-    ap.add_argument("--pairs", choices=("untrained", "all"), default="untrained")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--pairs", choices=("untrained", "all"), default="all",
+                    help="all: a round robin (default); untrained: each run against the untrained weights only")
+    ap.add_argument("--workers", type=int, default=2, help="match worker processes")
+    ap.add_argument("--parallel", type=int, default=2, help="training runs side by side (each one thread)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", default=str(REPO / "datasets" / "built" / "sample"),
                     help="position set for the validation move-match (tuner ingest --sample)")
@@ -145,12 +132,19 @@ def main() -> None:
 
     runs = {m: (m, "") for m in METHODS}
     runs["treestrap-ab-staged"] = ("treestrap-ab", STAGES)
+    todo = [n for n in runs if not args.skip_training and (not args.only or n in args.only.split(","))]
     training: dict[str, dict[str, object]] = {}
-    for name, (method, stages) in runs.items():
-        minutes = args.minutes / 3 if stages else args.minutes
-        if not args.skip_training and (not args.only or name in args.only.split(",")):
-            training[name] = train(method, out / name, start, args, minutes=minutes, stages=stages)
-        print(f"trained {name}: {training.get(name)}", file=sys.stderr)
+    # the budget is CPU time of each run's training thread, so runs side by side get the same work
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        jobs = {n: pool.submit(train, runs[n][0], out / n, start, args,
+                               minutes=args.minutes / 3 if runs[n][1] else args.minutes, stages=runs[n][1])
+                for n in todo}
+        for n, job in jobs.items():
+            training[n] = job.result()
+            print(f"trained {n}: {training[n]}", file=sys.stderr)
+    for n in runs:
+        if n not in training:  # a run trained before (--only, --skip-training)
+            training[n] = figures(out / n, staged=bool(runs[n][1]))
 
     names = ["untrained", *runs]
     weights = [load_weights(start).values] + [load_weights(out / n / "weights.json").values for n in runs]
@@ -160,62 +154,48 @@ def main() -> None:
     else:
         pairs = [(k, 0) for k in range(1, len(names))]
     matches: dict[str, dict[str, object]] = {}
-    games: list[list[tuple[int, int, float]]] = []  # per match: its game pairs' points
+    scores: list[PairScores] = []
     t = time.perf_counter()
     for i, j in pairs:
         cfg = MatchConfig(games=args.games, depth=args.match_depth, workers=args.workers, seed=args.seed)
         played = run_match(weights[i], weights[j], openings, cfg)
-        pts = [(g1.points_a, g2.points_a) for g1, g2 in played]
-        games.append([(i, j, p) for pair in pts for p in pair])
-        flat = [p for pair in pts for p in pair]
-        matches[f"{names[i]}-vs-{names[j]}"] = {"wins": flat.count(1.0), "draws": flat.count(0.5),
-                                                "losses": flat.count(0.0), "score": round(float(np.mean(flat)), 4)}
-        print(f"{names[i]} vs {names[j]}: {matches[f'{names[i]}-vs-{names[j]}']}", file=sys.stderr)
+        flat = [g.points_a for pair in played for g in pair]
+        scores.append(PairScores(i, j, np.array([(g1.points_a + g2.points_a) / 2 for g1, g2 in played])))
+        key = f"{names[i]}-vs-{names[j]}"
+        matches[key] = {"wins": flat.count(1.0), "draws": flat.count(0.5), "losses": flat.count(0.0),
+                        "score": round(float(np.mean(flat)), 4)}
+        print(f"{key}: {matches[key]}", file=sys.stderr)
     match_seconds = time.perf_counter() - t
+    (out / "matches.json").write_text(json.dumps({"names": names, "pairs": [
+        {"i": p.i, "j": p.j, "pair_scores": p.pair_scores.tolist()} for p in scores]}) + "\n")
 
-    all_games = [g for m in games for g in m]
-    elo = fit_elo(names, all_games)
-    rng = np.random.default_rng(args.seed)
-    boot = []
-    for _ in range(400):
-        sample = []
-        for m in games:
-            k = len(m) // 2
-            pick = rng.integers(0, k, size=k)
-            sample += [m[2 * p] for p in pick] + [m[2 * p + 1] for p in pick]
-        boot.append(fit_elo(names, sample))
-    lo, hi = np.percentile(np.array(boot), [2.5, 97.5], axis=0)
+    fit = fit_ratings(len(names), scores, anchor=0)
 
     def r(x: float) -> float | None:
         return round(float(x), 1) if math.isfinite(x) else None
 
-    table = {n: r(e) for n, e in zip(names, elo)}
-    ci = {n: [r(a), r(b)] for n, a, b in zip(names, lo, hi)}
-    # a match against the untrained weights won in every game pair has no spread to resample:
-    # its interval is the exact one-sided binomial bound on the pair-win rate, 0.025^(1/k) for k
-    # pairs all won (Clopper-Pearson), to +infinity (None)
-    perfect = []
-    if args.pairs == "untrained":
-        for m, (i, _j) in zip(games, pairs):
-            k = len(m) // 2
-            if all(s == 1.0 for _, _, s in m):
-                p = 0.025 ** (1.0 / k)
-                ci[names[i]] = [r(-400.0 * math.log10(1.0 / p - 1.0)), None]
-                perfect.append(names[i])
-    (out / "matches.json").write_text(json.dumps({"names": names, "games": games}) + "\n")
-    order = [n for n in ("untrained", *METHODS)]
-    meep_order = all(table[a] is not None and table[b] is not None and table[a] < table[b]
-                     for a, b in zip(order, order[1:]))
+    table = {n: r(e) if math.isfinite(e) else ("+inf" if e > 0 else "-inf") for n, e in zip(names, fit.elo)}
+    ci: dict[str, list[float | None] | None] = {}
+    for k, n in enumerate(names):
+        iv = fit.interval(k)
+        ci[n] = None if iv is None else [r(iv[0]), r(iv[1])]
+
+    def value(n: str) -> float:
+        e = float(fit.elo[names.index(n)])
+        return e
+
+    order = ["untrained", *METHODS]
+    meep_order = all(value(a) < value(b) for a, b in zip(order, order[1:]))
     print(json.dumps({
-        "minutes_per_method": args.minutes, "selfplay_depth": args.depth, "match_depth": args.match_depth,
+        "minutes_per_method": args.minutes, "clock": "CPU time of each run's training thread",
+        "parallel_runs": args.parallel, "selfplay_depth": args.depth, "match_depth": args.match_depth,
         "selfplay_games_per_iteration": args.games_per_iteration, "treestrap_quiescence_nodes": args.quiescence_nodes,
-        "trained_now": [n for n in runs if n in training],
-        "games_per_pair": args.games, "pairs": args.pairs, "elo": table, "elo_ci95": ci,
+        "trained_now": todo, "games_per_pair": args.games, "pairs": args.pairs, "elo": table, "elo_ci95": ci,
         "meep_elo": MEEP, "meep_order_holds": meep_order,
-        "order": sorted(table, key=lambda n: -(table[n] if table[n] is not None else -1e9)),
-        "perfect_scores": perfect, "matches": matches, "training": training, "match_seconds": round(match_seconds, 1),
-        "target_all_beat_untrained": all(ci[n][0] is not None and ci[n][0] > 0 for n in names[1:]),
-        "target_treestrap_ab_400": table["treestrap-ab"] is not None and table["treestrap-ab"] >= 400,
+        "order": sorted(names, key=lambda n: -value(n)),
+        "matches": matches, "training": training, "match_seconds": round(match_seconds, 1),
+        "target_all_beat_untrained": all(value(n) > 0 and (ci[n] is None or (ci[n][0] or 0) > 0) for n in names[1:]),
+        "target_treestrap_ab_400": value("treestrap-ab") >= 400,
     }))
 
 

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import math
 
+import chess
 import numpy as np
 import pytest
 
+from search.alphabeta import KIND_EVAL, MATE, MATE_BOUND
+from search.api import search as search_one
 from search.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
-from search.catalog import FEATURE_INDEX, N_FEATURES
-from search.convert import from_fen
+from search.catalog import FEATURE_INDEX, N_FEATURES, PHASE_MAX
+from search.convert import from_fen, to_chess
 from search.weights import load_weights
 from tuner.bootstrap import (
     ROOTSTRAP,
@@ -46,6 +49,8 @@ from tuner.bootstrap import (
     unique_nodes,
 )
 from tuner.weight_masks import mask_of
+
+from reference_features import reference_features
 
 FEN = "7k/8/8/8/8/1n6/PP6/K7 w - - 0 1"
 MATERIAL = load_weights("material").values
@@ -114,6 +119,22 @@ def test_one_sided_errors_case_by_case() -> None:
     assert node_errors(rec, TREESTRAP_MM, rows).tolist() == [10.0, -10.0, 10.0, -10.0, 10.0, -10.0]
 
 
+def test_mate_values_are_left_out_or_clipped_to_mate_cp() -> None:
+    # static 240 (10 cp) at every row; values: a mate found (lower bound), a mate suffered
+    # (exact), a mate found as an upper bound (one-sided: 1000 cp is above 10, nothing to lower),
+    # and an exact 2000 cp, beyond a mate's worth: clipped to it
+    b = from_fen(FEN)
+    ints = np.zeros((4, 5), dtype=np.int64)
+    ints[:, 0] = 240
+    ints[:, 1] = [MATE - 3, -(MATE - 6), MATE - 1, 2000 * 24]
+    ints[:, 2] = [BOUND_LOWER, BOUND_EXACT, BOUND_UPPER, BOUND_EXACT]
+    rec = TreeRecord(np.repeat(b[None], 4, axis=0), ints, 0, (), 0, 4, False, 1)
+    rows = np.arange(4)
+    assert node_errors(rec, TREESTRAP_AB, rows).tolist() == [0.0, 0.0, 0.0, 1990.0]
+    assert node_errors(rec, TREESTRAP_AB, rows, mate_cp=1000.0).tolist() == [990.0, -1010.0, 0.0, 990.0]
+    assert node_errors(rec, TREESTRAP_MM, rows, mate_cp=1000.0).tolist() == [990.0, -1010.0, 990.0, 990.0]
+
+
 def test_each_position_is_updated_once_per_search() -> None:
     b = from_fen(FEN)
     ints = np.zeros((3, 5), dtype=np.int64)
@@ -121,6 +142,84 @@ def test_each_position_is_updated_once_per_search() -> None:
     ints[:, 4] = [0, 1, 1]  # remaining depth
     rec = TreeRecord(np.repeat(b[None], 3, axis=0), ints, 0, (), 0, 3, False, 1)
     assert unique_nodes(rec).tolist() == [1]  # the deepest search of it, nearest the root
+
+
+def _sq_norm(board: chess.Board) -> float:
+    """|x|^2 of a position, x = phi / PHASE_MAX, from the independent reference extractor."""
+    _, values = reference_features(board)
+    return float(sum((v / PHASE_MAX) ** 2 for v in values))
+
+
+@pytest.mark.parametrize("lam", [1.0, 1.0 / 3.0])
+def test_normalized_update_divides_by_the_updated_nodes_squared_norms(lam: float) -> None:
+    rec = search(2, True)
+    plain, _ = tree_direction(rec, TREESTRAP_MM, lambda_depth=lam)
+    normed, fig = tree_direction(rec, TREESTRAP_MM, lambda_depth=lam, normalize=True)
+    # the six moved nodes (the root and five quiescence nodes two plies below), by hand
+    rows = unique_nodes(rec)
+    moved = rows[node_errors(rec, TREESTRAP_MM, rows) != 0]
+    assert len(moved) == 6
+    norm = sum(lam ** int(rec.ply[r]) * _sq_norm(to_chess(rec.boards[r])) for r in moved)
+    assert fig["norm"] == pytest.approx(norm)
+    np.testing.assert_allclose(normed, plain / norm, rtol=1e-12, atol=1e-15)
+
+
+def test_normalized_rootstrap_with_rate_one_removes_the_whole_error() -> None:
+    # normalized LMS with lr = 1 on one node: e(root) lands on its search value (200 cp), up to
+    # the rounding of the weights to integers
+    rec = search(1, False)
+    direction, _ = tree_direction(rec, ROOTSTRAP, normalize=True)
+    w = MATERIAL.astype(np.float64) + capped_step(direction, 1.0, np.ones(N_FEATURES, dtype=bool), 0.0)
+    idx, values = reference_features(chess.Board(FEN))
+    e = sum(w[i] * v for i, v in zip(idx, values)) / PHASE_MAX
+    assert e == pytest.approx(200.0)
+    assert -120.0 == pytest.approx(sum(MATERIAL[i] * v for i, v in zip(idx, values)) / PHASE_MAX)
+
+
+def test_quiet_leaves_on_the_tiny_tree_give_no_update() -> None:
+    # every depth >= 1 node of the tiny tree already has its search value as its quiescence
+    # value (the root's 200 is axb3 in quiescence too; the two Black nodes have no capture),
+    # and the quiescence nodes drop out: nothing to learn, though the static values differ
+    rec = search(2, True)
+    direction, fig = tree_direction(rec, TREESTRAP_MM, quiet_weights=MATERIAL)
+    assert fig["nodes"] == 3 and fig["updated"] == 0 and not direction.any()
+    assert tree_direction(rec, TREESTRAP_MM)[1]["updated"] == 6
+
+
+@pytest.mark.parametrize("method", [ROOTSTRAP, TREESTRAP_MM, TREESTRAP_AB])
+def test_quiet_leaves_follow_each_nodes_quiescence_leaf_on_real_positions(
+        method: str, real_boards: list[chess.Board]) -> None:
+    # the direction rebuilt node by node: q(s) from a separate quiescence search of the node
+    # (search.api.search at depth 0), the leaf's features from the reference extractor
+    weights = load_weights("classic").values
+    total = 0
+    for board in real_boards[40:3229:800]:
+        rec = TreeSearcher().search(from_fen(board.fen()), weights, depth=2, minimax=method == TREESTRAP_MM)
+        direction, fig = tree_direction(rec, method, quiet_weights=weights)
+        rows = np.flatnonzero(rec.ply == 0)[-1:] if method == ROOTSTRAP else unique_nodes(rec)
+        expected = np.zeros(N_FEATURES)
+        used = 0
+        for r in rows:
+            if rec.depth[r] < 1:
+                continue
+            q = search_one(rec.boards[r], 0, weights)
+            if q.kind != KIND_EVAL:
+                continue
+            used += 1
+            err = (int(rec.value[r]) - q.score) / PHASE_MAX
+            if method == TREESTRAP_AB and rec.bound[r] == BOUND_LOWER:
+                err = max(err, 0.0)
+            if method == TREESTRAP_AB and rec.bound[r] == BOUND_UPPER:
+                err = min(err, 0.0)
+            if abs(int(rec.value[r])) > MATE_BOUND:
+                err = 0.0
+            idx, values = reference_features(to_chess(q.leaf))
+            for i, v in zip(idx, values):
+                expected[i] += err * q.leaf_sign * v / PHASE_MAX
+        assert fig["nodes"] == used
+        np.testing.assert_allclose(direction, expected, rtol=1e-9, atol=1e-9)
+        total += int(fig["updated"])
+    assert total > 0  # some node's search saw further than its quiescence search
 
 
 def test_the_cap_bounds_every_weight_per_search() -> None:

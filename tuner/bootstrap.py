@@ -28,8 +28,37 @@ in weight units per centipawn of error per unit of feature. One update is made p
 
 Duchess's safeguards (Real & Blair): the update of a node ``d`` plies below the root is scaled
 by ``lambda_depth ** d`` (their lambda = 1/3), and no weight moves more than ``max_step``
-centipawns per search (0: no cap). Mate scores are not targets (a linear evaluation cannot
-express them): nodes whose value is a mate score are left out.
+centipawns per search (0: no cap).
+
+Four choices make RootStrap and TreeStrap learn from untrained weights here; each was found
+by a failure, measured with ``bench/bootstrap.py``'s setting (TreeStrap(alpha-beta), 2 CPU
+minutes of self-play at depth 2, then 40 games at depth 2 against the ``material`` set):
+
+* ``fixed_pawn`` (default on): the pawn's two material weights keep their start values. The
+  targets come from the evaluation being learnt, so nothing else fixes its scale: with the
+  pawn free, the weights inflated (queen at the 30,000 bound, pawn negative) or collapsed
+  (every piece within 60 cp of 0), depending on the rate.
+* ``mate_cp`` (default 1500): targets are clipped to +-mate_cp, so a node whose value is a
+  mate is moved towards +-mate_cp instead of being left out. Without a terminal signal an
+  all-zero evaluation is a fixed point of the update (every node's value equals its
+  evaluation) and the piece values have no reason to grow: they stayed within 10 cp of 0 with
+  the pawn fixed. Mates are the game's outcome, as the results are TD-Leaf's. The clip also
+  bounds the scale: RootStrap with mates as targets but values unclipped diverged (rms error
+  35,000 cp after 4 minutes).
+* ``quiet_leaves`` (default on): a node's evaluation is its quiescence value, the static value
+  of its quiescence search's PV leaf, and the update follows that leaf's features (see
+  :func:`tree_direction`). The static value of a node in the middle of an exchange cannot see
+  the recapture; moving it towards the search value teaches that material does not count
+  (knight 55, rook 78 cp), or with quiescence nodes updated too, inflates it (knight 1,236,
+  rook 3,491 cp) and diverges.
+* ``normalize`` (default on): the normalized LMS rule, so ``lr`` is the fraction of a search's
+  mean error removed and one rate suits trees of any size; the plain sum diverged (rms error
+  above 8,000 cp) at the rate that suited small trees.
+
+With all four, TreeStrap(alpha-beta) scored 73.75 % against ``material`` (0/0/8/5/7 game pairs
+scoring 0/0.5/1/1.5/2), knight 172, bishop 253, rook 368, queen 332 cp and still rising after
+2 minutes; with each node's static value instead (quiescence nodes left out), 31.25 %;
+without the mate targets, 43.75 % (docs/bootstrap.md lists every run).
 
 Positions come from self-play (``source = "selfplay"``: the engine plays itself from the
 shipped openings with the weights it is learning, both sides learning, at a fixed depth or node
@@ -37,7 +66,8 @@ count; games saved as ``RUN/selfplay/iter-NNNN.pgn``), or from the training spli
 set (``source = "positions"``: the same updates at each position; TD-Leaf walks whole games in
 order and takes their results as its final targets). An outer iteration is ``games`` games or
 ``positions`` positions; ``minutes`` bounds the training time of a run (or of each stage, with
-``--stages``).
+``--stages``), counted as CPU time of the training thread (searches and updates run there), so
+that runs sharing a busy machine get the same amount of work; ``train_seconds`` reports it.
 """
 
 from __future__ import annotations
@@ -53,6 +83,7 @@ import chess.pgn
 import numpy as np
 
 from search.alphabeta import KIND_EVAL, MATE_BOUND
+from search.api import search_many
 from search.board import W_KEY, W_STM
 from search.bootstrap_tree import BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
 from search.catalog import N_FEATURES, PHASE_MAX
@@ -68,6 +99,8 @@ from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig
 from tuner.weight_masks import mask_of
 
+#: the weights ``fixed_pawn`` holds
+PAWN_MATERIAL = ("mg.material.pawn", "eg.material.pawn")
 #: search weights stay within this bound
 WEIGHT_BOUND = 30_000
 #: the four methods of this module
@@ -77,6 +110,10 @@ MAX_RECORDS = 1 << 17
 
 
 # ---------------------------------------------------------------- configuration
+
+
+LR_HELP = ("learning rate: with --normalize, the fraction of a search's (weighted mean) error removed per "
+           "search; without, weight units (cp) per cp of error per unit of feature")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,16 +127,25 @@ class BootstrapConfig:
     positions: int = help_field(500, "positions: positions per iteration (tdleaf: at least this many, whole games)")
     search_depth: int = help_field(2, "depth of the learning searches (plies + quiescence)")
     nodes: int = help_field(0, "node limit per learning search (iterative deepening stops before it; 0: none)")
-    lr: float = help_field(0.001, "learning rate: weight units (cp) per cp of error per unit of feature")
+    lr: float = help_field(0.1, LR_HELP)
     lambda_depth: float = help_field(1.0, "scale each node's update by lambda_depth ** (plies below the root) "
                                           "(Duchess: 1/3; 1: no scaling)")
     max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
     quiescence_nodes: bool = help_field(True, "treestrap: also update interior nodes of the quiescence search")
+    fixed_pawn: bool = help_field(True, "keep the pawn's material weights as they start: the unit of the scale "
+                                        "(targets come from the same evaluation, so nothing else fixes it)")
+    mate_cp: float = help_field(1500.0, "rootstrap/treestrap: a node whose search value is a mate is moved towards "
+                                     "+-mate_cp centipawns (0: such nodes are left out)")
+    quiet_leaves: bool = help_field(True, "rootstrap/treestrap: a node's evaluation is its quiescence value (the "
+                                    "static value of its quiescence PV leaf), not its static value")
+    normalize: bool = help_field(True, "rootstrap/treestrap: divide each search's update by its nodes' summed "
+                                        "squared feature norms (normalized LMS; lr is then the fraction of the "
+                                        "error removed per search, stable below 2)")
     max_plies: int = help_field(300, "selfplay: a game is drawn after this many plies")
     openings: str = help_field("", "selfplay: openings file (EPD/FEN lines; empty: datasets/openings/openings.epd)",
                                metavar="FILE")
-    minutes: float = help_field(0.0, "stop after this much training time in minutes (0: no limit; with "
-                                     "--stages, per stage)")
+    minutes: float = help_field(0.0, "stop after this much training time in minutes, CPU time of the training "
+                                     "thread (0: no limit; with --stages, per stage)")
 
     def validate(self) -> None:
         if self.iterations < 0 or self.games < 1 or self.positions < 1:
@@ -114,8 +160,8 @@ class BootstrapConfig:
             raise ValueError(f"lr must be positive, not {self.lr}")
         if not 0 < self.lambda_depth <= 1:
             raise ValueError(f"lambda_depth must lie in (0, 1], not {self.lambda_depth}")
-        if self.max_step < 0 or self.minutes < 0:
-            raise ValueError("max_step and minutes must be >= 0")
+        if self.max_step < 0 or self.minutes < 0 or self.mate_cp < 0:
+            raise ValueError("max_step, minutes and mate_cp must be >= 0")
         if self.max_plies < 1:
             raise ValueError(f"max_plies must be positive, not {self.max_plies}")
 
@@ -124,14 +170,14 @@ class BootstrapConfig:
 class RootStrapConfig(BootstrapConfig):
     """RootStrap(alpha-beta) settings."""
 
-    lr: float = help_field(0.002, "learning rate: weight units (cp) per cp of error per unit of feature")
+    lr: float = help_field(0.03, LR_HELP)
+    max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
 @dataclass(frozen=True, kw_only=True)
 class TreeStrapMMConfig(BootstrapConfig):
     """TreeStrap(minimax) settings."""
 
-    lr: float = help_field(0.0005, "learning rate: weight units (cp) per cp of error per unit of feature")
     max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
@@ -139,7 +185,6 @@ class TreeStrapMMConfig(BootstrapConfig):
 class TreeStrapABConfig(BootstrapConfig):
     """TreeStrap(alpha-beta) settings."""
 
-    lr: float = help_field(0.0005, "learning rate: weight units (cp) per cp of error per unit of feature")
     max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
@@ -176,18 +221,27 @@ def unique_nodes(rec: TreeRecord) -> np.ndarray:
     return np.sort(order[first])
 
 
-def node_errors(rec: TreeRecord, method: str, rows: np.ndarray) -> np.ndarray:
+def node_errors(rec: TreeRecord, method: str, rows: np.ndarray, reference: np.ndarray | None = None,
+                mate_cp: float = 0.0) -> np.ndarray:
     """Error ``target - e(s)`` in centipawns (float64[len(rows)]) of each row for ``method``:
     exact values for rootstrap and treestrap-mm; one-sided for treestrap-ab (a lower bound
-    above e raises it, an upper bound below e lowers it, otherwise 0). Rows whose value is a
-    mate score get 0."""
+    above e raises it, an upper bound below e lowers it, otherwise 0). ``e(s)`` is the row's
+    static value, or ``reference`` (int64[len(rows)], eval units, the node's side to move's
+    view) when given. With ``mate_cp`` > 0 targets are clipped to ``[-mate_cp, mate_cp]``, so a
+    row whose value is a mate score has the target ``+-mate_cp`` (with its sign and bound); with
+    ``mate_cp`` 0 such rows have error 0."""
     value = rec.value[rows].astype(np.float64)
-    err = (value - rec.static[rows]) / PHASE_MAX
+    mate = np.abs(rec.value[rows]) > MATE_BOUND
+    if mate_cp > 0:
+        # a mate, or any value beyond a mate's worth, is worth +-mate_cp: the targets live in
+        # [-mate_cp, mate_cp], which bounds the scale the weights can grow to
+        value = np.clip(value, -mate_cp * PHASE_MAX, mate_cp * PHASE_MAX)
+    err = (value - (rec.static[rows] if reference is None else reference)) / PHASE_MAX
     if method == TREESTRAP_AB:
         bound = rec.bound[rows]
         err = np.where(bound == BOUND_LOWER, np.maximum(err, 0.0), err)
         err = np.where(bound == BOUND_UPPER, np.minimum(err, 0.0), err)
-    return np.where(np.abs(rec.value[rows]) > MATE_BOUND, 0.0, err)
+    return np.where(mate & (mate_cp <= 0.0), 0.0, err)
 
 
 def feature_rows(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -196,31 +250,71 @@ def feature_rows(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return indptr, idx, val.astype(np.float64) / PHASE_MAX
 
 
-def weighted_sum(boards: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """``sum_r coef[r] x(boards[r])`` as float64[N_FEATURES] (rows with coef 0 skipped)."""
+def weighted_sum(boards: np.ndarray, coef: np.ndarray, scale: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, float]:
+    """``sum_r coef[r] x(boards[r])`` as float64[N_FEATURES] (rows with coef 0 skipped), and
+    ``sum_r scale[r] |x(boards[r])|^2`` over the same rows (0.0 when ``scale`` is None)."""
     keep = np.flatnonzero(coef != 0.0)
     if len(keep) == 0:
-        return np.zeros(N_FEATURES, dtype=np.float64)
+        return np.zeros(N_FEATURES, dtype=np.float64), 0.0
     indptr, idx, x = feature_rows(boards[keep])
     per = np.repeat(coef[keep], np.diff(indptr)) * x
-    return np.bincount(idx, weights=per, minlength=N_FEATURES)
+    norm = 0.0
+    if scale is not None:
+        # |x|^2 of a row sums its squared entries per feature index (a term's middle- and
+        # end-game copies are distinct indices; no index repeats within a row)
+        norm = float((np.repeat(scale[keep], np.diff(indptr)) * x * x).sum())
+    return np.bincount(idx, weights=per, minlength=N_FEATURES), norm
 
 
 def tree_direction(rec: TreeRecord, method: str, *, lambda_depth: float = 1.0,
-                   quiescence: bool = True) -> tuple[np.ndarray, dict[str, float]]:
+                   quiescence: bool = True, normalize: bool = False,
+                   quiet_weights: np.ndarray | None = None, mate_cp: float = 0.0
+                   ) -> tuple[np.ndarray, dict[str, float]]:
     """The update direction of one search for rootstrap / treestrap-mm / treestrap-ab:
     ``sum_s lambda_depth^ply(s) (target(s) - e(s)) x(s)`` over the nodes the method uses
-    (float64[N_FEATURES], per unit of lr), and figures of the nodes (count, squared error)."""
+    (float64[N_FEATURES], per unit of lr), and figures of the nodes (count, squared error,
+    updated count, ``norm``).
+
+    With ``quiet_weights`` (the int32 weights searched with), a node's evaluation ``e(s)`` is
+    its *quiescence value* ``q(s) = sign * w . x(l)``, the static evaluation of the PV leaf
+    ``l`` of a quiescence search from ``s`` (``sign`` +1 when ``l`` has s's side to move, else
+    -1), and the update follows that leaf's features: ``(target(s) - q(s)) sign x(l)``. That is
+    the evaluation the search itself puts on a node at its horizon, and the one MMTO and Texel
+    fit (docs/references.md). The static evaluation of a node in the middle of an exchange
+    cannot see the recapture, so moving it towards the search value teaches the weights that
+    material does not count (each recapture says "a piece down is even"); its quiescence leaf is
+    quiet. Quiescence nodes then have ``target = q(s)`` and drop out, and nodes whose
+    quiescence search ends in a mate or draw verdict are left out.
+
+    With ``normalize`` the direction is divided by ``norm = sum_s lambda_depth^ply(s)
+    |x(s)|^2`` over the updated nodes (those with a non-zero error): the normalized LMS rule
+    (Nagumo & Noda 1967; docs/references.md). One search's nodes share most of their
+    features, so the plain sum moves each node's evaluation by about ``lr * norm`` times its
+    error, which grows with the tree and makes a fixed ``lr`` diverge in large trees; divided
+    by ``norm``, ``lr`` is the fraction of the (weighted mean) error removed per search,
+    stable for ``0 < lr < 2`` whatever the tree's size."""
     if method == ROOTSTRAP:
         rows = np.flatnonzero(rec.ply == 0)[-1:]
     else:
         rows = unique_nodes(rec)
         if not quiescence:
             rows = rows[rec.depth[rows] >= 1]
-    err = node_errors(rec, method, rows)
-    coef = err * np.power(lambda_depth, rec.ply[rows].astype(np.float64))
-    return weighted_sum(rec.boards[rows], coef), {"nodes": float(len(rows)), "sq_error": float((err * err).sum()),
-                                                  "updated": float(np.count_nonzero(err))}
+    if quiet_weights is None:
+        boards, signs, reference = rec.boards[rows], 1.0, None
+    else:
+        rows = rows[rec.depth[rows] >= 1]
+        q = search_many(rec.boards[rows], 0, quiet_weights, n_threads=1)
+        ok = q.kinds == KIND_EVAL
+        rows, boards, reference = rows[ok], q.leaves[ok], q.scores[ok]
+        signs = np.where(q.pv_len[ok] % 2 == 0, 1.0, -1.0)
+    err = node_errors(rec, method, rows, reference, mate_cp)
+    decay = np.power(lambda_depth, rec.ply[rows].astype(np.float64))
+    direction, norm = weighted_sum(boards, err * decay * signs, decay if normalize else None)
+    if normalize and norm > 0.0:
+        direction /= norm
+    return direction, {"nodes": float(len(rows)), "sq_error": float((err * err).sum()),
+                       "updated": float(np.count_nonzero(err)), "norm": norm}
 
 
 def capped_step(direction: np.ndarray, lr: float, trainable: np.ndarray, max_step: float) -> np.ndarray:
@@ -275,7 +369,7 @@ def leaf_j(rec: TreeRecord, root: np.ndarray, scale: float) -> tuple[float, np.n
         leaf = push(leaf, m)
     sign = 1.0 if len(rec.pv) % 2 == 0 else -1.0
     j = math.tanh(rec.score / PHASE_MAX / scale)
-    grad = weighted_sum(leaf[None, :], np.array([(1.0 - j * j) / scale * sign]))
+    grad, _ = weighted_sum(leaf[None, :], np.array([(1.0 - j * j) / scale * sign]))
     return j, grad
 
 
@@ -318,6 +412,8 @@ class BootstrapTrainer:
                  log: Any = print, progress: bool = True) -> None:
         self.common, self.cfg, self.data, self.log = common, cfg, data, log
         self.trainable = mask_of(common.train, "train")
+        if cfg.fixed_pawn:
+            self.trainable &= ~mask_of(PAWN_MATERIAL, "fixed_pawn")
         self.w0 = np.asarray(w0, dtype=np.int32)
         self.bounds = np.full(N_FEATURES, WEIGHT_BOUND)
         self.master = self.w0.astype(np.float64)
@@ -356,7 +452,10 @@ class BootstrapTrainer:
 
     def _learn_tree(self, rec: TreeRecord, tally: Tally) -> None:
         direction, fig = tree_direction(rec, self.method, lambda_depth=self.cfg.lambda_depth,
-                                        quiescence=self.cfg.quiescence_nodes)
+                                        quiescence=self.cfg.quiescence_nodes,
+                                        normalize=self.cfg.normalize,
+                                        quiet_weights=self.w if self.cfg.quiet_leaves else None,
+                                        mate_cp=self.cfg.mate_cp)
         tally.used += int(fig["nodes"])
         tally.updated += int(fig["updated"])
         tally.sq_error += fig["sq_error"]
@@ -484,14 +583,14 @@ class BootstrapTrainer:
         self.elapsed = float(state["elapsed"])
 
     def step(self, iteration: int) -> dict[str, Any]:
-        t = time.perf_counter()
+        t = time.thread_time()
         before = self.w.copy()
         tally = Tally()
         if self.cfg.source == "selfplay":
             self._selfplay(iteration, tally)
         else:
             self._positions(iteration, tally)
-        seconds = time.perf_counter() - t
+        seconds = time.thread_time() - t
         self.elapsed += seconds
         out: dict[str, Any] = {
             "searches": tally.searches, "nodes": tally.nodes, "nodes_used": tally.used,
