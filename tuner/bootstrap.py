@@ -301,7 +301,7 @@ def tree_direction(rec: TreeRecord, method: str, *, lambda_depth: float = 1.0,
         if not quiescence:
             rows = rows[rec.depth[rows] >= 1]
     if quiet_weights is None:
-        boards, signs, reference = rec.boards[rows], 1.0, None
+        boards, signs, reference = rec.boards[rows], np.ones(len(rows)), None
     else:
         rows = rows[rec.depth[rows] >= 1]
         q = search_many(rec.boards[rows], 0, quiet_weights, n_threads=1)
@@ -431,6 +431,12 @@ class BootstrapTrainer:
             raise TunerError(f"{common.data}: tdleaf from positions needs the games' results")
         self.run_dir = Path(common.out) if common.out else None
 
+    def _td(self) -> TDLeafConfig:
+        """TD-Leaf's settings (only the tdleaf method has them)."""
+        if not isinstance(self.cfg, TDLeafConfig):
+            raise TypeError(f"{self.method} has no TD-Leaf settings")
+        return self.cfg
+
     # -- learning from one search
     def _search(self, board: np.ndarray, keys: list[int] | None) -> TreeRecord:
         cfg = self.cfg
@@ -463,7 +469,7 @@ class BootstrapTrainer:
             self._apply(direction)
 
     def _learn_td(self, trace: TDLeafTrace, rec: TreeRecord, board: np.ndarray, tally: Tally) -> None:
-        j, grad = leaf_j(rec, board, self.cfg.td_scale)  # type: ignore[attr-defined]
+        j, grad = leaf_j(rec, board, self._td().td_scale)
         white = 1.0 if int(board[W_STM]) == 0 else -1.0
         out = trace.observe(white * j, white * grad)
         if out is not None:
@@ -493,7 +499,7 @@ class BootstrapTrainer:
         b = from_fen(fen)
         keys: list[int] = []
         self.searcher.clear()
-        trace = TDLeafTrace(N_FEATURES, self.cfg.td_lambda) if self.method == TDLEAF else None  # type: ignore[attr-defined]
+        trace = TDLeafTrace(N_FEATURES, self._td().td_lambda) if self.method == TDLEAF else None
         game = chess.pgn.Game()
         game.setup(board)
         node: chess.pgn.GameNode = game
@@ -559,7 +565,7 @@ class BootstrapTrainer:
             if not np.isfinite(results[rows[0]]):
                 continue  # an unfinished game: no final target
             self.searcher.clear()
-            trace = TDLeafTrace(N_FEATURES, self.cfg.td_lambda)  # type: ignore[attr-defined]
+            trace = TDLeafTrace(N_FEATURES, self._td().td_lambda)
             for r in rows:
                 b = pos.boards[r]
                 self._learn(self._search(b, None), b, trace, tally)

@@ -13,7 +13,7 @@ from search.weights import load_weights
 from tuner.errors import TunerError
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("eval", help="static evaluation of a position, with its largest terms",
                        description="Print the static score of FEN (centipawns, side to move's view) "
                                    "and the features that contribute most to it.")

@@ -10,7 +10,7 @@ from tuner.errors import TunerError
 from tuner.export import FORMATS, export
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "export", help="write weights as JSON, a C header, a Rust module or a text view",
         description="Export WEIGHTS as the evaluator's JSON, a C header or a Rust module with named "

@@ -8,7 +8,7 @@ from tuner.errors import TunerError
 from tuner.uci import serve
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "uci", help="play as a UCI engine (for GUIs and match runners)",
         description="Speak the UCI protocol on standard input/output, searching with the numba "
