@@ -97,12 +97,10 @@ from tuner.methods import Method
 from tuner.optim import floats_from_json, floats_to_json, to_search_weights
 from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig
-from tuner.weight_masks import mask_of
+from tuner.weight_masks import mask_of, tuning_bounds
 
 #: the weights ``fixed_pawn`` holds
 PAWN_MATERIAL = ("mg.material.pawn", "eg.material.pawn")
-#: search weights stay within this bound
-WEIGHT_BOUND = 30_000
 #: the four methods of this module
 ROOTSTRAP, TREESTRAP_MM, TREESTRAP_AB, TDLEAF = "rootstrap", "treestrap-mm", "treestrap-ab", "tdleaf"
 #: self-play and position searches are single-threaded and deterministic; rows of the record
@@ -415,7 +413,7 @@ class BootstrapTrainer:
         if cfg.fixed_pawn:
             self.trainable &= ~mask_of(PAWN_MATERIAL, "fixed_pawn")
         self.w0 = np.asarray(w0, dtype=np.int32)
-        self.bounds = np.full(N_FEATURES, WEIGHT_BOUND)
+        self.low, self.high = tuning_bounds(self.w0)
         self.master = self.w0.astype(np.float64)
         self.w = self.w0.copy()
         self.elapsed = 0.0
@@ -453,8 +451,8 @@ class BootstrapTrainer:
 
     def _apply(self, direction: np.ndarray) -> None:
         step = capped_step(direction, self.cfg.lr, self.trainable, self.cfg.max_step)
-        self.master = np.clip(self.master + step, -self.bounds, self.bounds)
-        self.w = to_search_weights(self.master, -self.bounds, self.bounds)
+        self.master = np.clip(self.master + step, self.low, self.high)
+        self.w = to_search_weights(self.master, self.low, self.high)
 
     def _learn_tree(self, rec: TreeRecord, tally: Tally) -> None:
         direction, fig = tree_direction(rec, self.method, lambda_depth=self.cfg.lambda_depth,
@@ -585,7 +583,7 @@ class BootstrapTrainer:
 
     def restore(self, state: dict[str, Any]) -> None:
         self.master = floats_from_json(state["master"], N_FEATURES, "master")
-        self.w = to_search_weights(self.master, -self.bounds, self.bounds)
+        self.w = to_search_weights(self.master, self.low, self.high)
         self.elapsed = float(state["elapsed"])
 
     def step(self, iteration: int) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from tuner.run_folder import Checkpoint, RunDir
 from tuner.paced import Pacer, paced_move_match
 from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig, n_threads
-from tuner.weight_masks import mask_of
+from tuner.weight_masks import mask_of, tuning_bounds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,8 +183,10 @@ def make_codec(common: TuneConfig, cfg: GaConfig, w0: np.ndarray) -> Codec:
     else:
         trainable = np.flatnonzero(mask)
         tied = np.full(len(trainable), -1, dtype=np.int64)
-    low = start[trainable].astype(np.int64) - cfg.span
-    high = start[trainable].astype(np.int64) + cfg.span
+    # each gene within span of its start, and within the catalogue's tuning bounds
+    cat_low, cat_high = tuning_bounds(start)
+    low = np.maximum(start[trainable].astype(np.int64) - cfg.span, cat_low[trainable].astype(np.int64))
+    high = np.minimum(start[trainable].astype(np.int64) + cfg.span, cat_high[trainable].astype(np.int64))
     return Codec(start, trainable, tied, cfg.encoding, low, high, cfg.bits, cfg.bit_scale)
 
 

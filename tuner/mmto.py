@@ -60,10 +60,8 @@ from tuner.run_folder import Checkpoint, RunDir
 from tuner.paced import Pacer, paced_sweep
 from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig, n_threads
-from tuner.weight_masks import constraint_masks, hold_sums, mask_of
+from tuner.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
 
-#: search weights stay within this bound with the adam option (the evaluator's check accepts them)
-WEIGHT_BOUND = 30_000
 
 #: positions per sweep call (a progress-bar tick; bounds the memory of PV-leaf boards)
 SWEEP_BATCH = 4096
@@ -317,7 +315,7 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, th
                                        l1_mask=masks.l1, constrained=masks.constrained).weights
             else:
                 adam.master = hold_sums(adam.opt.step(adam.master, o.gradient), adam.groups, adam.sums)
-                w = to_search_weights(adam.master, -WEIGHT_BOUND, WEIGHT_BOUND)
+                w = to_search_weights(adam.master, adam.low, adam.high)
             check_interrupt()
     return w, losses
 
@@ -330,12 +328,15 @@ class AdamState:
     master: np.ndarray  # float64[N]
     groups: list[np.ndarray]
     sums: list[float]
+    low: np.ndarray  # float64[N], the tuning bounds the rounded weights keep to
+    high: np.ndarray
 
     @classmethod
     def start(cls, w0: np.ndarray, cfg: MmtoConfig, masks: Masks) -> AdamState:
         opt = Adam(len(w0), lr=cfg.lr, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1)
         master = np.asarray(w0, dtype=np.float64).copy()
-        return cls(opt, master, masks.constrained, [float(master[g].sum()) for g in masks.constrained])
+        return cls(opt, master, masks.constrained, [float(master[g].sum()) for g in masks.constrained],
+                   *tuning_bounds(w0))
 
 
 def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: list[int],

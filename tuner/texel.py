@@ -51,10 +51,8 @@ from tuner.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, 
 from tuner.paced import Pacer
 from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig, n_threads
-from tuner.weight_masks import constraint_masks, hold_sums, mask_of
+from tuner.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
 
-#: search weights stay within this bound (the evaluator's weight check accepts them)
-WEIGHT_BOUND = 30_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,7 +184,7 @@ class TexelTrainer:
         self.constrained = [g for g in groups if g.any()]
         self.w0 = np.asarray(w0, dtype=np.int32)
         self.constraint_sums = [float(self.w0[g].astype(np.int64).sum()) for g in self.constrained]
-        self.bounds = np.full(len(self.w0), WEIGHT_BOUND)
+        self.low, self.high = tuning_bounds(self.w0)
         self.pacer = Pacer()
         self.master = self.w0.astype(np.float64)
         self.w = self.w0.copy()
@@ -240,7 +238,7 @@ class TexelTrainer:
     def restore(self, state: dict[str, Any]) -> None:
         self.k = float(state["k"])
         self.master = floats_from_json(state["master"], len(self.w0), "master")
-        self.w = to_search_weights(self.master, -self.bounds, self.bounds)
+        self.w = to_search_weights(self.master, self.low, self.high)
         self.opt = optimizer_from_state(state["optimizer"])
         self.leaves = self._leaves(self.train)
 
@@ -262,7 +260,7 @@ class TexelTrainer:
                 check = False
                 self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)
                 check_interrupt()
-        self.w = to_search_weights(self.master, -self.bounds, self.bounds)
+        self.w = to_search_weights(self.master, self.low, self.high)
         t_update = time.perf_counter() - t
         return {**self._measure(), "updates": len(batches), "update_seconds": round(t_update, 3)}
 

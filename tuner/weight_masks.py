@@ -1,12 +1,13 @@
 """Subsets of the weight vector named by group or feature-name prefix, and the equality
 constraints on them: the masks of ``train``, ``l1_on``, ``l2_on``, ``constraint`` and the
-projection that keeps a constrained subset's sum (:func:`hold_sums`)."""
+projection that keeps a constrained subset's sum (:func:`hold_sums`), and the bounds a tuner
+keeps the weights in (:func:`tuning_bounds`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from search.catalog import select
+from search.catalog import select, weight_bounds
 
 
 def mask_of(items: tuple[str, ...], what: str) -> np.ndarray:
@@ -40,3 +41,12 @@ def hold_sums(w: np.ndarray, groups: list[np.ndarray], sums: list[float]) -> np.
 
 
 __all__ = ["constraint_masks", "hold_sums", "mask_of"]
+
+
+def tuning_bounds(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high), float64[N_FEATURES] each: the catalogue's tuning bounds of every weight
+    (:func:`search.catalog.weight_bounds`), widened where the start weights ``start`` lie
+    outside them, so that starting a run never moves a weight by itself."""
+    low, high = (np.array(b, dtype=np.float64) for b in weight_bounds())
+    start = np.asarray(start, dtype=np.float64)
+    return np.minimum(low, start), np.maximum(high, start)
