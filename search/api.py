@@ -36,6 +36,7 @@ from search.batch import (
 from search.convert import Board, _push, move_to_uci
 from search.evaluator import EVAL_SCALE, _features
 from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_weight_rows, check_weights
+from search.types import Move, Score
 
 __all__ = [
     "INF", "KIND_DRAW", "KIND_EVAL", "KIND_MATE", "MATE", "DEFAULT_BUDGET", "MAX_BUDGET", "MAX_TT_BITS",
@@ -119,8 +120,8 @@ class SearchResult:
     sign ``leaf_sign``) or a rule's verdict (``KIND_MATE``, ``KIND_DRAW``).
     """
 
-    score: int
-    pv: tuple[int, ...]
+    score: Score
+    pv: tuple[Move, ...]
     leaf: Board
     kind: int
     nodes: int

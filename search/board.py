@@ -47,6 +47,7 @@ from search.attacks import (
     rook_attacks,
 )
 from search.bits import ONE, ZERO, bit, lsb
+from search.types import BoardArray, Move, Square, UciKey
 
 # piece types and colours
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 0, 1, 2, 3, 4, 5
@@ -82,37 +83,37 @@ NULL_MOVE = 0
 
 
 @njit(cache=True, inline="always")
-def encode_move(frm: int, to: int, promo: int, flag: int, piece: int, captured: int) -> int:
+def encode_move(frm: Square, to: Square, promo: int, flag: int, piece: int, captured: int) -> Move:
     return frm | (to << 6) | (promo << 12) | (flag << 15) | (piece << 17) | (captured << 20)
 
 
 @njit(cache=True, inline="always")
-def move_from(m: int) -> int:
+def move_from(m: Move) -> int:
     return m & 63
 
 
 @njit(cache=True, inline="always")
-def move_to(m: int) -> int:
+def move_to(m: Move) -> int:
     return (m >> 6) & 63
 
 
 @njit(cache=True, inline="always")
-def move_promo(m: int) -> int:
+def move_promo(m: Move) -> int:
     return (m >> 12) & 7
 
 
 @njit(cache=True, inline="always")
-def move_flag(m: int) -> int:
+def move_flag(m: Move) -> int:
     return (m >> 15) & 3
 
 
 @njit(cache=True, inline="always")
-def move_piece(m: int) -> int:
+def move_piece(m: Move) -> int:
     return (m >> 17) & 7
 
 
 @njit(cache=True, inline="always")
-def move_captured(m: int) -> int:
+def move_captured(m: Move) -> int:
     return (m >> 20) & 7
 
 
@@ -124,7 +125,7 @@ UCI_PROMOTIONS = ("", "n", "b", "r", "q")
 
 
 @njit(cache=True, inline="always")
-def make_uci_key(frm: int, to: int, promo: int) -> int:
+def make_uci_key(frm: Square, to: Square, promo: int) -> UciKey:
     """The UCI key of a move (from, to, promotion as in a packed move's low 15 bits): the one
     definition that packed moves (:func:`move_uci_key`), UCI text (:func:`uci_texts`,
     :func:`uci_key_of_text`) and the replay of from/to/promotion columns all go through."""
@@ -132,7 +133,7 @@ def make_uci_key(frm: int, to: int, promo: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def move_uci_key(m: int) -> int:
+def move_uci_key(m: Move) -> UciKey:
     """The UCI key of packed move ``m`` (:func:`make_uci_key` of its from, to and promotion)."""
     return m & UCI_KEY_MASK
 
@@ -303,7 +304,7 @@ def compute_key(b: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
-def make_move(src: np.ndarray, dst: np.ndarray, m: int) -> None:
+def make_move(src: BoardArray, dst: BoardArray, m: Move) -> None:
     """Copy ``src`` into ``dst`` with the (legal, packed) move ``m`` played; keys incremental.
 
     ``src`` and ``dst`` are distinct ``uint64`` arrays of shape ``(BOARD_WORDS,)``.

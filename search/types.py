@@ -16,7 +16,8 @@ import numpy.typing as npt
 Square: TypeAlias = int
 #: a set of squares, bit ``sq`` set for square ``sq`` (a1 = bit 0)
 Bitboard: TypeAlias = int
-#: a score in centipawns from the side to move's point of view (mate scores near ``MATE``)
+#: a search score in eval units (centipawns x ``PHASE_MAX``) from the side to move's point of
+#: view; mate scores near ``search.alphabeta.MATE``
 Score: TypeAlias = int
 #: a packed move (``int32`` layout of :mod:`search.board`: from, to, promotion, flag, piece, captured)
 Move: TypeAlias = int
@@ -31,7 +32,7 @@ BitboardArray: TypeAlias = npt.NDArray[np.uint64]
 MoveArray: TypeAlias = npt.NDArray[np.int32]
 #: UCI keys of moves, ``int32`` of shape ``(n,)``
 UciKeyArray: TypeAlias = npt.NDArray[np.int32]
-#: scores in centipawns, ``int64`` of shape ``(n,)``
+#: search scores in eval units (as :data:`Score`), ``int64`` of shape ``(n,)``
 ScoreArray: TypeAlias = npt.NDArray[np.int64]
 #: a weight vector, ``int32`` of shape ``(N_FEATURES,)`` (or rows ``(n, N_FEATURES)``), centipawns
 WeightArray: TypeAlias = npt.NDArray[np.int32]
