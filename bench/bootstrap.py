@@ -9,12 +9,18 @@ RootStrap(alpha-beta), TreeStrap(minimax), TreeStrap(alpha-beta), and TreeStrap(
 a third of the time each, each stage from the last one's weights). Then a match tournament at a
 fixed depth (``tuner bench match``'s engine and rules, each opening played twice with colours
 swapped): every learnt weight set against the untrained one (``--pairs untrained``) or every pair
-(``--pairs all``, a round robin), ``--games`` games a pair.
+(``--pairs all``, a round robin), ``--games`` games a pair. The hand-set ``material`` set
+(``--reference``) joins the tournament for scale.
 
 Elo (untrained = 0) is :func:`tuner.ratings.fit_ratings`' maximum-likelihood fit of all game
 pairs played (the ``tuner bench compare`` ratings), with 95 % sandwich intervals from the
 pentanomial variance of each pair. A player whose group won every point against the untrained
-weights' group has rating ``"+inf"`` and no interval (the maximum does not exist). Meep's
+weights' group has rating ``"+inf"`` (the maximum does not exist: the reference's games
+usually connect the groups); its interval is then the exact one-sided binomial bound of its
+direct match, to ``null`` (+infinity), and
+``elo_among_learnt`` rates the learnt sets among themselves (the first method as anchor), which
+is what orders them. The targets are read on the lower ends: every learnt set's above 0,
+TreeStrap(alpha-beta)'s at least +400. Meep's
 table for comparison (its own scale): untrained 250, TD-Leaf 1068, RootStrap 1362,
 TreeStrap(mm) 1807, TreeStrap(ab) 2157.
 
@@ -101,6 +107,10 @@ def _staged_seconds(rows: list[dict]) -> float:  # type: ignore[type-arg]
     return sum(last.values())
 
 
+def _rounded(iv: tuple[float, float] | None) -> list[float] | None:
+    return None if iv is None else [round(iv[0], 1), round(iv[1], 1)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="training time per method (default 10)")
@@ -118,6 +128,8 @@ def main() -> None:
     ap.add_argument("--data", default=str(REPO / "datasets" / "built" / "sample"),
                     help="position set for the validation move-match (tuner ingest --sample)")
     ap.add_argument("--out", default=str(REPO / "results" / "bench-bootstrap"))
+    ap.add_argument("--reference", default="material",
+                    help="a weight set that joins the round robin for scale (default: material; empty: none)")
     ap.add_argument("--skip-training", action="store_true", help="reuse the runs already in --out")
     ap.add_argument("--only", default="", help="train only these runs (comma-separated names), reuse the others")
     ap.add_argument("--quiescence-nodes", action=argparse.BooleanOptionalAction, default=True,
@@ -148,6 +160,9 @@ def main() -> None:
 
     names = ["untrained", *runs]
     weights = [load_weights(start).values] + [load_weights(out / n / "weights.json").values for n in runs]
+    if args.reference:  # a hand-set weight set in the round robin, for scale
+        names.append(args.reference)
+        weights.append(load_weights(args.reference).values)
     openings = load_openings(DEFAULT_OPENINGS)
     if args.pairs == "all":
         pairs = list(itertools.combinations(range(len(names)), 2))
@@ -170,32 +185,59 @@ def main() -> None:
         {"i": p.i, "j": p.j, "pair_scores": p.pair_scores.tolist()} for p in scores]}) + "\n")
 
     fit = fit_ratings(len(names), scores, anchor=0)
+    # among the learnt sets (and the reference) alone, anchored at the first method: their
+    # ratings exist even when the untrained weights scored nothing against any of them
+    trained = [k for k in range(1, len(names))]
+    inner = fit_ratings(len(trained), [PairScores(trained.index(p.i), trained.index(p.j), p.pair_scores)
+                                       for p in scores if p.i != 0 and p.j != 0], anchor=0) \
+        if args.pairs == "all" else None
 
     def r(x: float) -> float | None:
         return round(float(x), 1) if math.isfinite(x) else None
 
     table = {n: r(e) if math.isfinite(e) else ("+inf" if e > 0 else "-inf") for n, e in zip(names, fit.elo)}
     ci: dict[str, list[float | None] | None] = {}
+    lower: dict[str, float] = {}  # each learnt set's 95 % lower bound against the untrained weights
     for k, n in enumerate(names):
         iv = fit.interval(k)
         ci[n] = None if iv is None else [r(iv[0]), r(iv[1])]
+        direct = next((p for p in scores if 0 in (p.i, p.j) and k in (p.i, p.j) and k != 0), None)
+        if direct is not None:
+            pairs_won = direct.pair_scores if direct.i == k else 1.0 - direct.pair_scores
+            if iv is None and np.all(pairs_won == 1.0):
+                # no spread to fit: the exact one-sided binomial (Clopper-Pearson) bound on the
+                # rate of won game pairs, 0.025^(1/n) for n pairs all won, to +infinity
+                q = 0.025 ** (1.0 / len(pairs_won))
+                lower[n] = 400.0 * math.log10(q / (1.0 - q))
+                ci[n] = [r(lower[n]), None]
+            elif iv is not None:
+                lower[n] = iv[0]
 
     def value(n: str) -> float:
-        e = float(fit.elo[names.index(n)])
-        return e
+        return float(fit.elo[names.index(n)])
+
+    def strength(n: str) -> float:
+        """Rating for ordering: against untrained, then among the learnt sets."""
+        if n == "untrained":
+            return -math.inf
+        return float(inner.elo[names.index(n) - 1]) if inner is not None else value(n)
 
     order = ["untrained", *METHODS]
-    meep_order = all(value(a) < value(b) for a, b in zip(order, order[1:]))
+    meep_order = all(value(b) > 0 for b in METHODS) and all(
+        strength(a) < strength(b) for a, b in zip(order[1:], order[2:]))
+    among = None if inner is None else {
+        "anchor": names[1], "elo": {n: r(inner.elo[k - 1]) for k, n in enumerate(names) if k},
+        "elo_ci95": {n: _rounded(inner.interval(k - 1)) for k, n in enumerate(names) if k}}
     print(json.dumps({
         "minutes_per_method": args.minutes, "clock": "CPU time of each run's training thread",
         "parallel_runs": args.parallel, "selfplay_depth": args.depth, "match_depth": args.match_depth,
         "selfplay_games_per_iteration": args.games_per_iteration, "treestrap_quiescence_nodes": args.quiescence_nodes,
         "trained_now": todo, "games_per_pair": args.games, "pairs": args.pairs, "elo": table, "elo_ci95": ci,
-        "meep_elo": MEEP, "meep_order_holds": meep_order,
-        "order": sorted(names, key=lambda n: -value(n)),
+        "elo_among_learnt": among, "meep_elo": MEEP, "meep_order_holds": meep_order,
+        "order": sorted(names, key=lambda n: -strength(n)),
         "matches": matches, "training": training, "match_seconds": round(match_seconds, 1),
-        "target_all_beat_untrained": all(value(n) > 0 and (ci[n] is None or (ci[n][0] or 0) > 0) for n in names[1:]),
-        "target_treestrap_ab_400": value("treestrap-ab") >= 400,
+        "target_all_beat_untrained": all(lower.get(n, -1.0) > 0 for n in runs),
+        "target_treestrap_ab_400": lower.get("treestrap-ab", -1.0) >= 400,
     }))
 
 

@@ -29,7 +29,7 @@ from test_see import (
 
 from search.convert import from_chess, from_fen
 from search.features import evaluate_batch_kernel
-from search.rules import divide, perft
+from search.perft import divide, perft
 
 
 def test_the_kernels_run_as_plain_python() -> None:
