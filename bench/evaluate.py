@@ -27,7 +27,7 @@ import numpy as np
 from common import gm_boards, playout_boards, timed
 
 from search.convert import from_chess
-from search.features import evaluate_batch_kernel, features_batch_kernel
+from search.feature_kernels import evaluate_batch_kernel, features_batch_kernel
 from search.weights import load_weights
 
 REPO = Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from common import gm_boards, playout_boards, timed
 
-from search.api import search_many, sweep
+from search.search_api import search_many, sweep
 from search.convert import from_chess
 from search.weights import load_weights
 

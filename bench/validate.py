@@ -13,7 +13,7 @@ import time
 import numpy as np
 from common import gm_boards
 
-from search.api import sweep
+from search.search_api import sweep
 from search.convert import from_chess
 from search.validate import check_boards
 from search.weights import load_weights

@@ -1,10 +1,11 @@
 """The numba chess core: board, move generation, evaluator features and search.
 
 What a user calls: :mod:`search.convert` (FEN, python-chess boards and UCI moves to and from
-core boards), :mod:`search.evaluator` (features and static scores), :mod:`search.api` (the
-alpha-beta search, batched searches and move-match sweeps), :mod:`search.iterative`
-(iterative deepening with time management: the engine's player), :mod:`search.perft` (move
-tree counts), :mod:`search.weights` (weight files). The other modules hold the kernels.
+core boards), :mod:`search.evaluation_api` (features and static scores),
+:mod:`search.search_api` (the alpha-beta search, batched searches and move-match sweeps),
+:mod:`search.iterative` (iterative deepening with time management: the engine's player),
+:mod:`search.perft` (move tree counts), :mod:`search.weights` (weight files). The other modules
+hold the kernels (the evaluation's in :mod:`search.feature_kernels`).
 
 Kernels (``@njit(cache=True)``, arrays and scalars only) live in private modules; the public
 functions here validate inputs (:mod:`search.validate`: :class:`InvalidBoardError`,

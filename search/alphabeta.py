@@ -29,7 +29,7 @@ from numba import njit
 
 from search.board import (BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, in_check, make_move, move_captured, move_piece,
                           move_promo)
-from search.features import evaluate_kernel
+from search.feature_kernels import evaluate_kernel
 from search.movegen import MAX_MOVES, generate_moves
 from search.quiescence import quiescence_moves
 

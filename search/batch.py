@@ -20,7 +20,7 @@ from numba import njit, prange
 
 from search.alphabeta import MAX_PLY, new_workspace, search_kernel
 from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
-from search.features import features_kernel, new_feature_buffers
+from search.feature_kernels import features_kernel, new_feature_buffers
 from search.movegen import MAX_MOVES, generate_moves
 
 #: positions per parallel work item (one workspace each)

@@ -63,7 +63,7 @@ from search.alphabeta import (
     store_killer,
 )
 from search.board import BOARD_WORDS, W_STM, move_from, move_to
-from search.features import evaluate_kernel
+from search.feature_kernels import evaluate_kernel
 
 BOUND_EXACT, BOUND_LOWER, BOUND_UPPER = 0, 1, 2
 #: columns of the record's integer array

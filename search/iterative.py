@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.alphabeta import MAX_PLY, Workspace, search_kernel
-from search.api import mate_in
+from search.search_api import mate_in
 from search.convert import Board, legal_moves
-from search.evaluator import EVAL_SCALE
+from search.evaluation_api import EVAL_SCALE
 from search.types import Move, Score
 from search.validate import check_board, check_weights
 

@@ -78,7 +78,7 @@ MAX_TERM_COUNT = 546
 """An upper bound on ``sum_f |x_f|`` over the base terms of any board that passes
 :func:`check_boards`, where ``x_f`` is the net count of term ``f`` (own minus opponent's).
 
-Counting what :func:`search.features.collect` adds for each piece (both colours' additions,
+Counting what :func:`search.feature_kernels.collect` adds for each piece (both colours' additions,
 so the bound holds for the net counts too):
 
 * a pawn: material 1, piece-square 1, doubled / isolated-or-backward / passed / passed_free /

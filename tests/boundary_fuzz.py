@@ -28,10 +28,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from search.api import move_indices, move_match, search, search_many, signed_features, sweep
+from search.search_api import move_indices, move_match, search, search_many, signed_features, sweep
 from search.catalog import N_FEATURES
 from search.convert import STARTING_FEN, from_chess, from_fen
-from search.evaluator import evaluate, evaluate_batch, features, features_batch
+from search.evaluation_api import evaluate, evaluate_batch, features, features_batch
 from search.perft import divide, perft
 from search.validate import MAX_ABS_WEIGHT
 from search.iterative import Searcher

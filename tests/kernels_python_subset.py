@@ -28,7 +28,7 @@ from test_see import (
 )
 
 from search.convert import from_chess, from_fen
-from search.features import evaluate_batch_kernel
+from search.feature_kernels import evaluate_batch_kernel
 from search.perft import divide, perft
 
 

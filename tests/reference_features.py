@@ -2,14 +2,14 @@
 
 Written from ``docs/features.md`` alone, on top of python-chess, with loops over squares and
 pieces rather than bitboard tricks, so that it shares no code (and hopefully no mistakes)
-with ``search/features.py``. Only the catalogue (names, their order, PHASE_MAX) is imported:
+with ``search/feature_kernels.py``. Only the catalogue (names, their order, PHASE_MAX) is imported:
 the catalogue is data. Terms are looked up by name, not by the catalogue's offset constants.
 
 Usage::
 
     indices, values = reference_features(chess.Board(fen))
 
-gives the same sorted (index, value) lists as ``search.evaluator.features(from_chess(board))``.
+gives the same sorted (index, value) lists as ``search.evaluation_api.features(from_chess(board))``.
 """
 
 from __future__ import annotations

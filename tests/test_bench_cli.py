@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import played_positions
 
-from search.api import move_match, sweep
+from search.search_api import move_match, sweep
 from search.weights import load_weights
 from tuner.cli import main
 from tuner.data import check_played, from_boards

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from minimax_oracle import Oracle
 
-from search.api import search
+from search.search_api import search
 from search.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeSearcher
 from search.convert import from_chess, to_chess
 from search.weights import load_weights

@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import search
-from search import api, evaluator
+from search import evaluation_api, search_api
 from search.alphabeta import KIND_EVAL, MATE_BOUND, Workspace, search_kernel
-from search.api import move_indices, move_match, search as search_one, search_many, signed_features, sweep
+from search.search_api import move_indices, move_match, search as search_one, search_many, signed_features, sweep
 from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_CASTLE, W_EP, W_OCC, W_STM
 from search.catalog import N_FEATURES, PHASE_MAX
 from search.convert import InvalidFenError, from_chess, from_fen, to_chess
-from search.evaluator import evaluate, evaluate_batch, features
+from search.evaluation_api import evaluate, evaluate_batch, features
 from search.perft import divide, perft
 from search.validate import (
     MAX_ABS_WEIGHT,
@@ -60,7 +60,7 @@ def test_search_of_a_zeroed_int64_array_raises_instead_of_killing_the_process() 
     """Issue 12: ``search(np.zeros(16, dtype=np.int64), 1, w)`` exited with a segfault (139)."""
     proc = run_isolated("""
         import numpy as np
-        from search.api import search
+        from search.search_api import search
         from search.weights import load_weights
         try:
             search(np.zeros(16, dtype=np.int64), 1, load_weights("classic").values)
@@ -77,8 +77,8 @@ def test_every_entry_point_refuses_boards_the_kernels_cannot_take() -> None:
     function: each raises InvalidBoardError (in a subprocess: unchecked, these crash)."""
     proc = run_isolated("""
         import numpy as np
-        from search.api import move_indices, move_match, search, search_many, signed_features, sweep
-        from search.evaluator import evaluate, evaluate_batch, features, features_batch
+        from search.search_api import move_indices, move_match, search, search_many, signed_features, sweep
+        from search.evaluation_api import evaluate, evaluate_batch, features, features_batch
         from search.perft import divide, perft
         from search.weights import load_weights
         from search.iterative import Searcher
@@ -386,11 +386,11 @@ def test_bad_arguments_raise_value_error(call) -> None:  # type: ignore[no-untyp
 def test_errors_are_exported_from_the_package() -> None:
     assert search.InvalidBoardError is InvalidBoardError and search.InvalidWeightsError is InvalidWeightsError
     assert issubclass(search.InvalidFenError, ValueError) and issubclass(search.IllegalMoveError, ValueError)
-    assert api.InvalidBoardError is InvalidBoardError
+    assert search_api.InvalidBoardError is InvalidBoardError
 
 
 def test_public_modules_export_no_kernel() -> None:
-    for module in (api, evaluator):
+    for module in (search_api, evaluation_api):
         assert not [name for name in module.__all__ if "kernel" in name], module.__name__
 
 

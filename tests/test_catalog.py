@@ -27,7 +27,7 @@ from search.catalog import (
     weight_bounds,
 )
 from search.convert import from_chess
-from search.features import phase_of
+from search.feature_kernels import phase_of
 from search.validate import MAX_ABS_WEIGHT
 from search.weights import BUILTIN_SETS, load_weights
 

@@ -8,8 +8,8 @@ import pytest
 
 from search.catalog import CATALOG_HASH, FEATURE_GROUPS, FEATURE_NAMES, N_BASE, N_FEATURES, PHASE_MAX, group_mask
 from search.convert import from_chess, from_fen
-from search.evaluator import evaluate, evaluate_batch, features, features_batch
-from search.features import phase_of
+from search.evaluation_api import evaluate, evaluate_batch, features, features_batch
+from search.feature_kernels import phase_of
 from search.weights import load_weights
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import played_positions
 
-from search.api import KIND_EVAL, move_match, signed_features, sweep
+from search.search_api import KIND_EVAL, move_match, signed_features, sweep
 from search.catalog import FEATURE_INDEX, N_BASE, N_FEATURES, PHASE_MAX
 from search.convert import from_chess
 from search.weights import load_weights

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import played_positions
 
-from search.api import move_match
+from search.search_api import move_match
 from search.catalog import CATALOG_HASH, FEATURE_INDEX
 from search.convert import from_chess, uci_key
 from search.validate import check_weights

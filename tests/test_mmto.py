@@ -12,9 +12,9 @@ from conftest import played_positions
 
 from tuner.optim.grid import grid_adjacent_step
 from objectives.mmto import loss_and_gradient, sweep_loss
-from search.api import sweep
+from search.search_api import sweep
 from search.catalog import FEATURE_NAMES, select
-from search.evaluator import EVAL_SCALE
+from search.evaluation_api import EVAL_SCALE
 from search.weights import load_weights
 from tuner.data import check_played, from_boards
 from tuner.mmto import MmtoConfig, masks_of, search_training_set, train_mmto

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from objectives import texel
-from search.api import threads
+from search.search_api import threads
 from tuner.optim import SGD, Adam, OptimStateError, optimizer_from_state, to_search_weights
 
 SCALE = 24

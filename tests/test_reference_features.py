@@ -12,8 +12,8 @@ import pytest
 from reference_features import colour_counts, reference_features, reference_phase
 from search.catalog import BASE_NAMES, N_BASE, PHASE_MAX
 from search.convert import from_chess
-from search.evaluator import features
-from search.features import phase_of
+from search.evaluation_api import features
+from search.feature_kernels import phase_of
 
 
 def numba_features(board: chess.Board) -> tuple[list[int], list[int]]:

@@ -12,10 +12,10 @@ from minimax_oracle import MAX_PLY as ORACLE_MAX_PLY
 from minimax_oracle import Oracle
 
 from search.alphabeta import KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MAX_PLY
-from search.api import move_indices, search, search_many, signed_features, sweep
+from search.search_api import move_indices, search, search_many, signed_features, sweep
 from search.convert import from_chess, from_fen, legal_moves, move_to_chess, push, to_fen, uci_key
-from search.evaluator import EVAL_SCALE, evaluate, features
-from search.features import evaluate_batch_kernel
+from search.evaluation_api import EVAL_SCALE, evaluate, features
+from search.feature_kernels import evaluate_batch_kernel
 from search.weights import load_weights
 
 CLASSIC = load_weights("classic").values

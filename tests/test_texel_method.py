@@ -9,9 +9,9 @@ import pytest
 from conftest import played_positions
 
 from objectives.texel import loss, loss_and_gradient, scores
-from search.api import search_many
+from search.search_api import search_many
 from search.catalog import FEATURE_INDEX, N_FEATURES
-from search.evaluator import EVAL_SCALE
+from search.evaluation_api import EVAL_SCALE
 from search.weights import load_weights
 from tuner.data import Positions, check_played, from_boards
 from tuner.texel import TexelConfig, TexelTrainer, quiescence_leaves

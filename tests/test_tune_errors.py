@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import tuner.run_folder
-from search.api import DEFAULT_BUDGET, move_match, sweep
+from search.search_api import DEFAULT_BUDGET, move_match, sweep
 from search.batch import CHUNK
 from search.catalog import CATALOG_HASH, FEATURE_NAMES
 from search.weights import load_weights

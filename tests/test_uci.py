@@ -88,9 +88,9 @@ def raw_engine(shared_engine: RawEngine) -> RawEngine:
 def test_full_self_play_game_through_chess_engine() -> None:
     import chess.polyglot
 
-    from search.api import mate_in, search
+    from search.search_api import mate_in, search
     from search.convert import from_chess
-    from search.evaluator import EVAL_SCALE
+    from search.evaluation_api import EVAL_SCALE
     from search.weights import load_weights
 
     classic = load_weights("classic").values

@@ -83,12 +83,12 @@ import chess.pgn
 import numpy as np
 
 from search.alphabeta import KIND_EVAL, MATE_BOUND
-from search.api import search_many
+from search.search_api import search_many
 from search.board import W_KEY, W_STM
 from search.bootstrap_tree import BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
 from search.catalog import N_FEATURES, PHASE_MAX
 from search.convert import from_fen, move_to_uci, push
-from search.features import features_batch_kernel
+from search.feature_kernels import features_batch_kernel
 from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt

@@ -14,7 +14,7 @@ import chess
 import numpy as np
 from tqdm import tqdm
 
-from search.api import move_indices
+from search.search_api import move_indices
 from search.board import BOARD_WORDS
 from search.convert import IllegalMoveError, from_chess, uci_key
 from tuner.errors import TunerError

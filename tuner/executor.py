@@ -51,7 +51,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from search.api import threads
+from search.search_api import threads
 from tuner.cores import available_cores, numba_thread_ceiling
 from tuner.errors import TunerError, check_interrupt
 

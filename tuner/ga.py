@@ -11,7 +11,7 @@ Tunstall-Pedoe, "Genetic algorithms optimizing evaluation functions", ICCA Journ
 * fitness: the fraction of ``sample`` training positions, drawn anew every generation as ACPP
   did, where the engine's move at the configured depth (1 ply + quiescence by default) is the
   grandmaster's; a tie between k equally best moves counts 1/k. Every individual is evaluated
-  on the same sample, in batched numba calls (:func:`search.api.move_match`, cut into calls
+  on the same sample, in batched numba calls (:func:`search.search_api.move_match`, cut into calls
   of about 0.4 s so that Ctrl-C stops a run promptly: :func:`tuner.paced.paced_move_match`);
 * DEAP operators: tournament selection, or roulette on linearly scaled fitness (the best gets
   ``scale_to`` times the average, ACPP: 2); two-point crossover with probability ``crossover``;

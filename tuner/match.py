@@ -56,7 +56,7 @@ import numpy as np
 from search.alphabeta import MATE_BOUND
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.evaluator import EVAL_SCALE, check_weights
+from search.evaluation_api import EVAL_SCALE, check_weights
 from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.cores import workers_or_cores

@@ -4,8 +4,8 @@ evaluator: ``tuner tune --method mmto``.
 The loop (Hoki & Kaneko's, ``docs/references.md`` [HK2014]):
 
 1. *search*: every legal move of every training position is searched with the current weights
-   (:func:`search.api.sweep`, ``depth`` plies counted from the position, then quiescence);
-   each move keeps its PV leaf's signed features (:func:`search.api.signed_features`). The
+   (:func:`search.search_api.sweep`, ``depth`` plies counted from the position, then quiescence);
+   each move keeps its PV leaf's signed features (:func:`search.search_api.signed_features`). The
    objective J_main over *all* moves is computed here, exactly, together with the training
    move-match;
 2. *update*: ``inner_steps`` grid-adjacent steps (:mod:`tuner.optim.grid`) reuse the stored
@@ -46,9 +46,9 @@ from tuner.optim.grid import grid_adjacent_step, l1_penalty
 from objectives.mmto import LOSSES, objective, sweep_loss
 from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
 from search.alphabeta import KIND_EVAL
-from search.api import signed_features, threads
+from search.search_api import signed_features, threads
 from search.catalog import GROUPS
-from search.evaluator import EVAL_SCALE
+from search.evaluation_api import EVAL_SCALE
 from tuner.config import help_field
 from tuner.data import Positions
 from tuner.driver import drive

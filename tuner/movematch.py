@@ -1,6 +1,6 @@
 """How often an engine's search picks the move a strong player chose: top-k credit and rank.
 
-A *sweep* (:func:`search.api.sweep`) scores every legal move of a position from the mover's
+A *sweep* (:func:`search.search_api.sweep`) scores every legal move of a position from the mover's
 view. For the played move, let ``higher`` be the number of moves scored strictly better and
 ``equal`` the number scored the same (itself included). Then
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from search.api import move_credit, sweep
+from search.search_api import move_credit, sweep
 from tuner.data import Positions
 from tuner.errors import TunerError
 from tuner.executor import Executor, LocalExecutor
@@ -97,7 +97,7 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
     weight set at ``depth`` plies + quiescence with the search's default node budget.
     ``threads`` 0: all cores; ``executor``: where the sweeps run (default: this process). Returns the positions and ``(name, figures)`` in the order given;
     a one-line :class:`TunerError` for an unreadable or empty split."""
-    from search.api import DEFAULT_BUDGET  # noqa: PLC0415
+    from search.search_api import DEFAULT_BUDGET  # noqa: PLC0415
     from tuner.data import check_played, load_positions  # noqa: PLC0415
 
     pos = load_positions(data, split, limit=max_positions, seed=seed, progress=progress)

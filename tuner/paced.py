@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from search.api import Sweep, move_match, sweep
+from search.search_api import Sweep, move_match, sweep
 from search.batch import CHUNK
 from tuner.errors import check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
@@ -57,7 +57,7 @@ class Pacer:
 def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
                      budget: int, threads_n: int, pacer: Pacer | None = None, rows: np.ndarray | None = None,
                      executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
-    """:func:`search.api.move_match` (float64[I, P] for weights int32[I, N]) of ``weights`` on
+    """:func:`search.search_api.move_match` (float64[I, P] for weights int32[I, N]) of ``weights`` on
     ``boards`` (or on the sorted ``rows`` of them: float64[I, len(rows)]), the same result as one
     call. Through ``executor`` (default: this process with ``threads_n`` threads) in chunks;
     locally each chunk runs in calls of about ``pacer.target`` seconds, with a Ctrl-C check
@@ -100,7 +100,7 @@ def move_match_chunk(boards: np.ndarray, played: np.ndarray, *, weights: np.ndar
 
 
 def paced_sweep(boards: np.ndarray, depth: int, w: np.ndarray, *, budget: int, pacer: Pacer) -> Sweep:
-    """:func:`search.api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
+    """:func:`search.search_api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
     Ctrl-C check between them; the same arrays as one call (see :class:`Pacer`)."""
     parts = []
     for a, z in pacer.pieces(len(boards)):

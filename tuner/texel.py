@@ -8,7 +8,7 @@ the baseline of Ethereal's and Gedas' tuners and of Arasan since 2017): minimise
 over the training positions, ``R_p`` the game's result from the side to move's view (1, 1/2,
 0; positions of games with result ``*`` are skipped and counted), ``q_p`` the quiescence value
 of p: the linear evaluation of the leaf of its quiescence principal variation
-(:func:`search.api.search_many` at depth 0), so that dE/dw is the leaf's feature vector times
+(:func:`search.search_api.search_many` at depth 0), so that dE/dw is the leaf's feature vector times
 the logistic's slope (:mod:`objectives.texel`). The leaves are refreshed once per epoch, as
 MMTO refreshes its PV leaves once per outer iteration.
 
@@ -39,9 +39,9 @@ from tqdm import tqdm
 
 from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
 from search.alphabeta import KIND_EVAL
-from search.api import search_many, signed_features, threads
+from search.search_api import search_many, signed_features, threads
 from search.catalog import GROUPS
-from search.evaluator import EVAL_SCALE
+from search.evaluation_api import EVAL_SCALE
 from tuner.config import help_field
 from tuner.data import Positions
 from tuner.errors import TunerError, check_interrupt

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.api import threads
+from search.search_api import threads
 from tuner.data import Positions, check_played, load_positions
 from tuner.errors import TunerError
 from tuner.tune_config import TuneConfig, n_threads

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from search.api import DEFAULT_BUDGET
+from search.search_api import DEFAULT_BUDGET
 from search.catalog import GROUPS
 from search.weights import load_weights
 from tuner.config import help_field

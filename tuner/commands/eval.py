@@ -7,8 +7,8 @@ import argparse
 from search.board import W_STM
 from search.catalog import FEATURE_NAMES, PHASE_MAX
 from search.convert import STARTING_FEN, from_fen
-from search.evaluator import evaluate, features
-from search.features import phase_of
+from search.evaluation_api import evaluate, features
+from search.feature_kernels import phase_of
 from search.weights import load_weights
 from tuner.errors import TunerError
 

@@ -1,5 +1,5 @@
-"""The static evaluation as a user calls it (:func:`features`, :func:`evaluate` and their batch forms):
-validated wrappers over the kernels of :mod:`search.features`. The search is :mod:`search.api`.
+"""The static evaluation as a user calls it (:func:`features`, :func:`evaluate` and their batch
+forms): validated wrappers over the kernels of :mod:`search.feature_kernels`. The search is :mod:`search.search_api`.
 
 Scores are in centipawns from the side to move's point of view:
 ``score = w . phi / PHASE_MAX`` where ``phi`` is the sparse tapered feature vector of
@@ -15,7 +15,7 @@ import numpy as np
 
 from search.catalog import PHASE_MAX
 from search.convert import Board
-from search.features import (evaluate_batch_kernel, evaluate_kernel, features_batch_kernel, features_kernel,
+from search.feature_kernels import (evaluate_batch_kernel, evaluate_kernel, features_batch_kernel, features_kernel,
                              new_feature_buffers)
 from search.validate import check_board, check_boards, check_weights
 

@@ -1,4 +1,4 @@
-"""The static evaluation's kernels (call them through :mod:`search.evaluator`): one code path
+"""The static evaluation's kernels (call them through :mod:`search.evaluation_api`): one code path
 yields the features and the score.
 
 Definitions of every term: ``docs/features.md``; names and indices: :mod:`search.catalog`.

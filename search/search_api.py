@@ -1,6 +1,6 @@
-"""The search as a user calls it (:func:`search`, :func:`search_many`, :func:`sweep`, :func:`move_match`):
-validated wrappers over the alpha-beta kernel (:mod:`search.alphabeta`) and the batch kernels
-(:mod:`search.batch`). The static evaluation is :mod:`search.evaluator`.
+"""The search as a user calls it (:func:`search`, :func:`search_many`, :func:`sweep`,
+:func:`move_match`): validated wrappers over the alpha-beta kernel (:mod:`search.alphabeta`) and the batch kernels
+(:mod:`search.batch`). The static evaluation is :mod:`search.evaluation_api`.
 
 Scores come back in centipawns (float, side to move's view) and as exact eval units
 (int, centipawns x PHASE_MAX); mate scores are reported as ``mate_in`` plies instead.
@@ -34,7 +34,7 @@ from search.batch import (
     sweep_kernel,
 )
 from search.convert import Board, _push, move_to_uci
-from search.evaluator import EVAL_SCALE, _features
+from search.evaluation_api import EVAL_SCALE, _features
 from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_weight_rows, check_weights
 from search.types import Move, Score
 
