@@ -83,12 +83,12 @@ import chess.pgn
 import numpy as np
 
 from search.alphabeta import KIND_EVAL, MATE_BOUND
-from search.search_api import search_many
 from search.board import W_KEY, W_STM
 from search.bootstrap_tree import BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
 from search.catalog import N_FEATURES, PHASE_MAX
 from search.convert import from_fen, move_to_uci, push
 from search.feature_kernels import features_batch_kernel
+from search.search_api import search_many
 from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
@@ -132,8 +132,9 @@ class BootstrapConfig:
     quiescence_nodes: bool = help_field(True, "treestrap: also update interior nodes of the quiescence search")
     fixed_pawn: bool = help_field(True, "keep the pawn's material weights as they start: the unit of the scale "
                                         "(targets come from the same evaluation, so nothing else fixes it)")
-    mate_cp: float = help_field(1500.0, "rootstrap/treestrap: a node whose search value is a mate is moved towards "
-                                     "+-mate_cp centipawns (0: such nodes are left out)")
+    mate_cp: float = help_field(1500.0, "rootstrap/treestrap: targets are clipped to +-mate_cp centipawns, so a "
+                                        "node whose search value is a mate is moved towards +-mate_cp (0: no "
+                                        "clip, such nodes are left out)")
     quiet_leaves: bool = help_field(True, "rootstrap/treestrap: a node's evaluation is its quiescence value (the "
                                     "static value of its quiescence PV leaf), not its static value")
     normalize: bool = help_field(True, "rootstrap/treestrap: divide each search's update by its nodes' summed "
@@ -439,10 +440,12 @@ class BootstrapTrainer:
     def _search(self, board: np.ndarray, keys: list[int] | None) -> TreeRecord:
         cfg = self.cfg
         minimax = self.method == TREESTRAP_MM
+        # quiescence nodes are recorded only where they are learnt from: with quiet leaves their
+        # target is their own quiescence value, and tree_direction drops them
         tree = self.method in (TREESTRAP_MM, TREESTRAP_AB)
         rec = self.searcher.search(board, self.w, depth=cfg.search_depth, nodes=cfg.nodes,
                                    history_keys=np.array(keys, dtype=np.uint64) if keys else None,
-                                   minimax=minimax, quiescence=tree and cfg.quiescence_nodes,
+                                   minimax=minimax, quiescence=tree and cfg.quiescence_nodes and not cfg.quiet_leaves,
                                    budget=self.common.budget)
         if rec.overflow:
             raise TunerError(f"{self.method}: a search recorded more than {MAX_RECORDS} interior nodes; "
