@@ -51,7 +51,8 @@ sys.path.insert(0, str(REPO))  # run as a script from anywhere; the package is a
 
 from search.catalog import FEATURE_INDEX, N_FEATURES  # noqa: E402
 from search.weights import Weights, load_weights, save_weights  # noqa: E402
-from tuner.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match  # noqa: E402
+from tuner.compare import finite  # noqa: E402
+from tuner.match import DEFAULT_OPENINGS, MatchConfig, load_openings, pair_scores, run_match, summarize  # noqa: E402
 from tuner.ratings import PairScores, fit_ratings  # noqa: E402
 
 METHODS = ("tdleaf", "rootstrap", "treestrap-mm", "treestrap-ab")
@@ -107,8 +108,9 @@ def _staged_seconds(rows: list[dict]) -> float:  # type: ignore[type-arg]
     return sum(last.values())
 
 
-def _rounded(iv: tuple[float, float] | None) -> list[float] | None:
-    return None if iv is None else [round(iv[0], 1), round(iv[1], 1)]
+def _rounded(iv: tuple[float, float] | None) -> list[float | None] | None:
+    """A 95 % interval rounded for JSON (``None``: no interval)."""
+    return None if iv is None else [finite(iv[0]), finite(iv[1])]
 
 
 def main() -> None:
@@ -174,11 +176,11 @@ def main() -> None:
     for i, j in pairs:
         cfg = MatchConfig(games=args.games, depth=args.match_depth, workers=args.workers, seed=args.seed)
         played = run_match(weights[i], weights[j], openings, cfg)
-        flat = [g.points_a for pair in played for g in pair]
-        scores.append(PairScores(i, j, np.array([(g1.points_a + g2.points_a) / 2 for g1, g2 in played])))
+        scores.append(PairScores(i, j, pair_scores(played)))
+        summary = summarize(played)
         key = f"{names[i]}-vs-{names[j]}"
-        matches[key] = {"wins": flat.count(1.0), "draws": flat.count(0.5), "losses": flat.count(0.0),
-                        "score": round(float(np.mean(flat)), 4)}
+        matches[key] = {"wins": summary.wins, "draws": summary.draws, "losses": summary.losses,
+                        "score": round(summary.score, 4)}
         print(f"{key}: {matches[key]}", file=sys.stderr)
     match_seconds = time.perf_counter() - t
     (out / "matches.json").write_text(json.dumps({"names": names, "pairs": [
@@ -187,20 +189,16 @@ def main() -> None:
     fit = fit_ratings(len(names), scores, anchor=0)
     # among the learnt sets (and the reference) alone, anchored at the first method: their
     # ratings exist even when the untrained weights scored nothing against any of them
-    trained = [k for k in range(1, len(names))]
-    inner = fit_ratings(len(trained), [PairScores(trained.index(p.i), trained.index(p.j), p.pair_scores)
-                                       for p in scores if p.i != 0 and p.j != 0], anchor=0) \
+    inner = fit_ratings(len(names) - 1, [PairScores(p.i - 1, p.j - 1, p.pair_scores)
+                                         for p in scores if p.i != 0 and p.j != 0], anchor=0) \
         if args.pairs == "all" else None
 
-    def r(x: float) -> float | None:
-        return round(float(x), 1) if math.isfinite(x) else None
-
-    table = {n: r(e) if math.isfinite(e) else ("+inf" if e > 0 else "-inf") for n, e in zip(names, fit.elo)}
+    table = {n: finite(e) if math.isfinite(e) else ("+inf" if e > 0 else "-inf") for n, e in zip(names, fit.elo)}
     ci: dict[str, list[float | None] | None] = {}
     lower: dict[str, float] = {}  # each learnt set's 95 % lower bound against the untrained weights
     for k, n in enumerate(names):
         iv = fit.interval(k)
-        ci[n] = None if iv is None else [r(iv[0]), r(iv[1])]
+        ci[n] = _rounded(iv)
         direct = next((p for p in scores if 0 in (p.i, p.j) and k in (p.i, p.j) and k != 0), None)
         if direct is not None:
             pairs_won = direct.pair_scores if direct.i == k else 1.0 - direct.pair_scores
@@ -209,7 +207,7 @@ def main() -> None:
                 # rate of won game pairs, 0.025^(1/n) for n pairs all won, to +infinity
                 q = 0.025 ** (1.0 / len(pairs_won))
                 lower[n] = 400.0 * math.log10(q / (1.0 - q))
-                ci[n] = [r(lower[n]), None]
+                ci[n] = [finite(lower[n]), None]
             elif iv is not None:
                 lower[n] = iv[0]
 
@@ -226,7 +224,7 @@ def main() -> None:
     meep_order = all(value(b) > 0 for b in METHODS) and all(
         strength(a) < strength(b) for a, b in zip(order[1:], order[2:]))
     among = None if inner is None else {
-        "anchor": names[1], "elo": {n: r(inner.elo[k - 1]) for k, n in enumerate(names) if k},
+        "anchor": names[1], "elo": {n: finite(inner.elo[k - 1]) for k, n in enumerate(names) if k},
         "elo_ci95": {n: _rounded(inner.interval(k - 1)) for k, n in enumerate(names) if k}}
     print(json.dumps({
         "minutes_per_method": args.minutes, "clock": "CPU time of each run's training thread",

@@ -43,6 +43,7 @@ from tuner.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
     load_openings,
+    pair_scores,
     run_match,
     summarize,
     write_pgn,
@@ -291,7 +292,7 @@ def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, p
                 write_pgn(pgn, game_pairs, {"A": a.name, "B": b.name}, f"movetuner compare {a.name} vs {b.name}")
                 pairs_doc.append({"a": a.name, "b": b.name, **summary.to_json(),
                                   "seconds": round(time.perf_counter() - t, 2), "pgn": str(pgn)})
-                scores.append(PairScores(i, j, np.array([(g1.points_a + g2.points_a) / 2 for g1, g2 in game_pairs])))
+                scores.append(PairScores(i, j, pair_scores(game_pairs)))
     return pairs_doc, fit_ratings(len(players), scores, settings.anchor, settings.anchor_elo)
 
 

@@ -360,6 +360,12 @@ class MatchSummary:
         }
 
 
+def pair_scores(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> np.ndarray:
+    """A's mean score in each game pair (an opening with both colours): float64[len(pairs)],
+    each 0, 0.25, 0.5, 0.75 or 1 (the pentanomial outcomes the ratings' variance uses)."""
+    return np.array([a.points_a + b.points_a for a, b in pairs], dtype=np.float64) / 2.0
+
+
 def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
     """W/D/L, score and Elo with a 95% interval (pentanomial, normal approximation)."""
     games = [g for pair in pairs for g in pair]
@@ -367,12 +373,12 @@ def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
     wins = sum(p == 1.0 for p in points)
     draws = sum(p == 0.5 for p in points)
     losses = sum(p == 0.0 for p in points)
-    pair_scores = np.array([pair[0].points_a + pair[1].points_a for pair in pairs]) / 2.0
-    n = len(pair_scores)
-    mean = float(pair_scores.mean())
-    se = float(pair_scores.std(ddof=0)) / math.sqrt(n) if n else 0.0
+    per_pair = pair_scores(pairs)
+    n = len(per_pair)
+    mean = float(per_pair.mean())
+    se = float(per_pair.std(ddof=0)) / math.sqrt(n) if n else 0.0
     low, high = max(0.0, mean - 1.96 * se), min(1.0, mean + 1.96 * se)
-    penta = Counter(int(round(4 * s)) for s in pair_scores)  # 0..4 half points
+    penta = Counter(int(round(4 * s)) for s in per_pair)  # 0..4 half points
     terminations = dict(sorted(Counter(g.termination for g in games).items()))
     return MatchSummary(len(games), wins, draws, losses, mean, low, high,
                         elo_of(mean), elo_of(low), elo_of(high),
