@@ -128,7 +128,7 @@ class BootstrapConfig:
     lr: float = help_field(0.1, LR_HELP)
     lambda_depth: float = help_field(1.0, "scale each node's update by lambda_depth ** (plies below the root) "
                                           "(Duchess: 1/3; 1: no scaling)")
-    max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
+    max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
     quiescence_nodes: bool = help_field(True, "treestrap: also update interior nodes of the quiescence search")
     fixed_pawn: bool = help_field(True, "keep the pawn's material weights as they start: the unit of the scale "
                                         "(targets come from the same evaluation, so nothing else fixes it)")
@@ -170,21 +170,16 @@ class RootStrapConfig(BootstrapConfig):
     """RootStrap(alpha-beta) settings."""
 
     lr: float = help_field(0.03, LR_HELP)
-    max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
 @dataclass(frozen=True, kw_only=True)
 class TreeStrapMMConfig(BootstrapConfig):
     """TreeStrap(minimax) settings."""
 
-    max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
-
 
 @dataclass(frozen=True, kw_only=True)
 class TreeStrapABConfig(BootstrapConfig):
     """TreeStrap(alpha-beta) settings."""
-
-    max_step: float = help_field(2.0, "cap on any weight's change per search, in cp (0: none)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,6 +188,7 @@ class TDLeafConfig(BootstrapConfig):
 
     lr: float = help_field(2000.0, "learning rate: weight units (cp) per unit of J difference per unit of "
                                 "d J / d w (J = tanh(score / td_scale))")
+    max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
     td_lambda: float = help_field(0.7, "TD's lambda: discount of later differences (Giraffe: 0.7)")
     td_scale: float = help_field(400.0, "J = tanh(score / td_scale), score in cp")
 
