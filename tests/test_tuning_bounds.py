@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from search.catalog import FEATURE_INDEX, N_FEATURES, weight_bounds
+from search.catalog import FEATURE_INDEX, weight_bounds
 from search.weights import load_weights
 from tuner.ga import GaConfig, make_codec
 from tuner.optim import to_search_weights
@@ -42,5 +42,7 @@ def test_ga_genes_stay_inside_the_catalogue_bounds() -> None:
     np.testing.assert_array_equal(codec.low, cat_low[codec.trainable])
     np.testing.assert_array_equal(codec.high, cat_high[codec.trainable])
     narrow = make_codec(TuneConfig(train=("material",)), GaConfig(span=50), w0)
+    # the material values lie 50 cp inside their catalogue bounds (0 .. 3000): the span decides
     np.testing.assert_array_equal(narrow.low, w0[narrow.trainable] - 50)
-    assert len(narrow.trainable) == 10 and N_FEATURES > 10
+    np.testing.assert_array_equal(narrow.high, w0[narrow.trainable] + 50)
+    assert len(narrow.trainable) == 10

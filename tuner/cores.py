@@ -25,8 +25,6 @@ def workers_or_cores(workers: int | None) -> int:
     return workers if workers else available_cores()
 
 
-
-
 def numba_thread_ceiling() -> int:
     """The most threads numba's parallel kernels may use in this process: ``NUMBA_NUM_THREADS``
     (fixed at numba's import; by default numba's own count of the affinity set)."""
