@@ -22,6 +22,7 @@ from search.alphabeta import MAX_PLY, new_workspace, search_kernel
 from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.feature_kernels import features_kernel, new_feature_buffers
 from search.movegen import MAX_MOVES, generate_moves
+from search.static_eval import thread_evaluator
 
 #: positions per parallel work item (one workspace each)
 CHUNK = 16
@@ -40,8 +41,9 @@ def _replay(root, pv, n, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, parallel=True)
-def search_batch_kernel(boards, depth, w, budget):  # type: ignore[no-untyped-def]
-    """Search each of ``boards`` (uint64[P, BOARD_WORDS]) to ``depth`` + quiescence.
+def search_batch_kernel(boards, depth, ev, budget):  # type: ignore[no-untyped-def]
+    """Search each of ``boards`` (uint64[P, BOARD_WORDS]) to ``depth`` + quiescence with the
+    evaluator argument ``ev`` (:mod:`search.static_eval`).
 
     Returns scores int64[P] (eval units, side to move's view), pv int32[P, MAX_PLY],
     pv_len int64[P], kinds int8[P], leaves uint64[P, BOARD_WORDS], nodes int64[P],
@@ -57,13 +59,13 @@ def search_batch_kernel(boards, depth, w, budget):  # type: ignore[no-untyped-de
     budget_hit = np.zeros(p_count, dtype=np.bool_)
     n_chunks = (p_count + CHUNK - 1) // CHUNK
     for c in prange(n_chunks):
-        ws = new_workspace()
-        wl = w.copy()  # thread-private: refcounts of a shared array are contended atomics
+        evl = thread_evaluator(ev)
+        ws = new_workspace(evl)
         hist = np.zeros(1, dtype=np.uint64)
         tt_keys = np.zeros(0, dtype=np.uint64)
         tt_moves = np.zeros(0, dtype=np.int32)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            scores[p] = search_kernel(ws, boards[p], depth, wl, budget, hist, 0, tt_keys, tt_moves)
+            scores[p] = search_kernel(ws, boards[p], depth, evl, budget, hist, 0, tt_keys, tt_moves)
             ints = ws[3]
             n = ints[0, 8]
             pv_len[p] = n
@@ -90,7 +92,7 @@ def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def _sweep_position(  # type: ignore[no-untyped-def]
-        ws, board, depth, w, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,
+        ws, board, depth, ev, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,
         child, hist):
     """Search every legal move of ``board``; write one row per move; return (moves, nodes)."""
     n = generate_moves(board, buf, 0, False)
@@ -101,7 +103,7 @@ def _sweep_position(  # type: ignore[no-untyped-def]
     for i in range(n):
         m = buf[i]
         make_move(board, child, m)
-        v = search_kernel(ws, child, depth - 1, w, budget, hist, 1, tt_keys, tt_moves)
+        v = search_kernel(ws, child, depth - 1, ev, budget, hist, 1, tt_keys, tt_moves)
         ints = ws[3]
         pvl = ints[0, 8]
         moves_out[i] = m
@@ -116,8 +118,8 @@ def _sweep_position(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, parallel=True)
-def sweep_kernel(boards, pos_ptr, depth, w, budget, want_leaves):  # type: ignore[no-untyped-def]
-    """Search every legal move of every board.
+def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: ignore[no-untyped-def]
+    """Search every legal move of every board with the evaluator argument ``ev``.
 
     ``pos_ptr`` (int64[P + 1]) is the prefix sum of the legal move counts
     (:func:`count_moves_kernel`); the rows of position ``p`` are ``pos_ptr[p]:pos_ptr[p+1]``.
@@ -133,16 +135,16 @@ def sweep_kernel(boards, pos_ptr, depth, w, budget, want_leaves):  # type: ignor
     leaves = np.zeros((m_count if want_leaves else 0, BOARD_WORDS), dtype=np.uint64)
     nodes = np.zeros(p_count, dtype=np.int64)
     for c in prange((p_count + CHUNK - 1) // CHUNK):
-        ws = new_workspace()
+        evl = thread_evaluator(ev)
+        ws = new_workspace(evl)
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         child = np.zeros(BOARD_WORDS, dtype=np.uint64)
         hist = np.zeros(1, dtype=np.uint64)
         dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
-        wl = w.copy()  # thread-private: refcounts of a shared array are contended atomics
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             a, z = pos_ptr[p], pos_ptr[p + 1]
             leaf_rows = leaves[a:z] if want_leaves else dummy
-            _, nodes[p] = _sweep_position(ws, boards[p], depth, wl, budget, moves[a:z], scores[a:z],
+            _, nodes[p] = _sweep_position(ws, boards[p], depth, evl, budget, moves[a:z], scores[a:z],
                                           kinds[a:z], signs[a:z], leaf_rows, want_leaves, buf, child, hist)
     return moves, scores, kinds, signs, leaves, nodes
 
@@ -193,7 +195,8 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
     for job in prange(i_count * n_chunks):
         ind = job // n_chunks
         c = job % n_chunks
-        ws = new_workspace()
+        w = weights[ind].copy()  # thread-private (see sweep_kernel)
+        ws = new_workspace(w)
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         child = np.zeros(BOARD_WORDS, dtype=np.uint64)
         hist = np.zeros(1, dtype=np.uint64)
@@ -202,7 +205,6 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
         kinds = np.zeros(MAX_MOVES, dtype=np.int8)
         signs = np.zeros(MAX_MOVES, dtype=np.int8)
         dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
-        w = weights[ind].copy()  # thread-private (see sweep_kernel)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             n, _ = _sweep_position(ws, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
                                    False, buf, child, hist)

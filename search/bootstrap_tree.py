@@ -63,7 +63,7 @@ from search.alphabeta import (
     store_killer,
 )
 from search.board import BOARD_WORDS, W_STM, move_from, move_to
-from search.feature_kernels import evaluate_kernel
+from search.static_eval import static_score, workspace_kind
 
 BOUND_EXACT, BOUND_LOWER, BOUND_UPPER = 0, 1, 2
 #: columns of the record's integer array
@@ -79,11 +79,11 @@ _INTS = N_PLY_INTS + 3
 
 
 @njit(cache=True)
-def new_tree_workspace():  # type: ignore[no-untyped-def]
-    """Per-search scratch for :func:`tree_kernel`: (boards, moves, order, ints, pv, killers,
-    evs, stats); ``pv[0, :ints[0, 8]]`` is the root's principal variation after a search and
-    ``ints[0, 9]`` the kind of its last node."""
-    return new_workspace_arrays(_INTS)
+def new_tree_workspace(ev):  # type: ignore[no-untyped-def]
+    """Per-search scratch for :func:`tree_kernel` with evaluator ``ev``: (boards, moves, order,
+    ints, pv, killers, evs, stats, acc, hidden); ``pv[0, :ints[0, 8]]`` is the root's principal
+    variation after a search and ``ints[0, 9]`` the kind of its last node."""
+    return new_workspace_arrays(_INTS, ev)
 
 
 @njit(cache=True, inline="always")
@@ -104,7 +104,7 @@ def _record(rec_boards, rec_ints, row, boards, ints, ply, value):  # type: ignor
 
 
 @njit(cache=True, nogil=True)
-def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
+def tree_kernel(ws, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
                 rec_min_depth, rec_boards, rec_ints):
     """Search ``root`` to ``depth`` plies plus quiescence, recording interior nodes.
 
@@ -121,8 +121,8 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
     Nodes are recorded when they complete, so children come before their parents and the
     root is the last row (when it is recorded).
     """
-    boards, moves, order, ints, pv, killers, evs, stats = ws
-    start_search(ws, root, depth)
+    boards, moves, order, ints, pv, killers, evs, stats, acc, hidden = ws
+    start_search(ws, root, depth, ev)
     n_rec = 0
     cap = rec_boards.shape[0]
     ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
@@ -131,12 +131,13 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
             entering = False
             ints[ply, _ALPHA0] = ints[ply, _ALPHA]
             ints[ply, _REC] = 0
-            n, value, static = enter_node(ws, ply, w, budget, hist, nhist)
+            n, value, static = enter_node(ws, ply, ev, budget, hist, nhist)
             if n > 0:
                 d = ints[ply, _DEPTH]
                 if d >= rec_min_depth and n_rec < cap:
                     ints[ply, _REC] = 1
-                    ints[ply, _STATIC] = static if static != NO_STATIC else evaluate_kernel(boards[ply], w, evs)
+                    ints[ply, _STATIC] = static if static != NO_STATIC else static_score(ev, acc, hidden, ply,
+                                                                                         boards[ply], evs)
                 start_move_loop(ws, ply, n, tt_keys, tt_moves)
                 side = np.int64(boards[ply, W_STM])
                 for i in range(n):  # quiet moves other than the killers: by their history score
@@ -145,7 +146,7 @@ def tree_kernel(ws, root, depth, w, budget, hist, nhist, tt_keys, tt_moves, hist
                         order[ply, i] = history[side, move_from(m), move_to(m)]
                 continue
         elif has_next_move(ints, ply):
-            play_next(ws, ply, minimax and ints[ply, _DEPTH] > 0)
+            play_next(ws, ply, minimax and ints[ply, _DEPTH] > 0, ev)
             ply += 1
             entering = True
             continue
@@ -217,7 +218,8 @@ class TreeSearcher:
             raise ValueError(f"tt_bits must be between 0 and 30, not {tt_bits}")
         if max_records < 1:
             raise ValueError(f"max_records must be positive, not {max_records}")
-        self.ws = new_tree_workspace()
+        self.ws: tuple[np.ndarray, ...] | None = None
+        self._ws_kind: tuple[int, ...] = ()
         self.tt_keys = np.zeros(1 << tt_bits if tt_bits else 0, dtype=np.uint64)
         self.tt_moves = np.zeros(len(self.tt_keys), dtype=np.int32)
         self.history = np.zeros((2, 64, 64), dtype=np.int64)
@@ -230,10 +232,18 @@ class TreeSearcher:
         self.tt_moves[:] = 0
         self.history[:] = 0
 
-    def search(self, board: np.ndarray, weights: np.ndarray, *, depth: int, nodes: int = 0,
+    def _workspace(self, ev: object) -> tuple[np.ndarray, ...]:
+        """The workspace for evaluator argument ``ev``, made anew when its kind changes."""
+        kind = workspace_kind(ev)
+        if self.ws is None or kind != self._ws_kind:
+            self.ws, self._ws_kind = new_tree_workspace(ev), kind
+        return self.ws
+
+    def search(self, board: np.ndarray, weights: object, *, depth: int, nodes: int = 0,
                history_keys: np.ndarray | None = None, minimax: bool = False, quiescence: bool = True,
                budget: int = 1 << 40, iterative: bool = True) -> TreeRecord:
-        """Search ``board`` (uint64[BOARD_WORDS], valid) with int32 ``weights`` to ``depth``
+        """Search ``board`` (uint64[BOARD_WORDS], valid) with evaluator argument ``weights``
+        (int32 linear weights or a network's kernel tuple, :mod:`search.static_eval`) to ``depth``
         plies (iterative deepening from 1 when ``iterative``, filling the tables) and return
         the last iteration's record. With ``nodes`` > 0 the iterations stop when the next one
         would exceed that many nodes in total; the last complete iteration is kept (the first
@@ -247,18 +257,19 @@ class TreeSearcher:
             np.ascontiguousarray(history_keys, dtype=np.uint64)
         nhist = 0 if history_keys is None else len(history_keys)
         rec_min = (0 if minimax else -MAX_PLY) if quiescence else 1
+        ws = self._workspace(weights)
         best: TreeRecord | None = None
         total = 0
         for d in range(1 if iterative else depth, depth + 1):
             limit = budget if nodes <= 0 else max(1, min(budget, nodes - total))
-            score, n = tree_kernel(self.ws, board, d, weights, limit, hist, nhist, self.tt_keys, self.tt_moves,
+            score, n = tree_kernel(ws, board, d, weights, limit, hist, nhist, self.tt_keys, self.tt_moves,
                                    self.history, minimax, rec_min, self.rec_boards, self.rec_ints)
-            stats = self.ws[7]
+            stats = ws[7]
             used = int(stats[T_NODES])
             total += used
             if best is not None and stats[T_BUDGET_HIT] and nodes > 0:
                 break  # an iteration cut short by the node limit: keep the previous one
-            ints, pvs = self.ws[3], self.ws[4]
+            ints, pvs = ws[3], ws[4]
             pv = tuple(int(m) for m in pvs[0, : ints[0, _PVLEN]])
             best = TreeRecord(self.rec_boards[:n].copy(), self.rec_ints[:n], int(score), pv, int(ints[0, _KIND]),
                               used, bool(stats[T_REC_OVERFLOW]), d)

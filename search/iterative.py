@@ -32,7 +32,8 @@ from search.search_api import mate_in
 from search.convert import Board, legal_moves
 from search.evaluation_api import EVAL_SCALE
 from search.types import Move, Score
-from search.validate import check_board, check_weights
+from search.static_eval import workspace_kind
+from search.validate import check_board, check_evaluator
 
 #: deepest iteration (the kernel's stack holds MAX_PLY plies including quiescence)
 MAX_DEPTH = MAX_PLY - 4
@@ -95,17 +96,21 @@ class Searcher:
     :meth:`think` runs.
     """
 
-    def __init__(self, weights: np.ndarray, *, tt_bits: int = 20) -> None:
-        self.weights = check_weights(weights)
-        self.ws = Workspace()
+    def __init__(self, weights: object, *, tt_bits: int = 20) -> None:
+        self.weights = check_evaluator(weights)
+        self.ws = Workspace(self.weights)
         self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
         self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
         self._aborted = threading.Event()
         #: running speed estimate (nodes per second) from iterations of at least 20,000 nodes
         self.nps = NPS_GUESS
 
-    def set_weights(self, weights: np.ndarray) -> None:
-        self.weights = check_weights(weights)
+    def set_weights(self, weights: object) -> None:
+        """Search with ``weights`` (linear int32 weights or a network) from now on."""
+        ev = check_evaluator(weights)
+        if workspace_kind(ev) != workspace_kind(self.weights):
+            self.ws = Workspace(ev)
+        self.weights = ev
         self.clear()
 
     def resize(self, tt_bits: int) -> None:

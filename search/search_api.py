@@ -35,8 +35,12 @@ from search.batch import (
 )
 from search.convert import Board, _push, move_to_uci
 from search.evaluation_api import EVAL_SCALE, _features
-from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_weight_rows, check_weights
+from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_evaluator, check_weight_rows, check_weights
+from search.network import QuantizedNetwork
 from search.types import Move, Score
+
+#: an evaluator as the search API takes it: linear int32[N_FEATURES] weights or a network
+Evaluator = np.ndarray | QuantizedNetwork
 
 __all__ = [
     "INF", "KIND_DRAW", "KIND_EVAL", "KIND_MATE", "MATE", "DEFAULT_BUDGET", "MAX_BUDGET", "MAX_TT_BITS",
@@ -155,10 +159,11 @@ class SearchResult:
         return idx, val * self.leaf_sign
 
 
-def search(b: Board, depth: int, weights: np.ndarray, *, budget: int = DEFAULT_BUDGET,
+def search(b: Board, depth: int, weights: Evaluator, *, budget: int = DEFAULT_BUDGET,
            history: Sequence[int] = (), tt_bits: int = 0) -> SearchResult:
     """Alpha-beta search of one board to ``depth`` plies plus quiescence.
 
+    ``weights``: linear int32 weights or a :class:`search.network.QuantizedNetwork`.
     ``history``: Zobrist keys of the game positions before ``b`` (oldest first), for
     repetition draws; ``tt_bits``: size of a move-ordering transposition table (0: none).
     Raises :class:`InvalidBoardError`, :class:`InvalidWeightsError` or ``ValueError``.
@@ -166,13 +171,13 @@ def search(b: Board, depth: int, weights: np.ndarray, *, budget: int = DEFAULT_B
     depth, budget = _check_depth_budget(depth, budget)
     tt_bits = _check_int(tt_bits, "tt_bits", 0, MAX_TT_BITS)
     b = check_board(b)
-    w = check_weights(weights)
+    w = check_evaluator(weights)
     try:
         keys = [operator.index(k) for k in history]
         hist = np.array(keys or [0], dtype=np.uint64)
     except (TypeError, OverflowError):
         raise ValueError("history must hold Zobrist keys: integers in [0, 2**64)") from None
-    ws = Workspace()
+    ws = Workspace(w)
     tt_keys = np.zeros(1 << tt_bits if tt_bits else 0, dtype=np.uint64)
     tt_moves = np.zeros(len(tt_keys), dtype=np.int32)
     score = int(search_kernel(ws.arrays, b, depth, w, budget, hist, len(keys), tt_keys, tt_moves))
@@ -196,12 +201,13 @@ class BatchResult:
     budget_exhausted: np.ndarray  # bool[P]
 
 
-def search_many(boards: np.ndarray, depth: int, weights: np.ndarray, *, budget: int = DEFAULT_BUDGET,
+def search_many(boards: np.ndarray, depth: int, weights: Evaluator, *, budget: int = DEFAULT_BUDGET,
                 n_threads: int | None = None) -> BatchResult:
-    """Search every board of ``boards`` (uint64[P, BOARD_WORDS]) in parallel."""
+    """Search every board of ``boards`` (uint64[P, BOARD_WORDS]) in parallel (``weights``:
+    linear int32 weights or a network)."""
     depth, budget = _check_depth_budget(depth, budget)
     boards = check_boards(boards)
-    w = check_weights(weights)
+    w = check_evaluator(weights)
     with threads(n_threads):
         return BatchResult(*search_batch_kernel(boards, depth, w, budget))
 
@@ -223,15 +229,16 @@ class Sweep:
     nodes: np.ndarray  # int64[P]
 
 
-def sweep(boards: np.ndarray, depth: int, weights: np.ndarray, *, budget: int = DEFAULT_BUDGET,
+def sweep(boards: np.ndarray, depth: int, weights: Evaluator, *, budget: int = DEFAULT_BUDGET,
           leaves: bool = True, n_threads: int | None = None) -> Sweep:
     """For each position and each of its legal moves, search the child to ``depth - 1`` plies
-    plus quiescence (``depth`` >= 1 counts from the position) and keep the PV leaves."""
+    plus quiescence (``depth`` >= 1 counts from the position) and keep the PV leaves
+    (``weights``: linear int32 weights or a network)."""
     depth, budget = _check_depth_budget(depth, budget)
     if depth < 1:
         raise ValueError(f"sweep depth counts from the position and must be >= 1, not {depth}")
     boards = check_boards(boards)
-    w = check_weights(weights)
+    w = check_evaluator(weights)
     with threads(n_threads):
         counts = count_moves_kernel(boards)
         pos_ptr = np.zeros(len(boards) + 1, dtype=np.int64)

@@ -44,6 +44,7 @@ from search.attacks import (
 from search.board import PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING  # noqa: I001  (piece types in their order)
 from search.board import BOARD_WORDS, CASTLING_RIGHTS, NO_SQUARE, W_CASTLE, W_EP, W_OCC, W_STM
 from search.catalog import N_FEATURES, PHASE_MAX
+from search.network import QuantizedNetwork
 from search.types import BoardArray
 
 __all__ = [
@@ -143,6 +144,20 @@ def check_weights(w: object) -> np.ndarray:
     if arr.shape != (N_FEATURES,):
         raise InvalidWeightsError(f"weights must have shape ({N_FEATURES},), not {arr.shape}")
     return _check_weight_values(arr)
+
+
+#: what the kernels take as an evaluator (:mod:`search.static_eval`): linear int32 weights or a
+#: network's kernel tuple
+KernelEvaluator = np.ndarray | tuple[np.ndarray, ...]
+
+
+def check_evaluator(ev: object) -> KernelEvaluator:
+    """The kernels' evaluator argument for ``ev``: a :class:`search.network.QuantizedNetwork`'s
+    kernel tuple (checked when the network was made or read), or linear weights validated by
+    :func:`check_weights`."""
+    if isinstance(ev, QuantizedNetwork):
+        return ev.kernel_args()
+    return check_weights(ev)
 
 
 def check_weight_rows(w: object) -> np.ndarray:

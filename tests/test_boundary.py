@@ -400,7 +400,7 @@ def test_public_modules_export_no_kernel() -> None:
 def test_workspace_names_what_the_search_left() -> None:
     b = from_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     result = search_one(b, 3, CLASSIC)
-    ws = Workspace()
+    ws = Workspace(CLASSIC)
     score = search_kernel(ws.arrays, b, 3, CLASSIC, 1_000_000, np.zeros(1, np.uint64), 0,
                           np.zeros(0, np.uint64), np.zeros(0, np.int32))
     assert score == result.score and ws.pv == result.pv and len(ws.pv) >= 3
