@@ -169,6 +169,76 @@ def sweep_loss_kernel(pos_ptr, played, scores, slope_eu, kind):  # type: ignore[
     return sum_parts(part)
 
 
+@njit(cache=True, parallel=True)
+def row_loss_kernel(pos_ptr, played, scores, slope_eu, kind, move_scale, results, res_scale, k_eu):  # type: ignore[no-untyped-def]
+    """The move loss and result loss (summed over positions) of rows whose scores are given
+    (float64[rows], eval units, mover's view), and ``coef`` float64[rows]: the derivative of
+    ``move_scale * move loss + res_scale * result loss`` with respect to each row's score.
+    The same terms as :func:`loss_and_gradient_kernel`, for an evaluator whose scores are not
+    a weighted sum of stored features (the network: its gradient is ``sum_r coef[r] d s_r``,
+    :func:`objectives.network.network_gradient`)."""
+    p_count = pos_ptr.shape[0] - 1
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    part_loss = np.zeros(n_chunks, dtype=np.float64)
+    part_res = np.zeros(n_chunks, dtype=np.float64)
+    coef = np.zeros(scores.shape[0], dtype=np.float64)
+    for c in prange(n_chunks):
+        loss = 0.0
+        res_loss = 0.0
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            d = played[p]
+            if d < 0:
+                continue
+            a = pos_ptr[p]
+            z = pos_ptr[p + 1]
+            row_coef = coef[a:z]
+            loss += _move_terms(scores[a:z], z - a, d - a, slope_eu, kind, row_coef)
+            for r in range(z - a):
+                row_coef[r] *= move_scale
+            if res_scale > 0.0 and not math.isnan(results[p]):
+                e2, de = _result_term(scores[d], results[p], k_eu)
+                res_loss += e2
+                row_coef[d - a] += res_scale * de
+        part_loss[c] = loss
+        part_res[c] = res_loss
+    return sum_parts(part_loss), sum_parts(part_res), coef
+
+
+@dataclass(frozen=True)
+class RowObjective:
+    """The objective per position at given row scores, and its derivative per row score."""
+
+    move: float
+    result: float
+    total: float
+    coef: np.ndarray  # float64[rows]: d total / d score of each row (per eval unit)
+
+
+def row_objective(pos_ptr: np.ndarray, played: np.ndarray, scores: np.ndarray, slope_cp: float, eval_scale: int,
+                  *, loss: str = "softmax", results: np.ndarray | None = None, mu: float = 0.0,
+                  k_cp: float = 0.0) -> RowObjective:
+    """:func:`objective` for rows whose scores (float64[rows], eval units, mover's view) are
+    given instead of computed from stored features; returns the derivative of the total with
+    respect to each row's score instead of a weight gradient."""
+    kind = _kind(loss)
+    p = len(pos_ptr) - 1
+    if results is None:
+        results = np.full(p, np.nan)
+    if scores.shape != (int(pos_ptr[-1]),) or results.shape != (p,) or played.shape != (p,):
+        raise ValueError("scores must be float64[rows], played and results [P]")
+    if mu < 0 or not math.isfinite(mu) or (mu > 0 and not k_cp > 0):
+        raise ValueError("mu must be >= 0, and K > 0 when mu > 0")
+    n = max(int(np.count_nonzero(played >= 0)), 1)
+    cnt = max(int(np.count_nonzero((played >= 0) & ~np.isnan(results))), 1)
+    move, res, coef = row_loss_kernel(np.ascontiguousarray(pos_ptr, dtype=np.int64),
+                                      np.ascontiguousarray(played, dtype=np.int64),
+                                      np.ascontiguousarray(scores, dtype=np.float64), slope_cp / eval_scale, kind,
+                                      1.0 / n, np.ascontiguousarray(results, dtype=np.float64), float(mu) / cnt,
+                                      k_cp / eval_scale)
+    result = res / cnt if mu > 0 else 0.0
+    return RowObjective(move / n, result, move / n + mu * result, coef)
+
+
 def check_table(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,
                 indices: np.ndarray, values: np.ndarray, n_weights: int) -> None:
     """Validate the stored-sweep arrays (see the module docstring); raise ValueError."""

@@ -52,9 +52,8 @@ _VICTIM_VALUE = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)  # indexed by pi
 
 
 @njit(cache=True)
-def new_workspace_arrays(n_ints, ev):  # type: ignore[no-untyped-def]
-    """The arrays of a search workspace with ``n_ints`` integers per ply for evaluator ``ev``
-    (see :func:`new_workspace`)."""
+def new_workspace_arrays(n_ints):  # type: ignore[no-untyped-def]
+    """The arrays of a search workspace with ``n_ints`` integers per ply (see :func:`new_workspace`)."""
     boards = np.zeros((MAX_PLY + 1, BOARD_WORDS), dtype=np.uint64)
     moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int32)
     order = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
@@ -63,32 +62,31 @@ def new_workspace_arrays(n_ints, ev):  # type: ignore[no-untyped-def]
     killers = np.zeros((MAX_PLY + 1, 2), dtype=np.int32)
     evs = np.zeros(40, dtype=np.int64)  # scratch: evaluation sums, SEE swap list
     stats = np.zeros(4, dtype=np.int64)  # nodes, budget exhausted, max ply reached, (caller's)
-    acc, hidden = new_eval_state(ev)  # the evaluator's state (search.static_eval)
-    return boards, moves, order, ints, pv, killers, evs, stats, acc, hidden
+    return boards, moves, order, ints, pv, killers, evs, stats
 
 
 @njit(cache=True)
-def new_workspace(ev):  # type: ignore[no-untyped-def]
-    """Per-thread scratch for :func:`search_kernel` with evaluator ``ev`` (allocate once, reuse
-    for many searches of that evaluator).
+def new_workspace():  # type: ignore[no-untyped-def]
+    """Per-thread scratch for :func:`search_kernel` (allocate once, reuse for many searches).
 
-    Returns (boards, moves, order, ints, pv, killers, evs, stats, acc, hidden) (positions
-    ``WS_*``); see the kernel for layout, and :class:`Workspace` for named access from Python.
+    Returns (boards, moves, order, ints, pv, killers, evs, stats) (positions ``WS_*``); see
+    the kernel for layout, and :class:`Workspace` for named access from Python. The
+    evaluator's own state goes beside it (:func:`search.static_eval.new_eval_state`).
     """
     # per-ply integers: 0 nmoves, 1 index, 2 alpha, 3 beta, 4 best, 5 depth, 6 done, 7 current
     # move, 8 pv length, 9 leaf kind
-    return new_workspace_arrays(N_PLY_INTS, ev)
+    return new_workspace_arrays(N_PLY_INTS)
 
 
 #: the per-ply integers of a workspace's ``ints`` array (the recording search adds its own after these)
 _N, _I, _ALPHA, _BETA, _BEST, _DEPTH, _DONE, _CUR, _PVLEN, _KIND = range(10)
 N_PLY_INTS = 10
 
-#: positions of the arrays in the workspace tuple (kernels take the arrays they use by these
-#: constant indices rather than unpacking the tuple: numba counts a reference to every array
-#: it unpacks, an atomic operation, in each inlined step of every node; Python code reads the
-#: workspace through :class:`Workspace`)
-WS_BOARDS, WS_MOVES, WS_ORDER, WS_INTS, WS_PV, WS_KILLERS, WS_EVS, WS_STATS, WS_ACC, WS_HIDDEN = range(10)
+#: positions of the arrays in the workspace tuple (the search steps take the arrays they use by
+#: these constant indices: numba counts a reference, an atomic operation, to every array an
+#: inlined step receives or unpacks, at every node; Python code reads the workspace through
+#: :class:`Workspace`)
+WS_BOARDS, WS_MOVES, WS_ORDER, WS_INTS, WS_PV, WS_KILLERS, WS_EVS, WS_STATS = range(8)
 #: entries of the workspace's ``stats`` array
 STAT_NODES, STAT_BUDGET_HIT, STAT_MAX_PLY = 0, 1, 2
 #: node count that :meth:`Workspace.abort` writes: beyond any budget, so the kernel scores
@@ -99,15 +97,17 @@ ABORT_NODES = 1 << 60
 class Workspace:
     """A search workspace with named access to the outcome of the last :func:`search_kernel`.
 
-    :attr:`arrays` is the tuple of :func:`new_workspace` for evaluator argument ``ev`` (see
-    :mod:`search.static_eval`), to pass to the kernel with that evaluator; the properties read
-    what the kernel left in it. Reuse one per thread for many searches.
+    :attr:`arrays` is the tuple of :func:`new_workspace` and :attr:`state` the evaluator state
+    for evaluator argument ``ev`` (:func:`search.static_eval.new_eval_state`), to pass to the
+    kernel with that evaluator; the properties read what the kernel left in it. Reuse one per
+    thread for many searches.
     """
 
-    __slots__ = ("arrays",)
+    __slots__ = ("arrays", "state")
 
     def __init__(self, ev: object) -> None:
-        self.arrays = new_workspace(ev)
+        self.arrays = new_workspace()
+        self.state = new_eval_state(ev, self.arrays[WS_BOARDS])
 
     @property
     def pv(self) -> tuple[int, ...]:
@@ -313,14 +313,13 @@ NO_STATIC = int(INF) + 1
 
 
 @njit(cache=True, inline="always")
-def start_search(ws, root, depth, ev):  # type: ignore[no-untyped-def]
+def start_search(ws, es, root, depth):  # type: ignore[no-untyped-def]
     """Reset a workspace (statistics, killers) and set the root: ``root`` at ply 0, searched
-    to ``depth`` with the window (-INF, INF), and the evaluator's state at the root."""
+    to ``depth`` with the window (-INF, INF), and the evaluator state ``es`` at the root."""
     boards = ws[WS_BOARDS]
     ints = ws[WS_INTS]
     killers = ws[WS_KILLERS]
     stats = ws[WS_STATS]
-    acc = ws[WS_ACC]
     for k in range(len(stats)):
         stats[k] = 0
     for i in range(MAX_PLY + 1):
@@ -331,11 +330,11 @@ def start_search(ws, root, depth, ev):  # type: ignore[no-untyped-def]
     ints[0, _ALPHA] = -INF
     ints[0, _BETA] = INF
     ints[0, _DEPTH] = depth
-    eval_root(ev, acc, root)
+    eval_root(es, root)
 
 
 @njit(cache=True, inline="always")
-def enter_node(ws, ply, ev, budget, hist, nhist):  # type: ignore[no-untyped-def]
+def enter_node(ws, es, ply, ev, budget, hist, nhist):  # type: ignore[no-untyped-def]
     """Enter the node at ``ply`` (its window and remaining depth set by the parent): count it,
     then settle it at once when a rule ends it (:func:`rule_verdict`), the limits are reached
     (:func:`over_limits`: static evaluation), quiescence stands pat at or above beta, or it
@@ -350,8 +349,6 @@ def enter_node(ws, ply, ev, budget, hist, nhist):  # type: ignore[no-untyped-def
     ints = ws[WS_INTS]
     evs = ws[WS_EVS]
     stats = ws[WS_STATS]
-    acc = ws[WS_ACC]
-    hidden = ws[WS_HIDDEN]
     stats[STAT_NODES] += 1
     b = boards[ply]
     ints[ply, _PVLEN] = 0
@@ -361,13 +358,13 @@ def enter_node(ws, ply, ev, budget, hist, nhist):  # type: ignore[no-untyped-def
         ints[ply, _KIND] = verdict
         return 0, verdict_score(verdict, ply), NO_STATIC
     if over_limits(stats, budget, ply):
-        return 0, static_score(ev, acc, hidden, ply, b, evs), NO_STATIC
+        return 0, static_score(ev, es, ply, b, evs), NO_STATIC
     d = ints[ply, _DEPTH]
     checked = in_check(b)
     quiet = d <= 0 and not checked
     static = NO_STATIC
     if quiet:
-        static = static_score(ev, acc, hidden, ply, b, evs)
+        static = static_score(ev, es, ply, b, evs)
         if static >= ints[ply, _BETA]:
             return 0, static, static
         ints[ply, _BEST] = static
@@ -409,7 +406,7 @@ def has_next_move(ints, ply):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def play_next(ws, ply, full_window, ev):  # type: ignore[no-untyped-def]
+def play_next(ws, es, ply, full_window):  # type: ignore[no-untyped-def]
     """Play the node at ``ply``'s next move (best-ordered first) into ``ply + 1`` (and tell the
     evaluator, :func:`search.static_eval.eval_move`), with the negated window, or (-INF, INF)
     when ``full_window``, and one ply less to go."""
@@ -417,13 +414,12 @@ def play_next(ws, ply, full_window, ev):  # type: ignore[no-untyped-def]
     moves = ws[WS_MOVES]
     order = ws[WS_ORDER]
     ints = ws[WS_INTS]
-    acc = ws[WS_ACC]
     i = ints[ply, _I]
     m = next_move(moves, order, ply, i, ints[ply, _N])
     ints[ply, _I] = i + 1
     ints[ply, _CUR] = m
     make_move(boards[ply], boards[ply + 1], m)
-    eval_move(ev, acc, ply, boards[ply], boards[ply + 1], m)
+    eval_move(es, ply, m)
     if full_window:
         ints[ply + 1, _ALPHA] = -INF
         ints[ply + 1, _BETA] = INF
@@ -446,14 +442,15 @@ def finish_node(ws, ply, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def search_kernel(ws, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
+def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
     """Search ``root`` (uint64[BOARD_WORDS]) to ``depth`` plies plus quiescence.
 
     Parameters
     ----------
     ws : workspace from :func:`new_workspace`
+    es : the evaluator state for ``ev``, from :func:`search.static_eval.new_eval_state`
     ev : the evaluator argument (:mod:`search.static_eval`): int32[N_FEATURES] linear weights,
-        or a network's kernel tuple; ``ws`` must have been made for the same kind
+        or a network's kernel tuple
     budget : node budget (> 0)
     hist : uint64[>= nhist] Zobrist keys of the game positions before the root, oldest first
     tt_keys, tt_moves : uint64[2**k], int32[2**k] transposition table for move ordering, or
@@ -469,18 +466,18 @@ def search_kernel(ws, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves): 
     ints = ws[WS_INTS]
     pv = ws[WS_PV]
     killers = ws[WS_KILLERS]
-    start_search(ws, root, depth, ev)
+    start_search(ws, es, root, depth)
     ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
     while True:
         if entering:
             entering = False
-            n, value, _ = enter_node(ws, ply, ev, budget, hist, nhist)
+            n, value, _ = enter_node(ws, es, ply, ev, budget, hist, nhist)
             if n > 0:
                 start_move_loop(ws, ply, n, tt_keys, tt_moves)
                 continue  # into this node's move loop
             # settled at once: hand ``value`` to the parent
         elif has_next_move(ints, ply):
-            play_next(ws, ply, False, ev)
+            play_next(ws, es, ply, False)
             ply += 1
             entering = True
             continue

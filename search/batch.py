@@ -22,7 +22,7 @@ from search.alphabeta import MAX_PLY, new_workspace, search_kernel
 from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.feature_kernels import features_kernel, new_feature_buffers
 from search.movegen import MAX_MOVES, generate_moves
-from search.static_eval import thread_evaluator
+from search.static_eval import new_eval_state, thread_evaluator
 
 #: positions per parallel work item (one workspace each)
 CHUNK = 16
@@ -60,12 +60,13 @@ def search_batch_kernel(boards, depth, ev, budget):  # type: ignore[no-untyped-d
     n_chunks = (p_count + CHUNK - 1) // CHUNK
     for c in prange(n_chunks):
         evl = thread_evaluator(ev)
-        ws = new_workspace(evl)
+        ws = new_workspace()
+        es = new_eval_state(evl, ws[0])
         hist = np.zeros(1, dtype=np.uint64)
         tt_keys = np.zeros(0, dtype=np.uint64)
         tt_moves = np.zeros(0, dtype=np.int32)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            scores[p] = search_kernel(ws, boards[p], depth, evl, budget, hist, 0, tt_keys, tt_moves)
+            scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, 0, tt_keys, tt_moves)
             ints = ws[3]
             n = ints[0, 8]
             pv_len[p] = n
@@ -92,7 +93,7 @@ def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def _sweep_position(  # type: ignore[no-untyped-def]
-        ws, board, depth, ev, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,
+        ws, es, board, depth, ev, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,
         child, hist):
     """Search every legal move of ``board``; write one row per move; return (moves, nodes)."""
     n = generate_moves(board, buf, 0, False)
@@ -103,7 +104,7 @@ def _sweep_position(  # type: ignore[no-untyped-def]
     for i in range(n):
         m = buf[i]
         make_move(board, child, m)
-        v = search_kernel(ws, child, depth - 1, ev, budget, hist, 1, tt_keys, tt_moves)
+        v = search_kernel(ws, es, child, depth - 1, ev, budget, hist, 1, tt_keys, tt_moves)
         ints = ws[3]
         pvl = ints[0, 8]
         moves_out[i] = m
@@ -136,7 +137,8 @@ def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: igno
     nodes = np.zeros(p_count, dtype=np.int64)
     for c in prange((p_count + CHUNK - 1) // CHUNK):
         evl = thread_evaluator(ev)
-        ws = new_workspace(evl)
+        ws = new_workspace()
+        es = new_eval_state(evl, ws[0])
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         child = np.zeros(BOARD_WORDS, dtype=np.uint64)
         hist = np.zeros(1, dtype=np.uint64)
@@ -144,7 +146,7 @@ def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: igno
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             a, z = pos_ptr[p], pos_ptr[p + 1]
             leaf_rows = leaves[a:z] if want_leaves else dummy
-            _, nodes[p] = _sweep_position(ws, boards[p], depth, evl, budget, moves[a:z], scores[a:z],
+            _, nodes[p] = _sweep_position(ws, es, boards[p], depth, evl, budget, moves[a:z], scores[a:z],
                                           kinds[a:z], signs[a:z], leaf_rows, want_leaves, buf, child, hist)
     return moves, scores, kinds, signs, leaves, nodes
 
@@ -196,7 +198,7 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
         ind = job // n_chunks
         c = job % n_chunks
         w = weights[ind].copy()  # thread-private (see sweep_kernel)
-        ws = new_workspace(w)
+        ws = new_workspace()
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         child = np.zeros(BOARD_WORDS, dtype=np.uint64)
         hist = np.zeros(1, dtype=np.uint64)
@@ -206,7 +208,7 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
         signs = np.zeros(MAX_MOVES, dtype=np.int8)
         dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            n, _ = _sweep_position(ws, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
+            n, _ = _sweep_position(ws, None, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
                                    False, buf, child, hist)
             row = -1
             for i in range(n):

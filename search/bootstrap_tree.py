@@ -63,7 +63,7 @@ from search.alphabeta import (
     store_killer,
 )
 from search.board import BOARD_WORDS, W_STM, move_from, move_to
-from search.static_eval import static_score, workspace_kind
+from search.static_eval import new_eval_state, static_score
 
 BOUND_EXACT, BOUND_LOWER, BOUND_UPPER = 0, 1, 2
 #: columns of the record's integer array
@@ -79,11 +79,11 @@ _INTS = N_PLY_INTS + 3
 
 
 @njit(cache=True)
-def new_tree_workspace(ev):  # type: ignore[no-untyped-def]
-    """Per-search scratch for :func:`tree_kernel` with evaluator ``ev``: (boards, moves, order,
-    ints, pv, killers, evs, stats, acc, hidden); ``pv[0, :ints[0, 8]]`` is the root's principal
-    variation after a search and ``ints[0, 9]`` the kind of its last node."""
-    return new_workspace_arrays(_INTS, ev)
+def new_tree_workspace():  # type: ignore[no-untyped-def]
+    """Per-search scratch for :func:`tree_kernel`: (boards, moves, order, ints, pv, killers,
+    evs, stats); ``pv[0, :ints[0, 8]]`` is the root's principal variation after a search and
+    ``ints[0, 9]`` the kind of its last node."""
+    return new_workspace_arrays(_INTS)
 
 
 @njit(cache=True, inline="always")
@@ -104,11 +104,11 @@ def _record(rec_boards, rec_ints, row, boards, ints, ply, value):  # type: ignor
 
 
 @njit(cache=True, nogil=True)
-def tree_kernel(ws, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
+def tree_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
                 rec_min_depth, rec_boards, rec_ints):
     """Search ``root`` to ``depth`` plies plus quiescence, recording interior nodes.
 
-    Parameters as :func:`search.alphabeta.search_kernel`, and
+    Parameters as :func:`search.alphabeta.search_kernel` (``es``: the evaluator state), and
     history : int64[2, 64, 64] history-heuristic scores (colour, from, to), updated in place
     minimax : bool, full-width minimax (no window, no cut-off above the quiescence searches)
         instead of alpha-beta
@@ -121,8 +121,8 @@ def tree_kernel(ws, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, his
     Nodes are recorded when they complete, so children come before their parents and the
     root is the last row (when it is recorded).
     """
-    boards, moves, order, ints, pv, killers, evs, stats, acc, hidden = ws
-    start_search(ws, root, depth, ev)
+    boards, moves, order, ints, pv, killers, evs, stats = ws
+    start_search(ws, es, root, depth)
     n_rec = 0
     cap = rec_boards.shape[0]
     ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
@@ -131,13 +131,13 @@ def tree_kernel(ws, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, his
             entering = False
             ints[ply, _ALPHA0] = ints[ply, _ALPHA]
             ints[ply, _REC] = 0
-            n, value, static = enter_node(ws, ply, ev, budget, hist, nhist)
+            n, value, static = enter_node(ws, es, ply, ev, budget, hist, nhist)
             if n > 0:
                 d = ints[ply, _DEPTH]
                 if d >= rec_min_depth and n_rec < cap:
                     ints[ply, _REC] = 1
-                    ints[ply, _STATIC] = static if static != NO_STATIC else static_score(ev, acc, hidden, ply,
-                                                                                         boards[ply], evs)
+                    ints[ply, _STATIC] = static if static != NO_STATIC else static_score(ev, es, ply, boards[ply],
+                                                                                         evs)
                 start_move_loop(ws, ply, n, tt_keys, tt_moves)
                 side = np.int64(boards[ply, W_STM])
                 for i in range(n):  # quiet moves other than the killers: by their history score
@@ -146,7 +146,7 @@ def tree_kernel(ws, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, his
                         order[ply, i] = history[side, move_from(m), move_to(m)]
                 continue
         elif has_next_move(ints, ply):
-            play_next(ws, ply, minimax and ints[ply, _DEPTH] > 0, ev)
+            play_next(ws, es, ply, minimax and ints[ply, _DEPTH] > 0)
             ply += 1
             entering = True
             continue
@@ -218,8 +218,9 @@ class TreeSearcher:
             raise ValueError(f"tt_bits must be between 0 and 30, not {tt_bits}")
         if max_records < 1:
             raise ValueError(f"max_records must be positive, not {max_records}")
-        self.ws: tuple[np.ndarray, ...] | None = None
-        self._ws_kind: tuple[int, ...] = ()
+        self.ws = new_tree_workspace()
+        self._state: object = None
+        self._state_for: object = None
         self.tt_keys = np.zeros(1 << tt_bits if tt_bits else 0, dtype=np.uint64)
         self.tt_moves = np.zeros(len(self.tt_keys), dtype=np.int32)
         self.history = np.zeros((2, 64, 64), dtype=np.int64)
@@ -232,12 +233,11 @@ class TreeSearcher:
         self.tt_moves[:] = 0
         self.history[:] = 0
 
-    def _workspace(self, ev: object) -> tuple[np.ndarray, ...]:
-        """The workspace for evaluator argument ``ev``, made anew when its kind changes."""
-        kind = workspace_kind(ev)
-        if self.ws is None or kind != self._ws_kind:
-            self.ws, self._ws_kind = new_tree_workspace(ev), kind
-        return self.ws
+    def _eval_state(self, ev: object) -> object:
+        """The evaluator state for evaluator argument ``ev`` (made anew when ``ev`` changes)."""
+        if self._state_for is not ev:
+            self._state, self._state_for = new_eval_state(ev, self.ws[0]), ev
+        return self._state
 
     def search(self, board: np.ndarray, weights: object, *, depth: int, nodes: int = 0,
                history_keys: np.ndarray | None = None, minimax: bool = False, quiescence: bool = True,
@@ -257,12 +257,13 @@ class TreeSearcher:
             np.ascontiguousarray(history_keys, dtype=np.uint64)
         nhist = 0 if history_keys is None else len(history_keys)
         rec_min = (0 if minimax else -MAX_PLY) if quiescence else 1
-        ws = self._workspace(weights)
+        ws = self.ws
+        es = self._eval_state(weights)
         best: TreeRecord | None = None
         total = 0
         for d in range(1 if iterative else depth, depth + 1):
             limit = budget if nodes <= 0 else max(1, min(budget, nodes - total))
-            score, n = tree_kernel(ws, board, d, weights, limit, hist, nhist, self.tt_keys, self.tt_moves,
+            score, n = tree_kernel(ws, es, board, d, weights, limit, hist, nhist, self.tt_keys, self.tt_moves,
                                    self.history, minimax, rec_min, self.rec_boards, self.rec_ints)
             stats = ws[7]
             used = int(stats[T_NODES])

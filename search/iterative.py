@@ -32,7 +32,7 @@ from search.search_api import mate_in
 from search.convert import Board, legal_moves
 from search.evaluation_api import EVAL_SCALE
 from search.types import Move, Score
-from search.static_eval import workspace_kind
+from search.static_eval import new_eval_state
 from search.validate import check_board, check_evaluator
 
 #: deepest iteration (the kernel's stack holds MAX_PLY plies including quiescence)
@@ -107,10 +107,8 @@ class Searcher:
 
     def set_weights(self, weights: object) -> None:
         """Search with ``weights`` (linear int32 weights or a network) from now on."""
-        ev = check_evaluator(weights)
-        if workspace_kind(ev) != workspace_kind(self.weights):
-            self.ws = Workspace(ev)
-        self.weights = ev
+        self.weights = check_evaluator(weights)
+        self.ws.state = new_eval_state(self.weights, self.ws.arrays[0])
         self.clear()
 
     def resize(self, tt_bits: int) -> None:
@@ -168,8 +166,8 @@ class Searcher:
                 if budget < counts[-1]:
                     break
             t0 = time.perf_counter()
-            score = int(search_kernel(self.ws.arrays, board, depth, self.weights, budget, hist, len(history),
-                                      self.tt_keys, self.tt_moves))
+            score = int(search_kernel(self.ws.arrays, self.ws.state, board, depth, self.weights, budget, hist,
+                                      len(history), self.tt_keys, self.tt_moves))
             seconds = time.perf_counter() - t0
             nodes = self.ws.nodes
             cut = self.ws.budget_exhausted

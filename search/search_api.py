@@ -180,7 +180,7 @@ def search(b: Board, depth: int, weights: Evaluator, *, budget: int = DEFAULT_BU
     ws = Workspace(w)
     tt_keys = np.zeros(1 << tt_bits if tt_bits else 0, dtype=np.uint64)
     tt_moves = np.zeros(len(tt_keys), dtype=np.int32)
-    score = int(search_kernel(ws.arrays, b, depth, w, budget, hist, len(keys), tt_keys, tt_moves))
+    score = int(search_kernel(ws.arrays, ws.state, b, depth, w, budget, hist, len(keys), tt_keys, tt_moves))
     pv = ws.pv
     leaf = b.copy()
     for m in pv:

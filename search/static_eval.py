@@ -3,21 +3,23 @@ incremental evaluator needs. Every search kernel (:mod:`search.alphabeta`,
 :mod:`search.bootstrap_tree`, the batch sweeps of :mod:`search.batch`) calls only these.
 
 An *evaluator argument* ``ev`` is what a kernel receives where the linear evaluator's weights
-used to go; its numba type says its kind, and numba compiles each kernel once per kind, so
-the linear path pays nothing for the network's hooks (they compile to nothing):
+used to go; its numba type says its kind, and numba compiles each kernel once per kind:
 
 * the **linear** evaluator: ``int32[N_FEATURES]`` weights (:mod:`search.feature_kernels`);
 * the **network**: the tuple of :meth:`search.network.QuantizedNetwork.kernel_args`
   (:mod:`search.network_kernels`).
 
-The per-thread evaluator state, ``acc`` (int16[STACK_PLIES, 2, H], one accumulator pair per
-ply) and ``hidden`` (int32 scratch), comes from :func:`new_eval_state` and lives in the search
-workspace; for the linear evaluator both are empty. The hooks:
+Beside the search workspace, a kernel holds the *evaluator state* ``es`` of
+:func:`new_eval_state`: ``None`` for the linear evaluator, so that its hooks receive no array
+and compile to nothing (numba counts a reference to every array an inlined function receives,
+an atomic operation per node); for a network, ``(net, acc, hidden, boards)``: the network, its
+accumulator stack int16[STACK_PLIES, 2, H] (one pair per ply), int32 scratch and the
+workspace's board stack. The hooks:
 
 * :func:`eval_root`: a search starts at ``root`` (ply 0): refresh ``acc[0]``;
-* :func:`eval_move`: move ``m`` took ``src`` (ply ``ply``) to ``dst`` (ply ``ply + 1``): update
+* :func:`eval_move`: move ``m`` took the board at ``ply`` to the one at ``ply + 1``: update
   ``acc[ply + 1]`` from ``acc[ply]`` (copy-make: going back to a ply needs nothing);
-* :func:`static_score`: the static score of the board at ``ply`` in eval units, side to move's
+* :func:`static_score`: the static score of a board at ``ply`` in eval units, side to move's
   view;
 * :func:`thread_evaluator`: a copy for one thread of a parallel kernel (the linear weights are
   copied, as shared arrays' reference counts are contended atomics; a network's arrays are
@@ -39,6 +41,9 @@ from search.feature_kernels import evaluate_kernel
 from search.network_kernels import (NET_B1, NET_B2, NET_B3, STACK_PLIES, network_score, refresh_accumulators,
                                     update_accumulators)
 
+#: positions in a network's evaluator state
+ES_NET, ES_ACC, ES_HIDDEN, ES_BOARDS = range(4)
+
 
 def _is_network(ev: Any) -> bool:
     return isinstance(ev, tuple)
@@ -52,41 +57,39 @@ def _linear_type(ev: types.Type) -> bool:
     return isinstance(ev, types.Array) and ev.ndim == 1
 
 
-def workspace_kind(ev: Any) -> tuple[int, ...]:
-    """What a workspace made for ``ev`` fits: ``(0,)`` for the linear evaluator, ``(1, H, H2 +
-    H3)`` for a network (a workspace serves any evaluator argument of the same kind)."""
+def _no_state(es: types.Type) -> bool:
+    return isinstance(es, (types.NoneType, types.Omitted)) or es is None
+
+
+def new_eval_state(ev: Any, boards: np.ndarray) -> Any:
+    """The evaluator state of a search workspace whose board stack is ``boards``
+    (uint64[STACK_PLIES, BOARD_WORDS]): ``None`` for the linear evaluator; ``(ev, acc, hidden,
+    boards)`` for a network."""
     if _is_network(ev):
-        return 1, int(ev[NET_B1].shape[0]), int(ev[NET_B2].shape[0] + ev[NET_B3].shape[0])
-    return (0,)
+        return (ev, np.zeros((STACK_PLIES, 2, ev[NET_B1].shape[0]), dtype=np.int16),
+                np.zeros(ev[NET_B2].shape[0] + ev[NET_B3].shape[0], dtype=np.int32), boards)
+    return None
 
 
-def new_eval_state(ev: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per-thread state ``(acc, hidden)``: int16[STACK_PLIES, 2, H] and int32[H2 + H3] for a
-    network; empty arrays of the same types for the linear evaluator."""
-    if _is_network(ev):
-        return (np.zeros((STACK_PLIES, 2, ev[NET_B1].shape[0]), dtype=np.int16),
-                np.zeros(ev[NET_B2].shape[0] + ev[NET_B3].shape[0], dtype=np.int32))
-    return np.zeros((0, 2, 0), dtype=np.int16), np.zeros(0, dtype=np.int32)
+def eval_root(es: Any, root: np.ndarray) -> None:
+    """A search starts at ``root``: set the accumulators of ply 0 (network) or nothing (linear)."""
+    if es is not None:
+        refresh_accumulators(root, es[ES_NET], es[ES_ACC][0])
 
 
-def eval_root(ev: Any, acc: np.ndarray, root: np.ndarray) -> None:
-    """A search starts at ``root``: set ``acc[0]`` (network) or nothing (linear)."""
-    if _is_network(ev):
-        refresh_accumulators(root, ev, acc[0])
+def eval_move(es: Any, ply: int, m: int) -> None:
+    """Move ``m`` took the board at ``ply`` to the one at ``ply + 1``: set the accumulators of
+    ``ply + 1`` from those of ``ply`` (network) or nothing (linear)."""
+    if es is not None:
+        acc, boards = es[ES_ACC], es[ES_BOARDS]
+        update_accumulators(acc[ply], acc[ply + 1], es[ES_NET], boards[ply], boards[ply + 1], m)
 
 
-def eval_move(ev: Any, acc: np.ndarray, ply: int, src: np.ndarray, dst: np.ndarray, m: int) -> None:
-    """Move ``m`` took ``src`` at ``ply`` to ``dst``: set ``acc[ply + 1]`` (network) or nothing."""
-    if _is_network(ev):
-        update_accumulators(acc[ply], acc[ply + 1], ev, src, dst, m)
-
-
-def static_score(ev: Any, acc: np.ndarray, hidden: np.ndarray, ply: int, b: np.ndarray,
-                 scratch: np.ndarray) -> int:
+def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray) -> int:
     """Static score of board ``b`` at ``ply`` in eval units, side to move's view (``scratch``:
     int64[>= 2])."""
-    if _is_network(ev):
-        return int(network_score(b, acc[ply], ev, hidden, scratch))
+    if es is not None:
+        return int(network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch))
     return int(evaluate_kernel(b, ev, scratch))
 
 
@@ -97,57 +100,52 @@ def thread_evaluator(ev: Any) -> Any:
     return ev.copy()
 
 
+# The compiled forms: each picks its implementation by its arguments' types; the hooks are
+# inlined into the search steps, so that the linear evaluator's compile to nothing.
+
+
 @overload(new_eval_state)
-def _new_eval_state(ev):  # type: ignore[no-untyped-def]
+def _new_eval_state(ev, boards):  # type: ignore[no-untyped-def]
     if _network_type(ev):
-        def network_state(ev):  # type: ignore[no-untyped-def]
-            return (np.zeros((STACK_PLIES, 2, ev[NET_B1].shape[0]), dtype=np.int16),
-                    np.zeros(ev[NET_B2].shape[0] + ev[NET_B3].shape[0], dtype=np.int32))
+        def network_state(ev, boards):  # type: ignore[no-untyped-def]
+            return (ev, np.zeros((STACK_PLIES, 2, ev[NET_B1].shape[0]), dtype=np.int16),
+                    np.zeros(ev[NET_B2].shape[0] + ev[NET_B3].shape[0], dtype=np.int32), boards)
         return network_state
     if _linear_type(ev):
-        def linear_state(ev):  # type: ignore[no-untyped-def]
-            return np.zeros((0, 2, 0), dtype=np.int16), np.zeros(0, dtype=np.int32)
-        return linear_state
+        return lambda ev, boards: None
     return None
 
 
-@overload(eval_root)
-def _eval_root(ev, acc, root):  # type: ignore[no-untyped-def]
-    if _network_type(ev):
-        def network_root(ev, acc, root):  # type: ignore[no-untyped-def]
-            refresh_accumulators(root, ev, acc[0])
-        return network_root
-    if _linear_type(ev):
-        def linear_root(ev, acc, root):  # type: ignore[no-untyped-def]
-            pass
-        return linear_root
-    return None
+@overload(eval_root, inline="always")
+def _eval_root(es, root):  # type: ignore[no-untyped-def]
+    if _no_state(es):
+        return lambda es, root: None
+
+    def network_root(es, root):  # type: ignore[no-untyped-def]
+        refresh_accumulators(root, es[ES_NET], es[ES_ACC][0])
+    return network_root
 
 
-@overload(eval_move)
-def _eval_move(ev, acc, ply, src, dst, m):  # type: ignore[no-untyped-def]
-    if _network_type(ev):
-        def network_move(ev, acc, ply, src, dst, m):  # type: ignore[no-untyped-def]
-            update_accumulators(acc[ply], acc[ply + 1], ev, src, dst, m)
-        return network_move
-    if _linear_type(ev):
-        def linear_move(ev, acc, ply, src, dst, m):  # type: ignore[no-untyped-def]
-            pass
-        return linear_move
-    return None
+@overload(eval_move, inline="always")
+def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
+    if _no_state(es):
+        return lambda es, ply, m: None
+
+    def network_move(es, ply, m):  # type: ignore[no-untyped-def]
+        acc = es[ES_ACC]
+        boards = es[ES_BOARDS]
+        update_accumulators(acc[ply], acc[ply + 1], es[ES_NET], boards[ply], boards[ply + 1], m)
+    return network_move
 
 
-@overload(static_score)
-def _static_score(ev, acc, hidden, ply, b, scratch):  # type: ignore[no-untyped-def]
-    if _network_type(ev):
-        def network_static(ev, acc, hidden, ply, b, scratch):  # type: ignore[no-untyped-def]
-            return network_score(b, acc[ply], ev, hidden, scratch)
-        return network_static
-    if _linear_type(ev):
-        def linear_static(ev, acc, hidden, ply, b, scratch):  # type: ignore[no-untyped-def]
-            return evaluate_kernel(b, ev, scratch)
-        return linear_static
-    return None
+@overload(static_score, inline="always")
+def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
+    if _no_state(es):
+        return lambda ev, es, ply, b, scratch: evaluate_kernel(b, ev, scratch)
+
+    def network_static(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
+        return network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch)
+    return network_static
 
 
 @overload(thread_evaluator)

@@ -401,13 +401,13 @@ def test_workspace_names_what_the_search_left() -> None:
     b = from_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     result = search_one(b, 3, CLASSIC)
     ws = Workspace(CLASSIC)
-    score = search_kernel(ws.arrays, b, 3, CLASSIC, 1_000_000, np.zeros(1, np.uint64), 0,
+    score = search_kernel(ws.arrays, ws.state, b, 3, CLASSIC, 1_000_000, np.zeros(1, np.uint64), 0,
                           np.zeros(0, np.uint64), np.zeros(0, np.int32))
     assert score == result.score and ws.pv == result.pv and len(ws.pv) >= 3
     assert ws.leaf_kind == result.kind == KIND_EVAL
     assert ws.nodes == result.nodes > 0
     assert not ws.budget_exhausted and not ws.max_ply_reached and not ws.aborted
-    search_kernel(ws.arrays, b, 3, CLASSIC, 10, np.zeros(1, np.uint64), 0, np.zeros(0, np.uint64), np.zeros(0, np.int32))
+    search_kernel(ws.arrays, ws.state, b, 3, CLASSIC, 10, np.zeros(1, np.uint64), 0, np.zeros(0, np.uint64), np.zeros(0, np.int32))
     assert ws.budget_exhausted
     ws.abort()
     assert ws.aborted
