@@ -48,6 +48,11 @@ class InputTable:
         """The table of ``rows`` only."""
         return InputTable(self.inputs[rows], self.counts[rows], self.stm[rows])
 
+    def concat(self, others: list[InputTable]) -> InputTable:
+        """This table's rows followed by those of ``others``, in order."""
+        tables = [self, *others]
+        return InputTable(*(np.concatenate([getattr(t, f) for t in tables]) for f in ("inputs", "counts", "stm")))
+
     @property
     def nbytes(self) -> int:
         return int(self.inputs.nbytes + self.counts.nbytes + self.stm.nbytes)

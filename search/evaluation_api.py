@@ -19,7 +19,7 @@ from search.feature_kernels import (evaluate_batch_kernel, evaluate_kernel, feat
                              new_feature_buffers)
 from search.validate import check_board, check_boards, check_weights
 
-__all__ = ["EVAL_SCALE", "check_boards", "check_weights", "evaluate", "evaluate_batch", "features",
+__all__ = ["EVAL_SCALE", "check_boards", "check_weights", "evaluate", "evaluate_batch", "evaluate_batch_units", "features",
            "features_batch"]
 
 EVAL_SCALE = PHASE_MAX
@@ -50,6 +50,12 @@ def features_batch(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     values int32; row ``p`` is ``indices[indptr[p]:indptr[p+1]]``."""
     csr: tuple[np.ndarray, np.ndarray, np.ndarray] = features_batch_kernel(check_boards(boards))
     return csr
+
+
+def evaluate_batch_units(boards: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Static scores (int64 eval units, 1/EVAL_SCALE centipawn, side to move's view) of ``boards``."""
+    scores: np.ndarray = evaluate_batch_kernel(check_boards(boards), check_weights(w))
+    return scores
 
 
 def evaluate_batch(boards: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from search.weights import BUILTIN_SETS, load_weights
+from search.evaluators import Evaluator, load_evaluator
+from search.weights import BUILTIN_SETS
 from tuner.config import read_toml
 from tuner.engines import EngineSpec
 from tuner.epd import SearchLimits, parse_epd, process_pool, run_suite, summarise
@@ -63,14 +64,14 @@ class Entrant:
 
     name: str
     kind: str
-    weights: np.ndarray | None = None
+    weights: Evaluator | None = None
     engine: EngineSpec | None = None
     method: str | None = None
     iterations: int | None = None
     wall_seconds: float | None = None
 
     @property
-    def player(self) -> np.ndarray | EngineSpec:
+    def player(self) -> Evaluator | EngineSpec:
         """What :func:`tuner.match.run_match` plays with."""
         if self.engine is not None:
             return self.engine
@@ -78,9 +79,9 @@ class Entrant:
         return self.weights
 
 
-def _weights(path: str | Path) -> np.ndarray:
+def _weights(path: str | Path) -> Evaluator:
     try:
-        return load_weights(path).values
+        return load_evaluator(path)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
 
@@ -296,7 +297,7 @@ def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, p
     return pairs_doc, fit_ratings(len(players), scores, settings.anchor, settings.anchor_elo)
 
 
-def _epd_scores(weighted: list[tuple[int, Entrant, np.ndarray]], positions: list[Any], settings: CompareSettings, pool: Any,
+def _epd_scores(weighted: list[tuple[int, Entrant, Evaluator]], positions: list[Any], settings: CompareSettings, pool: Any,
                 progress: bool) -> dict[int, dict[str, Any]]:
     """Each weight set's EPD summary (as ``bench epd --json``), by entrant index."""
     assert settings.epd_limits is not None

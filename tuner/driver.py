@@ -41,6 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
+from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
 from tuner.errors import TunerError, check_interrupt
 from tuner.executor import executor_scope
 from tuner.methods import Method
@@ -70,9 +71,9 @@ class Trainer(Protocol):
     def step(self, iteration: int) -> dict[str, Any]:
         """Run outer iteration ``iteration`` (from 1); its metrics (JSON-able numbers)."""
 
-    def weights(self) -> np.ndarray:
-        """The weights the last :meth:`begin` / :meth:`step` produced (int32[N_FEATURES]): the
-        ones the driver measures on the validation split and may keep."""
+    def weights(self) -> Evaluator:
+        """The weights the last :meth:`begin` / :meth:`step` produced (int32[N_FEATURES], or a
+        network): the ones the driver measures on the validation split and may keep."""
 
     def state(self) -> dict[str, Any]:
         """Everything :meth:`restore` needs, JSON-able (floats round-trip exactly)."""
@@ -87,23 +88,23 @@ class Best:
 
     value: float | None
     iteration: int
-    weights: np.ndarray
+    weights: Evaluator
     since: int = 0  # iterations since the last improvement
 
-    def update(self, iteration: int, value: float | None, weights: np.ndarray) -> None:
+    def update(self, iteration: int, value: float | None, weights: Evaluator) -> None:
         if value is not None and (self.value is None or value > self.value):
-            self.value, self.iteration, self.weights, self.since = value, iteration, weights.copy(), 0
+            self.value, self.iteration, self.weights, self.since = value, iteration, copy_evaluator(weights), 0
         else:
             self.since += 1
 
     def to_json(self) -> dict[str, Any]:
         return {"version": DRIVER_STATE_VERSION, "best_validation": self.value, "best_iteration": self.iteration,
-                "best_weights": [int(v) for v in self.weights], "since_best": self.since}
+                "best_weights": evaluator_to_json(self.weights), "since_best": self.since}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Best:
         return cls(doc["best_validation"], int(doc["best_iteration"]),
-                   np.array(doc["best_weights"], dtype=np.int32), int(doc["since_best"]))
+                   evaluator_from_json(doc["best_weights"], "the checkpoint's best weights"), int(doc["since_best"]))
 
 
 def _fmt(x: Any) -> str:
@@ -114,8 +115,8 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: np.ndarray, *,
-          resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
+def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator, *,
+          resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> Evaluator:
     """Train with ``method`` from ``w0`` (or continue from ``resume``); return the weights
     written to ``RUN/weights.json`` (see the module docstring). The heavy steps run on the
     executor ``common`` names (:func:`tuner.executor.executor_scope`: this process, or a Dask
@@ -124,28 +125,28 @@ def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run:
         return _drive(method, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
 
 
-def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: np.ndarray, *,
-           resume: Checkpoint | None, progress: bool, log: Any) -> np.ndarray:
+def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator, *,
+           resume: Checkpoint | None, progress: bool, log: Any) -> Evaluator:
     total = int(getattr(cfg, method.iterations))
     stages = parse_stages(common.stages)
     ends = stage_ends(total, len(stages))
     stage = 0
-    stage_w0 = np.asarray(w0, dtype=np.int32).copy()
+    stage_w0 = copy_evaluator(w0 if not isinstance(w0, np.ndarray) else np.asarray(w0, dtype=np.int32))
 
-    def make_trainer(k: int, start_w: np.ndarray) -> Trainer:
+    def make_trainer(k: int, start_w: Evaluator) -> Trainer:
         c = dataclasses.replace(common, train=stages[k]) if stages else common
-        return method.trainer(c, cfg, data, start_w.copy(), log=log, progress=progress)
+        return method.trainer(c, cfg, data, copy_evaluator(start_w), log=log, progress=progress)
 
     if resume is not None and stages:
         doc = resume.extra.get("stage")
         if not isinstance(doc, dict) or not 0 <= int(doc.get("index", -1)) < len(stages):
             raise TunerError(f"{run.state_path}: the checkpoint does not say which stage it is in")
-        stage, stage_w0 = int(doc["index"]), np.array(doc["w0"], dtype=np.int32)
+        stage, stage_w0 = int(doc["index"]), evaluator_from_json(doc["w0"], f"{run.state_path}: stage w0")
     trainer = make_trainer(stage, stage_w0)
     pacer = Pacer()
     name, unit = method.name, method.unit
 
-    def validate(w: np.ndarray) -> tuple[float | None, float]:
+    def validate(w: Evaluator) -> tuple[float | None, float]:
         t = time.perf_counter()
         return validation_match(common, data, w, pacer=pacer), time.perf_counter() - t
 
@@ -161,14 +162,14 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
                 "config": config_record(common, cfg), **provenance()}
         extra = {"trainer": trainer.state(), "driver": best.to_json()}
         if stages:
-            extra["stage"] = {"index": stage, "groups": list(stages[stage]), "w0": [int(v) for v in stage_w0]}
+            extra["stage"] = {"index": stage, "groups": list(stages[stage]), "w0": evaluator_to_json(stage_w0)}
         run.save(Checkpoint(name, iteration, trainer.weights(), extra), meta, output=out)
 
     if resume is None:
         t = time.perf_counter()
         metrics = trainer.begin()
         vm, t_val = validate(trainer.weights())
-        best = Best(vm, 0, trainer.weights().copy())
+        best = Best(vm, 0, copy_evaluator(trainer.weights()))
         save(0, {**metrics, "match_validation": vm, "best_validation": best.value, "best_iteration": 0,
                  "validation_seconds": round(t_val, 3), "iteration_seconds": round(time.perf_counter() - t, 3)}, best)
         start = 1
@@ -186,7 +187,7 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
                initial=start - 1, total=total)
     for it in bar:
         while stages and stage < len(stages) - 1 and (it > ends[stage] or trainer.finished() is not None):
-            stage, stage_w0 = stage + 1, trainer.weights().copy()
+            stage, stage_w0 = stage + 1, copy_evaluator(trainer.weights())
             trainer = make_trainer(stage, stage_w0)
             trainer.begin()
             log(f"{name}: stage {stage + 1}/{len(stages)} from {unit} {it}: training {','.join(stages[stage])}")

@@ -69,7 +69,8 @@ import numpy as np
 
 from search.convert import from_fen, move_to_uci
 from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan, tt_bits_for
-from search.validate import check_board, check_weights
+from search.evaluators import Evaluator, checked_evaluator
+from search.validate import check_board
 from tuner.config import help_field
 from tuner.limits import check_limits
 from tuner.uci import DEFAULT_HASH_MB
@@ -331,7 +332,7 @@ def engine_answer(searcher: Searcher, fen: str, limits: SearchLimits) -> Answer:
                   seconds)
 
 
-def _new_searcher(weights: np.ndarray) -> Searcher:
+def _new_searcher(weights: Evaluator) -> Searcher:
     """An engine with its kernel loaded (as ``tuner uci`` warms up before the first ``go``), so
     that loading it from numba's cache does not eat the first position's ``movetime``."""
     searcher = Searcher(weights, tt_bits=_tt_bits())
@@ -339,7 +340,7 @@ def _new_searcher(weights: np.ndarray) -> Searcher:
     return searcher
 
 
-def _answer_chunk(weights: np.ndarray, limits: SearchLimits, fens: Sequence[str]) -> list[Answer]:
+def _answer_chunk(weights: Evaluator, limits: SearchLimits, fens: Sequence[str]) -> list[Answer]:
     """Answers for consecutive positions with one engine (a worker's task)."""
     searcher = _new_searcher(weights)
     return [engine_answer(searcher, fen, limits) for fen in fens]
@@ -379,7 +380,7 @@ def _chunks(n: int, workers: int) -> list[range]:
     return [range(i, min(i + size, n)) for i in range(0, n, size)]
 
 
-def run_suite(positions: Sequence[EpdPosition], weights: np.ndarray, limits: SearchLimits, workers: int = 1, *,
+def run_suite(positions: Sequence[EpdPosition], weights: Evaluator, limits: SearchLimits, workers: int = 1, *,
               pool: concurrent.futures.Executor | None = None,
               progress: Callable[[int], object] | None = None) -> list[PositionResult]:
     """The engine's answer to every position with ``weights``, scored, in the order given.
@@ -390,7 +391,7 @@ def run_suite(positions: Sequence[EpdPosition], weights: np.ndarray, limits: Sea
     workers.
     """
     limits.validate()
-    w = check_weights(weights)
+    w = checked_evaluator(weights)
     if workers < 1:
         raise ValueError(f"workers must be positive, not {workers}")
     fens = [p.fen for p in positions]

@@ -73,7 +73,7 @@ class Executor(Protocol):
     name: str
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
-                   rows: np.ndarray | None = None, shared: dict[str, np.ndarray] | None = None,
+                   rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
                    pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
         """Call ``fn(*chunk, pacer=..., **shared, **static)`` on consecutive chunks of ``size``
         positions of ``dataset`` (arrays with one row per position, the same length; ``size``
@@ -113,7 +113,7 @@ class LocalExecutor:
         self.threads_n = threads_n
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
-                   rows: np.ndarray | None = None, shared: dict[str, np.ndarray] | None = None,
+                   rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
                    pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
         n = len(dataset[0]) if rows is None else len(rows)
         for a, z in chunk_bounds(n, size or max(n, 1)):
@@ -299,7 +299,7 @@ class DaskExecutor:
         return futures
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
-                   rows: np.ndarray | None = None, shared: dict[str, np.ndarray] | None = None,
+                   rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
                    pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
         size = size or self.chunk
         chunks = self._ship(dataset, size)

@@ -45,6 +45,7 @@ from tuner.driver import drive
 from tuner.executor import current_executor
 from tuner.methods import Method
 from tuner.run_folder import Checkpoint, RunDir
+from search.evaluators import Evaluator
 from tuner.paced import Pacer, paced_move_match
 from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig, n_threads
@@ -390,7 +391,7 @@ class GaTrainer:
 
 
 def train_ga(common: TuneConfig, cfg: GaConfig, data: TrainingData, run: RunDir, w0: np.ndarray, *,
-             resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
+             resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> Evaluator:
     """Run the genetic algorithm through the shared driver; the best weights by validation
     move-match (unless ``common.keep`` is ``last``)."""
     return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)

@@ -56,7 +56,9 @@ import numpy as np
 from search.alphabeta import MATE_BOUND
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.evaluation_api import EVAL_SCALE, check_weights
+from search.evaluation_api import EVAL_SCALE
+from search.evaluators import checked_evaluator
+from search.network import QuantizedNetwork
 from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.cores import workers_or_cores
@@ -190,8 +192,9 @@ class GameRecord:
         return p if self.white == "A" else 1.0 - p
 
 
-#: a side of a match: weights for the numba search, or an external UCI engine
-Player = np.ndarray | EngineSpec
+#: a side of a match: an evaluator (linear weights or a network) for the numba search, or an
+#: external UCI engine
+Player = np.ndarray | QuantizedNetwork | EngineSpec
 
 
 @dataclass(frozen=True)
@@ -427,7 +430,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 def _checked(player: Player) -> Player:
-    return player if isinstance(player, EngineSpec) else check_weights(player)
+    return player if isinstance(player, EngineSpec) else checked_evaluator(player)
 
 
 def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,

@@ -36,7 +36,8 @@ class Method:
     log, progress) -> Trainer`` (usually the trainer class); ``summary``: one line for
     ``--help``; ``iterations``: the name of its setting that counts outer iterations (what
     ``--resume`` may extend); ``unit``: what one outer iteration is called in messages and
-    plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match.
+    plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match;
+    ``evaluators``: the evaluator kinds its trainer accepts as the start.
     """
 
     name: str
@@ -47,6 +48,8 @@ class Method:
     unit: str = "iteration"
     panels: list[Panel] = field(default_factory=list)
     headline: tuple[str, ...] = ()
+    #: the evaluator kinds it trains (search.evaluators.kind_of): "linear", "network"
+    evaluators: tuple[str, ...] = ("linear",)
 
 
 #: name -> "module:attribute" of the built-in methods' :class:`Method` objects (imported when

@@ -56,6 +56,9 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
 from tuner.movematch import top_k_credit
+from tuner.network_mmto import NetworkMmtoTrainer
+from search.evaluators import Evaluator
+from search.network import QuantizedNetwork
 from tuner.run_folder import Checkpoint, RunDir
 from tuner.paced import Pacer, paced_sweep
 from tuner.training_data import TrainingData
@@ -85,6 +88,9 @@ class MmtoConfig:
                               "smallest step of integer weights, as Hoki & Kaneko's small h)")
     lr: float = help_field(1.0, "adam: step size in weight units (centipawns; a round value of the scale "
                                 "of the grid step h = 1, not tuned)")
+    network_lr: float = help_field(0.005, "a network's Adam step (--start network:... or a .mtnn file), in "
+                                          "units of its clipped activations (the output layer's in pawns); "
+                                          "a network is always trained by Adam")
     loss: str = help_field("sigmoid", "move-choice loss of a position: sigmoid (Hoki & Kaneko's sum over "
                                       "the other moves of T(s_m - s_played)) or softmax (cross-entropy "
                                       "of the played move under softmax(a s))")
@@ -118,8 +124,8 @@ class MmtoConfig:
             raise ValueError("window, l1 and min_improvement must be >= 0")
         if self.optimizer not in ("grid", "adam"):
             raise ValueError(f"optimizer must be grid or adam, not {self.optimizer!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be a positive number, not {self.lr}")
+        if not (self.lr > 0 and math.isfinite(self.lr)) or not (self.network_lr > 0 and math.isfinite(self.network_lr)):
+            raise ValueError(f"lr and network_lr must be positive numbers, not {self.lr}, {self.network_lr}")
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
         if not (self.result_weight >= 0 and math.isfinite(self.result_weight)) or self.result_k < 0:
@@ -450,8 +456,8 @@ class MmtoTrainer:
         return None
 
 
-def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: RunDir, w0: np.ndarray, *,
-               resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> np.ndarray:
+def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: RunDir, w0: Evaluator, *,
+               resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> Evaluator:
     """Run MMTO through the shared driver (:func:`tuner.driver.drive`); the weights it keeps."""
     return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
 
@@ -464,12 +470,21 @@ def _stalled(history: list[float], cfg: MmtoConfig) -> bool:
     return all(b >= a * (1 - cfg.min_improvement) for a, b in zip(recent, recent[1:]))
 
 
+def mmto_trainer(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: Evaluator, *, log: Any = print,
+                 progress: bool = True) -> MmtoTrainer | NetworkMmtoTrainer:
+    """The trainer for the start's evaluator kind: linear weights or a network."""
+    if isinstance(w0, QuantizedNetwork):
+        return NetworkMmtoTrainer(common, cfg, data, w0, log=log, progress=progress)
+    return MmtoTrainer(common, cfg, data, w0, log=log, progress=progress)
+
+
 METHOD = Method(
     name="mmto",
     config=MmtoConfig,
-    trainer=MmtoTrainer,
+    trainer=mmto_trainer,
     summary="MMTO (Hoki & Kaneko 2014): sigmoid of score differences at PV leaves, grid-adjacent steps",
     panels=[("objective J (per position)", [("j", "J = J_main + J_R"), ("j_main", "J_main")]),
             ("training move-match (ties as fractions)", [("match_train", "train")])],
     headline=("j_main", "match_train"),
+    evaluators=("linear", "network"),
 )

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from search.evaluators import Evaluator
 from search.search_api import move_credit, sweep
 from tuner.data import Positions
 from tuner.errors import TunerError
@@ -63,7 +64,7 @@ class MoveMatch:
                 "mean_rank": round(self.mean_rank, 4), "mean_legal_moves": round(self.mean_legal_moves, 2)}
 
 
-def measure(pos: Positions, played_index: np.ndarray, weights: np.ndarray, *, depth: int, budget: int,
+def measure(pos: Positions, played_index: np.ndarray, weights: Evaluator, *, depth: int, budget: int,
             n_threads: int | None = None, batch: int = 4096, progress: object = None,
             executor: Executor | None = None) -> MoveMatch:
     """Sweep ``pos`` with ``weights`` at ``depth`` and measure the played moves (their indices
@@ -87,7 +88,7 @@ def measure(pos: Positions, played_index: np.ndarray, weights: np.ndarray, *, de
     return MoveMatch(len(pos), top1 / n, top3 / n, rank / n, legal / n)
 
 
-def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tuple[str, np.ndarray]], *,
+def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tuple[str, Evaluator]], *,
                         depth: int, max_positions: int = 0, seed: int = 0, threads: int = 0,
                         progress: bool = False, executor: Executor | None = None,
                         ) -> tuple[Positions, list[tuple[str, MoveMatch]]]:
@@ -113,7 +114,7 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
     return pos, results
 
 
-def measure_chunk(boards: np.ndarray, played_index: np.ndarray, *, weights: np.ndarray, depth: int, budget: int,
+def measure_chunk(boards: np.ndarray, played_index: np.ndarray, *, weights: Evaluator, depth: int, budget: int,
                   pacer: object = None) -> tuple[float, float, float, int]:
     """One chunk of :func:`measure`: the sums of top-1 and top-3 credit and of the ranks, and
     the number of legal moves (one sweep; numba threads: the caller's setting)."""

@@ -9,8 +9,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from search.search_api import Sweep, move_match, sweep
 from search.batch import CHUNK
+from search.evaluators import Evaluator
+from search.network import QuantizedNetwork
+from search.search_api import Sweep, move_credit, move_indices, move_match, sweep
 from tuner.errors import check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.training_data import TrainingData
@@ -99,7 +101,7 @@ def move_match_chunk(boards: np.ndarray, played: np.ndarray, *, weights: np.ndar
     return out
 
 
-def paced_sweep(boards: np.ndarray, depth: int, w: np.ndarray, *, budget: int, pacer: Pacer) -> Sweep:
+def paced_sweep(boards: np.ndarray, depth: int, w: Evaluator, *, budget: int, pacer: Pacer) -> Sweep:
     """:func:`search.search_api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
     Ctrl-C check between them; the same arrays as one call (see :class:`Pacer`)."""
     parts = []
@@ -116,15 +118,51 @@ def paced_sweep(boards: np.ndarray, depth: int, w: np.ndarray, *, budget: int, p
                             for f in ("moves", "scores", "kinds", "signs", "leaves", "nodes")))
 
 
-def validation_match(cfg: TuneConfig, data: TrainingData, weights: np.ndarray, *,
+def network_match_chunk(boards: np.ndarray, played: np.ndarray, *, net: QuantizedNetwork, depth: int, budget: int,
+                        pacer: Pacer | None = None) -> np.ndarray:
+    """The move-match float64[P] (ties as fractions) of a network on one chunk of positions
+    (``played``: packed moves int32[P]), in sweeps of about ``pacer.target`` seconds with a
+    Ctrl-C check between them: the same credit as :func:`search.search_api.move_match`."""
+    pacer = pacer or Pacer()
+    out = np.zeros(len(boards), dtype=np.float64)
+    index = move_indices(boards, played)
+    for a, z in pacer.pieces(len(boards)):
+        t = time.perf_counter()
+        sw = sweep(boards[a:z], depth, net, budget=budget, leaves=False)
+        rows = sw.pos_ptr[:-1] + np.maximum(index[a:z], 0)
+        out[a:z] = np.where(index[a:z] >= 0, move_credit(sw.pos_ptr, rows, sw.scores, 1), 0.0)
+        pacer.record(z - a, time.perf_counter() - t)
+        check_interrupt()
+    return out
+
+
+def paced_network_match(boards: np.ndarray, played: np.ndarray, net: QuantizedNetwork, depth: int, *,
+                        budget: int, threads_n: int, pacer: Pacer | None = None,
+                        executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
+    """:func:`paced_move_match` for a network: float64[P] through ``executor``, in chunks."""
+    executor = executor or LocalExecutor(threads_n)
+    out = np.zeros(len(boards), dtype=np.float64)
+    for a, z, part in executor.map_chunks(network_match_chunk, (boards, played), shared={"net": net}, pacer=pacer,
+                                          what=what, depth=depth, budget=budget):
+        out[a:z] = part
+    return out
+
+
+def validation_match(cfg: TuneConfig, data: TrainingData, weights: Evaluator, *,
                      pacer: Pacer | None = None) -> float | None:
-    """Mean move-match (ties as fractions) of ``weights`` on the validation positions."""
+    """Mean move-match (ties as fractions) of ``weights`` (linear or a network) on the
+    validation positions."""
     if len(data.validation) == 0:
         return None
+    if isinstance(weights, QuantizedNetwork):
+        return float(paced_network_match(data.validation.boards, data.validation.played, weights, cfg.depth,
+                                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
+                                         executor=current_executor(cfg), what="validation").mean())
     m = paced_move_match(data.validation.boards, data.validation.played, weights, cfg.depth,
                          budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
                          executor=current_executor(cfg), what="validation")
     return float(m.mean())
 
 
-__all__ = ["Pacer", "move_match_chunk", "paced_move_match", "paced_sweep", "validation_match"]
+__all__ = ["Pacer", "move_match_chunk", "network_match_chunk", "paced_move_match", "paced_network_match",
+           "paced_sweep", "validation_match"]

@@ -5,7 +5,8 @@ Layout of ``RUN/`` (shared by every optimizer):
 =================  ==========================================================================
 ``config.toml``    the full configuration of the run (re-read by ``--resume``)
 ``metrics.jsonl``  one JSON object per outer iteration / generation, appended and fsynced
-``weights.json``   the current weights in the evaluator's format (atomic writes)
+``weights.json``   the current weights in the evaluator's format (atomic writes); a network's
+                   run writes ``weights.mtnn`` instead (``docs/network.md``)
 ``state.json``     the checkpoint ``--resume`` continues from (atomic writes): method, the
                    number of completed iterations, the weights and the optimizer's own state
 =================  ==========================================================================
@@ -49,7 +50,10 @@ except ImportError:  # not POSIX: runs are not locked
 import numpy as np
 
 from search.catalog import CATALOG_HASH, LEGACY_CATALOGS, N_FEATURES
-from search.weights import Weights, atomic_write_text, dumps
+from search.evaluators import (Evaluator, evaluator_file_name, evaluator_from_json, evaluator_to_json,
+                               save_evaluator)
+from search.network import NetworkFileError, QuantizedNetwork, read_network
+from search.weights import Weights, WeightsFileError, atomic_write_text, dumps
 from tuner import __version__
 from tuner.errors import TunerError
 
@@ -81,7 +85,7 @@ class Checkpoint:
 
     method: str
     iteration: int  # completed outer iterations / generations
-    weights: np.ndarray  # int32[N_FEATURES]
+    weights: Evaluator  # int32[N_FEATURES], or a network
     extra: dict[str, Any]  # the optimizer's own state (JSON-serialisable)
 
 
@@ -101,7 +105,9 @@ class RunDir:
 
     @property
     def weights_path(self) -> Path:
-        return self.path / "weights.json"
+        """``weights.mtnn`` when the run trains a network (that file exists), else ``weights.json``."""
+        network = self.path / "weights.mtnn"
+        return network if network.exists() else self.path / "weights.json"
 
     @property
     def state_path(self) -> Path:
@@ -199,7 +205,7 @@ class RunDir:
         """Start a new run: refuse a folder that already holds one (use ``--resume``), unless
         ``overwrite``, which deletes that run's files first."""
         self.check_new(overwrite=overwrite)
-        for f in (self.state_path, self.metrics_path, self.weights_path):
+        for f in (self.state_path, self.metrics_path, self.path / "weights.json", self.path / "weights.mtnn"):
             f.unlink(missing_ok=True)
         self.path.mkdir(parents=True, exist_ok=True)
         _write(self.config_path, config_toml)
@@ -272,14 +278,23 @@ class RunDir:
                              "incomplete; start it again with --overwrite")
         _write(self.metrics_path, "".join(by_iteration[i] + "\n" for i in range(iteration + 1)))
 
-    def save(self, checkpoint: Checkpoint, metadata: dict[str, Any], *, output: np.ndarray | None = None) -> None:
-        """Write ``weights.json`` (``output``, by default the checkpoint's weights) and then the
-        checkpoint (the commit point), both atomically."""
+    def save(self, checkpoint: Checkpoint, metadata: dict[str, Any], *, output: Evaluator | None = None) -> None:
+        """Write ``weights.json`` or ``weights.mtnn`` (``output``, by default the checkpoint's
+        evaluator) and then the checkpoint (the commit point), both atomically."""
         out = checkpoint.weights if output is None else output
-        _write(self.weights_path, dumps(Weights(np.asarray(out, dtype=np.int32), metadata)))
+        path = self.path / evaluator_file_name(out)
+        if isinstance(out, QuantizedNetwork):
+            try:
+                save_evaluator(path, out, metadata)
+            except OSError as exc:
+                if exc.errno is None:
+                    raise
+                raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        else:
+            _write(path, dumps(Weights(np.asarray(out, dtype=np.int32), metadata)))
         doc = {"schema": STATE_SCHEMA, "schema_version": STATE_VERSION, "catalog_hash": CATALOG_HASH,
                "method": checkpoint.method, "iteration": checkpoint.iteration,
-               "weights": [int(v) for v in checkpoint.weights], "extra": checkpoint.extra}
+               "weights": evaluator_to_json(checkpoint.weights), "extra": checkpoint.extra}
         _write(self.state_path, json.dumps(doc) + "\n")
 
     def load(self) -> Checkpoint | None:
@@ -302,9 +317,11 @@ class RunDir:
                              f"tuner tune --start {self.weights_path} ...")
         if found != CATALOG_HASH:
             raise TunerError(f"{where}: made for feature catalogue {found!r}, this version's is {CATALOG_HASH!r}")
-        weights = doc.get("weights")
-        if not isinstance(weights, list) or len(weights) != N_FEATURES or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in weights):
+        try:
+            weights = evaluator_from_json(doc.get("weights"), f"{where}: 'weights'")
+        except (WeightsFileError, NetworkFileError) as exc:
+            raise TunerError(str(exc)) from None
+        if isinstance(weights, np.ndarray) and len(weights) != N_FEATURES:
             raise TunerError(f"{where}: 'weights' must be {N_FEATURES} integers")
         iteration = doc.get("iteration")
         if not _is_iteration(iteration):
@@ -312,7 +329,7 @@ class RunDir:
         extra = doc.get("extra")
         if extra is not None and not isinstance(extra, dict):
             raise TunerError(f"{where}: 'extra' must be an object")
-        return Checkpoint(str(doc.get("method")), iteration, np.array(weights, dtype=np.int32), dict(extra or {}))
+        return Checkpoint(str(doc.get("method")), iteration, weights, dict(extra or {}))
 
     def resume_point(self) -> Checkpoint | None:
         """The checkpoint ``--resume`` continues from; None when no iteration was completed
@@ -351,7 +368,10 @@ def _saved_iteration(path: Path) -> int:
     """The iteration (generation) a run's ``weights.json`` was saved at; 1 when unreadable, so
     that a damaged file counts as work that would be lost."""
     try:
-        metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        if path.suffix == ".mtnn":
+            metadata = read_network(path).metadata
+        else:
+            metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
         value = metadata.get("iteration", metadata.get("generation"))
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return 1

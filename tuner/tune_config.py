@@ -13,7 +13,7 @@ import numpy as np
 
 from search.search_api import DEFAULT_BUDGET
 from search.catalog import GROUPS
-from search.weights import load_weights
+from search.evaluators import Evaluator, copy_evaluator, load_evaluator
 from tuner.config import help_field
 from tuner.cores import available_cores, numba_thread_ceiling
 from tuner.errors import TunerError
@@ -28,7 +28,9 @@ class TuneConfig:
     method: str = help_field("mmto", "tuning method (see the method sections below)")
     data: str = help_field("", "position set written by 'tuner ingest' (a folder)", metavar="DIR")
     out: str = help_field("", "run folder for config.toml, metrics.jsonl, weights.json", metavar="RUN")
-    start: str = help_field("material", "weights to start from: a weights file or material, classic, gm",
+    start: str = help_field("material", "weights to start from: a weights file or material, classic, gm; a "
+                                        "network file (.mtnn), gm-nn, or a new network network:HxH2xH3[/4][+LINEAR] "
+                                        "(e.g. network:64x16x16+gm: a hybrid that starts as gm)",
                             metavar="WEIGHTS")
     train: tuple[str, ...] = help_field(GROUPS, "weights to train, by group or feature-name prefix; "
                                                 "the others stay frozen", metavar="GROUPS")
@@ -105,10 +107,12 @@ def n_threads(cfg: TuneConfig) -> int:
     return cfg.threads or min(available_cores(), numba_thread_ceiling())
 
 
-def start_weights(cfg: TuneConfig) -> np.ndarray:
-    """The starting weight vector (int32[N_FEATURES]); one-line error for a bad file."""
+def start_weights(cfg: TuneConfig) -> Evaluator:
+    """The starting evaluator (:func:`search.evaluators.load_evaluator`: linear weights
+    int32[N_FEATURES], a network file, or a new network ``network:HxH2xH3[+LINEAR]``); one-line
+    error for a bad file or spec."""
     try:
-        return load_weights(cfg.start).values.copy()
+        return copy_evaluator(load_evaluator(cfg.start))
     except ValueError as exc:
         raise TunerError(str(exc)) from None
 

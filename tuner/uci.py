@@ -35,8 +35,8 @@ from typing import TextIO
 from search.board import W_KEY, W_STM
 from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
 from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, Searcher, TimePlan, tt_bits_for
-from search.validate import check_board, check_weights
-from search.weights import Weights, load_weights
+from search.evaluators import Evaluator, checked_evaluator, load_evaluator
+from search.validate import check_board
 from tuner import __version__
 
 ENGINE_NAME = f"movetuner {__version__}"
@@ -158,13 +158,13 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
 class UciEngine:
     """The protocol state machine. Feed lines to :meth:`handle`; output goes to ``out``."""
 
-    def __init__(self, weights: Weights, weights_name: str = "classic", *, out: TextIO | None = None) -> None:
+    def __init__(self, weights: Evaluator, weights_name: str = "classic", *, out: TextIO | None = None) -> None:
         self._out = out if out is not None else sys.stdout
         self._out_lock = threading.Lock()
         self.weights_name = weights_name
         self.hash_mb = DEFAULT_HASH_MB
         self.overhead_ms = DEFAULT_OVERHEAD_MS
-        self.searcher = Searcher(weights.values, tt_bits=tt_bits_for(self.hash_mb))
+        self.searcher = Searcher(weights, tt_bits=tt_bits_for(self.hash_mb))
         #: the position ``go`` searches; ``None`` after a rejected ``position`` (then
         #: :attr:`position_error` says why and ``go`` answers the null move)
         self.board: Board | None = from_fen(STARTING_FEN)
@@ -257,12 +257,11 @@ class UciEngine:
                 self.info("setoption Weights: no value given")
                 return
             try:
-                weights = load_weights(value)
-                check_weights(weights.values)
+                weights = checked_evaluator(load_evaluator(value))
             except ValueError as exc:
                 self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
                 return
-            self.searcher.set_weights(weights.values)
+            self.searcher.set_weights(weights)
             self.weights_name = value
             self.info(f"weights {value} loaded")
         elif key in ("hash", "moveoverhead"):
@@ -409,7 +408,8 @@ class UciEngine:
 def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
     """Run the engine on ``stdin``/``stdout`` until ``quit`` or end of input.
 
-    Raises :class:`~search.weights.WeightsFileError` if ``weights_spec`` cannot be loaded.
+    Raises ``ValueError`` (:class:`~search.weights.WeightsFileError`,
+    :class:`~search.network.NetworkFileError`) if ``weights_spec`` cannot be loaded.
     """
-    engine = UciEngine(load_weights(weights_spec), weights_spec, out=stdout)
+    engine = UciEngine(checked_evaluator(load_evaluator(weights_spec)), weights_spec, out=stdout)
     engine.run(stdin if stdin is not None else sys.stdin)

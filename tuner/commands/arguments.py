@@ -7,21 +7,23 @@ import dataclasses
 
 import numpy as np
 
-from search.weights import load_weights
+from search.evaluators import Evaluator, load_evaluator
 from tuner.epd import SearchLimits
 from tuner.errors import TunerError
 
 
 def add_weights_argument(p: argparse.ArgumentParser) -> None:
     """``--weights W...``: one or more weights files or built-in sets (required)."""
-    p.add_argument("--weights", nargs="+", required=True, metavar="W", help="weights files or built-in sets")
+    p.add_argument("--weights", nargs="+", required=True, metavar="W",
+                   help="weights files, network files (.mtnn) or built-in sets (material, classic, gm, gm-nn)")
 
 
-def load_weight_sets(names: list[str]) -> list[tuple[str, np.ndarray]]:
-    """``(name, int32[N_FEATURES] weights)`` of each weights file or built-in set; a one-line
-    :class:`TunerError` for the first that cannot be read."""
+def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:
+    """``(name, evaluator)`` of each weights file, network file or built-in set
+    (:func:`search.evaluators.load_evaluator`); a one-line :class:`TunerError` for the first
+    that cannot be read."""
     try:
-        return [(name, load_weights(name).values) for name in names]
+        return [(name, load_evaluator(name)) for name in names]
     except ValueError as exc:
         raise TunerError(str(exc)) from None
 

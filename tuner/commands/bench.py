@@ -17,6 +17,7 @@ import time
 
 from tqdm import tqdm
 
+from search.evaluators import load_evaluator
 from search.weights import load_weights
 from tuner.commands import bench_compare, bench_epd
 from tuner.commands.arguments import add_weights_argument, load_weight_sets
@@ -157,7 +158,7 @@ def run_match_command(args: argparse.Namespace) -> int:
         if len(given) + len(engines) != 2:
             raise ValueError(f"a match has two players: got {len(given)} weight sets and {len(engines)} --engine "
                              "(several: use 'tuner bench compare')")
-        players = [load_weights(x).values for x in given] + list(engines)
+        players = [load_evaluator(x) for x in given] + list(engines)
         labels = given + [e.name for e in engines]
         openings = load_openings(config.openings or DEFAULT_OPENINGS)
     except ValueError as exc:

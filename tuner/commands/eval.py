@@ -9,7 +9,8 @@ from search.catalog import FEATURE_NAMES, PHASE_MAX
 from search.convert import STARTING_FEN, from_fen
 from search.evaluation_api import evaluate, features
 from search.feature_kernels import phase_of
-from search.weights import load_weights
+from search.evaluators import load_evaluator, network_parts, static_scores
+from search.network import QuantizedNetwork
 from tuner.errors import TunerError
 
 
@@ -19,8 +20,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "and the features that contribute most to it.")
     p.add_argument("fen", metavar="FEN", help="position in FEN, or 'startpos'")
     p.add_argument("--weights", default="classic", metavar="FILE",
-                   help="weights file (JSON or text view), or a built-in set: material, classic, gm "
-                        "(default: classic)")
+                   help="weights file (JSON or text view), network file (.mtnn), or a built-in set: material, "
+                        "classic, gm, gm-nn (default: classic)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="how many terms to list (default: 10)")
     p.set_defaults(func=run)
 
@@ -30,18 +31,31 @@ def run(args: argparse.Namespace) -> int:
         raise TunerError(f"--top must be >= 1, not {args.top}")
     try:
         board = from_fen(STARTING_FEN if args.fen == "startpos" else args.fen)
-        weights = load_weights(args.weights)
+        ev = load_evaluator(args.weights)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    w = weights.values
+    side = "white" if board[W_STM] == 0 else "black"
+    if isinstance(ev, QuantizedNetwork):
+        score = float(static_scores(board[None, :], ev)[0]) / PHASE_MAX
+        net = float(network_parts(board[None, :], ev)[0]) / PHASE_MAX
+        shape = ev.shape
+        print(f"score {score:+.2f} cp for {side} (side to move), phase {phase_of(board)}/{PHASE_MAX}: a network "
+              f"{shape.h}x{shape.h2}x{shape.h3} (king buckets {shape.buckets}), its part {net:+.2f} cp"
+              + (f", the linear part {score - net:+.2f} cp" if ev.linear is not None else ""))
+        if ev.linear is None:
+            return 0
+        w = ev.linear
+        print("the linear part's largest terms:")
+    else:
+        w = ev
     idx, val = features(board)
     contributions = sorted(
         ((int(w[i]) * int(v) / PHASE_MAX, int(i), int(v)) for i, v in zip(idx, val)),
         key=lambda t: (-abs(t[0]), t[1]),
     )
-    side = "white" if board[W_STM] == 0 else "black"
-    print(f"score {evaluate(board, w):+.2f} cp for {side} (side to move), phase {phase_of(board)}/{PHASE_MAX}, "
-          f"{len(idx)} active features")
+    if not isinstance(ev, QuantizedNetwork):
+        print(f"score {evaluate(board, w):+.2f} cp for {side} (side to move), phase {phase_of(board)}/{PHASE_MAX}, "
+              f"{len(idx)} active features")
     print(f"{'contribution':>12}  {'weight':>6}  {'value':>6}  feature")
     for cp, i, v in contributions[: args.top]:
         print(f"{cp:+12.2f}  {int(w[i]):6d}  {v:6d}  {FEATURE_NAMES[i]}")

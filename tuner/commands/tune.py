@@ -27,6 +27,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from search.evaluators import kind_of
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
 from tuner.driver import drive
@@ -185,6 +186,11 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
         else:
             run_dir.check_new(overwrite=overwrite)
         w0 = start_weights(common)
+        method = get_method(common.method)
+        if kind_of(w0) not in method.evaluators:
+            able = [m.name for m in methods().values() if kind_of(w0) in m.evaluators]
+            raise TunerError(f"--start {common.start}: a {kind_of(w0)} evaluator, and {common.method} trains "
+                             f"{' and '.join(method.evaluators)} ones; methods that train it: {', '.join(able)}")
         try:
             data = load_training_data(common, progress=progress)
         except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C is not deferred while loading
@@ -200,7 +206,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
                 else:  # a new run, or one that never completed an iteration: start afresh
                     run_dir.create(config_toml(common, method_cfg), overwrite=True)
                 check_interrupt()
-                drive(get_method(common.method), common, method_cfg, data, run_dir, w0, resume=checkpoint,
+                drive(method, common, method_cfg, data, run_dir, w0, resume=checkpoint,
                       progress=progress, log=log)
         except (Interrupted, KeyboardInterrupt, SystemError) as exc:
             if not is_interrupt(exc):

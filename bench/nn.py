@@ -1,0 +1,140 @@
+"""The network evaluator's check (issue 24): does a trained network beat the linear ``gm``?
+
+Measures, on the grandmaster position set (``datasets/built/gm``, built from
+``../shared/datasets/gm`` on first use), with the candidate network (default: the built-in
+``gm-nn``; ``--network FILE`` another):
+
+- move-match of ``gm`` and the candidate on the **test** split (top-1 with ties as fractions,
+  top-3, mean rank; depth 1 + quiescence, as ``tuner bench move-match``): the test split is
+  used here only, never to tune or to choose;
+- matches of the candidate against ``gm`` from the shipped openings, colours swapped per
+  opening: at depth 2, at 20,000 nodes per move, and at equal time (100 ms per move);
+- ``nodes_per_s_ratio``: the candidate's nodes per second over ``gm``'s, one thread, the same
+  positions and depth (``search_many``), measured in this run;
+- with ``--epoch``: one MMTO iteration of a fresh ``network:64x16x16+gm`` over 100,000 training
+  positions (search + update seconds, the leaf table's bytes, the process's peak memory).
+
+Prints one JSON line with the figures and ``targets`` (top-1 at least 3 points above ``gm``;
+the depth-2 and equal-nodes matches won, interval above 0; speed at least one third).
+
+    python bench/nn.py [--network F] [--games 400] [--max-positions N] [--epoch]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from common import gm_boards, gm_position_set
+
+from search.convert import from_chess
+from search.evaluators import load_evaluator
+from search.search_api import search_many, threads
+from tuner.cli import main as tuner_main
+
+
+def _json_of(argv: list[str]) -> dict:  # type: ignore[type-arg]
+    """Run a ``tuner`` command that prints one JSON line; its figures."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = tuner_main(argv)
+    if code != 0:
+        raise SystemExit(f"tuner {' '.join(argv)}: exit {code}")
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+def nodes_per_second(network: str, n_positions: int = 1000, depth: int = 3) -> dict[str, float]:
+    """Nodes per second of ``gm`` and of ``network`` on the same GM positions, one thread,
+    alternating three passes of each (best of three), after a warm-up."""
+    boards = np.stack([from_chess(b) for b in gm_boards(4 * n_positions) if b.ply() >= 16][:n_positions])
+    evs = {"linear": load_evaluator("gm"), "network": load_evaluator(network)}
+    best = {k: 0.0 for k in evs}
+    with threads(1):
+        for ev in evs.values():
+            search_many(boards[:50], depth, ev)
+        for _ in range(3):
+            for k, ev in evs.items():
+                t = time.perf_counter()
+                res = search_many(boards, depth, ev)
+                best[k] = max(best[k], float(res.nodes.sum()) / (time.perf_counter() - t))
+    return {"linear_nodes_per_s": round(best["linear"]), "network_nodes_per_s": round(best["network"]),
+            "nodes_per_s_ratio": round(best["network"] / best["linear"], 3)}
+
+
+def epoch(data: Path) -> dict[str, float]:
+    """One MMTO iteration of a fresh hybrid over 100,000 training positions, in a child process
+    (its peak memory is the run's)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "tuner", "tune", "--method", "mmto", "--start", "network:64x16x16+gm",
+               "--data", str(data), "--out", f"{tmp}/run", "--max-train", "100000", "--max-validation", "2000",
+               "--iterations", "1", "--inner-steps", "16", "--loss", "softmax", "--slope", "0.05", "--quiet"]
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        wall = time.perf_counter() - start
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        line = json.loads((Path(tmp) / "run" / "metrics.jsonl").read_text().splitlines()[1])
+    return {"epoch_positions": 100000, "epoch_search_seconds": line["search_seconds"],
+            "epoch_update_seconds": line["update_seconds"],
+            "epoch_seconds": round(line["search_seconds"] + line["update_seconds"], 1),
+            "epoch_wall_seconds_with_start": round(wall, 1), "leaf_bytes": line["leaf_bytes"],
+            "peak_memory_mb": round(peak_mb)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--network", default="gm-nn", help="the candidate network (default: the built-in gm-nn)")
+    ap.add_argument("--games", type=int, default=400, help="games per match (default 400)")
+    ap.add_argument("--max-positions", type=int, default=0, help="test positions (default: all)")
+    ap.add_argument("--epoch", action="store_true", help="also time one training iteration over 100,000 positions")
+    args = ap.parse_args()
+
+    data = gm_position_set()
+    if data is None:
+        print(json.dumps({"bench": "nn", "skipped": "no GM games"}))
+        return
+    net = args.network
+    record: dict = {"bench": "nn", "data": str(data), "candidate": net}  # type: ignore[type-arg]
+    record.update(nodes_per_second(net))
+    mm = _json_of(["bench", "move-match", "--weights", "gm", net, "--data", str(data), "--split", "test",
+                   "--max-positions", str(args.max_positions), "--json"])
+    record["test_positions"] = mm["positions"]
+    record["move_match"] = {("candidate" if name == net else name): {k: r[k] for k in ("top1", "top3", "mean_rank")}
+                            for name, r in mm["weights"].items()}
+    gain = 100 * (record["move_match"]["candidate"]["top1"] - record["move_match"]["gm"]["top1"])
+    record["top1_gain_points"] = round(gain, 2)
+    with tempfile.TemporaryDirectory() as tmp:
+        for key, limit in (("match_depth2", ["--depth", "2"]), ("match_nodes", ["--nodes", "20000"]),
+                           ("match_time", ["--movetime", "100"])):
+            start = time.perf_counter()
+            m = _json_of(["bench", "match", net, "gm", "--games", str(args.games), *limit, "--json",
+                          "--out", f"{tmp}/{key}.pgn"])
+            record[key] = {"limit": m["limit"], "games": m["games"], "wins": m["wins"], "draws": m["draws"],
+                           "losses": m["losses"], "score": m["score"], "elo": m["elo"], "elo_ci95": m["elo_ci95"],
+                           "seconds": round(time.perf_counter() - start, 1)}
+    if args.epoch:
+        record.update(epoch(data))
+
+    def won(m: dict) -> bool:  # type: ignore[type-arg]
+        return m["elo_ci95"][0] is not None and m["elo_ci95"][0] > 0
+
+    record["targets"] = {"top1_plus_3_points": gain >= 3.0, "depth2_match_won": won(record["match_depth2"]),
+                         "nodes_match_won": won(record["match_nodes"]),
+                         "speed_at_least_a_third": record["nodes_per_s_ratio"] >= 1 / 3}
+    if "epoch_seconds" in record:
+        record["targets"]["epoch_under_5_min"] = record["epoch_seconds"] < 300
+    record["all_targets_met"] = all(record["targets"].values())
+    print(json.dumps(record))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
