@@ -44,7 +44,7 @@ from tuner.executor import executor_scope
 from tuner.mmto import MmtoConfig, MmtoTrainer, search_training_set
 from tuner.paced import validation_match
 from tuner.training_data import load_training_data
-from tuner.tune_config import TuneConfig, n_threads
+from tuner.tune_config import TuneConfig, executor_options, n_threads
 
 #: positions of the depth-2 sample (a depth-2 sweep costs ~20 times a depth-1 one)
 DEPTH2_SAMPLE = 2000
@@ -52,7 +52,7 @@ DEPTH2_SAMPLE = 2000
 
 def one_iteration(common: TuneConfig, data: Any) -> dict[str, Any]:
     """begin, then one timed outer iteration (update, sweep, validation move-match)."""
-    with executor_scope(common, log=lambda _m: None) as ex:
+    with executor_scope(**executor_options(common), log=lambda _m: None) as ex:
         trainer = MmtoTrainer(common, MmtoConfig(), data, load_weights("material").values, log=lambda _m: None,
                               progress=False)
         t = time.perf_counter()

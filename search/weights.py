@@ -32,8 +32,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +44,10 @@ from search.catalog import (
     LEGACY_CATALOGS,
     N_FEATURES,
     PHASE_MAX,
-    legacy_feature_names,
 )
+
+from search.weights_base import CatalogMigrationWarning, Weights, WeightsFileError, catalogue_names, warn_migrated
+from search.weights_text import parse_text
 
 SCHEMA = "movetuner-weights"
 SCHEMA_VERSION = 1
@@ -56,57 +56,6 @@ BUILTIN_DIR = Path(__file__).resolve().parent / "data"
 #: (``material`` and ``classic`` are written from code by :mod:`search.weight_sets`; ``gm`` is
 #: the output of the recipe ``tuner/recipes/gm.toml`` on the grandmaster games, docs/quality.md)
 BUILTIN_SETS = ("material", "classic", "gm")
-
-
-class WeightsFileError(ValueError):
-    """A weights file that cannot be used; the message is one line naming file and place."""
-
-
-class CatalogMigrationWarning(UserWarning):
-    """A weights file of an earlier feature catalogue was read and migrated (one-line message
-    naming the file, the old catalogue and the groups whose weights were set to 0)."""
-
-
-def catalogue_names(found: object, where: str) -> tuple[str, ...]:
-    """The feature names a weights file made for catalogue ``found`` must give: this
-    catalogue's, or a legacy catalogue's (:func:`search.catalog.legacy_feature_names`).
-    Any other value is refused with a one-line :class:`WeightsFileError` naming ``where``."""
-    if found == CATALOG_HASH:
-        return FEATURE_NAMES
-    names = legacy_feature_names(found) if isinstance(found, str) else None
-    if names is None:
-        readable = ", ".join([CATALOG_HASH, *LEGACY_CATALOGS])
-        raise WeightsFileError(f"{where}: made for feature catalogue {found!r}, but this version's catalogue "
-                               f"is {CATALOG_HASH!r} (it reads files of {readable})")
-    return names
-
-
-def warn_migrated(where: str, old_hash: str) -> None:
-    """Issue the one-line :class:`CatalogMigrationWarning` for a file of ``old_hash`` read."""
-    added = " and ".join(LEGACY_CATALOGS[old_hash])
-    warnings.warn(CatalogMigrationWarning(
-        f"{where}: made for the earlier feature catalogue {old_hash!r}; read into {CATALOG_HASH!r} "
-        f"with every {added} weight 0"), stacklevel=3)
-
-
-@dataclass(frozen=True)
-class Weights:
-    """An integer weight vector over the feature catalogue, with free-form metadata.
-
-    ``values`` is int32 of shape ``(N_FEATURES,)``, indexed as :data:`search.catalog.FEATURE_NAMES`.
-    """
-
-    values: np.ndarray
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        v = np.asarray(self.values)
-        if v.shape != (N_FEATURES,) or not np.issubdtype(v.dtype, np.integer):
-            raise ValueError(f"weights must be integers of shape ({N_FEATURES},), not {v.dtype} {v.shape}")
-        object.__setattr__(self, "values", np.ascontiguousarray(v, dtype=np.int32))
-
-    def by_name(self) -> dict[str, int]:
-        return {name: int(v) for name, v in zip(FEATURE_NAMES, self.values)}
 
 
 def to_document(w: Weights) -> dict[str, Any]:
@@ -213,9 +162,6 @@ def load_weights(spec: str | Path) -> Weights:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         if text.strip() and text.lstrip()[0] not in "{[":
-            # weights_text builds on this module, so it is imported when a text view is read
-            from search.weights_text import parse_text  # noqa: PLC0415
-
             return parse_text(text, str(path))
         raise WeightsFileError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} "
                                f"({exc.msg}); the file may be truncated") from None
@@ -227,3 +173,8 @@ def resolve(spec: str | Path) -> Path:
     if isinstance(spec, str) and spec in BUILTIN_SETS and not Path(spec).exists():
         return BUILTIN_DIR / f"{spec}.json"
     return Path(spec)
+
+
+__all__ = ["BUILTIN_DIR", "BUILTIN_SETS", "CatalogMigrationWarning", "SCHEMA", "SCHEMA_VERSION", "Weights",
+           "WeightsFileError", "atomic_write_text", "catalogue_names", "dumps", "load_weights", "parse_document",
+           "resolve", "save_weights", "to_document", "warn_migrated"]

@@ -32,7 +32,7 @@ from search.catalog import (
     STAGES,
     TERMS,
 )
-from search.weights import Weights, WeightsFileError, catalogue_names, warn_migrated
+from search.weights_base import Weights, WeightsFileError, catalogue_names, warn_migrated
 
 SCORE_LINES = (
     f"phase  = min({PHASE_MAX}, {PHASE_FORMULA}), counting both colours' pieces of each type (PNBRQK)",

@@ -33,4 +33,10 @@ def numba_thread_ceiling() -> int:
     return int(getattr(numba.config, "NUMBA_NUM_THREADS"))
 
 
-__all__ = ["available_cores", "numba_thread_ceiling", "workers_or_cores"]
+def threads_for(setting: int) -> int:
+    """The numba threads a ``threads`` setting asks for: itself when positive, else (0) the cores
+    this process may use (:func:`available_cores`) up to numba's ceiling."""
+    return setting or min(available_cores(), numba_thread_ceiling())
+
+
+__all__ = ["available_cores", "numba_thread_ceiling", "threads_for", "workers_or_cores"]

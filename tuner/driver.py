@@ -36,7 +36,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -44,42 +44,14 @@ from tqdm import tqdm
 from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
 from tuner.errors import TunerError, check_interrupt
 from tuner.executor import executor_scope
-from tuner.methods import Method
+from tuner.methods import Method, Trainer
 from tuner.run_folder import Checkpoint, RunDir, provenance
 from tuner.paced import Pacer, validation_match
 from tuner.training_data import TrainingData
-from tuner.tune_config import TuneConfig, config_record, parse_stages
+from tuner.tune_config import TuneConfig, config_record, executor_options, parse_stages
 
 #: version of the driver's part of a checkpoint
 DRIVER_STATE_VERSION = 1
-
-
-class Trainer(Protocol):
-    """One method's training, driven one outer iteration at a time by :func:`drive`.
-
-    A trainer is made by its method's factory as ``trainer(common, cfg, data, w0, log=...,
-    progress=...)`` (``w0``: the start weights, int32[N_FEATURES]).
-    """
-
-    def begin(self) -> dict[str, Any]:
-        """Set up from ``w0`` and measure the start; the metrics of iteration 0."""
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """Set up from a checkpoint's trainer state (what :meth:`state` returned), so that the
-        next :meth:`step` does what it would have done in an uninterrupted run."""
-
-    def step(self, iteration: int) -> dict[str, Any]:
-        """Run outer iteration ``iteration`` (from 1); its metrics (JSON-able numbers)."""
-
-    def weights(self) -> Evaluator:
-        """The weights the last :meth:`begin` / :meth:`step` produced (int32[N_FEATURES], or a
-        network): the ones the driver measures on the validation split and may keep."""
-
-    def state(self) -> dict[str, Any]:
-        """Everything :meth:`restore` needs, JSON-able (floats round-trip exactly)."""
-
-    def finished(self) -> str | None:
-        """A reason to stop before the configured number of iterations, or None."""
 
 
 @dataclass
@@ -121,7 +93,7 @@ def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run:
     written to ``RUN/weights.json`` (see the module docstring). The heavy steps run on the
     executor ``common`` names (:func:`tuner.executor.executor_scope`: this process, or a Dask
     cluster), opened for the run and closed after it."""
-    with executor_scope(common, log=log):
+    with executor_scope(**executor_options(common), log=log):
         return _drive(method, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
 
 

@@ -65,7 +65,6 @@ from pathlib import Path
 from typing import Any
 
 import chess
-import numpy as np
 
 from search.convert import from_fen, move_to_uci
 from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan, tt_bits_for

@@ -52,8 +52,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from search.search_api import threads
-from tuner.cores import available_cores, numba_thread_ceiling
+from tuner.cores import available_cores, numba_thread_ceiling, threads_for
 from tuner.errors import TunerError, check_interrupt
+from tuner.pacer import Pacer
 
 #: positions per Dask task when the caller does not fix the chunk size (``TuneConfig.chunk``)
 DEFAULT_CHUNK = 4096
@@ -171,8 +172,6 @@ def _run_chunk(fn: Callable[..., Any], threads_n: int | None, chunk: tuple[np.nd
     """A map's task on a worker: ``fn`` on the chunk (or its selected rows) in one call
     (a pacer that never cuts it: there is no Ctrl-C to check for on a worker), one task at a
     time per process whatever the worker's ``--nthreads``."""
-    from tuner.paced import Pacer  # noqa: PLC0415 - tuner.paced imports this module
-
     arrays = chunk if local_rows is None else tuple(x[local_rows] for x in chunk)
     with _TASK_LOCK, threads(threads_n):
         return fn(*arrays, pacer=Pacer(target=math.inf, first=1 << 62), **shared, **static)
@@ -390,23 +389,25 @@ class DaskExecutor:
 _CURRENT: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("movetuner_executor", default=None)
 
 
-def open_executor(common: Any, *, log: Callable[[str], None] = print) -> Executor:
-    """The executor ``common`` (a :class:`tuner.tune_config.TuneConfig`) asks for."""
-    from tuner.tune_config import n_threads  # noqa: PLC0415
-
-    if common.executor == "local":
-        return LocalExecutor(n_threads(common))
-    if common.executor == "dask":
-        return DaskExecutor(scheduler=common.scheduler, workers=common.workers, threads_n=common.threads,
-                            chunk=common.chunk, log=log)
-    raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {common.executor!r}")
+def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
+                  log: Callable[[str], None] = print) -> Executor:
+    """The executor ``kind`` names (:data:`EXECUTORS`): ``local``, this process with ``threads``
+    numba threads (0: every core it may use, :func:`tuner.cores.threads_for`); ``dask``, a
+    cluster (``scheduler``'s address, or ``workers`` local processes) whose workers each run
+    ``threads`` threads (0: their default), in chunks of ``chunk`` positions."""
+    if kind == "local":
+        return LocalExecutor(threads_for(threads))
+    if kind == "dask":
+        return DaskExecutor(scheduler=scheduler, workers=workers, threads_n=threads, chunk=chunk, log=log)
+    raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")
 
 
 @contextlib.contextmanager
-def executor_scope(common: Any, *, log: Callable[[str], None] = print) -> Iterator[Executor]:
-    """Open the run's executor for the block (and close it after); :func:`current_executor`
-    finds it inside."""
-    ex = open_executor(common, log=log)
+def executor_scope(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
+                   log: Callable[[str], None] = print) -> Iterator[Executor]:
+    """Open the run's executor (:func:`open_executor`'s arguments) for the block, and close it
+    after; :func:`current_executor` finds it inside."""
+    ex = open_executor(kind, threads=threads, scheduler=scheduler, workers=workers, chunk=chunk, log=log)
     token = _CURRENT.set(ex)
     try:
         yield ex
@@ -415,15 +416,13 @@ def executor_scope(common: Any, *, log: Callable[[str], None] = print) -> Iterat
         ex.close()
 
 
-def current_executor(common: Any) -> Executor:
+def current_executor(threads: int) -> Executor:
     """The executor of the innermost :func:`executor_scope`; outside one, a
-    :class:`LocalExecutor` with ``common``'s threads."""
+    :class:`LocalExecutor` with ``threads`` numba threads."""
     ex = _CURRENT.get()
     if ex is not None:
         return ex
-    from tuner.tune_config import n_threads  # noqa: PLC0415
-
-    return LocalExecutor(n_threads(common))
+    return LocalExecutor(threads)
 
 
 __all__ = ["DEFAULT_CHUNK", "EXECUTORS", "DaskExecutor", "Executor", "LocalExecutor", "chunk_bounds",

@@ -297,7 +297,7 @@ def evaluate_population(common: TuneConfig, data: TrainingData, codec: Codec, po
     weights = np.stack([codec.weights(np.asarray(ind)) for ind in pop]).astype(np.int32)
     m = paced_move_match(data.train.boards, data.train.played, weights, common.depth, rows=sample,
                          budget=common.budget, threads_n=n_threads(common), pacer=pacer,
-                         executor=current_executor(common), what="ga-fitness")
+                         executor=current_executor(n_threads(common)), what="ga-fitness")
     fitness: np.ndarray = m.mean(axis=1)
     return fitness
 

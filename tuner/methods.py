@@ -4,8 +4,9 @@ A method is one module that defines
 
 * a frozen, keyword-only config dataclass (its ``[NAME]`` table in a run's ``config.toml``, and
   its group of ``tuner tune`` options, derived by :mod:`tuner.config`), and
-* a trainer class (:class:`tuner.driver.Trainer`): what one outer iteration does, what it
-  reports and what it checkpoints,
+* a trainer class (:class:`Trainer`, defined here so that the driver and the methods import
+  it from the registry, not from each other): what one outer iteration does, what it reports
+  and what it checkpoints,
 
 and one :class:`Method` line in :data:`BUILTIN` below (or a call to :func:`register` from a
 plug-in). Everything else comes from the registry: ``--method`` choices, the TOML tables, the
@@ -19,10 +20,37 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from tuner.driver import Trainer
+from search.evaluators import Evaluator
+
+class Trainer(Protocol):
+    """One method's training, driven one outer iteration at a time by :func:`drive`.
+
+    A trainer is made by its method's factory as ``trainer(common, cfg, data, w0, log=...,
+    progress=...)`` (``w0``: the start weights, int32[N_FEATURES]).
+    """
+
+    def begin(self) -> dict[str, Any]:
+        """Set up from ``w0`` and measure the start; the metrics of iteration 0."""
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Set up from a checkpoint's trainer state (what :meth:`state` returned), so that the
+        next :meth:`step` does what it would have done in an uninterrupted run."""
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        """Run outer iteration ``iteration`` (from 1); its metrics (JSON-able numbers)."""
+
+    def weights(self) -> Evaluator:
+        """The weights the last :meth:`begin` / :meth:`step` produced (int32[N_FEATURES], or a
+        network): the ones the driver measures on the validation split and may keep."""
+
+    def state(self) -> dict[str, Any]:
+        """Everything :meth:`restore` needs, JSON-able (floats round-trip exactly)."""
+
+    def finished(self) -> str | None:
+        """A reason to stop before the configured number of iterations, or None."""
+
 
 #: a plot panel: (title, [(metrics key, label)])
 Panel = tuple[str, list[tuple[str, str]]]
@@ -101,4 +129,4 @@ def get(name: str) -> Method:
     return known[name]
 
 
-__all__ = ["BUILTIN", "Method", "Panel", "get", "methods", "register", "unregister"]
+__all__ = ["BUILTIN", "Method", "Panel", "Trainer", "get", "methods", "register", "unregister"]

@@ -43,18 +43,17 @@ from tqdm import tqdm
 
 from tuner.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.optim.grid import grid_adjacent_step, l1_penalty
-from objectives.mmto import LOSSES, objective, sweep_loss
+from objectives.mmto import objective, sweep_loss
 from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
 from search.alphabeta import KIND_EVAL
 from search.search_api import signed_features, threads
-from search.catalog import GROUPS
 from search.evaluation_api import EVAL_SCALE
-from tuner.config import help_field
 from tuner.data import Positions
 from tuner.driver import drive
 from tuner.errors import TunerError, check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
 from tuner.methods import Method
+from tuner.mmto_config import MmtoConfig, stalled
 from tuner.movematch import top_k_credit
 from tuner.network_mmto import NetworkMmtoTrainer
 from search.evaluators import Evaluator
@@ -68,73 +67,6 @@ from tuner.weight_masks import constraint_masks, hold_sums, mask_of, tuning_boun
 
 #: positions per sweep call (a progress-bar tick; bounds the memory of PV-leaf boards)
 SWEEP_BATCH = 4096
-
-
-@dataclass(frozen=True, kw_only=True)
-class MmtoConfig:
-    """MMTO's settings (the ``[mmto]`` table of a run's config.toml)."""
-
-    # defaults: those marked "(Hoki & Kaneko 2014)" or "(Arasan)" come from docs/references.md;
-    # the others are round values, not tuned (the measured levers are in docs/quality.md, and
-    # the shipped recipe tuner/recipes/gm.toml holds the values that were chosen by them)
-    iterations: int = help_field(10, "outer iterations: searches of the whole training set "
-                                     "(a round value, not tuned)")
-    inner_steps: int = help_field(32, "updates between searches, reusing the stored PV leaves "
-                                      "(32 in Hoki & Kaneko 2014)")
-    optimizer: str = help_field("grid", "update rule: grid (Hoki & Kaneko's grid-adjacent step of h on "
-                                        "integer weights) or adam (Kingma & Ba 2015 on float master weights, "
-                                        "rounded for the search)")
-    step: int = help_field(1, "h: every trainable weight moves by h per update (grid-adjacent; the "
-                              "smallest step of integer weights, as Hoki & Kaneko's small h)")
-    lr: float = help_field(1.0, "adam: step size in weight units (centipawns; a round value of the scale "
-                                "of the grid step h = 1, not tuned)")
-    network_lr: float = help_field(0.005, "a network's Adam step (--start network:... or a .mtnn file), in "
-                                          "units of its clipped activations (the output layer's in pawns); "
-                                          "a network is always trained by Adam")
-    loss: str = help_field("sigmoid", "move-choice loss of a position: sigmoid (Hoki & Kaneko's sum over "
-                                      "the other moves of T(s_m - s_played)) or softmax (cross-entropy "
-                                      "of the played move under softmax(a s))")
-    slope: float = help_field(0.02, "a: slope of the sigmoid T(x) = 1/(1+exp(-a x)) or of the softmax, "
-                                    "per centipawn (a round value of the scale of a pawn, T(100 cp) = "
-                                    "0.88, not tuned; docs/quality.md measured 0.01 to 0.2 with the "
-                                    "softmax loss, best 0.05 to 0.1, and the gm recipe uses 0.05)")
-    result_weight: float = help_field(0.0, "mu: weight of Texel's game-result term mu * mean (R - sigma(K "
-                                           "s_played))^2 over the same leaves (0: none)")
-    result_k: float = help_field(0.0, "K of that term per centipawn (0: fitted on the start weights)")
-    window: float = help_field(300.0, "keep for the updates only moves scored within this many "
-                                      "centipawns of the played move (0: all moves; 300: Arasan's "
-                                      "3-pawn window)")
-    l1: float = help_field(2e-5, "lambda_1 of the L1 term on the weights named by l1_on (J_main is per "
-                                 "position; a round value, not tuned: at the classic weights the term "
-                                 "is 0.26, lambda_1 times the 12,995 cp summed over l1_on's weights)")
-    l1_on: tuple[str, ...] = help_field(tuple(g for g in GROUPS if g != "material"),
-                                        "weights under L1, by group or feature-name prefix")
-    constraint: tuple[str, ...] = help_field(("mg.material",), "equality constraints: each entry's weights "
-                                             "keep their sum at its starting value (empty: none)")
-    patience: int = help_field(2, "stop after J_main failed to fall this many iterations in a row "
-                                  "(a round value, not tuned)")
-    min_improvement: float = help_field(0.0, "relative fall of J_main that counts as falling")
-
-    def validate(self) -> None:
-        if self.iterations < 0 or self.inner_steps < 1 or self.step < 1 or self.patience < 1:
-            raise ValueError("iterations must be >= 0; inner_steps, step and patience >= 1")
-        if not (self.slope > 0 and math.isfinite(self.slope)):
-            raise ValueError(f"slope must be a positive number, not {self.slope}")
-        if self.window < 0 or self.l1 < 0 or self.min_improvement < 0:
-            raise ValueError("window, l1 and min_improvement must be >= 0")
-        if self.optimizer not in ("grid", "adam"):
-            raise ValueError(f"optimizer must be grid or adam, not {self.optimizer!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)) or not (self.network_lr > 0 and math.isfinite(self.network_lr)):
-            raise ValueError(f"lr and network_lr must be positive numbers, not {self.lr}, {self.network_lr}")
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
-        if not (self.result_weight >= 0 and math.isfinite(self.result_weight)) or self.result_k < 0:
-            raise ValueError("result_weight and result_k must be >= 0")
-        l1_mask = mask_of(self.l1_on, "l1_on")
-        constrained = mask_of(self.constraint, "constraint")
-        if np.any(l1_mask & constrained):
-            raise ValueError("l1_on and constraint must not name the same weights")
-        constraint_masks(self.constraint)
 
 
 @dataclass(frozen=True)
@@ -394,7 +326,7 @@ class MmtoTrainer:
         s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
                                 budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
                                 threads_n=self.nt, progress=self.progress, pacer=self.pacer,
-                                executor=current_executor(self.common), batch=self.common.chunk,
+                                executor=current_executor(self.nt), batch=self.common.chunk,
                                 loss=self.cfg.loss)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
@@ -451,7 +383,7 @@ class MmtoTrainer:
         return state
 
     def finished(self) -> str | None:
-        if _stalled(self.history, self.cfg):
+        if stalled(self.history, self.cfg):
             return f"J_main stopped falling for {self.cfg.patience} iteration(s)"
         return None
 
@@ -460,14 +392,6 @@ def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: Run
                resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> Evaluator:
     """Run MMTO through the shared driver (:func:`tuner.driver.drive`); the weights it keeps."""
     return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
-
-
-def _stalled(history: list[float], cfg: MmtoConfig) -> bool:
-    """Whether the last ``patience`` iterations each failed to lower J_main enough."""
-    if len(history) <= cfg.patience:
-        return False
-    recent = history[-cfg.patience - 1:]
-    return all(b >= a * (1 - cfg.min_improvement) for a, b in zip(recent, recent[1:]))
 
 
 def mmto_trainer(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: Evaluator, *, log: Any = print,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from tqdm import tqdm
@@ -35,14 +35,15 @@ from search.evaluation_api import evaluate_batch_units
 from search.network import NetworkShape, QuantizedNetwork, quantize
 from search.search_api import threads
 from tuner.errors import TunerError, check_interrupt
+from tuner.executor import LocalExecutor, current_executor
 from tuner.movematch import top_k_credit
 from tuner.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.paced import Pacer, paced_sweep
+from tuner.training_data import TrainingData
+from tuner.tune_config import TuneConfig, n_threads
 
-if TYPE_CHECKING:
-    from tuner.mmto import MmtoConfig
-    from tuner.training_data import TrainingData
-    from tuner.tune_config import TuneConfig
+from tuner.mmto_config import MmtoConfig, stalled
+
 
 
 class NetworkChunk(NamedTuple):
@@ -123,8 +124,6 @@ def search_network_training_set(boards: np.ndarray, played_index: np.ndarray, re
                                 batch: int = 4096, progress: bool = False) -> NetworkSweepSummary:
     """Step 1 over all positions, in chunks of ``batch`` through ``executor`` (default: this
     process), summed in chunk order."""
-    from tuner.executor import LocalExecutor  # noqa: PLC0415 - the executor imports the methods' modules
-
     executor = executor or LocalExecutor(threads_n)
     parts: list[NetworkChunk] = []
     bar = tqdm(total=len(boards), desc="search", unit="pos", leave=False, disable=not progress)
@@ -167,8 +166,6 @@ class NetworkMmtoTrainer:
 
     def __init__(self, common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: QuantizedNetwork, *,
                  log: Any = print, progress: bool = True) -> None:
-        from tuner.tune_config import n_threads  # noqa: PLC0415 - tune_config imports the method registry
-
         self.common, self.cfg, self.data, self.log, self.progress = common, cfg, data, log, progress
         self.threads = n_threads(common)
         self.float = w0.dequantize()
@@ -184,13 +181,11 @@ class NetworkMmtoTrainer:
         self.results = _results(data)
 
     def _search(self) -> tuple[NetworkSweepSummary, float]:
-        from tuner.executor import current_executor  # noqa: PLC0415 - the executor imports the methods' modules
-
         t = time.perf_counter()
         s = search_network_training_set(self.data.train.boards, self.data.train_played_index, self.results, self.q,
                                         depth=self.common.depth, budget=self.common.budget, slope=self.cfg.slope,
                                         window=self.cfg.window, loss=self.cfg.loss, threads_n=self.threads,
-                                        executor=current_executor(self.common), pacer=self.pacer,
+                                        executor=current_executor(self.threads), pacer=self.pacer,
                                         batch=self.common.chunk, progress=self.progress)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
@@ -274,9 +269,7 @@ class NetworkMmtoTrainer:
                 "k": self.k}
 
     def finished(self) -> str | None:
-        from tuner.mmto import _stalled  # noqa: PLC0415 - tuner.mmto imports this module
-
-        if _stalled(self.history, self.cfg):
+        if stalled(self.history, self.cfg):
             return f"J_main stopped falling for {self.cfg.patience} iteration(s)"
         return None
 

@@ -5,55 +5,16 @@ call; and the validation move-match of a run, measured that way."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-
 import numpy as np
 
-from search.batch import CHUNK
 from search.evaluators import Evaluator
 from search.network import QuantizedNetwork
 from search.search_api import Sweep, move_credit, move_indices, move_match, sweep
 from tuner.errors import check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
+from tuner.pacer import Pacer
 from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig, n_threads
-
-
-class Pacer:
-    """Sizes of kernel calls so that each lasts about ``target`` seconds (between half and
-    twice that), which lets a run check for Ctrl-C (:func:`tuner.errors.check_interrupt`)
-    between them.
-
-    Sizes count *searches* (positions, times weight vectors for a move-match) and are
-    multiples of :data:`search.batch.CHUNK`: the batch kernels give each chunk of ``CHUNK``
-    positions one search workspace, so cutting a batch at multiples of ``CHUNK`` leaves every
-    result bit-identical to one call over the whole batch. The size doubles while calls are
-    short and shrinks in proportion when one is too long, so it follows the depth, the machine
-    and its load. (Sizing from the measured rate alone shrinks without end on a loaded machine:
-    each parallel call has a fixed cost, which makes small calls look slow.)
-    """
-
-    def __init__(self, target: float = 0.4, first: int = 16 * CHUNK) -> None:
-        self.target = target
-        self.size = first
-
-    def pieces(self, n: int) -> Iterator[tuple[int, int]]:
-        """``(a, z)`` ranges covering ``0..n``, each ``a`` a multiple of ``CHUNK``, sized by the
-        latest :meth:`record` (call it after each piece's kernel call)."""
-        a = 0
-        while a < n:
-            z = min(n, a + self.size)
-            yield a, z
-            a = z
-
-    def record(self, searches: int, seconds: float) -> None:
-        """Adjust the size after a call of ``searches`` searches that took ``seconds``."""
-        if 2 * searches < self.size:  # a short last piece says little
-            return
-        if seconds < self.target / 2:
-            self.size *= 2
-        elif seconds > 2 * self.target:
-            self.size = max(CHUNK, int(searches * self.target / seconds) // CHUNK * CHUNK)
 
 
 def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
@@ -157,10 +118,10 @@ def validation_match(cfg: TuneConfig, data: TrainingData, weights: Evaluator, *,
     if isinstance(weights, QuantizedNetwork):
         return float(paced_network_match(data.validation.boards, data.validation.played, weights, cfg.depth,
                                          budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
-                                         executor=current_executor(cfg), what="validation").mean())
+                                         executor=current_executor(n_threads(cfg)), what="validation").mean())
     m = paced_move_match(data.validation.boards, data.validation.played, weights, cfg.depth,
                          budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
-                         executor=current_executor(cfg), what="validation")
+                         executor=current_executor(n_threads(cfg)), what="validation")
     return float(m.mean())
 
 

@@ -203,7 +203,7 @@ class TexelTrainer:
 
     def _leaves(self, pos: Positions) -> LeafRows:
         return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, threads_n=self.nt, pacer=self.pacer,
-                                 executor=current_executor(self.common))
+                                 executor=current_executor(self.nt))
 
     def _e(self, rows: LeafRows, pos: Positions) -> float | None:
         if len(pos) == 0:

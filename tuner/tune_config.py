@@ -9,13 +9,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from search.search_api import DEFAULT_BUDGET
 from search.catalog import GROUPS
 from search.evaluators import Evaluator, copy_evaluator, load_evaluator
 from tuner.config import help_field
-from tuner.cores import available_cores, numba_thread_ceiling
+from tuner.cores import numba_thread_ceiling, threads_for
 from tuner.errors import TunerError
 from tuner.executor import EXECUTORS
 from tuner.weight_masks import mask_of
@@ -104,7 +103,13 @@ def parse_stages(text: str) -> list[tuple[str, ...]]:
 def n_threads(cfg: TuneConfig) -> int:
     """The numba threads of a run: ``cfg.threads``, or the cores this process may use
     (:func:`tuner.cores.available_cores`) up to numba's ceiling ``NUMBA_NUM_THREADS``."""
-    return cfg.threads or min(available_cores(), numba_thread_ceiling())
+    return threads_for(cfg.threads)
+
+
+def executor_options(cfg: TuneConfig) -> dict[str, Any]:
+    """The keyword arguments of :func:`tuner.executor.executor_scope` for a run's settings."""
+    return {"kind": cfg.executor, "threads": cfg.threads, "scheduler": cfg.scheduler, "workers": cfg.workers,
+            "chunk": cfg.chunk}
 
 
 def start_weights(cfg: TuneConfig) -> Evaluator:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-import numpy as np
 
 from search.evaluators import Evaluator, load_evaluator
 from tuner.epd import SearchLimits
