@@ -5,8 +5,8 @@ Its tables come from the catalogue (:data:`search.catalog.TERMS`): each base ter
 named table (a term with labels, e.g. ``material`` over pawn..queen or ``pst.knight`` over
 a1..h8) or one named constant (a term without labels, e.g. ``pawns.doubled``), once for the
 middle game (``mg``) and once for the end game (``eg``). :data:`SCORE_LINES` state how the
-score is computed from them; the C and Rust exports (:mod:`tuner.export`) use the same tables
-and lines.
+score is computed from them, :data:`TERMS_LINES` that the weights assume exactly these terms;
+the C and Rust exports (:mod:`tuner.export`) use the same tables and lines.
 
 :func:`to_text` writes the view; :func:`parse_text` reads it back into the same
 :class:`~search.weights.Weights` (values and metadata), with one-line
@@ -42,6 +42,16 @@ SCORE_LINES = (
     "Terms are defined exactly in docs/features.md of movetuner; arrays are indexed by the labels",
     "listed with them (piece-square tables: a1, b1, ..., h8 from the side's own point of view,",
     "i.e. a black piece on square s counts for square s ^ 56).",
+)
+
+#: what every export says about the terms its weights assume: they are right only for an
+#: engine that computes exactly these terms
+TERMS_LINES = (
+    "These weights assume exactly the terms of movetuner's docs/features.md (feature catalogue",
+    f"{CATALOG_HASH}): they are right only for an engine that computes every one of those terms",
+    "exactly as defined there. Either implement those terms in your engine, or declare your own",
+    "terms to movetuner (docs/features.md says how the catalogue declares them), tune them on your",
+    "data and export again.",
 )
 
 
@@ -95,9 +105,10 @@ def term_pairs() -> Iterator[tuple[Table, Table]]:
     return zip(all_tables[:half], all_tables[half:])
 
 
-def source_name(w: Weights) -> str:
-    """The weights' name for a heading: ``metadata["name"]``, or ``unnamed weights``."""
-    name = w.metadata.get("name")
+def source_name(w: Weights, fallback: str | None = None) -> str:
+    """The weights' name for a heading: ``metadata["name"]``, else ``fallback`` (e.g. the
+    file's or run folder's name), else ``unnamed weights``."""
+    name = w.metadata.get("name") or fallback
     return str(name) if name else "unnamed weights"
 
 
@@ -113,8 +124,9 @@ _TEXT_MAGIC = "movetuner weights text view"
 _FILES = "abcdefgh"
 
 
-def to_text(w: Weights) -> str:
-    """The human-readable view: ``[stage.term]`` sections, PSTs as 8x8 grids (rank 8 on top).
+def to_text(w: Weights, name: str | None = None) -> str:
+    """The human-readable view: ``[stage.term]`` sections, PSTs as 8x8 grids (rank 8 on top),
+    headed by the weights' name (:func:`source_name` with ``name`` as the fallback).
 
     Format (read back by :func:`parse_text`): ``#`` starts a comment; ``key = value`` lines
     give ``catalog_hash``, ``phase_max``, ``metadata`` (one-line JSON) and every term without
@@ -124,8 +136,10 @@ def to_text(w: Weights) -> str:
     """
     values = w.values.tolist()
     out = [
-        f"# {_TEXT_MAGIC}: {source_name(w)}",
+        f"# {_TEXT_MAGIC}: {source_name(w, name)}",
         *(f"# {line}" for line in SCORE_LINES),
+        "#",
+        *(f"# {line}" for line in TERMS_LINES),
         f"catalog_hash = {CATALOG_HASH}",
         f"phase_max = {PHASE_MAX}",
         f"metadata = {json.dumps(w.metadata, sort_keys=True)}",

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX
-from search.weights import CatalogMigrationWarning, Weights, load_weights
+from search.weights import CatalogMigrationWarning, Weights, load_weights, save_weights
 from search.weights_text import TextFormatError, parse_text, tables, to_text
 from tuner.cli import main as tuner_main
 from tuner.export import export, to_c, to_rust
@@ -89,15 +89,21 @@ int tapered(int mg, int eg, int phase) { return MT_TAPER(mg, eg, phase); }
 """
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) on this machine")
+CC = shutil.which("gcc") or shutil.which("cc")
+#: what an engine's build may ask for; -Wunused-const-variable (=2) warns for every unused static
+#: const, in headers too, and only when the file is compiled (not with -fsyntax-only)
+STRICT = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wunused-const-variable"]
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler (gcc or cc) on this machine")
 def test_c_header_compiles_and_indexes(weights: Weights, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert CC is not None
     header = tmp_path / "weights.h"
     header.write_text(to_c(weights))
-    flags = ["-fsyntax-only", "-std=c99", "-Wall", "-Wextra", "-Werror", "-Wno-unused-const-variable"]
-    for source in (header, tmp_path / "user.c"):
-        if source.suffix == ".c":
-            source.write_text(C_USER)
-        run = subprocess.run(["cc", *flags, str(source)], capture_output=True, text=True, cwd=tmp_path)
+    (tmp_path / "user.c").write_text(C_USER)
+    for source in (["-x", "c", "weights.h"], ["user.c"]):  # the header alone, and a file using three tables
+        run = subprocess.run([CC, *STRICT, "-c", "-o", str(tmp_path / "o.o"), *source],
+                             capture_output=True, text=True, cwd=tmp_path)
         assert run.returncode == 0, run.stderr
     # compile and run a program printing entries, to check the order (a1..h8) and the values
     main = tmp_path / "main.c"
@@ -106,7 +112,7 @@ def test_c_header_compiles_and_indexes(weights: Weights, tmp_path) -> None:  # t
                     'MT_MG_MATERIAL[4], (int)MT_EG_PAWNS_DOUBLED, MT_PHASE_MAX);\n'
                     '  printf("%d %d\\n", MT_MG_ATTACKS_KNIGHT[3], MT_EG_DEFENDS_KING[0]);\n  return 0;\n}\n')
     exe = tmp_path / "main"
-    build = subprocess.run(["cc", "-std=c99", "-o", str(exe), str(main)], capture_output=True, text=True, cwd=tmp_path)
+    build = subprocess.run([CC, *STRICT, "-o", str(exe), str(main)], capture_output=True, text=True, cwd=tmp_path)
     assert build.returncode == 0, build.stderr
     printed = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
     v = weights.values
@@ -126,12 +132,35 @@ def test_rust_module_type_checks(weights: Weights, tmp_path) -> None:  # type: i
     assert run.returncode == 0, run.stderr
 
 
-def test_every_export_states_hash_and_tapering(weights: Weights) -> None:
-    for fmt in ("c", "rust", "text"):
+def test_every_export_states_hash_tapering_and_the_terms_it_assumes(weights: Weights) -> None:
+    fits = bool((np.abs(weights.values) <= 32767).all())  # c-packed holds each weight in 16 bits
+    for fmt in ("c", "rust", "text", *(("c-packed",) if fits else ())):
         text = export(weights, fmt)
         assert CATALOG_HASH in text
         assert f"(mg_sum * phase + eg_sum * ({PHASE_MAX} - phase)) / {PHASE_MAX}" in text
-        assert "docs/features.md" in text
+        flat = " ".join(re.sub(r"^\W+", "", line) for line in text.splitlines())  # comment markers off
+        assert "These weights assume exactly the terms of movetuner's docs/features.md (feature catalogue " \
+               f"{CATALOG_HASH}): they are right only for an engine that computes every one of those terms" in flat
+        assert "Either implement those terms in your engine, or declare your own terms to movetuner" in flat
+
+
+def test_exports_are_headed_by_the_weights_name_the_run_folder_or_the_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    unnamed = Weights(load_weights("classic").values, {"method": "mmto", "iteration": 3})
+    run = tmp_path / "results" / "my-run"
+    run.mkdir(parents=True)
+    save_weights(run / "weights.json", unnamed)
+    save_weights(tmp_path / "my-eval.json", unnamed)
+    heads = {"c": "/* movetuner evaluation weights: ", "c-packed": "/* movetuner evaluation weights, packed "
+             "S(mg, eg) pairs: ", "rust": "//! movetuner evaluation weights: ", "text": "# movetuner weights text view: "}
+    for spec, name in ((run / "weights.json", "my-run"), (tmp_path / "my-eval.json", "my-eval.json"),
+                       ("gm", "gm")):
+        for fmt, head in heads.items():
+            assert tuner_main(["export", str(spec), "--format", fmt]) == 0
+            first = capsys.readouterr().out.splitlines()[0]
+            assert first == head + name, first
+    assert to_c(unnamed).startswith("/* movetuner evaluation weights: unnamed weights\n")  # no file, no name
+    assert tuner_main(["export", str(run / "weights.json"), "--format", "text", "--out", str(tmp_path / "v.txt")]) == 0
+    assert load_weights(tmp_path / "v.txt").metadata == unnamed.metadata  # the heading is not metadata
 
 
 def test_cli_text_round_trip_through_files(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,5 @@
-"""Export weights for other engines: JSON, a C header, a Rust module, and a text view.
+"""Export weights for other engines: JSON, a C header, packed ``S(mg, eg)`` C tables
+(:mod:`tuner.export_packed`), a Rust module, and a text view.
 
 Every format is derived from the feature catalogue (:data:`search.catalog.TERMS`), never
 from hand-kept offsets: each base term becomes one named array (a term with labels, e.g.
@@ -12,7 +13,13 @@ the score is computed:
     eg_sum = sum over terms of eg_weight * x          from the side to move's view)
     score  = (mg_sum * phase + eg_sum * (24 - phase)) / 24   centipawns, side to move's view
 
-with the exact definition of every term in ``docs/features.md``.
+with the exact definition of every term in ``docs/features.md``; every export also says plainly
+that the weights assume exactly those terms (:data:`search.weights_text.TERMS_LINES`). Each is
+headed by the weights' name: ``metadata["name"]``, or the file's or run folder's name
+(:func:`display_name`).
+
+The C headers compile cleanly as C99 under ``-Wall -Wextra -Wunused-const-variable``: a table
+an engine does not read is marked ``MT_UNUSED`` (GCC and Clang's ``unused`` attribute).
 
 The text view is :mod:`search.weights_text` (its tables and score lines are these exports'
 too), so that :func:`search.weights.load_weights`, the one loader of every command, reads it
@@ -23,12 +30,44 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from search.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
 from search.weights import Weights, dumps
-from search.weights_text import SCORE_LINES, grid_rows, source_name, term_pairs, to_text
+from search.weights_text import SCORE_LINES, TERMS_LINES, grid_rows, source_name, term_pairs, to_text
 
-FORMATS = ("json", "c", "rust", "text")
+FORMATS = ("json", "c", "c-packed", "rust", "text")
+
+#: C lines defining ``MT_UNUSED``: GCC's and Clang's ``unused`` attribute (a table the engine
+#: does not read draws no ``-Wunused-const-variable`` warning), nothing for other compilers
+C_UNUSED_LINES = (
+    "/* tables an engine does not read draw no -Wunused-const-variable warning */",
+    "#if defined(__GNUC__) || defined(__clang__)",
+    "#define MT_UNUSED __attribute__((unused))",
+    "#else",
+    "#define MT_UNUSED",
+    "#endif",
+)
+
+
+def display_name(metadata: dict[str, Any], spec: str | Path | None = None) -> str | None:
+    """The name an export's heading gives weights loaded from ``spec``: ``metadata["name"]``,
+    else for a file the name of its run folder (``results/mine/weights.json`` -> ``mine``) or
+    its own name (``my-eval.json``); None when there is none (a heading then says ``unnamed
+    weights``)."""
+    name = metadata.get("name")
+    if name:
+        return str(name)
+    if spec is None:
+        return None
+    path = Path(spec)
+    if not path.is_file():
+        return None
+    path = path.resolve()
+    if path.stem in ("weights", "network") and path.parent.name:
+        return path.parent.name
+    return path.name
 
 
 @dataclass(frozen=True)
@@ -43,8 +82,8 @@ class _Spelling:
 
 
 _C = _Spelling(
-    constant="static const int32_t MT_{ident} = {value};  /* {name} */",
-    array_open="/* {name} [{order}] */\nstatic const int32_t MT_{ident}[{n}] = {{",
+    constant="static const int32_t MT_{ident} MT_UNUSED = {value};  /* {name} */",
+    array_open="/* {name} [{order}] */\nstatic const int32_t MT_{ident}[{n}] MT_UNUSED = {{",
     array_close="}};",
     rank_comment="/* rank {rank} */",
 )
@@ -79,19 +118,29 @@ def _tables_in(w: Weights, spelling: _Spelling) -> list[str]:
     return lines
 
 
-def to_c(w: Weights) -> str:
+def c_tables(w: Weights) -> list[str]:
+    """The C lines of every table of ``w`` (``MT_<STAGE>_<TERM>``, ``MT_UNUSED``): the body of
+    :func:`to_c`, also written into a hybrid network's header."""
+    return _tables_in(w, _C)
+
+
+def to_c(w: Weights, name: str | None = None) -> str:
     """A C header (C99): one ``static const int32_t`` array or constant per table."""
     guard = "MOVETUNER_WEIGHTS_H"
     lines = [
-        f"/* movetuner evaluation weights: {source_name(w)}",
+        f"/* movetuner evaluation weights: {source_name(w, name)}",
         f" * feature catalogue {CATALOG_HASH}, PHASE_MAX = {PHASE_MAX}",
         " *",
         *(f" * {line}" for line in SCORE_LINES),
+        " *",
+        *(f" * {line}" for line in TERMS_LINES),
         " */",
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
         "#include <stdint.h>",
+        "",
+        *C_UNUSED_LINES,
         "",
         f'#define MT_CATALOG_HASH "{CATALOG_HASH}"',
         f"#define MT_PHASE_MAX {PHASE_MAX}",
@@ -100,20 +149,22 @@ def to_c(w: Weights) -> str:
         "    (((mg_sum) * (phase) + (eg_sum) * (MT_PHASE_MAX - (phase))) / MT_PHASE_MAX)",
         "",
         "/* game-phase weight per piece type: pawn, knight, bishop, rook, queen, king */",
-        f"static const int32_t MT_PHASE_WEIGHTS[6] = {{{', '.join(map(str, PHASE_WEIGHTS))}}};",
+        f"static const int32_t MT_PHASE_WEIGHTS[6] MT_UNUSED = {{{', '.join(map(str, PHASE_WEIGHTS))}}};",
     ]
-    lines += _tables_in(w, _C)
+    lines += c_tables(w)
     lines += ["", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
 
 
-def to_rust(w: Weights) -> str:
+def to_rust(w: Weights, name: str | None = None) -> str:
     """A Rust module: one ``pub const`` array (``[i32; n]``) or ``i32`` per table."""
     lines = [
-        f"//! movetuner evaluation weights: {source_name(w)}",
+        f"//! movetuner evaluation weights: {source_name(w, name)}",
         f"//! feature catalogue {CATALOG_HASH}, PHASE_MAX = {PHASE_MAX}",
         "//!",
         *(f"//! {line}" for line in SCORE_LINES),
+        "//!",
+        *(f"//! {line}" for line in TERMS_LINES),
         "",
         f'pub const CATALOG_HASH: &str = "{CATALOG_HASH}";',
         f"pub const PHASE_MAX: i32 = {PHASE_MAX};",
@@ -129,11 +180,24 @@ def to_rust(w: Weights) -> str:
     return "\n".join(lines) + "\n"
 
 
-EXPORTERS: dict[str, Callable[[Weights], str]] = {"json": dumps, "c": to_c, "rust": to_rust, "text": to_text}
+def _json(w: Weights, name: str | None = None) -> str:
+    return dumps(w)
 
 
-def export(w: Weights, fmt: str) -> str:
-    """``w`` in format ``fmt`` (one of :data:`FORMATS`), as text."""
+def _c_packed(w: Weights, name: str | None = None) -> str:
+    from tuner.export_packed import to_c_packed  # noqa: PLC0415 (a module of its own, loaded when used)
+
+    return to_c_packed(w, name)
+
+
+#: each format's writer: ``(weights, fallback name) -> text``
+EXPORTERS: dict[str, Callable[[Weights, str | None], str]] = {
+    "json": _json, "c": to_c, "c-packed": _c_packed, "rust": to_rust, "text": to_text}
+
+
+def export(w: Weights, fmt: str, name: str | None = None) -> str:
+    """``w`` in format ``fmt`` (one of :data:`FORMATS`), as text; ``name`` heads it when the
+    weights record none (:func:`display_name`)."""
     if fmt not in EXPORTERS:
         raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
-    return EXPORTERS[fmt](w)
+    return EXPORTERS[fmt](w, name)

@@ -1,36 +1,90 @@
-"""``tuner export WEIGHTS --format json|c|rust|text [--out FILE]``: weights for other engines."""
+"""``tuner export WEIGHTS|NET.mtnn --format json|c|c-packed|rust|text|mtnn [--out FILE]``:
+weights and networks for other engines."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from search.weights import atomic_write_text, load_weights
 from tuner.errors import TunerError
-from tuner.export import FORMATS, export
+from tuner.export import FORMATS, display_name, export
+
+#: formats of a network file (``.mtnn``): the C header with the forward pass, or the file again
+NETWORK_FORMATS = ("c", "mtnn")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "export", help="write weights as JSON, a C header, a Rust module or a text view",
-        description="Export WEIGHTS as the evaluator's JSON, a C header or a Rust module with named "
-                    "arrays (piece values, middle/end-game piece-square tables in a1..h8 order, every "
-                    "other term), or a text view with 8x8 tables that 'tuner export' reads back. Each "
-                    "export states the feature catalogue hash and the tapering formula.")
+        "export", help="write weights as JSON, a C header, packed S(mg, eg) tables, a Rust module or a text view; "
+                       "a network as a C header with its forward pass",
+        description="Export WEIGHTS as the evaluator's JSON (json), a C header (c) or a Rust module (rust) with "
+                    "named arrays (piece values, middle/end-game piece-square tables in a1..h8 order, every "
+                    "other term), packed S(mg, eg) pairs in the catalogue's order as Texel-style tuners print "
+                    "them (c-packed: a C header, one int32 per term entry, with the S, MT_MG, MT_EG and "
+                    "MT_TAPER_PACKED macros), or a text view with 8x8 tables that 'tuner export' reads back "
+                    "(text). Each export states the feature catalogue hash and the tapering formula, and that "
+                    "the weights assume exactly the terms of docs/features.md. A network file (.mtnn) exports "
+                    "as one C99 header holding its parameters and the reference forward pass (c), or as the "
+                    "documented binary file again (mtnn); see docs/network.md.")
     p.add_argument("weights", metavar="WEIGHTS",
-                   help="weights file (JSON or a text view), or a built-in set: material, classic, gm")
-    p.add_argument("--format", choices=FORMATS, default="json", help="output format (default: json)")
+                   help="weights file (JSON or a text view), a built-in set (material, classic, gm), "
+                        "or a network file (.mtnn)")
+    p.add_argument("--format", choices=(*FORMATS, "mtnn"), default=None,
+                   help="output format (default: json for weights, c for a network)")
     p.add_argument("--out", metavar="FILE", default=None, help="write to FILE (default: standard output)")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def _is_network(spec: str) -> bool:
+    if not Path(spec).is_file():
+        return False
+    from search.network import is_network_file  # noqa: PLC0415 (loads numba: only for a file)
+
+    return is_network_file(spec)
+
+
+def _export_network(args: argparse.Namespace) -> None:
+    """Write the network file ``args.weights`` as its C header or as the binary file again."""
+    from search.network import network_bytes, read_network, write_network  # noqa: PLC0415
+    from tuner.export_network import to_c_network  # noqa: PLC0415
+
+    fmt = args.format or "c"
+    if fmt not in NETWORK_FORMATS:
+        raise TunerError(f"{args.weights}: a network file exports as --format {' or '.join(NETWORK_FORMATS)}, "
+                         f"not {fmt}")
     try:
-        text = export(load_weights(args.weights), args.format)
+        net = read_network(args.weights)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    if args.out is None or args.out == "-":
+    if fmt == "c":
+        _write_text(args.out, to_c_network(net, display_name(net.metadata, args.weights)))
+    elif args.out is None or args.out == "-":
+        sys.stdout.buffer.write(network_bytes(net))
+        sys.stdout.flush()
+    else:
+        write_network(args.out, net)
+
+
+def _write_text(out: str | None, text: str) -> None:
+    if out is None or out == "-":
         sys.stdout.write(text)
     else:
-        atomic_write_text(args.out, text)
+        atomic_write_text(out, text)
+
+
+def run(args: argparse.Namespace) -> int:
+    if _is_network(args.weights):
+        _export_network(args)
+        return 0
+    fmt = args.format or "json"
+    if fmt == "mtnn":
+        raise TunerError(f"{args.weights}: --format mtnn is for network files; these are linear weights")
+    try:
+        w = load_weights(args.weights)
+        text = export(w, fmt, display_name(w.metadata, args.weights))
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+    _write_text(args.out, text)
     return 0
