@@ -36,19 +36,9 @@ from typing import Any
 from search.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
 from search.weights import Weights, dumps
 from search.weights_text import SCORE_LINES, TERMS_LINES, grid_rows, source_name, term_pairs, to_text
+from tuner.c_lines import C_UNUSED_LINES
 
 FORMATS = ("json", "c", "c-packed", "rust", "text")
-
-#: C lines defining ``MT_UNUSED``: GCC's and Clang's ``unused`` attribute (a table the engine
-#: does not read draws no ``-Wunused-const-variable`` warning), nothing for other compilers
-C_UNUSED_LINES = (
-    "/* tables an engine does not read draw no -Wunused-const-variable warning */",
-    "#if defined(__GNUC__) || defined(__clang__)",
-    "#define MT_UNUSED __attribute__((unused))",
-    "#else",
-    "#define MT_UNUSED",
-    "#endif",
-)
 
 
 def display_name(metadata: dict[str, Any], spec: str | Path | None = None) -> str | None:

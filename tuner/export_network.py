@@ -36,7 +36,8 @@ from search.network import QuantizedNetwork
 from search.network_kernels import PSQ_INPUTS, QA, QB, QO
 from search.weights import Weights
 from search.weights_text import TERMS_LINES
-from tuner.export import C_UNUSED_LINES, c_tables
+from tuner.c_lines import C_UNUSED_LINES
+from tuner.export import c_tables
 
 #: values per line in the parameter arrays
 PER_LINE = 16

@@ -27,7 +27,7 @@ import re
 from search.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
 from search.weights import Weights
 from search.weights_text import SCORE_LINES, TERMS_LINES, Table, source_name, term_pairs
-from tuner.export import C_UNUSED_LINES
+from tuner.c_lines import C_UNUSED_LINES
 
 #: the largest magnitude of a weight in one half of a packed int32
 PACKED_LIMIT = 32767

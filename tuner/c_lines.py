@@ -1,0 +1,19 @@
+"""Lines every C header movetuner writes shares (:mod:`tuner.export`, :mod:`tuner.export_packed`,
+:mod:`tuner.export_network`), in a module of their own so that the exporters need not import
+each other."""
+
+from __future__ import annotations
+
+#: C lines defining ``MT_UNUSED``: GCC's and Clang's ``unused`` attribute (a table the engine
+#: does not read draws no ``-Wunused-const-variable`` warning), nothing for other compilers
+C_UNUSED_LINES = (
+    "/* tables an engine does not read draw no -Wunused-const-variable warning */",
+    "#if defined(__GNUC__) || defined(__clang__)",
+    "#define MT_UNUSED __attribute__((unused))",
+    "#else",
+    "#define MT_UNUSED",
+    "#endif",
+)
+
+
+__all__ = ["C_UNUSED_LINES"]
