@@ -24,10 +24,11 @@ import numpy as np
 from numba import njit
 
 from search.attacks import LINE
-from search.bits import bit, lsb, pop_lsb, popcount
+from search.bits import ZERO, bit, lsb, pop_lsb, popcount
 from search.board import (BOARD_WORDS, FLAG_CASTLE, FLAG_EP, KING, NO_SQUARE, W_CASTLE, W_EP, W_FULLMOVE,
-                          W_HALFMOVE, W_KEY, W_OCC, W_STM, attackers_to, compute_key, is_attacked, move_flag,
-                          move_from, move_piece, move_promo, move_to, move_uci_key, uci_key_of_text)
+                          W_HALFMOVE, W_KEY, W_OCC, W_STM, Z_CASTLE, Z_PIECE, Z_WHITE_TO_MOVE, attackers_to, ep_key,
+                          is_attacked, move_flag, move_from, move_piece, move_promo, move_to, move_uci_key,
+                          uci_key_of_text)
 from search.convert import MAX_FEN_COUNTER
 from search.movegen import MAX_MOVES, generate_moves
 from search.replay import FEN_STRIDE, _PIECE_CHARS, _write_fen
@@ -231,6 +232,22 @@ def _check_code(b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def _key(b):  # type: ignore[no-untyped-def]
+    """:func:`search.board.compute_key` (polyglot), visiting only the occupied squares."""
+    key = ZERO
+    for c in range(2):
+        for p in range(6):
+            bb = b[p] & b[W_OCC + c]
+            while bb:
+                key ^= Z_PIECE[c, p, lsb(bb)]
+                bb = pop_lsb(bb)
+    key ^= Z_CASTLE[int(b[W_CASTLE])] ^ ep_key(b)
+    if b[W_STM] == ZERO:
+        key ^= Z_WHITE_TO_MOVE
+    return key
+
+
+@njit(cache=True)
 def _analyse_kernel(boards, todo, kinds, uci, piece, from_file, from_rank, to, promo,  # type: ignore[no-untyped-def]
                     chars, check, keys, n_legal, fen_buf, fen_len, found):
     """For each board ``i`` with ``todo[i]``: python-chess's check rules into ``check[i]``;
@@ -244,7 +261,7 @@ def _analyse_kernel(boards, todo, kinds, uci, piece, from_file, from_rank, to, p
         check[i] = _check_code(b)
         if check[i] != 0:
             continue
-        key = compute_key(b)
+        key = _key(b)
         b[W_KEY] = key
         keys[i] = key
         n = generate_moves(b, moves, 0, False)
