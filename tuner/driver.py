@@ -93,6 +93,8 @@ class Best:
     def update(self, iteration: int, value: float | None, weights: np.ndarray) -> None:
         if value is not None and (self.value is None or value > self.value):
             self.value, self.iteration, self.weights, self.since = value, iteration, weights.copy(), 0
+        elif value is None and self.value is None:  # nothing to judge by (no played moves): the latest
+            self.iteration, self.weights, self.since = iteration, weights.copy(), 0
         else:
             self.since += 1
 

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 #: a plot panel: (title, [(metrics key, label)])
 Panel = tuple[str, list[tuple[str, str]]]
 
+#: what a method may need of a position set (:attr:`Method.needs`): the move played in each
+#: position, or the game's result
+PLAYED_MOVES = "played_moves"
+RESULTS = "results"
+
 
 @dataclass(frozen=True)
 class Method:
@@ -36,7 +41,11 @@ class Method:
     log, progress) -> Trainer`` (usually the trainer class); ``summary``: one line for
     ``--help``; ``iterations``: the name of its setting that counts outer iterations (what
     ``--resume`` may extend); ``unit``: what one outer iteration is called in messages and
-    plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match.
+    plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match;
+    ``needs``: what it needs of a position set, :data:`PLAYED_MOVES` (the default: it learns
+    from or is judged by the moves played, as the driver keeps the weights of the best
+    validation move-match) and/or :data:`RESULTS` (game results only: Texel). ``tuner tune``
+    refuses a set without played moves for a method that needs them.
     """
 
     name: str
@@ -47,6 +56,7 @@ class Method:
     unit: str = "iteration"
     panels: list[Panel] = field(default_factory=list)
     headline: tuple[str, ...] = ()
+    needs: frozenset[str] = frozenset({PLAYED_MOVES})
 
 
 #: name -> "module:attribute" of the built-in methods' :class:`Method` objects (imported when
@@ -98,4 +108,4 @@ def get(name: str) -> Method:
     return known[name]
 
 
-__all__ = ["BUILTIN", "Method", "Panel", "get", "methods", "register", "unregister"]
+__all__ = ["BUILTIN", "PLAYED_MOVES", "RESULTS", "Method", "Panel", "get", "methods", "register", "unregister"]

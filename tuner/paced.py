@@ -118,10 +118,15 @@ def paced_sweep(boards: np.ndarray, depth: int, w: np.ndarray, *, budget: int, p
 
 def validation_match(cfg: TuneConfig, data: TrainingData, weights: np.ndarray, *,
                      pacer: Pacer | None = None) -> float | None:
-    """Mean move-match (ties as fractions) of ``weights`` on the validation positions."""
-    if len(data.validation) == 0:
+    """Mean move-match (ties as fractions) of ``weights`` on the validation positions that have
+    a played move; None when none has."""
+    validation = data.validation
+    has = validation.has_moves()
+    if not has.all():
+        validation = validation.subset(np.flatnonzero(has))
+    if len(validation) == 0:
         return None
-    m = paced_move_match(data.validation.boards, data.validation.played, weights, cfg.depth,
+    m = paced_move_match(validation.boards, validation.played, weights, cfg.depth,
                          budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
                          executor=current_executor(cfg), what="validation")
     return float(m.mean())

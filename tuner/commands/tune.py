@@ -186,7 +186,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             run_dir.check_new(overwrite=overwrite)
         w0 = start_weights(common)
         try:
-            data = load_training_data(common, progress=progress)
+            data = load_training_data(common, needs=get_method(common.method).needs, progress=progress)
         except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C is not deferred while loading
             if not is_interrupt(exc):
                 raise
