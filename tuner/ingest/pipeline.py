@@ -212,6 +212,9 @@ class _Tally:
     lines_rejected: Counter[str] = field(default_factory=Counter)
     valid_positions: Counter[int] = field(default_factory=Counter)
     """Per position file (by index), its lines with a valid position."""
+    held: list[tuple[int, Problem]] = field(default_factory=list)
+    """Problems of a position file not printed until the file shows a valid position (a file
+    that has none is refused in one line, not after a screen of bad lines)."""
 
 
 def _warm_up() -> None:
@@ -282,6 +285,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
                 tally.dropped["duplicate"] += writer.add(frame)
                 bar.update(batch.bytes_read - bar.n)
         _check_position_files(inputs, digests, tally)
+        _report([], tally, inputs, bar, log)  # anything still held
         splits = assign_splits(tally.kept_ids, config.split, config.seed)
         counts = writer.finish(splits)
         manifest = _manifest(inputs, digests, config, workers, tally, splits, counts, started)
@@ -324,14 +328,18 @@ def _account_lines(batch: _Batch, result: LinesOutcome, tally: _Tally, inputs: l
     tally.valid_positions[result.file_index] += result.valid
     problems = [(p.file_index, p.problem) for p in batch.problems]
     problems.extend((result.file_index, p) for p in result.problems)
-    _report(problems, tally, inputs, bar, log)
+    _report(problems, tally, inputs, bar, log, hold=not tally.valid_positions[result.file_index])
 
 
 def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[InputFile],
-            bar: tqdm[Any], log: TextIO) -> None:
+            bar: tqdm[Any], log: TextIO, *, hold: bool = False) -> None:
     """Count problems (sorted by file and line here), keep the first ones for the manifest,
-    print the first few."""
+    print the first few (``hold``: not yet, see :attr:`_Tally.held`)."""
     problems.sort(key=lambda fp: (fp[0], fp[1].line))
+    if not hold:
+        for file_index, p in tally.held:
+            bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+        tally.held = []
     # batches come in file order and each batch's problems are sorted: the first problems
     # met are the first in the files
     for file_index, p in problems:
@@ -340,7 +348,10 @@ def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[Inp
             tally.first.append((file_index, p.line, p.reason, p.detail))
         if tally.printed < PRINTED_PROBLEMS:
             tally.printed += 1
-            bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+            if hold:
+                tally.held.append((file_index, p))
+            else:
+                bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
 
 
 def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[InputFile],

@@ -323,7 +323,7 @@ def _check_positions(chunk: LineChunk, config: IngestConfig, buf: bytes, starts:
     reject: list[tuple[int, str, str]] = []
     for i in np.flatnonzero(~batch.ok).tolist():
         reason = "bad_fen" if batch.bad_text[i] else "illegal_position"
-        reject.append((i, reason, f"{batch.errors[i]} in {_text(buf[starts[i]:ends[i]], 90)!r}"))
+        reject.append((i, reason, f"{batch.errors[i]}: {_text(buf[starts[i]:ends[i]], 90)!r}"))
     for i in unreadable:
         if batch.ok[i]:
             reject.append((i, "bad_move", f"move {labels[i].move!r} is not SAN or UCI"))
