@@ -523,7 +523,7 @@ def test_sample_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert (plies, duplicate) == (3229, 1)
     positions = manifest["positions"]
     assert positions["dropped_by_reason"] == {"opening": 52 * 16, "missing_elo": 0, "rating": 0,
-                                              "single_legal": single, "duplicate": duplicate}
+                                              "single_legal": single, "duplicate": duplicate, "no_legal_move": 0}
     assert positions["kept"] == plies - 52 * 16 - single - duplicate
     assert manifest["inputs"][0]["name"] == "famous-games.pgn"
 

@@ -1,7 +1,8 @@
 """``tuner ingest`` never loses data and never prints a traceback (issue 12): an output folder
 with other files in it, truncated zstd input, killed runs (orphaned workers, leftover staging
 folders), bad options, an output that is a file, a full or read-only disk, and inputs that
-yield no game (empty, binary, UTF-16 without a byte-order mark) or cannot be read."""
+yield no game (empty, binary, UTF-16 without a byte-order mark) or cannot be read; and a corrupt
+stretch inside a PGN file of real games, which costs at most the game it falls in (issue 28)."""
 
 from __future__ import annotations
 
@@ -287,9 +288,10 @@ def test_read_only_disk_is_a_one_line_error(tmp_path: Path, capsys: pytest.Captu
     ("blank.pgn", b"\n\n  \n", "no game"),
     ("notes.pgn", b"just some notes\nabout chess\n", "no game"),
     ("binary.pgn", bytes(range(256)) * 8, "binary data"),
+    ("tagged-binary.pgn", b'[Event "x"]\n' + bytes(range(256)) * 8, "binary data"),
     ("utf16-no-bom.pgn", SAMPLE.read_text(encoding="utf-8").encode("utf-16-le"), "UTF-16"),
     ("empty.pgn.gz", gzip.compress(b""), "empty once decompressed"),
-], ids=["empty", "blank", "notes", "binary", "utf16-no-bom", "empty-gz"])
+], ids=["empty", "blank", "notes", "binary", "tagged-binary", "utf16-no-bom", "empty-gz"])
 def test_input_without_games_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                          name: str, content: bytes, needle: str) -> None:
     (tmp_path / name).write_bytes(content)
@@ -327,3 +329,57 @@ def test_unreadable_input_is_a_one_line_error(tmp_path: Path, capsys: pytest.Cap
     assert main(ingest_cli(SAMPLE, locked, "--out", tmp_path / "set")) == 2
     one_line_error(capsys.readouterr().err, f"{locked}: cannot read", os.strerror(errno.EACCES))
     assert not (tmp_path / "set").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# a corrupt stretch costs one game, not the file (issue 28)
+
+def _games(text: str) -> list[str]:
+    """The sample's games as texts, each ending with the blank line after it."""
+    parts = text.split("\n\n[Event ")
+    return [parts[0] + "\n\n"] + ["[Event " + p + "\n\n" for p in parts[1:-1]] + ["[Event " + parts[-1]]
+
+
+@pytest.mark.parametrize(("garbage", "where"), [
+    ("\x00\x00]]][[ \x00 [[", "between"),
+    ("[[\x00]] [", "between"),
+    ("[[ ]] [", "between"),
+    ("\x00]][[ \x00", "inside"),
+], ids=["nul-and-brackets", "nul-line-opening-with-a-bracket", "stray-brackets", "nul-inside-a-game"])
+def test_a_corrupt_stretch_costs_at_most_its_game(tmp_path: Path, garbage: str, where: str) -> None:
+    games = _games(SAMPLE.read_text(encoding="utf-8"))
+    assert len(games) == SAMPLE_GAMES and "".join(games) == SAMPLE.read_text(encoding="utf-8")
+    broken = 3  # within the first 8 KiB, where a NUL byte once refused the whole file
+    if where == "between":  # on its own line after game 3's blank line
+        text = "".join(games[:broken]) + garbage + "\n" + "".join(games[broken:])
+    else:  # in the middle of game 4's moves
+        head, moves = games[broken].split("\n\n", 1)
+        cut = moves.index("\n") + 1
+        game = head + "\n\n" + moves[:cut] + garbage + "\n" + moves[cut:]
+        text = "".join(games[:broken]) + game + "".join(games[broken + 1:])
+    line = text[:text.index(garbage)].count("\n") + 1
+    path = tmp_path / "corrupt.pgn"
+    path.write_bytes(text.encode("utf-8"))
+    assert b"\0" in path.read_bytes()[:8192] or "\x00" not in garbage
+
+    assert main(ingest_cli(SAMPLE, "--out", tmp_path / "clean")) == 0
+    assert main(ingest_cli(path, "--out", tmp_path / "set")) == 0
+    clean, manifest = read_manifest(tmp_path / "clean"), read_manifest(tmp_path / "set")
+    problems = {(p["line"], p["reason"]) for p in manifest["problems"]["first"]}
+    assert all(p["file"] == str(path) for p in manifest["problems"]["first"])
+    same = ["fen", "move", "result", "white", "black", "event"]
+    rows, clean_rows = all_rows(tmp_path / "set").select(same), all_rows(tmp_path / "clean")
+    if where == "inside":  # that game alone is rejected, at the garbage's line
+        assert manifest["games"]["read"] == SAMPLE_GAMES
+        assert manifest["games"]["rejected_by_reason"] == {"invalid_move": 1}
+        assert (line, "invalid_move") in problems
+        assert rows.equals(clean_rows.filter(pl.col("game_id") != broken).select(same))
+        return
+    assert rows.equals(clean_rows.select(same))  # every game kept
+    if "\x00" in garbage:  # the NUL line stays behind game 3's result: text after a game
+        assert manifest["games"] == clean["games"]
+        assert problems == {(line, "garbage")}
+    else:  # a stray bracket line is a game with a malformed tag, rejected alone
+        assert manifest["games"]["read"] == SAMPLE_GAMES + 1
+        assert manifest["games"]["rejected_by_reason"] == {"bad_tag": 1}
+        assert problems == {(line, "bad_tag")}

@@ -1,8 +1,9 @@
 """Position sets as the optimizers use them: boards and played moves in numpy arrays.
 
 A position set is what ``tuner ingest`` writes (see :mod:`tuner.ingest`); this module reads
-one split of it, converts the FENs to the numba core's boards and the played moves to UCI
-keys, and checks that every played move is legal in its position.
+one split of it, converts the FENs to the numba core's boards (:func:`search.fen_batch.parse_fens`)
+and the played moves to UCI keys, and checks that every played move is legal in its position.
+Positions from position files may have no played move (:data:`NO_PLAYED_MOVE`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from tqdm import tqdm
 from search.search_api import move_indices
 from search.board import BOARD_WORDS
 from search.convert import IllegalMoveError, from_chess, uci_key
+from search.fen_batch import parse_fens
 from tuner.errors import TunerError
+
+#: ``Positions.played`` of a position without a played move (a position file's line that names none)
+NO_PLAYED_MOVE = -1
 
 
 @dataclass(frozen=True)
@@ -25,7 +30,8 @@ class Positions:
     """Positions and the moves played in them.
 
     ``boards`` uint64[P, BOARD_WORDS]; ``played`` int32[P] UCI keys of the played moves
-    (:func:`search.convert.uci_key`); ``game_ids`` int64[P]; ``labels`` a short text per
+    (:func:`search.convert.uci_key`; :data:`NO_PLAYED_MOVE` where there is none); ``game_ids``
+    int64[P]; ``labels`` a short text per
     position for error messages (file and game/ply when known); ``results`` float64[P], the
     game's result from the side to move's view (1 win, 0.5 draw, 0 loss, NaN for an
     unfinished game ``*``), or None when the source has none.
@@ -39,6 +45,11 @@ class Positions:
 
     def __len__(self) -> int:
         return len(self.played)
+
+    def has_moves(self) -> np.ndarray:
+        """bool[P]: whether each position has a played move."""
+        mask: np.ndarray = self.played != NO_PLAYED_MOVE
+        return mask
 
     def subset(self, rows: np.ndarray) -> Positions:
         rows = np.asarray(rows, dtype=np.int64)
@@ -72,13 +83,27 @@ def from_boards(boards: list[chess.Board], moves: list[chess.Move], game_ids: li
 
 def check_played(pos: Positions) -> np.ndarray:
     """Indices of the played moves among each position's legal moves (int64[P]); raise a
-    one-line :class:`TunerError` naming the first position whose move is not legal."""
+    one-line :class:`TunerError` naming the first position without a played move or whose
+    move is not legal."""
+    missing = np.flatnonzero(~pos.has_moves())
+    if len(missing):
+        raise TunerError(f"{pos.labels[missing[0]]}: no played move (a position file's line that names none)"
+                         + (f" ({len(missing) - 1} more such positions)" if len(missing) > 1 else ""))
     idx = move_indices(pos.boards, pos.played)
     bad = np.flatnonzero(idx < 0)
     if len(bad):
         raise TunerError(f"{pos.labels[bad[0]]}: the played move is not legal in this position"
                          + (f" ({len(bad) - 1} more such positions)" if len(bad) > 1 else ""))
     return idx
+
+
+def played_indices(pos: Positions) -> np.ndarray:
+    """:func:`check_played` over the positions that have a played move; -1 for the others."""
+    has = pos.has_moves()
+    index = np.full(len(pos), -1, dtype=np.int64)
+    if has.any():
+        index[has] = check_played(pos.subset(np.flatnonzero(has)))
+    return index
 
 
 REQUIRED_COLUMNS = ["game_id", "ply", "fen", "move", "stm", "result"]
@@ -104,17 +129,38 @@ def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: in
     plies = frame["ply"].to_list()
     source = Path(data_dir) / f"{split}.parquet"
     labels = [f"{source}: game {g} ply {p}" for g, p in zip(game_ids.tolist(), plies)]
-    boards = np.zeros((len(fens), BOARD_WORDS), dtype=np.uint64)
-    keys = np.zeros(len(fens), dtype=np.int32)
-    it = tqdm(range(len(fens)), desc=f"load {split}", unit="pos", disable=not progress or len(fens) < 20000,
-              leave=False)
-    for i in it:
+    boards = _boards(fens, labels, progress and len(fens) >= 20000, split)
+    keys = np.full(len(fens), NO_PLAYED_MOVE, dtype=np.int32)
+    for i, uci in enumerate(ucis):
+        if uci is None:
+            continue
         try:
-            boards[i] = from_chess(chess.Board(fens[i]))
-            keys[i] = uci_key(ucis[i])
-        except (ValueError, IllegalMoveError) as exc:
+            keys[i] = uci_key(uci)
+        except IllegalMoveError as exc:
             raise TunerError(f"{labels[i]}: {exc}") from None
     results = mover_results(frame["result"].to_list(), frame["stm"].to_numpy())
     pos = Positions(boards, keys, game_ids, labels, results)
-    check_played(pos)
+    played_indices(pos)
     return pos
+
+
+#: FENs parsed per call of the batch parser when loading
+_FEN_BATCH = 50_000
+
+
+def _boards(fens: list[str], labels: list[str], progress: bool, split: str) -> np.ndarray:
+    """The boards of a split's FENs (uint64[P, BOARD_WORDS]); a one-line error naming the first
+    that is not a valid position."""
+    boards = np.zeros((len(fens), BOARD_WORDS), dtype=np.uint64)
+    bar = tqdm(total=len(fens), desc=f"load {split}", unit="pos", disable=not progress, leave=False)
+    for a in range(0, len(fens), _FEN_BATCH):
+        part = [f.encode("ascii", "replace") for f in fens[a:a + _FEN_BATCH]]
+        ends = np.cumsum([len(f) + 1 for f in part], dtype=np.int64) - 1
+        batch = parse_fens(b"\n".join(part), ends - np.array([len(f) for f in part], dtype=np.int64), ends)
+        bad = np.flatnonzero(~batch.ok)
+        if len(bad):
+            raise TunerError(f"{labels[a + bad[0]]}: {batch.errors[bad[0]]} in {fens[a + bad[0]]!r}")
+        boards[a:a + len(part)] = batch.boards
+        bar.update(len(part))
+    bar.close()
+    return boards

@@ -66,6 +66,8 @@ class Best:
     def update(self, iteration: int, value: float | None, weights: Evaluator) -> None:
         if value is not None and (self.value is None or value > self.value):
             self.value, self.iteration, self.weights, self.since = value, iteration, copy_evaluator(weights), 0
+        elif value is None and self.value is None:  # nothing to judge by (no played moves): the latest
+            self.iteration, self.weights, self.since = iteration, copy_evaluator(weights), 0
         else:
             self.since += 1
 

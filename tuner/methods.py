@@ -55,6 +55,11 @@ class Trainer(Protocol):
 #: a plot panel: (title, [(metrics key, label)])
 Panel = tuple[str, list[tuple[str, str]]]
 
+#: what a method may need of a position set (:attr:`Method.needs`): the move played in each
+#: position, or the game's result
+PLAYED_MOVES = "played_moves"
+RESULTS = "results"
+
 
 @dataclass(frozen=True)
 class Method:
@@ -65,7 +70,11 @@ class Method:
     ``--help``; ``iterations``: the name of its setting that counts outer iterations (what
     ``--resume`` may extend); ``unit``: what one outer iteration is called in messages and
     plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match;
-    ``evaluators``: the evaluator kinds its trainer accepts as the start.
+    ``evaluators``: the evaluator kinds its trainer accepts as the start;
+    ``needs``: what it needs of a position set, :data:`PLAYED_MOVES` (the default: it learns
+    from or is judged by the moves played, as the driver keeps the weights of the best
+    validation move-match) and/or :data:`RESULTS` (game results only: Texel). ``tuner tune``
+    refuses a set without played moves for a method that needs them.
     """
 
     name: str
@@ -78,6 +87,7 @@ class Method:
     headline: tuple[str, ...] = ()
     #: the evaluator kinds it trains (search.evaluators.kind_of): "linear", "network"
     evaluators: tuple[str, ...] = ("linear",)
+    needs: frozenset[str] = frozenset({PLAYED_MOVES})
 
 
 #: name -> "module:attribute" of the built-in methods' :class:`Method` objects (imported when
@@ -129,4 +139,5 @@ def get(name: str) -> Method:
     return known[name]
 
 
-__all__ = ["BUILTIN", "Method", "Panel", "Trainer", "get", "methods", "register", "unregister"]
+__all__ = ["BUILTIN", "PLAYED_MOVES", "RESULTS", "Method", "Panel", "Trainer", "get", "methods", "register",
+           "unregister"]

@@ -112,14 +112,18 @@ def paced_network_match(boards: np.ndarray, played: np.ndarray, net: QuantizedNe
 def validation_match(cfg: TuneConfig, data: TrainingData, weights: Evaluator, *,
                      pacer: Pacer | None = None) -> float | None:
     """Mean move-match (ties as fractions) of ``weights`` (linear or a network) on the
-    validation positions."""
-    if len(data.validation) == 0:
+    validation positions that have a played move; None when none has."""
+    validation = data.validation
+    has = validation.has_moves()
+    if not has.all():
+        validation = validation.subset(np.flatnonzero(has))
+    if len(validation) == 0:
         return None
     if isinstance(weights, QuantizedNetwork):
-        return float(paced_network_match(data.validation.boards, data.validation.played, weights, cfg.depth,
+        return float(paced_network_match(validation.boards, validation.played, weights, cfg.depth,
                                          budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
                                          executor=current_executor(n_threads(cfg)), what="validation").mean())
-    m = paced_move_match(data.validation.boards, data.validation.played, weights, cfg.depth,
+    m = paced_move_match(validation.boards, validation.played, weights, cfg.depth,
                          budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
                          executor=current_executor(n_threads(cfg)), what="validation")
     return float(m.mean())

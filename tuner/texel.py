@@ -46,7 +46,7 @@ from tuner.config import help_field
 from tuner.data import Positions
 from tuner.errors import TunerError, check_interrupt
 from tuner.executor import Executor, LocalExecutor, current_executor
-from tuner.methods import Method
+from tuner.methods import RESULTS, Method
 from tuner.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.paced import Pacer
 from tuner.training_data import TrainingData
@@ -284,4 +284,5 @@ METHOD = Method(
     unit="epoch",
     panels=[("E = mean (R - sigma(K q))^2", [("e_train", "train"), ("e_validation", "validation")])],
     headline=("e_train", "e_validation"),
+    needs=frozenset({RESULTS}),
 )

@@ -192,7 +192,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             raise TunerError(f"--start {common.start}: a {kind_of(w0)} evaluator, and {common.method} trains "
                              f"{' and '.join(method.evaluators)} ones; methods that train it: {', '.join(able)}")
         try:
-            data = load_training_data(common, progress=progress)
+            data = load_training_data(common, needs=get_method(common.method).needs, progress=progress)
         except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C is not deferred while loading
             if not is_interrupt(exc):
                 raise

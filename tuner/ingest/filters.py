@@ -13,11 +13,16 @@ from tuner.config import help_field
 
 MISSING_ELO_POLICIES = ("keep", "drop")
 NON_UTF8_POLICIES = ("latin1", "skip")
+RESULT_VIEWS = ("white", "mover")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class IngestConfig:
     """Filters and split of a position set: everything that changes the rows written.
+
+    The game filters (ratings, opening plies, game length, set-up positions, non-UTF-8 games)
+    apply to games; positions of position files go through ``skip_single_legal``, ``dedup``,
+    ``results_view`` and the split.
 
     Each field's help text (its documentation) is shown by ``tuner ingest --help`` and written
     as a comment by :func:`tuner.config.dump_toml`.
@@ -76,10 +81,18 @@ class IngestConfig:
         metavar="latin1|skip",
     )
 
+    results_view: str = help_field(
+        "white",
+        "whose view the results in position files (EPD/FEN lines) are from: white (the "
+        "convention of game results, of the zurichess and bullet formats and of Gedas' "
+        "texel-tuner's default) or mover (the side to move); they are stored from White's view",
+        metavar="white|mover",
+    )
+
     split: tuple[float, ...] = help_field(
         (0.8, 0.1, 0.1),
         "fractions of the kept games for train, validation and test (split by game, never by "
-        "position)",
+        "position; the positions of position files are split by their Zobrist key)",
         metavar="TRAIN,VAL,TEST",
     )
 
@@ -97,6 +110,8 @@ class IngestConfig:
             raise ValueError(f"min_plies must be >= 0, not {self.min_plies}")
         if self.non_utf8 not in NON_UTF8_POLICIES:
             raise ValueError(f"non_utf8 must be latin1 or skip, not {self.non_utf8!r}")
+        if self.results_view not in RESULT_VIEWS:
+            raise ValueError(f"results_view must be white or mover, not {self.results_view!r}")
         if (len(self.split) != 3 or not all(math.isfinite(f) and f >= 0 for f in self.split)
                 or abs(sum(self.split) - 1.0) > 1e-9):
             text = ",".join(map(str, self.split))

@@ -366,7 +366,8 @@ class IngestedBatch:
         rows = pl.DataFrame({k: self.rows[k] for k in row_names}, schema={k: SCHEMA[k] for k in row_names})
         meta = per_game[pl.Series(self.rows["game"], dtype=pl.Int64)]
         frame = pl.concat([rows, meta], how="horizontal").with_columns(
-            mover_elo=pl.when(pl.col("stm") == 0).then(pl.col("white_elo")).otherwise(pl.col("black_elo"))
+            mover_elo=pl.when(pl.col("stm") == 0).then(pl.col("white_elo")).otherwise(pl.col("black_elo")),
+            score=pl.lit(None, dtype=SCHEMA["score"]),
         )
         return frame.select(list(SCHEMA))
 

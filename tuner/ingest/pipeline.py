@@ -1,14 +1,17 @@
-"""``ingest()``: PGN files in, a position set out (the library entry point of ``tuner ingest``).
+"""``ingest()``: PGN and position files in, a position set out (the library entry point of
+``tuner ingest``).
 
-The parent process cuts the inputs into game chunks (:mod:`tuner.ingest.sources`) and sends
-batches of them to a process pool (:func:`tuner.ingest.games.process_batch`); results are
-consumed in submission order, so deduplication, the tallies and the split are computed in game
-order and the files are byte-for-byte the same whatever the number of workers. Workers die with
-the parent, even when it is killed by a signal (:func:`_die_with_parent`).
+The parent process cuts the inputs into game chunks and blocks of lines
+(:mod:`tuner.ingest.sources`) and sends batches of them to a process pool
+(:func:`tuner.ingest.games.process_batch`, :func:`tuner.ingest.positions.process_lines`);
+results are consumed in submission order, so deduplication, the tallies and the split are
+computed in reading order and the files are byte-for-byte the same whatever the number of
+workers. Workers die with the parent, even when it is killed by a signal
+(:func:`_die_with_parent`).
 
 Every failure is a :class:`tuner.errors.TunerError` with a one-line message, the output folder
-left as it was: a bad input or output before any work, an input that yields no game, a full
-or read-only disk while writing.
+left as it was: a bad input or output before any work, a PGN input that yields no game or a
+position file that yields no valid position, a full or read-only disk while writing.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from tuner.ingest.games import (
     process_batch,
 )
 from search.replay import replay
+from tuner.ingest.positions import LINE_DROP_REASONS, LINE_REASONS, LineChunk, LinesOutcome, process_lines
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.sources import (
     FileDigest,
@@ -108,11 +112,14 @@ def _watch_parent(parent: int) -> None:
 
 @dataclass
 class _Batch:
+    """Games, or one block of lines of a position file, and the problems met before them."""
+
     chunks: list[GameChunk] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
     size: int = 0
     bytes_read: int = 0
     """Input bytes read when the batch was cut (the progress bar shows it once processed)."""
+    lines: LineChunk | None = None
 
 
 class _ByteCounter:
@@ -123,11 +130,21 @@ class _ByteCounter:
         self.value += n
 
 
-def _batches(items: Iterable[GameChunk | SourceProblem], counter: _ByteCounter) -> Iterator[_Batch]:
+def _batches(items: Iterable[GameChunk | LineChunk | SourceProblem], counter: _ByteCounter) -> Iterator[_Batch]:
     batch = _Batch()
     for item in items:
         if isinstance(item, SourceProblem):
             batch.problems.append(item)
+            continue
+        if isinstance(item, LineChunk):
+            if batch.chunks:  # the games before it go first
+                batch.bytes_read = counter.value
+                yield batch
+                batch = _Batch()
+            batch.lines = item
+            batch.bytes_read = counter.value
+            yield batch
+            batch = _Batch()
             continue
         batch.chunks.append(item)
         batch.size += len(item.data)
@@ -140,11 +157,19 @@ def _batches(items: Iterable[GameChunk | SourceProblem], counter: _ByteCounter) 
         yield batch
 
 
-def _run(batches: Iterable[_Batch], config: IngestConfig, workers: int) -> Iterator[tuple[_Batch, IngestedBatch]]:
+def _process(batch: _Batch, config: IngestConfig) -> IngestedBatch | LinesOutcome:
+    """A worker's job: a batch of games, or a block of lines."""
+    if batch.lines is not None:
+        return process_lines(batch.lines, config)
+    return process_batch(batch.chunks, config)
+
+
+def _run(batches: Iterable[_Batch], config: IngestConfig,
+         workers: int) -> Iterator[tuple[_Batch, IngestedBatch | LinesOutcome]]:
     """Process batches (in a pool when ``workers > 1``), yielding results in batch order."""
     if workers == 1:
         for batch in batches:
-            yield batch, process_batch(batch.chunks, config)
+            yield batch, _process(batch, config)
         return
     # fork where it exists: workers start at once with the kernels loaded; they never touch
     # polars or tqdm (whose threads may live in the parent), so forking is safe
@@ -152,10 +177,10 @@ def _run(batches: Iterable[_Batch], config: IngestConfig, workers: int) -> Itera
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
                              initargs=(os.getpid(),)) as pool:
-        pending: deque[tuple[_Batch, Future[IngestedBatch]]] = deque()
+        pending: deque[tuple[_Batch, Future[IngestedBatch | LinesOutcome]]] = deque()
         try:
             for batch in batches:
-                pending.append((batch, pool.submit(process_batch, batch.chunks, config)))
+                pending.append((batch, pool.submit(_process, batch, config)))
                 if len(pending) > 2 * workers:
                     done, future = pending.popleft()
                     yield done, future.result()
@@ -182,6 +207,14 @@ class _Tally:
     dropped: Counter[str] = field(default_factory=Counter)
     plies: int = 0
     printed: int = 0
+    lines: int = 0
+    """Lines of position files that were neither blank nor comments."""
+    lines_rejected: Counter[str] = field(default_factory=Counter)
+    valid_positions: Counter[int] = field(default_factory=Counter)
+    """Per position file (by index), its lines with a valid position."""
+    held: list[tuple[int, Problem]] = field(default_factory=list)
+    """Problems of a position file not printed until the file shows a valid position (a file
+    that has none is refused in one line, not after a screen of bad lines)."""
 
 
 def _warm_up() -> None:
@@ -194,12 +227,13 @@ def _warm_up() -> None:
 def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
            log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
-    """Build a position set from PGN files; return its manifest.
+    """Build a position set from PGN and position files; return its manifest.
 
     Parameters
     ----------
-    paths : PGN files (plain, ``.gz``, ``.bz2``, ``.zst``; UTF-8, Latin-1 or UTF-16/32 with a
-        byte-order mark), read in this order; each must yield at least one game.
+    paths : PGN files and position files (:mod:`tuner.ingest.positions`; plain, ``.gz``,
+        ``.bz2``, ``.zst``; UTF-8, Latin-1 or UTF-16/32 with a byte-order mark), read in this
+        order; each PGN file must yield at least one game, each position file one valid position.
     out : the output folder; replaced atomically if it is empty or holds only a position set.
         A folder with other files is refused unless ``overwrite``.
     overwrite : write into an ``out`` that holds other files too: only the set's files
@@ -242,9 +276,16 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
                   file=sys.stderr, leave=False) as bar:
             counter = _ByteCounter()
             for batch, result in _run(_batches(iter_games(inputs, digests, counter), counter), config, workers):
-                _account(batch, result, tally, inputs, bar, log)
-                tally.dropped["duplicate"] += writer.add(result.frame())
+                if isinstance(result, LinesOutcome):
+                    _account_lines(batch, result, tally, inputs, bar, log)
+                    frame = result.frame(inputs[result.file_index].name)
+                else:
+                    _account(batch, result, tally, inputs, bar, log)
+                    frame = result.frame()
+                tally.dropped["duplicate"] += writer.add(frame)
                 bar.update(batch.bytes_read - bar.n)
+        _check_position_files(inputs, digests, tally)
+        _report([], tally, inputs, bar, log)  # anything still held
         splits = assign_splits(tally.kept_ids, config.split, config.seed)
         counts = writer.finish(splits)
         manifest = _manifest(inputs, digests, config, workers, tally, splits, counts, started)
@@ -271,6 +312,48 @@ def _os_failure(exc: OSError, out: Path, staging: Path) -> str:
     return f"{where or out}: {reason} (while building the position set; {out} was left as it was)"
 
 
+def _check_position_files(inputs: list[InputFile], digests: list[FileDigest], tally: _Tally) -> None:
+    """Refuse a position file none of whose lines holds a valid position (not a position file)."""
+    for index, (inp, digest) in enumerate(zip(inputs, digests, strict=True)):
+        if inp.kind == "positions" and not tally.valid_positions[index]:
+            raise TunerError(f"{inp.path}: no valid position in its {digest.lines} line(s) (a line starts with a "
+                             "FEN, then a result such as [1.0] or c9 \"1-0\";); not a position file?")
+
+
+def _account_lines(batch: _Batch, result: LinesOutcome, tally: _Tally, inputs: list[InputFile],
+                   bar: tqdm[Any], log: TextIO) -> None:
+    tally.lines += result.records
+    tally.lines_rejected.update(result.rejected)
+    tally.dropped.update(result.dropped)
+    tally.valid_positions[result.file_index] += result.valid
+    problems = [(p.file_index, p.problem) for p in batch.problems]
+    problems.extend((result.file_index, p) for p in result.problems)
+    _report(problems, tally, inputs, bar, log, hold=not tally.valid_positions[result.file_index])
+
+
+def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[InputFile],
+            bar: tqdm[Any], log: TextIO, *, hold: bool = False) -> None:
+    """Count problems (sorted by file and line here), keep the first ones for the manifest,
+    print the first few (``hold``: not yet, see :attr:`_Tally.held`)."""
+    problems.sort(key=lambda fp: (fp[0], fp[1].line))
+    if not hold:
+        for file_index, p in tally.held:
+            bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+        tally.held = []
+    # batches come in file order and each batch's problems are sorted: the first problems
+    # met are the first in the files
+    for file_index, p in problems:
+        tally.problems[p.reason] += 1
+        if len(tally.first) < LISTED_PROBLEMS:
+            tally.first.append((file_index, p.line, p.reason, p.detail))
+        if tally.printed < PRINTED_PROBLEMS:
+            tally.printed += 1
+            if hold:
+                tally.held.append((file_index, p))
+            else:
+                bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+
+
 def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[InputFile],
              bar: tqdm[Any], log: TextIO) -> None:
     problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
@@ -283,16 +366,7 @@ def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[I
         tally.kept_ids.append(outcome.game_id)
         tally.plies += outcome.plies
         tally.dropped.update(outcome.dropped)
-    problems.sort(key=lambda fp: (fp[0], fp[1].line))
-    # batches come in file order and each batch's problems are sorted: the first problems
-    # met are the first in the files
-    for file_index, p in problems:
-        tally.problems[p.reason] += 1
-        if len(tally.first) < LISTED_PROBLEMS:
-            tally.first.append((file_index, p.line, p.reason, p.detail))
-        if tally.printed < PRINTED_PROBLEMS:
-            tally.printed += 1
-            bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+    _report(problems, tally, inputs, bar, log)
 
 
 def _manifest(inputs: list[InputFile], digests: list[FileDigest], config: IngestConfig, workers: int,
@@ -302,8 +376,9 @@ def _manifest(inputs: list[InputFile], digests: list[FileDigest], config: Ingest
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
         "package_version": __version__,
-        "inputs": [{"path": str(inp.path.resolve()), "name": inp.name, "size": inp.size,
-                    "sha256": d.sha256, "games": d.games} for inp, d in zip(inputs, digests, strict=True)],
+        "inputs": [{"path": str(inp.path.resolve()), "name": inp.name, "kind": inp.kind, "size": inp.size,
+                    "sha256": d.sha256, **({"lines": d.lines} if inp.kind == "positions" else {"games": d.games})}
+                   for inp, d in zip(inputs, digests, strict=True)],
         "config": asdict(config),
         "workers": workers,
         "games": {
@@ -311,6 +386,12 @@ def _manifest(inputs: list[InputFile], digests: list[FileDigest], config: Ingest
             "kept": tally.read - rejected,
             "rejected": rejected,
             "rejected_by_reason": dict(sorted(tally.rejected.items())),
+        },
+        "lines": {
+            "read": tally.lines,
+            "kept": tally.lines - sum(tally.lines_rejected.values()),
+            "rejected": sum(tally.lines_rejected.values()),
+            "rejected_by_reason": {r: tally.lines_rejected[r] for r in LINE_REASONS if tally.lines_rejected[r]},
         },
         "problems": {
             "count": sum(tally.problems.values()),
@@ -320,7 +401,7 @@ def _manifest(inputs: list[InputFile], digests: list[FileDigest], config: Ingest
         },
         "positions": {
             "plies_in_kept_games": tally.plies,
-            "dropped_by_reason": {r: tally.dropped.get(r, 0) for r in DROP_REASONS},
+            "dropped_by_reason": {r: tally.dropped.get(r, 0) for r in dict.fromkeys(DROP_REASONS + LINE_DROP_REASONS)},
             "kept": sum(counts.values()),
             **{name: counts[name] for name in SPLITS},
         },

@@ -13,17 +13,19 @@ import polars as pl
 
 from tuner.errors import TunerError
 from tuner.ingest.schema import (
+    ADDED_IN,
     FORMAT,
     MANIFEST,
+    READABLE_VERSIONS,
     SCHEMA,
-    SCHEMA_VERSION,
     SPLITS,
     split_file,
 )
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:
-    """The manifest of the position set in ``folder``, checked for format and schema version."""
+    """The manifest of the position set in ``folder``, checked for format and schema version
+    (any of :data:`tuner.ingest.schema.READABLE_VERSIONS`)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise TunerError(f"{folder}: no such position-set folder")
@@ -36,9 +38,9 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
         raise TunerError(f"{path}: not a readable JSON manifest ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise TunerError(f"{path}: not a position-set manifest (format is not {FORMAT!r})")
-    if manifest.get("schema_version") != SCHEMA_VERSION:
+    if manifest.get("schema_version") not in READABLE_VERSIONS:
         raise TunerError(f"{path}: schema version {manifest.get('schema_version')!r}, this movetuner reads "
-                         f"{SCHEMA_VERSION}; rebuild the set with tuner ingest")
+                         f"{' and '.join(map(str, READABLE_VERSIONS))}; rebuild the set with tuner ingest")
     return manifest
 
 
@@ -63,7 +65,7 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None)
     unknown = [c for c in wanted if c not in SCHEMA]
     if unknown:
         raise TunerError(f"unknown column(s) {', '.join(unknown)}: a position set has {', '.join(SCHEMA)}")
-    read_manifest(folder)
+    version = read_manifest(folder)["schema_version"]
     path = Path(folder) / split_file(split)
     if not path.is_file():
         raise TunerError(f"{path}: missing from the position set")
@@ -71,13 +73,17 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None)
         schema = pl.read_parquet_schema(path)
     except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
         raise TunerError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
-    missing = [c for c in wanted if c not in schema]
+    later = [c for c in wanted if c not in schema and ADDED_IN.get(c, 0) > version]
+    missing = [c for c in wanted if c not in schema and c not in later]
     if missing:
         raise TunerError(f"{path}: lacks column(s) {', '.join(missing)}")
-    wrong = [f"{c} is {schema[c]}, not {SCHEMA[c]}" for c in wanted if schema[c] != SCHEMA[c]]
+    wrong = [f"{c} is {schema[c]}, not {SCHEMA[c]}" for c in wanted if c in schema and schema[c] != SCHEMA[c]]
     if wrong:
         raise TunerError(f"{path}: wrong column type(s): {'; '.join(wrong)}")
     try:
-        return pl.read_parquet(path, columns=wanted)
+        frame = pl.read_parquet(path, columns=[c for c in wanted if c not in later])
     except Exception as exc:  # noqa: BLE001  (as above)
         raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
+    if later:  # a set written before these columns existed: they read as nulls
+        frame = frame.with_columns(pl.lit(None, dtype=SCHEMA[c]).alias(c) for c in later).select(wanted)
+    return frame

@@ -1,5 +1,11 @@
-"""Input PGN files: checking them up front, opening them (plain, gzip, bzip2, zstd), hashing
-them while they stream, and cutting the text into game chunks.
+"""Input files: checking them up front, opening them (plain, gzip, bzip2, zstd), hashing
+them while they stream, and cutting PGN text into game chunks and position files into blocks
+of lines.
+
+Each input is a PGN file or a position file (one position per line, see
+:mod:`tuner.ingest.positions`), told apart by its first lines (:func:`_kind`): the first line
+that is a PGN tag or starts with a FEN decides; without either, the suffix does (``.epd``,
+``.fen``, ``.txt``, ``.book`` before any compression suffix: a position file; anything else: PGN).
 
 The cutting happens in the parent process on bytes, line by line, so memory stays flat however
 large a file is: a game starts at a line beginning with ``[`` that follows a blank line, move
@@ -9,9 +15,17 @@ first game is reported as ``garbage``; a compressed stream that breaks off (a gz
 zstd file cut short, or damaged) is reported as ``corrupt_stream`` and ends that file (its last
 game then counts as ``truncated``).
 
-A file that starts with a UTF-16 or UTF-32 byte-order mark is decoded and read as UTF-8; a file
-with a NUL byte near its start (binary data, UTF-16 without a byte-order mark) and a file that
-yields no game at all are errors (:class:`tuner.errors.TunerError`) naming the file.
+A line holding a NUL byte (a corrupt stretch of a large dump) never starts a game and leaves the
+cutter's state alone: it stays inside the game it falls in, which it breaks (an unreadable
+token: the game is rejected and counted) unless it comes after that game's result (then it is
+reported as ``garbage``). Likewise a stray line starting with ``[`` that is no tag does not
+swallow the game that follows it: a well-formed tag after such lines starts a new game.
+
+A file that starts with a UTF-16 or UTF-32 byte-order mark is decoded and read as UTF-8. Errors
+(:class:`tuner.errors.TunerError`) naming the file: NUL bytes in every other byte near its
+start (UTF-16 without a byte-order mark), a start that is not text at all (a NUL byte and
+neither a tag nor a FEN line, or more than :data:`_BINARY_SHARE` control bytes), and a PGN
+file that yields no game.
 """
 
 from __future__ import annotations
@@ -34,6 +48,7 @@ import zstandard
 
 from tuner.errors import TunerError
 from tuner.ingest.games import GameChunk, Problem
+from tuner.ingest.positions import LineChunk
 
 #: Suffix -> (magic bytes, name) of the compressed formats read.
 COMPRESSIONS: dict[str, tuple[bytes, str]] = {
@@ -51,21 +66,32 @@ _OTHER_BOMS: tuple[tuple[bytes, str], ...] = (
     (b"\xff\xfe", "utf-16"),
     (b"\xfe\xff", "utf-16"),
 )
-#: Bytes (after decompression) checked for a NUL byte, the sign of a file that is not text.
+#: Bytes (after decompression) looked at to tell text from binary data and PGN from positions.
 _SNIFF = 8192
+#: Share of control bytes (other than tab, line feed, carriage return, form feed) above which a
+#: file's start is binary data, not text with a corrupt stretch.
+_BINARY_SHARE = 0.05
 _TAG = re.compile(rb'^\[[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+".*"\]\s*$')
+#: a line that starts with a FEN's placement and side to move
+_FEN_LINE = re.compile(rb"[1-8pnbrqkPNBRQK]{1,8}(?:/[1-8pnbrqkPNBRQK]{1,8}){7}[ \t]+[wb][ \t;|]")
+#: suffixes (before a compression suffix) of position files
+POSITION_SUFFIXES = (".epd", ".fen", ".txt", ".book")
+KINDS = ("pgn", "positions")
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13))
 _STREAM_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, zstandard.ZstdError)
 
 
 @dataclass(frozen=True)
 class InputFile:
-    """A checked input: its path as given, file name (the ``source`` column), size, and the
-    text encoding found by its byte-order mark (``utf-8`` when it has none)."""
+    """A checked input: its path as given, file name (the ``source`` column), size, the
+    text encoding found by its byte-order mark (``utf-8`` when it has none), and its kind
+    (``pgn`` or ``positions``)."""
 
     path: Path
     name: str
     size: int
     encoding: str = "utf-8"
+    kind: str = "pgn"
 
 
 class SourceProblem(NamedTuple):
@@ -81,14 +107,14 @@ def check_inputs(paths: list[str | Path]) -> list[InputFile]:
     bytes its suffix promises and, once decompressed, looks like text; raise
     :class:`TunerError` (one line naming the file) for the first that does not."""
     if not paths:
-        raise TunerError("no PGN files given")
+        raise TunerError("no input files given")
     out = []
     for given in paths:
         path = Path(given)
         if not path.exists():
             raise TunerError(f"{path}: no such file")
         if path.is_dir():
-            raise TunerError(f"{path}: is a folder, not a PGN file")
+            raise TunerError(f"{path}: is a folder, not a PGN or position file")
         try:
             with path.open("rb") as fh:
                 head = fh.read(4)
@@ -102,32 +128,60 @@ def check_inputs(paths: list[str | Path]) -> list[InputFile]:
             magic, kind = COMPRESSIONS[suffix]
             if not head.startswith(magic):
                 raise TunerError(f"{path}: not a {kind} file (its suffix is {suffix})")
-        out.append(InputFile(path=path, name=path.name, size=size, encoding=_sniff(path)))
+        encoding, kind = _sniff(path)
+        out.append(InputFile(path=path, name=path.name, size=size, encoding=encoding, kind=kind))
     return out
 
 
-def _sniff(path: Path) -> str:
-    """The text encoding of a file by its byte-order mark (``utf-8`` without one); raise
-    :class:`TunerError` when its first bytes hold a NUL byte, which no PGN text has.
+def _sniff(path: Path) -> tuple[str, str]:
+    """The text encoding of a file by its byte-order mark (``utf-8`` without one) and its kind
+    (:func:`_kind`); raise :class:`TunerError` when its start is not text (see the module
+    docstring).
 
-    A stream that is broken already at its start is let through: reading it reports
-    ``corrupt_stream``."""
+    A stream that is broken already at its start is let through (as PGN, or by its suffix):
+    reading it reports ``corrupt_stream``."""
     try:
         with path.open("rb") as fh, _decompressed(path, _HashingReader(fh)) as stream:
             head = stream.read(_SNIFF)
     except _STREAM_ERRORS:
-        return "utf-8"
+        return "utf-8", _kind_by_suffix(path)
     for bom, encoding in _OTHER_BOMS:
         if head.startswith(bom):
-            return encoding
+            text = head.decode(encoding, errors="replace").encode("utf-8")
+            return encoding, _kind(text) or _kind_by_suffix(path)
+    kind = _kind(head)
     nul = head.find(b"\0")
     if nul >= 0:
         line = head.count(b"\n", 0, nul) + 1
         if head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4:
             raise TunerError(f"{path}:{line}: NUL bytes: UTF-16 text without a byte-order mark? "
                              "Convert it to UTF-8 (or add the mark)")
-        raise TunerError(f"{path}:{line}: binary data (a NUL byte), not PGN text")
-    return "utf-8"
+        control = len(head) - len(head.translate(None, _CONTROL))
+        if kind is None or control > _BINARY_SHARE * len(head):
+            raise TunerError(f"{path}:{line}: binary data (a NUL byte), not PGN or position text")
+    return "utf-8", kind or _kind_by_suffix(path)
+
+
+def _kind(head: bytes) -> str | None:
+    """``pgn`` or ``positions`` by the first line of ``head`` that is a PGN tag or starts with a
+    FEN (comments and other lines are passed over); ``None`` when there is neither."""
+    lines = head.split(b"\n")
+    if len(head) >= _SNIFF and len(lines) > 1:
+        lines.pop()  # cut off by the sniff
+    for raw in lines:
+        line = raw.strip().removeprefix(_BOM)
+        if _TAG.match(line):
+            return "pgn"
+        if _FEN_LINE.match(line):
+            return "positions"
+    return None
+
+
+def _kind_by_suffix(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in COMPRESSIONS:
+        name = name.removesuffix(suffix)
+    return "positions" if name.endswith(POSITION_SUFFIXES) else "pgn"
 
 
 class _HashingReader(io.RawIOBase):
@@ -242,10 +296,13 @@ def _comment_state(line: bytes, in_comment: bool) -> bool:
 
 @dataclass
 class FileDigest:
-    """Filled in by :func:`iter_games` once a file has been read to its end."""
+    """Filled in by :func:`iter_games` once a file has been read to its end: its SHA-256, its
+    games (PGN) or lines (position file), and the game ids it took (one per game or line)."""
 
     sha256: str = ""
     games: int = 0
+    lines: int = 0
+    ids: int = 0
 
 
 def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDigest,
@@ -255,7 +312,7 @@ def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
         raw = _HashingReader(fh)
         lines: list[bytes] | None = None
         start = 0
-        in_tags = in_comment = False
+        in_tags = in_comment = good_tag = False
         prev_blank = True
         reported = 0
         lineno = 0
@@ -265,10 +322,18 @@ def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
                     lineno += 1
                     if lineno == 1 and line.startswith(_BOM):
                         line = line[3:]
+                    if b"\0" in line:  # a corrupt stretch: it stays in its game and changes no state
+                        if lines is not None:
+                            lines.append(line)
+                        else:
+                            text = line.strip()[:40].decode("utf-8", "replace")
+                            yield SourceProblem(index, Problem(lineno, "garbage", f"text before the first game: {text!r}"))
+                        continue
                     if line[:1] == b"[" and (
                         lines is None
                         or (not in_tags and not in_comment)
                         or (in_comment and prev_blank and _TAG.match(line))
+                        or (in_tags and not good_tag and _TAG.match(line))  # after stray '[' lines
                     ):
                         if lines is not None:
                             yield GameChunk(game_id, index, inp.name, start, b"".join(lines), False)
@@ -276,6 +341,7 @@ def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
                             progress(raw.bytes_read - reported)
                             reported = raw.bytes_read
                         lines, start, in_tags, in_comment, prev_blank = [line], lineno, True, False, False
+                        good_tag = _TAG.match(line) is not None
                         continue
                     blank = line.isspace() or not line
                     if lines is None:
@@ -305,16 +371,76 @@ def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
         raw.drain()
         progress(raw.bytes_read - reported)
     digest.sha256 = raw.sha256.hexdigest()
-    digest.games = game_id - first_id
+    digest.games = digest.ids = game_id - first_id
+
+
+#: Bytes of a position file per block of lines (a worker's unit of work).
+LINE_BLOCK_BYTES = 256 * 1024
+
+
+def _text_reader(stream: BinaryIO, encoding: str) -> Callable[[int], bytes]:
+    """``read(n)`` of a decompressed stream as UTF-8 bytes (a UTF-16/32 file decoded)."""
+    if encoding == "utf-8":
+        return stream.read
+    text = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="\n")
+    return lambda n: text.read(n).encode("utf-8")
+
+
+def _blocks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDigest,
+                    progress: Callable[[int], None]) -> Iterator[LineChunk | SourceProblem]:
+    """Blocks of whole lines of a position file, about :data:`LINE_BLOCK_BYTES` each; line
+    ``k`` (1-based) takes game id ``first_id + k - 1``. A stream that breaks off is reported as
+    ``corrupt_stream`` (its last, partial line dropped) and ends the file."""
+    lineno = 1  # of the next block's first line
+    tail = b""
+    reported = 0
+    with inp.path.open("rb") as fh:
+        raw = _HashingReader(fh)
+        try:
+            with _decompressed(inp.path, raw) as stream:
+                read = _text_reader(stream, inp.encoding)
+                while data := read(LINE_BLOCK_BYTES):
+                    if lineno == 1 and not tail and data.startswith(_BOM):
+                        data = data[3:]
+                    data = tail + data
+                    cut = data.rfind(b"\n") + 1
+                    if cut == 0 and len(data) < 4 * LINE_BLOCK_BYTES:
+                        tail = data  # no line end yet
+                        continue
+                    block, tail = (data[:cut], data[cut:]) if cut else (data, b"")
+                    yield LineChunk(index, inp.name, lineno, first_id + lineno - 1, block)
+                    lineno += block.count(b"\n") + (0 if cut else 1)
+                    progress(raw.bytes_read - reported)
+                    reported = raw.bytes_read
+        except _STREAM_ERRORS as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if lineno == 1:
+                raise TunerError(f"{inp.path}:1: corrupt_stream before any position: {detail}") from None
+            yield SourceProblem(index, Problem(lineno, "corrupt_stream", f"reading stopped: {detail}"))
+            tail = b""
+            raw.drain()
+        if tail:
+            yield LineChunk(index, inp.name, lineno, first_id + lineno - 1, tail)
+            lineno += tail.count(b"\n") + 1
+        if lineno == 1:
+            raise TunerError(f"{inp.path}: empty once decompressed")
+        raw.drain()
+        progress(raw.bytes_read - reported)
+    digest.sha256 = raw.sha256.hexdigest()
+    digest.lines = digest.ids = lineno - 1
 
 
 def iter_games(inputs: list[InputFile], digests: list[FileDigest],
-               progress: Callable[[int], None] = lambda n: None) -> Iterator[GameChunk | SourceProblem]:
-    """Game chunks of all inputs in order (game ids counting from 0 over all files), with the
-    problems that belong to no game; ``digests[i]`` is filled once file ``i`` is read.
-    ``progress(n)`` is called with the number of (compressed) bytes newly read."""
+               progress: Callable[[int], None] = lambda n: None) -> Iterator[GameChunk | LineChunk | SourceProblem]:
+    """Game chunks and blocks of lines of all inputs in order (game ids counting from 0 over
+    all files: one per game, one per line of a position file), with the problems that belong
+    to no game; ``digests[i]`` is filled once file ``i`` is read. ``progress(n)`` is called
+    with the number of (compressed) bytes newly read."""
     game_id = 0
     for index, (inp, digest) in enumerate(zip(inputs, digests, strict=True)):
-        yield from _chunks_of_file(index, inp, game_id, digest, progress)
-        game_id += digest.games
+        if inp.kind == "positions":
+            yield from _blocks_of_file(index, inp, game_id, digest, progress)
+        else:
+            yield from _chunks_of_file(index, inp, game_id, digest, progress)
+        game_id += digest.ids
 

@@ -33,6 +33,7 @@ import polars as pl
 
 from search.board import UCI_KEY_BITS, uci_keys_by_text
 from tuner.errors import TunerError
+from tuner.ingest.positions import SPLIT_COLUMN
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SPLITS, split_file
 
 #: Rows buffered before a part file is written.
@@ -234,21 +235,29 @@ class PositionWriter:
         (folder / "parts").mkdir()
 
     def add(self, rows: pl.DataFrame) -> int:
-        """Append a batch (rows in game order); return how many were dropped as duplicates."""
+        """Append a batch (rows in game order, with the split column of position-file rows or
+        without it for games); return how many were dropped as duplicates."""
         dropped = 0
+        if SPLIT_COLUMN not in rows.columns:
+            rows = rows.with_columns(pl.lit(-1, dtype=pl.Int8()).alias(SPLIT_COLUMN))
         if self.dedup and rows.height:
             seen = self._seen
-            keep = np.ones(rows.height, dtype=np.bool_)
             codes = uci_keys_by_text()
-            for i, (z, move) in enumerate(zip(rows["zobrist"].to_list(), rows["move"].to_list(), strict=True)):
-                key = (z << UCI_KEY_BITS) | codes[move]  # position and move: the deduplication key
-                if key in seen:
-                    keep[i] = False
-                else:
-                    seen.add(key)
-            dropped = int(rows.height - keep.sum())
-            if dropped:
-                rows = rows.filter(pl.Series(keep))
+            # position and move (code 0, a1a1, for none): the deduplication key
+            keys = [(z << UCI_KEY_BITS) | (0 if move is None else codes[move])
+                    for z, move in zip(rows["zobrist"].to_list(), rows["move"].to_list(), strict=True)]
+            if seen.isdisjoint(keys) and len(set(keys)) == len(keys):  # nothing repeated (the common case)
+                seen.update(keys)
+            else:
+                keep = np.ones(rows.height, dtype=np.bool_)
+                for i, key in enumerate(keys):
+                    if key in seen:
+                        keep[i] = False
+                    else:
+                        seen.add(key)
+                dropped = int(rows.height - keep.sum())
+                if dropped:
+                    rows = rows.filter(pl.Series(keep))
         if rows.height:
             self._buffer.append(rows)
             self._buffered += rows.height
@@ -266,16 +275,18 @@ class PositionWriter:
         self._buffer, self._buffered = [], 0
 
     def finish(self, splits: dict[str, np.ndarray]) -> dict[str, int]:
-        """Write ``<split>.parquet`` for every split (game ids per split); return row counts."""
+        """Write ``<split>.parquet`` for every split (game ids per split for games; rows of
+        position files carry their split); return row counts."""
         self._flush()
         self._seen = set()
         counts = {}
-        for name in SPLITS:
+        for k, name in enumerate(SPLITS):
             target = self.folder / split_file(name)
             ids = pl.Series(splits[name], dtype=pl.Int64)
+            by_game = (pl.col(SPLIT_COLUMN) < 0) & pl.col("game_id").is_in(ids.implode())
             with _writing(target):
                 if self._parts:
-                    query = pl.scan_parquet(self._parts).filter(pl.col("game_id").is_in(ids.implode()))
+                    query = pl.scan_parquet(self._parts).filter(by_game | (pl.col(SPLIT_COLUMN) == k))
                     query.select(list(SCHEMA)).sink_parquet(target, compression="zstd", maintain_order=True)
                 else:
                     pl.DataFrame(schema=SCHEMA).write_parquet(target, compression="zstd")
