@@ -217,11 +217,15 @@ class _Tally:
     that has none is refused in one line, not after a screen of bad lines)."""
 
 
-def _warm_up() -> None:
-    """Load (or compile, the first time) the numba replay kernel in the parent, before the
-    pool forks its workers (or, with spawn, so that they find it in the cache)."""
-    replay(from_chess(chess.Board())[None, :], np.array([0, 1]), np.array([12]), np.array([28]),
-           np.array([0]), np.array([True]))
+def _warm_up(inputs: list[InputFile], config: IngestConfig) -> None:
+    """Load (or compile, the first time) the numba kernels the inputs need in the parent,
+    before the pool forks its workers (or, with spawn, so that they find them in the cache):
+    the replay kernel for PGN, the line and FEN kernels for position files."""
+    if any(inp.kind == "pgn" for inp in inputs):
+        replay(from_chess(chess.Board())[None, :], np.array([0, 1]), np.array([12]), np.array([28]),
+               np.array([0]), np.array([True]))
+    if any(inp.kind == "positions" for inp in inputs):
+        process_lines(LineChunk(0, "", 1, 0, f"{chess.STARTING_FEN} [0.5]\n".encode()), config)
 
 
 def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
@@ -267,7 +271,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
             print(note, file=log)
         keep_others = check_output(out, overwrite=overwrite)
         staging = staging_dir(out)
-        _warm_up()
+        _warm_up(inputs, config)
         digests = [FileDigest() for _ in inputs]
         writer = PositionWriter(staging, dedup=config.dedup)
         tally = _Tally()

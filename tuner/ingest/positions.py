@@ -25,10 +25,11 @@ the engine cannot search or python-chess finds impossible), ``bad_result``, ``ba
 is dropped (counted, not reported) when it has one legal move (``single_legal``, as for games,
 when that filter is on) or none (``no_legal_move``: the game is over, nothing to learn).
 
-The FENs of a chunk of lines are parsed and checked at once by :func:`search.fen_batch.parse_fens`
-(numba); this module cuts the lines into fields in Python. A position's split is drawn from its
-Zobrist key and the seed (:func:`hash_splits`), so the split does not depend on reading order or
-chunking, and a position repeated in the file lands in one split.
+A block of lines is cut into FEN and label spans by :func:`tuner.ingest.line_fields.line_fields`
+and its FENs parsed and checked at once by :func:`search.fen_batch.parse_fens` (both numba); each
+distinct label text is read once in Python (:func:`parse_label`). A position's split is drawn
+from its Zobrist key and the seed (:func:`hash_splits`), so the split does not depend on reading
+order or chunking, and a position repeated in the file lands in one split.
 """
 
 from __future__ import annotations
