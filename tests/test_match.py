@@ -4,6 +4,7 @@ game-end rules and adjudication, the openings file, and the statistics."""
 from __future__ import annotations
 
 import io
+import json
 import math
 
 import chess
@@ -179,3 +180,52 @@ def test_pgn_text_is_parseable_without_files() -> None:
     parsed = chess.pgn.read_game(io.StringIO(str(to_pgn(game, {"A": "classic", "B": "material"}, "t"))))
     assert parsed is not None and parsed.headers["Termination"] == "checkmate"
     assert parsed.end().board().is_checkmate()
+
+
+def test_sprt_stops_a_clear_match_early(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from tuner.sprt import Sprt, llr
+
+    fast = ["--depth", "1", "--adjudicate-cp", "400", "--adjudicate-moves", "1", "--workers", "1"]
+    assert tuner_main(["bench", "match", "classic", "material", "--games", "400", *fast, "--sprt", "0", "10", "0.05",
+                       "0.05", "--out", str(tmp_path / "a.pgn")]) == 0
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("SPRT"))
+    test = Sprt(0, 10, 0.05, 0.05)
+    assert f"bounds {test.lower:.3f} .. {test.upper:.3f}" in line and "H1 accepted" in line
+    assert tuner_main(["bench", "match", "classic", "material", "--games", "400", *fast, "--sprt", "0", "10", "0.05",
+                       "0.05", "--out", str(tmp_path / "b.pgn"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    sprt = doc["sprt"]
+    assert sprt["decision"] == "H1" and doc["games"] < 400 and sprt["pairs"] == doc["games"] // 2
+    assert sprt["llr"] == pytest.approx(llr(doc["pentanomial"], 0, 10), abs=1e-4) and sprt["llr"] >= sprt["upper"]
+    assert f"LLR {sprt['llr']:.3f}" in line
+    # it stopped at the first pair that crossed: without the last pair the LLR is inside the bounds
+    with (tmp_path / "b.pgn").open() as fh:
+        games = []
+        while (game := chess.pgn.read_game(fh)) is not None:
+            games.append(game)
+    assert len(games) == doc["games"]
+    first_pairs = [sum(_points(g) for g in games[k:k + 2]) for k in range(0, len(games) - 2, 2)]
+    counts = [first_pairs.count(p / 2) for p in range(5)]
+    assert test.lower < llr(counts, 0, 10) < test.upper
+
+
+def _points(game: chess.pgn.Game) -> float:
+    """classic's points in a game of the PGN."""
+    white = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[game.headers["Result"]]
+    return white if game.headers["White"] == "classic" else 1.0 - white
+
+
+def test_sprt_stops_at_the_same_pair_with_one_and_two_workers() -> None:
+    from tuner.sprt import Sprt
+
+    openings = load_openings(DEFAULT_OPENINGS)
+    settings = {"games": 60, "depth": 1, "adjudicate_cp": 400, "adjudicate_moves": 1, "seed": 5}
+    test = Sprt(0, 200, 0.05, 0.05)  # a wide test: stops after a few pairs
+    one = run_match(CLASSIC, MATERIAL, openings, MatchConfig(workers=1, **settings), sprt=test)  # type: ignore[arg-type]
+    two = run_match(CLASSIC, MATERIAL, openings, MatchConfig(workers=2, **settings), sprt=test)  # type: ignore[arg-type]
+    assert one == two and len(one) < 30
+    assert test.check(summarize(one).pentanomial).decision == "H1"
+    assert test.check(summarize(one[:-1]).pentanomial).decision == "inconclusive"
+    assert tuner_main(["bench", "match", "classic", "material", "--depth", "1", "--sprt", "10", "0", "0.05",
+                       "0.05"]) == 2

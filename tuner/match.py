@@ -61,6 +61,7 @@ from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.cores import workers_or_cores
 from tuner.limits import check_limits
+from tuner.sprt import INCONCLUSIVE, Sprt
 from tuner.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan
 
@@ -432,7 +433,8 @@ def _checked(player: Player) -> Player:
 
 def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,
               progress: Callable[[int], object] | None = None, *,
-              pool: concurrent.futures.Executor | None = None) -> list[tuple[GameRecord, GameRecord]]:
+              pool: concurrent.futures.Executor | None = None,
+              sprt: Sprt | None = None) -> list[tuple[GameRecord, GameRecord]]:
     """Play ``config.games`` games (``games / 2`` openings, each with both colour assignments).
 
     Each side is weights (int32[N_FEATURES]) for the numba search or an external engine
@@ -442,6 +444,12 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     the game pairs in opening order, identical for any number of workers (with deterministic
     engines and no ``movetime``). Raises
     :class:`~tuner.engines.EngineFailure` when an external engine fails.
+
+    ``sprt``: stop early, as soon as the test (:class:`tuner.sprt.Sprt`, A tested against B)
+    crosses a bound. The test is checked on the game pairs in opening order, after each pair
+    whose predecessors are all finished, so the pairs returned (those up to the one that
+    crossed, or all ``games / 2``) do not depend on the number of workers either; pairs
+    finished beyond that point are dropped, those not started are cancelled.
     """
     config.validate()
     wa, wb = _checked(weights_a), _checked(weights_b)
@@ -450,35 +458,73 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
                       config.adjudicate_moves, config.movetime, config.engine_timeout)
              for i, op in enumerate(chosen)]
     workers = min(workers_or_cores(config.workers), len(tasks))
-    results: list[tuple[GameRecord, GameRecord] | None] = [None] * len(tasks)
+    results = _Prefix(len(tasks), sprt)
     if pool is not None and workers > 1:
         _collect(pool, tasks, results, progress)
     elif workers <= 1:
         for t in tasks:
-            results[t.index] = play_pair(t)
+            stop = results.add(t.index, play_pair(t))
             if progress:
                 progress(2)
+            if stop:
+                break
     else:
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as own:
             _collect(own, tasks, results, progress)
-    return [r for r in results if r is not None]
+    return results.played()
 
 
-def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask],
-             results: list[tuple[GameRecord, GameRecord] | None], progress: Callable[[int], object] | None) -> None:
-    """Play ``tasks`` in ``pool``, storing each pair at its index; on an error the pairs not
-    yet started are cancelled (those under way end: external engines time out) and it is raised."""
+class _Prefix:
+    """The game pairs of a match as they finish, and the SPRT checked on the longest run of
+    finished pairs from the first one (the pairs in opening order)."""
+
+    def __init__(self, n: int, sprt: Sprt | None) -> None:
+        self.pairs: list[tuple[GameRecord, GameRecord] | None] = [None] * n
+        self.sprt = sprt
+        self.ready = 0  # pairs[:ready] are all finished and checked
+        self.stopped_at: int | None = None
+        self.pentanomial = np.zeros(5, dtype=np.int64)
+
+    def add(self, index: int, pair: tuple[GameRecord, GameRecord]) -> bool:
+        """Store a finished pair; True once the test has crossed a bound (stop playing)."""
+        self.pairs[index] = pair
+        while self.stopped_at is None and self.ready < len(self.pairs) and self.pairs[self.ready] is not None:
+            done = self.pairs[self.ready]
+            assert done is not None
+            self.ready += 1
+            if self.sprt is not None:
+                self.pentanomial[int(round(2 * (done[0].points_a + done[1].points_a)))] += 1
+                if self.sprt.check(self.pentanomial).decision != INCONCLUSIVE:
+                    self.stopped_at = self.ready
+        return self.stopped_at is not None
+
+    def played(self) -> list[tuple[GameRecord, GameRecord]]:
+        """The pairs in opening order: up to the one where the test stopped, else all."""
+        kept = self.pairs if self.stopped_at is None else self.pairs[:self.stopped_at]
+        return [p for p in kept if p is not None]
+
+
+def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask], results: _Prefix,
+             progress: Callable[[int], object] | None) -> None:
+    """Play ``tasks`` in ``pool``, storing each pair at its index; on an error, or when the
+    SPRT stops the match, the pairs not yet started are cancelled (those under way end:
+    external engines time out) and the error is raised."""
     futures = {pool.submit(play_pair, t): t.index for t in tasks}
     try:
         for fut in concurrent.futures.as_completed(futures):
-            results[futures[fut]] = fut.result()
+            stop = results.add(futures[fut], fut.result())
             if progress:
                 progress(2)
+            if stop:
+                break
     except BaseException:
         for fut in futures:
             fut.cancel()
         concurrent.futures.wait(futures)
         raise
+    for fut in futures:
+        fut.cancel()
+    concurrent.futures.wait(futures)
 
 
 def default_pgn_path(name_a: str, name_b: str) -> Path:

@@ -48,7 +48,7 @@ H0, H1, INCONCLUSIVE = "H0", "H1", "inconclusive"
 
 def logistic_score(elo: float) -> float:
     """The expected score (0..1) at a logistic Elo difference ``elo``."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def regularized(counts: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -82,7 +82,8 @@ def mle_with_mean(freqs: np.ndarray, s: float) -> np.ndarray:
             hi = mid
     x = lo if abs(f(lo)) <= abs(f(hi)) else hi
     p: np.ndarray = freqs / (1.0 + x * d)
-    return p / p.sum()
+    out: np.ndarray = p / p.sum()
+    return out
 
 
 def llr(counts: Sequence[float] | np.ndarray, elo0: float, elo1: float) -> float:
@@ -117,7 +118,8 @@ class SprtResult:
     def describe(self) -> str:
         """One line: the hypotheses, the LLR against its bounds and the decision."""
         t = self.test
-        verdict = {H0: f"H0 accepted (elo <= {t.elo0:g})", H1: f"H1 accepted (elo >= {t.elo1:g})",
+        verdict = {H0: f"H0 accepted (elo0 = {t.elo0:g} favoured over elo1 = {t.elo1:g})",
+                   H1: f"H1 accepted (elo1 = {t.elo1:g} favoured over elo0 = {t.elo0:g})",
                    INCONCLUSIVE: "inconclusive (no bound crossed)"}[self.decision]
         return (f"SPRT elo0 {t.elo0:g} elo1 {t.elo1:g} alpha {t.alpha:g} beta {t.beta:g}: LLR {self.llr:.3f} "
                 f"(bounds {self.lower:.3f} .. {self.upper:.3f}) after {self.pairs} game pairs: {verdict}")
