@@ -124,7 +124,8 @@ def test_an_external_engine_takes_part_in_the_games(sample_set: Path, tmp_path: 
 
 
 def test_bad_inputs_are_one_line_errors(sample_set: Path, run_folder: Path, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+                                        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where the default --out (results/compare) would go
     no_test = tmp_path / "no-test"
     shutil.copytree(sample_set, no_test)
     (no_test / "test.parquet").unlink()
@@ -148,6 +149,7 @@ def test_bad_inputs_are_one_line_errors(sample_set: Path, run_folder: Path, tmp_
         assert tuner_main(["bench", "compare", *args]) == 2, args
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], (args, err)
+    assert not (tmp_path / "results").exists() and not (tmp_path / "o").exists()  # failures leave no empty folder
     (run_folder.parent / "broken").mkdir()
     for f in ("weights.json", "metrics.jsonl"):
         shutil.copy(run_folder / f, run_folder.parent / "broken" / f)

@@ -133,8 +133,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
     out = Path(args.out_dir)
     if out.exists() and not out.is_dir():
         raise TunerError(f"{out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
     doc = run_compare(players, settings, out, progress=sys.stderr.isatty())
+    out.mkdir(parents=True, exist_ok=True)  # after the measures: a failed comparison leaves no empty folder
     json_path, png_path = out / "compare.json", out / "compare.png"
     atomic_write_text(json_path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
     plot_compare(doc, png_path, f"movetuner compare ({len(players)} entrants)")
