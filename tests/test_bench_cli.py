@@ -72,3 +72,25 @@ def test_plot_writes_metric_and_pst_pngs(sample_set: Path, tmp_path: Path, capsy
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     assert main(["bench", "plot", str(tmp_path)]) == 2
     assert "not a run folder" in capsys.readouterr().err
+
+
+def test_every_help_text_prints_percent_signs_once() -> None:
+    """argparse %-formats argument help but not descriptions or epilogs: a '%%' there is printed
+    as is (``bench epd --help`` said "95%%")."""
+    import argparse
+
+    from tuner.cli import build_parser
+
+    def parsers(p: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser]]:
+        out = [(name, p)]
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    out += parsers(sub, f"{name} {sub_name}")
+        return out
+
+    found = parsers(build_parser(), "tuner")
+    assert {"tuner bench epd", "tuner bench match", "tuner tune"} <= {n for n, _ in found}
+    for name, p in found:
+        assert "%%" not in p.format_help(), name
+    assert "with 95% intervals" in dict(found)["tuner bench epd"].format_help()
