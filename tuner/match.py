@@ -53,10 +53,9 @@ import chess.engine
 import chess.pgn
 import numpy as np
 
-from search.alphabeta import MATE_BOUND
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.evaluation_api import EVAL_SCALE, check_weights
+from search.evaluation_api import check_weights
 from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.cores import workers_or_cores
@@ -69,7 +68,7 @@ from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[1] / "datasets" / "openings" / "openings.epd"
 #: move-ordering table per engine and game (2**16 entries, 768 KiB)
 _TT_BITS = 16
-#: a mate score in the adjudication record, in centipawns
+#: a mate score in the adjudication record, in centipawns: +-(_MATE_CP + n) for a mate in n moves
 _MATE_CP = 100_000
 
 RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
@@ -181,7 +180,7 @@ class GameRecord:
     opening: Opening
     white: str  # "A" or "B"
     moves: tuple[str, ...]
-    scores: tuple[tuple[int, int], ...]  # (centipawns, White's view; +-100000 for mate), depth
+    scores: tuple[tuple[int, int], ...]  # (centipawns, White's view; +-(100000 + n): mate in n moves), depth
     result: str
     termination: str
 
@@ -231,10 +230,14 @@ def rules_end(board: chess.Board) -> tuple[str, str] | None:
 
 
 def _white_cp(it: Iteration, white_to_move: bool) -> int:
-    if abs(it.score) > MATE_BOUND:
-        cp = _MATE_CP if it.score > 0 else -_MATE_CP
+    """The search's score in White's view, centipawns; a mate in n moves (n >= 1, either side)
+    as +-(:data:`_MATE_CP` + n)."""
+    mate = it.mate_moves  # as the search reports it over UCI: "mate n", "mate -n"
+    if mate is not None:
+        cp = _MATE_CP + max(1, abs(mate))
+        cp = cp if mate > 0 else -cp
     else:
-        cp = int(round(it.score / EVAL_SCALE))
+        cp = it.score_cp
     return cp if white_to_move else -cp
 
 
@@ -389,9 +392,22 @@ def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
 # ---------------------------------------------------------------- PGN
 
 
+def score_comment(cp: int, depth: int) -> str:
+    """A move's comment as cutechess-cli writes it (``evalString``, ``MoveEvaluation::scoreText``),
+    without the time: the mover's score in pawns with two decimals, signed when not zero
+    (``+0.35``, ``0.00``, ``-1.20``), or a mate in n moves as ``+Mn`` / ``-Mn``; then ``/depth``.
+    ``cp``: centipawns from the mover's view, mates as in :attr:`GameRecord.scores`."""
+    if abs(cp) >= _MATE_CP:
+        shown = ("+M" if cp > 0 else "-M") + str(abs(cp) - _MATE_CP)
+    else:
+        shown = ("+" if cp > 0 else "") + f"{cp / 100:.2f}"
+    return f"{shown}/{depth}"
+
+
 def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Game:
     """The game as python-chess PGN: engines named by their weights, the opening, result and
-    termination reason in the headers, each move commented with its score/depth."""
+    termination reason in the headers, each move commented with the mover's score and depth
+    (:func:`score_comment`, cutechess's convention)."""
     pgn = chess.pgn.Game()
     pgn.setup(chess.Board(game.opening.fen))
     pgn.headers["Event"] = event
@@ -405,10 +421,11 @@ def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Gam
     pgn.headers["Termination"] = game.termination
     pgn.headers["PlyCount"] = str(len(game.moves))
     node: chess.pgn.GameNode = pgn
+    white_moves = chess.Board(game.opening.fen).turn == chess.WHITE
     for uci, (cp, depth) in zip(game.moves, game.scores):
         node = node.add_variation(chess.Move.from_uci(uci))
-        shown = ("+M" if cp > 0 else "-M") if abs(cp) >= _MATE_CP else f"{cp / 100:+.2f}"
-        node.comment = f"{shown}/{depth}"
+        node.comment = score_comment(cp if white_moves else -cp, depth)
+        white_moves = not white_moves
     return pgn
 
 
@@ -527,9 +544,15 @@ def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask], resul
     concurrent.futures.wait(futures)
 
 
-def default_pgn_path(name_a: str, name_b: str) -> Path:
-    """``results/match-<A>-vs-<B>.pgn`` (names reduced to file-name characters)."""
-    def stem(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(text).stem or text)
+def player_stem(text: str) -> str:
+    """A short file-name part for a player: a built-in set's name, a weights file's stem, or for
+    a run folder's ``weights.json`` the run folder's name (``results/run-7/weights.json`` ->
+    ``run-7``); reduced to file-name characters."""
+    path = Path(text)
+    name = path.parent.name if path.name == "weights.json" and path.parent.name else (path.stem or text)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
-    return Path("results") / f"match-{stem(name_a)}-vs-{stem(name_b)}.pgn"
+
+def default_pgn_path(name_a: str, name_b: str) -> Path:
+    """``results/match-<A>-vs-<B>.pgn``, the names by :func:`player_stem`."""
+    return Path("results") / f"match-{player_stem(name_a)}-vs-{player_stem(name_b)}.pgn"
