@@ -14,6 +14,7 @@ import contextlib
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
@@ -34,6 +35,11 @@ from tuner.match import (
     write_pgn,
 )
 from tuner.methods import methods
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tuner.run_folder import RunDir
 
 MATCH_EPILOG = """\
 game end: checkmate, stalemate, insufficient material, the fifty-move rule and threefold
@@ -244,11 +250,31 @@ def run_plot_command(args: argparse.Namespace) -> int:
     if not isinstance(method, str) or method not in methods():
         raise TunerError(f"{run.weights_path}: unknown method {method!r} in its metadata "
                          f"(known: {', '.join(methods())})")
+    start = _start_weights(run)
     out = Path(args.out) if args.out else run.path / "plots"
     out.mkdir(parents=True, exist_ok=True)
     name = run.path.resolve().name
     written = [plot_metrics(records, method, out / "metrics.png", f"{name} ({method})"),
-               plot_psts(weights.values, out / "pst.png", f"{name}: piece-square tables (cp, White's view)")]
+               plot_psts(weights.values, out / "pst.png", f"{name}: piece-square tables", start)]
     for path in written:
         print(path)
     return 0
+
+
+def _start_weights(run: RunDir) -> np.ndarray | None:
+    """The weights a run started from (its config.toml's ``start``: a built-in set or a file,
+    as given, or relative to the run folder), or None with a note on stderr when they cannot
+    be read (then ``pst.png`` shows the values, not the change)."""
+    from tuner.config import read_toml  # noqa: PLC0415
+
+    start = read_toml(run.config_path).get("start", "material") if run.config_path.exists() else None
+    if not isinstance(start, str):
+        return None
+    for candidate in (start, str(run.path / start)):
+        try:
+            return load_weights(candidate).values
+        except ValueError:
+            continue
+    print(f"note: {run.config_path}: cannot read the start weights {start!r}; pst.png shows the values, "
+          "not the change from the start", file=sys.stderr)
+    return None
