@@ -36,7 +36,11 @@ class Method:
     log, progress) -> Trainer`` (usually the trainer class); ``summary``: one line for
     ``--help``; ``iterations``: the name of its setting that counts outer iterations (what
     ``--resume`` may extend); ``unit``: what one outer iteration is called in messages and
-    plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match.
+    plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match;
+    ``best_by``: the metric (a key of the iteration's metrics) and direction (``"max"`` or
+    ``"min"``) by which the driver keeps the best iteration and stops early: the validation
+    move-match unless the method has its own validation criterion (Texel: its validation
+    error ``e_validation``, lower is better).
     """
 
     name: str
@@ -47,6 +51,7 @@ class Method:
     unit: str = "iteration"
     panels: list[Panel] = field(default_factory=list)
     headline: tuple[str, ...] = ()
+    best_by: tuple[str, str] = ("match_validation", "max")
 
 
 #: name -> "module:attribute" of the built-in methods' :class:`Method` objects (imported when

@@ -15,7 +15,7 @@ from search.catalog import FEATURE_INDEX, PIECE_NAMES, SQUARE_NAMES, STAGES
 
 #: the panel every run has (the driver measures it each iteration, :mod:`tuner.driver`)
 VALIDATION_PANEL = ("validation move-match (ties as fractions)",
-                    [("match_validation", "this iteration"), ("best_validation", "best so far")])
+                    [("match_validation", "this iteration"), ("best_validation", "the kept iteration's")])
 
 
 def panels_of(method: str) -> list[tuple[str, list[tuple[str, str]]]]:
