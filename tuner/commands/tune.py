@@ -53,14 +53,46 @@ def resumable() -> set[str]:
     return {m.iterations for m in methods().values()} | {"threads", "executor", "scheduler", "workers"}
 
 
+def recipe_settings(path: Path = DEFAULT_RECIPE) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The settings a recipe file gives: (top-level settings, {method: its table's settings})."""
+    data = read_toml(path)
+    return ({k: v for k, v in data.items() if not isinstance(v, dict)},
+            {k: v for k, v in data.items() if isinstance(v, dict)})
+
+
+def recipe_name(path: Path = DEFAULT_RECIPE) -> str:
+    """How messages name a recipe: ``gm (tuner/recipes/gm.toml)``."""
+    root = DEFAULT_RECIPE.parents[2]
+    shown = path.resolve().relative_to(root) if path.resolve().is_relative_to(root) else path
+    return f"{path.stem} ({shown})"
+
+
+def recipe_line(path: Path = DEFAULT_RECIPE) -> str:
+    """One line saying which recipe runs and what it sets: ``recipe gm (tuner/recipes/gm.toml):
+    mmto from classic, iterations 10, ...``."""
+    top, tables = recipe_settings(path)
+    method = str(top.get("method", TuneConfig().method))
+    parts = [f"{method} from {top.get('start', TuneConfig().start)}"]
+    parts += [f"{k} {_shown(v)}" for k, v in tables.get(method, {}).items()]
+    parts += [f"{k} {_shown(v)}" for k, v in top.items() if k not in ("method", "start")]
+    return (f"recipe {recipe_name(path)}: " + ", ".join(parts)
+            + " (no --method or --config given; flags override it)")
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     names = ", ".join(methods())
+    top, tables = recipe_settings()
+    recipe_method = str(top.get("method", TuneConfig().method))
     p = sub.add_parser("tune", help=f"learn weights from a position set ({names})",
                        description="Fit the evaluator's weights so that the engine's shallow search "
                                    "prefers the moves played in a position set (tuner ingest), or fits "
                                    "its results. Writes RUN/config.toml, RUN/metrics.jsonl (a line per "
                                    "iteration), RUN/weights.json and RUN/state.json (after every "
-                                   "iteration, atomically).")
+                                   "iteration, atomically).",
+                       epilog=f"Without --method and --config, the recipe {recipe_name()} runs (the settings "
+                              f"that made the built-in gm weights): method {recipe_method}, and the values "
+                              f"marked 'recipe {DEFAULT_RECIPE.stem}' above; every other setting, and every "
+                              "setting of a run with --method NAME, has the default shown. Flags override both.")
     p.add_argument("--config", metavar="FILE",
                    help=f"TOML file of settings (top level, and a table per method: {', '.join(f'[{n}]' for n in methods())})")
     p.add_argument("--resume", metavar="RUN", help="continue the run in folder RUN from its last iteration")
@@ -80,11 +112,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         add_arguments(group, method.config, exclude=shared)
         for f in fields:
             seen.setdefault(f, name)
+    recipe = {**top, **{k: v for k, v in tables.get(recipe_method, {}).items() if seen.get(k) == recipe_method}}
+    for action in p._actions:
+        if action.dest in recipe and action.help and action.help.endswith(")"):
+            action.help = action.help[:-1] + f"; recipe {DEFAULT_RECIPE.stem}: {_shown(recipe[action.dest])})"
     p.set_defaults(func=run)
 
 
 def _shown(value: Any) -> str:
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return ",".join(map(str, value)) or "none"
     return str(value)
 
@@ -147,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
             common0, methods0 = configs_from_toml(Path(args.config))
         elif not hasattr(args, "method"):  # neither a config nor a method: the shipped recipe
             common0, methods0 = configs_from_toml(DEFAULT_RECIPE)
+            if not args.quiet:
+                print(recipe_line(), file=sys.stderr)
         else:
             common0, methods0 = TuneConfig(), {m: cls() for m, cls in method_configs().items()}
         common = from_namespace(TuneConfig, args, common0)
