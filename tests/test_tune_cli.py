@@ -124,8 +124,11 @@ def test_data_and_out_alone_run_the_shipped_recipe(sample_set: Path, tmp_path: P
     capsys.readouterr()
     assert main(["tune", "--data", str(sample_set), "--out", str(run), "--iterations", "1",
                  *[a for a in FAST if a != "--quiet"]]) == 0
-    # the console says which recipe runs, and what it sets
-    first = capsys.readouterr().err.splitlines()[0]
+    # the console says which recipe runs, and what it sets; and, at the end, that so few
+    # positions make a demonstration, not weights to play with
+    err = capsys.readouterr().err.splitlines()
+    first = err[0]
+    assert err[-1].startswith("note: 600 training positions are a demonstration") and str(run) in err[-1]
     assert first.startswith(f"recipe gm (tuner/recipes/gm.toml): {recipe['method']} from {recipe['start']}, ")
     for key, value in recipe[common.method].items():
         shown = ",".join(map(str, value)) if isinstance(value, list) else str(value)
@@ -156,3 +159,13 @@ def test_tune_help_shows_the_recipes_values(capsys: pytest.CaptureFixture[str]) 
     assert f"(default: material; recipe gm: {recipe['start']})" in start
     loss = text.rsplit("--loss LOSS", 1)[1].split(" --", 1)[0]
     assert f"recipe gm: {recipe['mmto']['loss']})" in loss
+
+
+def test_the_demonstration_note_names_small_runs_only(tmp_path: Path) -> None:
+    from tuner.commands.tune import DEMONSTRATION_POSITIONS, small_data_note
+    from tuner.run_folder import RunDir
+
+    run = RunDir(tmp_path / "r")
+    assert small_data_note(DEMONSTRATION_POSITIONS, run) is None
+    note = small_data_note(DEMONSTRATION_POSITIONS - 1, run)
+    assert note is not None and "demonstration" in note and f"tuner bench match {run.weights_path} classic" in note
