@@ -9,7 +9,7 @@ line:
 - ``k``: the fitted K per centipawn; ``e_validation_before`` / ``_after`` (E on the validation
   positions of finished games) and ``e_train_before`` / ``_after``;
 - ``match_validation_before`` / ``_after``: validation move-match (ties as fractions) of the
-  start weights and of the weights the run kept (its best by validation move-match);
+  start weights and of the weights the run kept (its best epoch by validation error E);
 - ``seconds_per_epoch``: mean wall time of an epoch (the optimizer's steps and the search of
   the quiescence leaves of every training and validation position); target: under 60 s for
   100,000 positions on 2 cores;

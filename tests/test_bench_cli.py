@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import chess
@@ -72,3 +73,61 @@ def test_plot_writes_metric_and_pst_pngs(sample_set: Path, tmp_path: Path, capsy
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     assert main(["bench", "plot", str(tmp_path)]) == 2
     assert "not a run folder" in capsys.readouterr().err
+
+    # the panels' series and labels name the metrics as metrics.jsonl does (j_l1, not J_R)
+    from tuner.plots import panels_of
+
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    for _, series in panels_of("mmto"):
+        for key, label in series:
+            assert key in records[-1], key
+            for word in re.findall(r"\b[A-Za-z]+_[A-Za-z0-9_]+\b", label):
+                assert word in records[-1], (label, word)
+
+
+def test_pst_figure_shows_the_change_from_the_start_in_readable_digits() -> None:
+    import matplotlib.pyplot as plt
+
+    from search.catalog import FEATURE_INDEX
+    from tuner.plots import CELL_FONT_SIZE, pst_figure
+
+    start = load_weights("classic").values
+    tuned = start.copy()
+    tuned[FEATURE_INDEX["mg.pst.knight.e4"]] += 7
+    tuned[FEATURE_INDEX["eg.pst.king.a1"]] -= 12
+    fig = pst_figure(tuned, "t", start)
+    try:
+        texts = {(ax.get_title(), t.get_text()): t.get_fontsize() for ax in fig.axes for t in ax.texts}
+        assert set(texts) == {("mg knight", "+7"), ("eg king", "-12")}  # only the squares that changed
+        assert min(texts.values()) >= CELL_FONT_SIZE >= 8
+        assert "change from the start weights" in fig._suptitle.get_text()
+    finally:
+        plt.close(fig)
+    fig = pst_figure(start, "t")  # without a start: the values themselves
+    try:
+        knight = next(ax for ax in fig.axes if ax.get_title() == "mg knight")
+        assert str(start[FEATURE_INDEX["mg.pst.knight.e4"]]) in [t.get_text() for t in knight.texts]
+    finally:
+        plt.close(fig)
+
+
+def test_every_help_text_prints_percent_signs_once() -> None:
+    """argparse %-formats argument help but not descriptions or epilogs: a '%%' there is printed
+    as is (``bench epd --help`` said "95%%")."""
+    import argparse
+
+    from tuner.cli import build_parser
+
+    def parsers(p: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser]]:
+        out = [(name, p)]
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    out += parsers(sub, f"{name} {sub_name}")
+        return out
+
+    found = parsers(build_parser(), "tuner")
+    assert {"tuner bench epd", "tuner bench match", "tuner tune"} <= {n for n, _ in found}
+    for name, p in found:
+        assert "%%" not in p.format_help(), name
+    assert "with 95% intervals" in dict(found)["tuner bench epd"].format_help()

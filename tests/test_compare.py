@@ -124,7 +124,8 @@ def test_an_external_engine_takes_part_in_the_games(sample_set: Path, tmp_path: 
 
 
 def test_bad_inputs_are_one_line_errors(sample_set: Path, run_folder: Path, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+                                        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where the default --out (results/compare) would go
     no_test = tmp_path / "no-test"
     shutil.copytree(sample_set, no_test)
     (no_test / "test.parquet").unlink()
@@ -148,6 +149,7 @@ def test_bad_inputs_are_one_line_errors(sample_set: Path, run_folder: Path, tmp_
         assert tuner_main(["bench", "compare", *args]) == 2, args
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], (args, err)
+    assert not (tmp_path / "results").exists() and not (tmp_path / "o").exists()  # failures leave no empty folder
     (run_folder.parent / "broken").mkdir()
     for f in ("weights.json", "metrics.jsonl"):
         shutil.copy(run_folder / f, run_folder.parent / "broken" / f)
@@ -155,3 +157,26 @@ def test_bad_inputs_are_one_line_errors(sample_set: Path, run_folder: Path, tmp_
     assert tuner_main(["bench", "compare", str(run_folder.parent / "broken"), *data, "--games", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "config.toml: not valid TOML" in err[0]
+
+
+def test_sprt_stops_each_pair_as_bench_match_does(sample_set: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    games = ["--games", "60", "--depth", "1", "--adjudicate-cp", "400", "--adjudicate-moves", "1", "--seed", "2",
+             "--workers", "1", "--sprt", "0", "200", "0.05", "0.05"]
+    assert tuner_main(["bench", "compare", "classic", "material", "--data", str(sample_set), "--max-positions", "20",
+                       *games, "--out", str(tmp_path / "cmp")]) == 0
+    printed = capsys.readouterr().out
+    doc = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    pair = doc["pairs"][0]
+    assert pair["sprt"]["decision"] == "H1" and pair["games"] < 60 and pair["sprt"]["pairs"] == pair["games"] // 2
+    assert doc["games"]["sprt"]["upper"] == pytest.approx(pair["sprt"]["upper"])
+    alone = cli_json(["bench", "match", "classic", "material", *games, "--json", "--out", str(tmp_path / "m.pgn")],
+                     capsys)
+    for key in ("games", "wins", "draws", "losses", "pentanomial", "sprt"):
+        assert pair[key] == alone[key], key
+    assert "SPRT per pair: elo0 0 elo1 200" in printed and "at most 60 per pair" in printed
+    header = next(line for line in printed.splitlines() if line.startswith("| A "))
+    assert header.rstrip(" |").endswith("SPRT") and "SPRT LLR" in header
+    assert tuner_main(["bench", "compare", "classic", "material", "--data", str(sample_set), "--games", "0",
+                       "--sprt", "0", "10", "0.05", "0.05", "--out", str(tmp_path / "x")]) == 2
+    assert "--sprt stops games" in capsys.readouterr().err

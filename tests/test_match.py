@@ -4,6 +4,7 @@ game-end rules and adjudication, the openings file, and the statistics."""
 from __future__ import annotations
 
 import io
+import json
 import math
 
 import chess
@@ -103,7 +104,7 @@ def test_checkmate_is_found_and_scored() -> None:
     # White mates in one (Ra8#); A (classic) plays White
     game = play_game(task("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"), "A", "1.1")
     assert (game.moves, game.result, game.termination) == (("a1a8",), "1-0", "checkmate")
-    assert game.points_a == 1.0 and game.scores[0][0] == 100_000
+    assert game.points_a == 1.0 and game.scores[0][0] == 100_001  # mate in 1, White's view
 
 
 def test_adjudication_rules() -> None:
@@ -179,3 +180,83 @@ def test_pgn_text_is_parseable_without_files() -> None:
     parsed = chess.pgn.read_game(io.StringIO(str(to_pgn(game, {"A": "classic", "B": "material"}, "t"))))
     assert parsed is not None and parsed.headers["Termination"] == "checkmate"
     assert parsed.end().board().is_checkmate()
+
+
+def test_sprt_stops_a_clear_match_early(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from tuner.sprt import Sprt, llr
+
+    fast = ["--depth", "1", "--adjudicate-cp", "400", "--adjudicate-moves", "1", "--workers", "1"]
+    assert tuner_main(["bench", "match", "classic", "material", "--games", "400", *fast, "--sprt", "0", "10", "0.05",
+                       "0.05", "--out", str(tmp_path / "a.pgn")]) == 0
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("SPRT"))
+    test = Sprt(0, 10, 0.05, 0.05)
+    assert f"bounds {test.lower:.3f} .. {test.upper:.3f}" in line and "H1 accepted" in line
+    assert tuner_main(["bench", "match", "classic", "material", "--games", "400", *fast, "--sprt", "0", "10", "0.05",
+                       "0.05", "--out", str(tmp_path / "b.pgn"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    sprt = doc["sprt"]
+    assert sprt["decision"] == "H1" and doc["games"] < 400 and sprt["pairs"] == doc["games"] // 2
+    assert sprt["llr"] == pytest.approx(llr(doc["pentanomial"], 0, 10), abs=1e-4) and sprt["llr"] >= sprt["upper"]
+    assert f"LLR {sprt['llr']:.3f}" in line
+    # it stopped at the first pair that crossed: without the last pair the LLR is inside the bounds
+    with (tmp_path / "b.pgn").open() as fh:
+        games = []
+        while (game := chess.pgn.read_game(fh)) is not None:
+            games.append(game)
+    assert len(games) == doc["games"]
+    first_pairs = [sum(_points(g) for g in games[k:k + 2]) for k in range(0, len(games) - 2, 2)]
+    counts = [first_pairs.count(p / 2) for p in range(5)]
+    assert test.lower < llr(counts, 0, 10) < test.upper
+
+
+def _points(game: chess.pgn.Game) -> float:
+    """classic's points in a game of the PGN."""
+    white = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[game.headers["Result"]]
+    return white if game.headers["White"] == "classic" else 1.0 - white
+
+
+def test_sprt_stops_at_the_same_pair_with_one_and_two_workers() -> None:
+    from tuner.sprt import Sprt
+
+    openings = load_openings(DEFAULT_OPENINGS)
+    settings = {"games": 60, "depth": 1, "adjudicate_cp": 400, "adjudicate_moves": 1, "seed": 5}
+    test = Sprt(0, 200, 0.05, 0.05)  # a wide test: stops after a few pairs
+    one = run_match(CLASSIC, MATERIAL, openings, MatchConfig(workers=1, **settings), sprt=test)  # type: ignore[arg-type]
+    two = run_match(CLASSIC, MATERIAL, openings, MatchConfig(workers=2, **settings), sprt=test)  # type: ignore[arg-type]
+    assert one == two and len(one) < 30
+    assert test.check(summarize(one).pentanomial).decision == "H1"
+    assert test.check(summarize(one[:-1]).pentanomial).decision == "inconclusive"
+    assert tuner_main(["bench", "match", "classic", "material", "--depth", "1", "--sprt", "10", "0", "0.05",
+                       "0.05"]) == 2
+
+
+def test_default_pgn_names_of_run_folders_do_not_collide() -> None:
+    from tuner.match import default_pgn_path
+
+    assert default_pgn_path("results/run-a/weights.json", "results/run b/weights.json").name == \
+        "match-run-a-vs-run_b.pgn"
+    assert default_pgn_path("classic", "mine/tuned.json").name == "match-classic-vs-tuned.pgn"
+    assert default_pgn_path("weights.json", "gm").name == "match-weights-vs-gm.pgn"  # no folder to name it by
+
+
+def test_pgn_scores_are_the_movers_as_cutechess_writes_them() -> None:
+    import re
+
+    from tuner.match import score_comment, to_pgn
+
+    # Black to move with two queens: both engines see Black far ahead; adjudicated after 2 plies
+    game = play_game(task("4k3/qq6/8/8/8/8/8/4K3 b - - 0 1", adjudicate_moves=1), "A", "1.1")
+    assert len(game.moves) == 2 and game.result == "0-1"
+    assert game.scores[0][0] <= -1000 and game.scores[1][0] <= -1000  # the record: White's view
+    parsed = chess.pgn.read_game(io.StringIO(str(to_pgn(game, {"A": "classic", "B": "material"}, "t"))))
+    assert parsed is not None
+    comments = [node.comment for node in parsed.mainline()]
+    cutechess = re.compile(r"^(\+?\d+\.\d\d|-\d+\.\d\d|0\.00|[+-]M\d+)/\d+$")
+    assert all(cutechess.match(c) for c in comments), comments
+    black, white = (float(c.split("/")[0].replace("M", "1000")) for c in comments)
+    assert black > 10 and white < -10  # each from the mover's view: Black ahead, White behind
+    mate = play_game(task("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"), "A", "1.1")
+    assert to_pgn(mate, {"A": "a", "B": "b"}, "t").next().comment.startswith("+M1/")  # type: ignore[union-attr]
+    assert [score_comment(cp, 3) for cp in (35, 0, -120, 100_002, -100_004)] == \
+        ["+0.35/3", "0.00/3", "-1.20/3", "+M2/3", "-M4/3"]

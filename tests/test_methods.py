@@ -144,6 +144,44 @@ def test_texel_resume_equals_an_uninterrupted_run_bit_for_bit(sample_set: Path, 
     assert {"e_train", "e_validation", "match_validation", "updates"} <= lines[1].keys()
 
 
+def test_texel_keeps_the_epoch_of_least_validation_error(sample_set: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "t"
+    args = [a for a in TEXEL if a != "--quiet"]
+    assert main(["tune", "--data", str(sample_set), "--out", str(run), "--epochs", "4", *args]) == 0
+    lines = _lines(run)
+    by_error = min(range(len(lines)), key=lambda i: (lines[i]["e_validation"], i))
+    by_match = max(range(len(lines)), key=lambda i: (lines[i]["match_validation"], -i))
+    assert by_error != by_match  # this run tells the two criteria apart
+    kept = load_weights(run / "weights.json")
+    assert kept.metadata["best_iteration"] == by_error and kept.metadata["best_by"] == "e_validation"
+    assert kept.metadata["match_validation"] == lines[by_error]["match_validation"]
+    last = lines[-1]
+    assert last["best_iteration"] == by_error and last["best_e_validation"] == lines[by_error]["e_validation"]
+    assert last["best_validation"] == lines[by_error]["match_validation"]  # the kept epoch's move-match
+    assert f"kept the weights of epoch {by_error} (best e_validation" in capsys.readouterr().err
+
+
+def test_texel_resumes_a_checkpoint_kept_by_move_match(sample_set: Path, tmp_path: Path) -> None:
+    # a checkpoint written before Texel kept by its validation error (driver state version 1)
+    part = tmp_path / "part"
+    assert main(["tune", "--data", str(sample_set), "--out", str(part), "--epochs", "2", *TEXEL]) == 0
+    state = json.loads((part / "state.json").read_text())
+    driver = state["extra"]["driver"]
+    lines = _lines(part)
+    old_best = max(range(len(lines)), key=lambda i: (lines[i]["match_validation"], -i))
+    for key in ("best_match", "best_by", "lower_is_better"):
+        del driver[key]
+    driver.update(version=1, best_validation=lines[old_best]["match_validation"], best_iteration=old_best)
+    (part / "state.json").write_text(json.dumps(state))
+    assert main(["tune", "--resume", str(part), "--epochs", "4", "--quiet"]) == 0
+    kept = load_weights(part / "weights.json")
+    assert kept.metadata["best_by"] == "e_validation"
+    error = [r["e_validation"] for r in _lines(part)]
+    candidates = [old_best, 3, 4]  # the old kept epoch, then the resumed ones
+    assert kept.metadata["best_iteration"] == min(candidates, key=lambda i: (error[i], i))
+
+
 def test_texel_refuses_a_k_it_cannot_fit_with_one_line(sample_set: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     args = [a for a in TEXEL if a != "classic"]

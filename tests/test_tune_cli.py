@@ -114,13 +114,25 @@ def test_a_broken_config_file_names_the_file(tmp_path: Path, capsys: pytest.Capt
     assert str(bad) in err and "step" in err and len(err.strip().splitlines()) == 1
 
 
-def test_data_and_out_alone_run_the_shipped_recipe(sample_set: Path, tmp_path: Path) -> None:
+def test_data_and_out_alone_run_the_shipped_recipe(sample_set: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from tuner.commands.tune import DEFAULT_RECIPE, configs_from_toml
 
     recipe = tomllib.loads(DEFAULT_RECIPE.read_text())
     common, methods = configs_from_toml(DEFAULT_RECIPE)  # every key of the recipe is a real setting
     run = tmp_path / "run"
-    assert main(["tune", "--data", str(sample_set), "--out", str(run), "--iterations", "1", *FAST]) == 0
+    capsys.readouterr()
+    assert main(["tune", "--data", str(sample_set), "--out", str(run), "--iterations", "1",
+                 *[a for a in FAST if a != "--quiet"]]) == 0
+    # the console says which recipe runs, and what it sets; and, at the end, that so few
+    # positions make a demonstration, not weights to play with
+    err = capsys.readouterr().err.splitlines()
+    first = err[0]
+    assert err[-1].startswith("note: 600 training positions are a demonstration") and str(run) in err[-1]
+    assert first.startswith(f"recipe gm (tuner/recipes/gm.toml): {recipe['method']} from {recipe['start']}, ")
+    for key, value in recipe[common.method].items():
+        shown = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        assert f"{key} {shown}" in first, key
     config = tomllib.loads((run / "config.toml").read_text())
     assert config["method"] == recipe["method"] == common.method
     assert config["start"] == recipe["start"]
@@ -132,3 +144,28 @@ def test_data_and_out_alone_run_the_shipped_recipe(sample_set: Path, tmp_path: P
     assert main(["tune", "--method", "mmto", "--data", str(sample_set), "--out", str(plain), "--iterations", "1",
                  *FAST]) == 0
     assert tomllib.loads((plain / "config.toml").read_text())["mmto"]["loss"] == "sigmoid"
+    assert "recipe gm" not in capsys.readouterr().err
+
+
+def test_tune_help_shows_the_recipes_values(capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.commands.tune import DEFAULT_RECIPE
+
+    recipe = tomllib.loads(DEFAULT_RECIPE.read_text())
+    with pytest.raises(SystemExit):
+        main(["tune", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    assert "Without --method and --config, the recipe gm (tuner/recipes/gm.toml) runs" in text
+    start = text.rsplit("--start WEIGHTS", 1)[1].split("--train", 1)[0]
+    assert f"(default: material; recipe gm: {recipe['start']})" in start
+    loss = text.rsplit("--loss LOSS", 1)[1].split(" --", 1)[0]
+    assert f"recipe gm: {recipe['mmto']['loss']})" in loss
+
+
+def test_the_demonstration_note_names_small_runs_only(tmp_path: Path) -> None:
+    from tuner.commands.tune import DEMONSTRATION_POSITIONS, small_data_note
+    from tuner.run_folder import RunDir
+
+    run = RunDir(tmp_path / "r")
+    assert small_data_note(DEMONSTRATION_POSITIONS, run) is None
+    note = small_data_note(DEMONSTRATION_POSITIONS - 1, run)
+    assert note is not None and "demonstration" in note and f"tuner bench match {run.weights_path} classic" in note

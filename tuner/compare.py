@@ -7,7 +7,9 @@ settings its figures are theirs:
   :func:`tuner.movematch.measure_weight_sets`, as ``tuner bench move-match``;
 * games: every pair of entrants plays ``games`` games with :func:`tuner.match.run_match` and
   the same :class:`~tuner.match.MatchConfig` (same openings for every pair, from the same
-  seed), summarised by :func:`tuner.match.summarize`, as ``tuner bench match A B``;
+  seed), summarised by :func:`tuner.match.summarize`, as ``tuner bench match A B``; with an
+  SPRT (:mod:`tuner.sprt`) each pair stops when its test crosses a bound, as ``tuner bench
+  match A B --sprt ...`` does;
 * Elo ratings of all entrants from those pairs: :func:`tuner.ratings.fit_ratings` (maximum
   likelihood on the logistic Elo curve, pentanomial sandwich intervals; one anchor fixed);
 * an EPD suite: :func:`tuner.epd.run_suite` and :func:`tuner.epd.summarise`, as
@@ -51,6 +53,7 @@ from tuner.match import (
 from tuner.movematch import measure_weight_sets
 from tuner.ratings import PairScores, fit_ratings
 from tuner.run_folder import RunDir, provenance
+from tuner.sprt import Sprt
 
 RUN_FILES = ("weights.json", "config.toml", "metrics.jsonl")
 
@@ -225,17 +228,25 @@ def main_table(doc: dict[str, Any]) -> str:
 
 
 def pair_table(doc: dict[str, Any]) -> str:
-    """The pairs' results as ``tuner bench match`` reports them (from the first's view)."""
+    """The pairs' results as ``tuner bench match`` reports them (from the first's view); with
+    an SPRT, its LLR and decision."""
     header = ["A", "B", "games", "W/D/L (A)", "score (A)", "Elo A-B", "95% interval"]
+    tested = any(p.get("sprt") for p in doc["pairs"])
+    if tested:
+        header += ["SPRT LLR", "SPRT"]
     rows = []
     for p in doc["pairs"]:
         elo = p["elo"] if p["elo"] is not None else (math.inf if p["score"] > 0.5 else -math.inf)
         lo, hi = p["elo_ci95"]
         lo = lo if lo is not None else (math.inf if p["score_ci95"][0] >= 1 else -math.inf)
         hi = hi if hi is not None else (-math.inf if p["score_ci95"][1] <= 0 else math.inf)
-        rows.append([p["a"], p["b"], str(p["games"]), f"{p['wins']}/{p['draws']}/{p['losses']}",
-                     f"{100 * p['score']:.1f}%", fmt_elo(elo), f"[{fmt_elo(lo)}, {fmt_elo(hi)}]"])
-    return markdown_table(header, rows, right={2, 3, 4, 5, 6})
+        row = [p["a"], p["b"], str(p["games"]), f"{p['wins']}/{p['draws']}/{p['losses']}",
+               f"{100 * p['score']:.1f}%", fmt_elo(elo), f"[{fmt_elo(lo)}, {fmt_elo(hi)}]"]
+        if tested:
+            t = p.get("sprt")
+            row += [f"{t['llr']:.2f}", t["decision"]] if t else ["-", "-"]
+        rows.append(row)
+    return markdown_table(header, rows, right={2, 3, 4, 5, 6, 7})
 
 
 # ---------------------------------------------------------------- the comparison
@@ -246,7 +257,8 @@ class CompareSettings:
     """What ``tuner bench compare`` measures. ``match``: the games of every pair (``None``:
     no games); ``epd_limits``: the engine's limits on the EPD suite ``epd`` (``None``: none);
     ``workers``: processes for the games and the EPD suite; ``threads``: move-match threads
-    (0: all cores); ``anchor_elo``: the anchor's rating in Elo."""
+    (0: all cores); ``anchor_elo``: the anchor's rating in Elo; ``sprt``: a test that stops
+    each pair's games early (``None``: every pair plays ``match.games``)."""
 
     data: str
     split: str = "test"
@@ -260,6 +272,7 @@ class CompareSettings:
     workers: int = 1
     anchor: int = 0
     anchor_elo: float = 0.0
+    sprt: Sprt | None = None
 
 
 def _bar(total: int, desc: str, show: bool) -> Any:
@@ -286,11 +299,16 @@ def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, p
             for j in range(i + 1, len(players)):
                 a, b = players[i], players[j]
                 t = time.perf_counter()
-                game_pairs = run_match(a.player, b.player, openings, config, progress=bar.update, pool=pool)
+                game_pairs = run_match(a.player, b.player, openings, config, progress=bar.update, pool=pool,
+                                       sprt=settings.sprt)
                 summary = summarize(game_pairs)
+                if len(game_pairs) < config.games // 2:  # stopped by the SPRT: the bar counts what was skipped
+                    bar.update(config.games - summary.games)
+                test = settings.sprt.check(summary.pentanomial) if settings.sprt is not None else None
                 pgn = games_dir / pgn_name(a.name, b.name, i, j)
                 write_pgn(pgn, game_pairs, {"A": a.name, "B": b.name}, f"movetuner compare {a.name} vs {b.name}")
                 pairs_doc.append({"a": a.name, "b": b.name, **summary.to_json(),
+                                  "sprt": test.to_json() if test is not None else None,
                                   "seconds": round(time.perf_counter() - t, 2), "pgn": str(pgn)})
                 scores.append(PairScores(i, j, pair_scores(game_pairs)))
     return pairs_doc, fit_ratings(len(players), scores, settings.anchor, settings.anchor_elo)
@@ -380,6 +398,10 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
                      "movetime": config.movetime, "seed": config.seed,
                      "openings": str(config.openings or DEFAULT_OPENINGS), "max_plies": config.max_plies,
                      "adjudicate_cp": config.adjudicate_cp, "adjudicate_moves": config.adjudicate_moves,
+                     "sprt": (None if settings.sprt is None else
+                              {"elo0": settings.sprt.elo0, "elo1": settings.sprt.elo1, "alpha": settings.sprt.alpha,
+                               "beta": settings.sprt.beta, "lower": round(settings.sprt.lower, 4),
+                               "upper": round(settings.sprt.upper, 4)}),
                      "rating": "maximum likelihood (logistic Elo), sandwich 95% intervals from the pairs' "
                                "pentanomial variances; see tuner/ratings.py"}
     return {"schema": "movetuner-compare", "schema_version": 1,

@@ -7,12 +7,16 @@ owns everything around it, the same for every method:
 * iterations ``1..N`` after the start (iteration 0 measures the starting point), with a
   progress bar and a log line each;
 * the validation move-match of the trainer's weights after every iteration (one
-  implementation: :func:`tuner.paced.validation_match`), and the best weights so far by it;
-* early stopping: after ``early_stop`` iterations in a row without a better validation
-  move-match (``TuneConfig.early_stop``; 0: never), or when the trainer's own rule says so
-  (:meth:`Trainer.finished`, e.g. MMTO's patience on J_main);
-* after every iteration, atomically: a line of ``RUN/metrics.jsonl``, ``RUN/weights.json``
-  (the best weights by validation move-match, or the last ones: ``TuneConfig.keep``) and the
+  implementation: :func:`tuner.paced.validation_match`), and the best weights so far by the
+  method's criterion (:attr:`tuner.methods.Method.best_by`): the validation move-match, or a
+  method's own validation figure (Texel: its validation error ``e_validation``, lowest best);
+* early stopping: after ``early_stop`` iterations in a row without a better value of that
+  criterion (``TuneConfig.early_stop``; 0: never), or when the trainer's own rule says so
+  (:meth:`Trainer.finished`, e.g. MMTO's patience on j_main);
+* after every iteration, atomically: a line of ``RUN/metrics.jsonl`` (with
+  ``best_iteration``, the iteration kept so far, ``best_validation``, its validation
+  move-match, and for a method's own criterion ``best_<metric>``, its value), ``RUN/weights.json``
+  (the best weights by the criterion, or the last ones: ``TuneConfig.keep``) and the
   checkpoint ``RUN/state.json`` (the commit point: the trainer's state and the driver's);
 * resume: a run continued from its checkpoint ends with the same weights and metrics as an
   uninterrupted one, provided the trainer's :meth:`Trainer.state` / :meth:`Trainer.restore`
@@ -50,35 +54,58 @@ from tuner.paced import Pacer, validation_match
 from tuner.training_data import TrainingData
 from tuner.tune_config import TuneConfig, config_record, executor_options, parse_stages
 
-#: version of the driver's part of a checkpoint
-DRIVER_STATE_VERSION = 1
+#: version of the driver's part of a checkpoint (2: the criterion and the kept move-match
+#: recorded; a version-1 part was kept by validation move-match)
+DRIVER_STATE_VERSION = 2
 
 
 @dataclass
 class Best:
-    """The best validation move-match so far, where it was reached, and its weights."""
+    """The best value so far of the criterion ``by`` (a metrics key; ``lower``: smaller is
+    better), where it was reached, its weights and their validation move-match ``match``."""
 
     value: float | None
     iteration: int
     weights: Evaluator
     since: int = 0  # iterations since the last improvement
+    match: float | None = None
+    by: str = "match_validation"
+    lower: bool = False
 
-    def update(self, iteration: int, value: float | None, weights: Evaluator) -> None:
-        if value is not None and (self.value is None or value > self.value):
-            self.value, self.iteration, self.weights, self.since = value, iteration, copy_evaluator(weights), 0
+    def update(self, iteration: int, value: float | None, weights: Evaluator, match: float | None) -> None:
+        better = value is not None and (self.value is None or (value < self.value if self.lower else value > self.value))
+        if better:
+            self.value, self.iteration, self.weights, self.since, self.match = (value, iteration,
+                                                                                copy_evaluator(weights), 0, match)
         elif value is None and self.value is None:  # nothing to judge by (no played moves): the latest
-            self.iteration, self.weights, self.since = iteration, copy_evaluator(weights), 0
+            self.iteration, self.weights, self.since, self.match = iteration, copy_evaluator(weights), 0, match
         else:
             self.since += 1
 
+    def record(self) -> dict[str, Any]:
+        """Its figures in a line of metrics.jsonl."""
+        out = {"best_validation": self.match, "best_iteration": self.iteration}
+        if self.by != "match_validation":
+            out[f"best_{self.by}"] = self.value
+        return out
+
+    def describe(self) -> str:
+        """The criterion in words, with its best value."""
+        if self.by == "match_validation":
+            return f"best validation move-match {_fmt(self.value)}"
+        return f"best {self.by} {_fmt(self.value)}, validation move-match {_fmt(self.match)}"
+
     def to_json(self) -> dict[str, Any]:
         return {"version": DRIVER_STATE_VERSION, "best_validation": self.value, "best_iteration": self.iteration,
-                "best_weights": evaluator_to_json(self.weights), "since_best": self.since}
+                "best_weights": evaluator_to_json(self.weights), "since_best": self.since, "best_match": self.match,
+                "best_by": self.by, "lower_is_better": self.lower}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Best:
-        return cls(doc["best_validation"], int(doc["best_iteration"]),
-                   evaluator_from_json(doc["best_weights"], "the checkpoint's best weights"), int(doc["since_best"]))
+        """A checkpoint's record; a version-1 one was kept by validation move-match."""
+        return cls(doc["best_validation"], int(doc["best_iteration"]), evaluator_from_json(doc["best_weights"], "the checkpoint's best weights"),
+                   int(doc["since_best"]), doc.get("best_match", doc["best_validation"]),
+                   doc.get("best_by", "match_validation"), bool(doc.get("lower_is_better", False)))
 
 
 def _fmt(x: Any) -> str:
@@ -132,20 +159,22 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
                 raise FloatingPointError(f"{name}: {key} became {value} at {unit} {iteration}")
         run.append_metrics(record)
         meta = {"method": name, "iteration": iteration, "kept": common.keep,
-                "best_iteration": best.iteration, "match_validation": best.value,
+                "best_iteration": best.iteration, "match_validation": best.match, "best_by": best.by,
                 "config": config_record(common, cfg), **provenance()}
         extra = {"trainer": trainer.state(), "driver": best.to_json()}
         if stages:
             extra["stage"] = {"index": stage, "groups": list(stages[stage]), "w0": evaluator_to_json(stage_w0)}
         run.save(Checkpoint(name, iteration, trainer.weights(), extra), meta, output=out)
 
+    by, direction = method.best_by
     if resume is None:
         t = time.perf_counter()
         metrics = trainer.begin()
         vm, t_val = validate(trainer.weights())
-        best = Best(vm, 0, copy_evaluator(trainer.weights()))
-        save(0, {**metrics, "match_validation": vm, "best_validation": best.value, "best_iteration": 0,
-                 "validation_seconds": round(t_val, 3), "iteration_seconds": round(time.perf_counter() - t, 3)}, best)
+        measured = {**metrics, "match_validation": vm}
+        best = Best(measured.get(by), 0, copy_evaluator(trainer.weights()), match=vm, by=by, lower=direction == "min")
+        save(0, {**measured, **best.record(), "validation_seconds": round(t_val, 3),
+                 "iteration_seconds": round(time.perf_counter() - t, 3)}, best)
         start = 1
     else:
         if "trainer" not in resume.extra or "driver" not in resume.extra:
@@ -155,7 +184,13 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
         best = Best.from_json(resume.extra["driver"])
         run.truncate_metrics(resume.iteration)
         start = resume.iteration + 1
-        vm = run.read_metrics()[-1].get("match_validation")
+        records = run.read_metrics()
+        vm = records[-1].get("match_validation")
+        if best.by != by:  # a checkpoint kept by another criterion: the same kept iteration, valued by this one
+            at = next((r for r in records if r.get("iteration") == best.iteration), {})
+            best = Best(at.get(by), best.iteration, best.weights, best.since, best.match, by, direction == "min")
+            log(f"{name}: the checkpoint kept {unit} {best.iteration} by validation move-match; "
+                f"from here on the best {unit} is the one with the best {by}")
     log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
     bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
                initial=start - 1, total=total)
@@ -167,8 +202,9 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
             log(f"{name}: stage {stage + 1}/{len(stages)} from {unit} {it}: training {','.join(stages[stage])}")
         reason = trainer.finished()
         if reason is None and common.early_stop and best.since >= common.early_stop:
-            reason = (f"validation move-match has not improved for {best.since} {unit}s "
-                      f"(best {_fmt(best.value)} at {unit} {best.iteration})")
+            criterion = "validation move-match" if by == "match_validation" else by
+            reason = (f"{criterion} has not improved for {best.since} {unit}s "
+                      f"({best.describe()} at {unit} {best.iteration})")
         if reason is not None:
             log(f"{name}: {reason}; stopping")
             break
@@ -177,9 +213,9 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
         metrics = trainer.step(it)
         check_interrupt()
         vm, t_val = validate(trainer.weights())
-        best.update(it, vm, trainer.weights())
-        record = {**metrics, "match_validation": vm, "best_validation": best.value,
-                  "best_iteration": best.iteration, "validation_seconds": round(t_val, 3),
+        measured = {**metrics, "match_validation": vm}
+        best.update(it, measured.get(by), trainer.weights(), vm)
+        record = {**measured, **best.record(), "validation_seconds": round(t_val, 3),
                   "iteration_seconds": round(time.perf_counter() - t, 3)}
         if stages:
             record["stage"] = stage + 1
@@ -190,7 +226,7 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
             + f", validation move-match {_fmt(vm)}, {record['iteration_seconds']:.1f} s")
     bar.close()
     if common.keep == "best":
-        log(f"{name}: kept the weights of {unit} {best.iteration} (best validation move-match {_fmt(best.value)})")
+        log(f"{name}: kept the weights of {unit} {best.iteration} ({best.describe()})")
     return best.weights if common.keep == "best" else trainer.weights()
 
 

@@ -102,8 +102,8 @@ def engine_specs(commands: list[str] | None, options: list[str] | None) -> list[
 
 
 def white_cp(info: chess.engine.InfoDict) -> int:
-    """The engine's reported score in White's view, in centipawns; mate scores as
-    +-:data:`MATE_CP`; 0 when the engine reported no score."""
+    """The engine's reported score in White's view, in centipawns; a mate in n moves as
+    +-(:data:`MATE_CP` + n); 0 when the engine reported no score."""
     score = info.get("score")
     if score is None:
         return 0
@@ -111,7 +111,8 @@ def white_cp(info: chess.engine.InfoDict) -> int:
     if cp is None:  # cannot happen with mate_score given
         return 0
     if abs(cp) >= 10**6:
-        return MATE_CP if cp > 0 else -MATE_CP
+        moves = max(1, abs(score.white().mate() or 0))
+        return MATE_CP + moves if cp > 0 else -(MATE_CP + moves)
     return int(cp)
 
 

@@ -53,7 +53,6 @@ import chess.engine
 import chess.pgn
 import numpy as np
 
-from search.alphabeta import MATE_BOUND
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
 from search.evaluation_api import EVAL_SCALE
@@ -63,6 +62,7 @@ from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.cores import workers_or_cores
 from tuner.limits import check_limits
+from tuner.sprt import INCONCLUSIVE, Sprt
 from tuner.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan
 
@@ -70,7 +70,7 @@ from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[1] / "datasets" / "openings" / "openings.epd"
 #: move-ordering table per engine and game (2**16 entries, 768 KiB)
 _TT_BITS = 16
-#: a mate score in the adjudication record, in centipawns
+#: a mate score in the adjudication record, in centipawns: +-(_MATE_CP + n) for a mate in n moves
 _MATE_CP = 100_000
 
 RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
@@ -182,7 +182,7 @@ class GameRecord:
     opening: Opening
     white: str  # "A" or "B"
     moves: tuple[str, ...]
-    scores: tuple[tuple[int, int], ...]  # (centipawns, White's view; +-100000 for mate), depth
+    scores: tuple[tuple[int, int], ...]  # (centipawns, White's view; +-(100000 + n): mate in n moves), depth
     result: str
     termination: str
 
@@ -233,10 +233,14 @@ def rules_end(board: chess.Board) -> tuple[str, str] | None:
 
 
 def _white_cp(it: Iteration, white_to_move: bool) -> int:
-    if abs(it.score) > MATE_BOUND:
-        cp = _MATE_CP if it.score > 0 else -_MATE_CP
+    """The search's score in White's view, centipawns; a mate in n moves (n >= 1, either side)
+    as +-(:data:`_MATE_CP` + n)."""
+    mate = it.mate_moves  # as the search reports it over UCI: "mate n", "mate -n"
+    if mate is not None:
+        cp = _MATE_CP + max(1, abs(mate))
+        cp = cp if mate > 0 else -cp
     else:
-        cp = int(round(it.score / EVAL_SCALE))
+        cp = it.score_cp
     return cp if white_to_move else -cp
 
 
@@ -391,9 +395,22 @@ def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
 # ---------------------------------------------------------------- PGN
 
 
+def score_comment(cp: int, depth: int) -> str:
+    """A move's comment as cutechess-cli writes it (``evalString``, ``MoveEvaluation::scoreText``),
+    without the time: the mover's score in pawns with two decimals, signed when not zero
+    (``+0.35``, ``0.00``, ``-1.20``), or a mate in n moves as ``+Mn`` / ``-Mn``; then ``/depth``.
+    ``cp``: centipawns from the mover's view, mates as in :attr:`GameRecord.scores`."""
+    if abs(cp) >= _MATE_CP:
+        shown = ("+M" if cp > 0 else "-M") + str(abs(cp) - _MATE_CP)
+    else:
+        shown = ("+" if cp > 0 else "") + f"{cp / 100:.2f}"
+    return f"{shown}/{depth}"
+
+
 def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Game:
     """The game as python-chess PGN: engines named by their weights, the opening, result and
-    termination reason in the headers, each move commented with its score/depth."""
+    termination reason in the headers, each move commented with the mover's score and depth
+    (:func:`score_comment`, cutechess's convention)."""
     pgn = chess.pgn.Game()
     pgn.setup(chess.Board(game.opening.fen))
     pgn.headers["Event"] = event
@@ -407,10 +424,11 @@ def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Gam
     pgn.headers["Termination"] = game.termination
     pgn.headers["PlyCount"] = str(len(game.moves))
     node: chess.pgn.GameNode = pgn
+    white_moves = chess.Board(game.opening.fen).turn == chess.WHITE
     for uci, (cp, depth) in zip(game.moves, game.scores):
         node = node.add_variation(chess.Move.from_uci(uci))
-        shown = ("+M" if cp > 0 else "-M") if abs(cp) >= _MATE_CP else f"{cp / 100:+.2f}"
-        node.comment = f"{shown}/{depth}"
+        node.comment = score_comment(cp if white_moves else -cp, depth)
+        white_moves = not white_moves
     return pgn
 
 
@@ -435,7 +453,8 @@ def _checked(player: Player) -> Player:
 
 def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,
               progress: Callable[[int], object] | None = None, *,
-              pool: concurrent.futures.Executor | None = None) -> list[tuple[GameRecord, GameRecord]]:
+              pool: concurrent.futures.Executor | None = None,
+              sprt: Sprt | None = None) -> list[tuple[GameRecord, GameRecord]]:
     """Play ``config.games`` games (``games / 2`` openings, each with both colour assignments).
 
     Each side is weights (int32[N_FEATURES]) for the numba search or an external engine
@@ -445,6 +464,12 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     the game pairs in opening order, identical for any number of workers (with deterministic
     engines and no ``movetime``). Raises
     :class:`~tuner.engines.EngineFailure` when an external engine fails.
+
+    ``sprt``: stop early, as soon as the test (:class:`tuner.sprt.Sprt`, A tested against B)
+    crosses a bound. The test is checked on the game pairs in opening order, after each pair
+    whose predecessors are all finished, so the pairs returned (those up to the one that
+    crossed, or all ``games / 2``) do not depend on the number of workers either; pairs
+    finished beyond that point are dropped, those not started are cancelled.
     """
     config.validate()
     wa, wb = _checked(weights_a), _checked(weights_b)
@@ -453,40 +478,84 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
                       config.adjudicate_moves, config.movetime, config.engine_timeout)
              for i, op in enumerate(chosen)]
     workers = min(workers_or_cores(config.workers), len(tasks))
-    results: list[tuple[GameRecord, GameRecord] | None] = [None] * len(tasks)
+    results = _Prefix(len(tasks), sprt)
     if pool is not None and workers > 1:
         _collect(pool, tasks, results, progress)
     elif workers <= 1:
         for t in tasks:
-            results[t.index] = play_pair(t)
+            stop = results.add(t.index, play_pair(t))
             if progress:
                 progress(2)
+            if stop:
+                break
     else:
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as own:
             _collect(own, tasks, results, progress)
-    return [r for r in results if r is not None]
+    return results.played()
 
 
-def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask],
-             results: list[tuple[GameRecord, GameRecord] | None], progress: Callable[[int], object] | None) -> None:
-    """Play ``tasks`` in ``pool``, storing each pair at its index; on an error the pairs not
-    yet started are cancelled (those under way end: external engines time out) and it is raised."""
+class _Prefix:
+    """The game pairs of a match as they finish, and the SPRT checked on the longest run of
+    finished pairs from the first one (the pairs in opening order)."""
+
+    def __init__(self, n: int, sprt: Sprt | None) -> None:
+        self.pairs: list[tuple[GameRecord, GameRecord] | None] = [None] * n
+        self.sprt = sprt
+        self.ready = 0  # pairs[:ready] are all finished and checked
+        self.stopped_at: int | None = None
+        self.pentanomial = np.zeros(5, dtype=np.int64)
+
+    def add(self, index: int, pair: tuple[GameRecord, GameRecord]) -> bool:
+        """Store a finished pair; True once the test has crossed a bound (stop playing)."""
+        self.pairs[index] = pair
+        while self.stopped_at is None and self.ready < len(self.pairs) and self.pairs[self.ready] is not None:
+            done = self.pairs[self.ready]
+            assert done is not None
+            self.ready += 1
+            if self.sprt is not None:
+                self.pentanomial[int(round(2 * (done[0].points_a + done[1].points_a)))] += 1
+                if self.sprt.check(self.pentanomial).decision != INCONCLUSIVE:
+                    self.stopped_at = self.ready
+        return self.stopped_at is not None
+
+    def played(self) -> list[tuple[GameRecord, GameRecord]]:
+        """The pairs in opening order: up to the one where the test stopped, else all."""
+        kept = self.pairs if self.stopped_at is None else self.pairs[:self.stopped_at]
+        return [p for p in kept if p is not None]
+
+
+def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask], results: _Prefix,
+             progress: Callable[[int], object] | None) -> None:
+    """Play ``tasks`` in ``pool``, storing each pair at its index; on an error, or when the
+    SPRT stops the match, the pairs not yet started are cancelled (those under way end:
+    external engines time out) and the error is raised."""
     futures = {pool.submit(play_pair, t): t.index for t in tasks}
     try:
         for fut in concurrent.futures.as_completed(futures):
-            results[futures[fut]] = fut.result()
+            stop = results.add(futures[fut], fut.result())
             if progress:
                 progress(2)
+            if stop:
+                break
     except BaseException:
         for fut in futures:
             fut.cancel()
         concurrent.futures.wait(futures)
         raise
+    for fut in futures:
+        fut.cancel()
+    concurrent.futures.wait(futures)
+
+
+def player_stem(text: str) -> str:
+    """A short file-name part for a player: a built-in set's name, a weights file's stem, or for
+    a run folder's ``weights.json`` the run folder's name (``results/run-7/weights.json`` ->
+    ``run-7``); reduced to file-name characters."""
+    path = Path(text)
+    name = path.parent.name if path.name == "weights.json" and path.parent.name else (path.stem or text)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
 def default_pgn_path(name_a: str, name_b: str) -> Path:
-    """``results/match-<A>-vs-<B>.pgn`` (names reduced to file-name characters)."""
-    def stem(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(text).stem or text)
-
-    return Path("results") / f"match-{stem(name_a)}-vs-{stem(name_b)}.pgn"
+    """``results/match-<A>-vs-<B>.pgn``, the names by :func:`player_stem`."""
+    return Path("results") / f"match-{player_stem(name_a)}-vs-{player_stem(name_b)}.pgn"

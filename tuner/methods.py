@@ -75,6 +75,10 @@ class Method:
     from or is judged by the moves played, as the driver keeps the weights of the best
     validation move-match) and/or :data:`RESULTS` (game results only: Texel). ``tuner tune``
     refuses a set without played moves for a method that needs them.
+    ``best_by``: the metric (a key of the iteration's metrics) and direction (``"max"`` or
+    ``"min"``) by which the driver keeps the best iteration and stops early: the validation
+    move-match unless the method has its own validation criterion (Texel: its validation
+    error ``e_validation``, lower is better).
     """
 
     name: str
@@ -88,6 +92,7 @@ class Method:
     #: the evaluator kinds it trains (search.evaluators.kind_of): "linear", "network"
     evaluators: tuple[str, ...] = ("linear",)
     needs: frozenset[str] = frozenset({PLAYED_MOVES})
+    best_by: tuple[str, str] = ("match_validation", "max")
 
 
 #: name -> "module:attribute" of the built-in methods' :class:`Method` objects (imported when

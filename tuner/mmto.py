@@ -281,15 +281,15 @@ def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks
              seconds: dict[str, float], k: float) -> dict[str, Any]:
     """The metrics of the weights ``w`` whose sweep is ``summary`` (the validation figures are
     the driver's)."""
-    j_r = l1_penalty(w, cfg.l1, masks.l1)
+    j_l1 = l1_penalty(w, cfg.l1, masks.l1)
     residuals = [a - b for a, b in zip(constraint_sums(w, masks), constraint_sum0)]
     e = result_error(summary, k) if cfg.result_weight > 0 else 0.0
     extra = {"j_result": e, "k": k} if cfg.result_weight > 0 else {}
     return {
-        "j": summary.j_main + cfg.result_weight * e + j_r,
+        "j": summary.j_main + cfg.result_weight * e + j_l1,
         "j_main": summary.j_main,
         **extra,
-        "j_l1": j_r,
+        "j_l1": j_l1,
         "constraint_residual": max(residuals, key=abs, default=0),
         "match_train": summary.match,
         "nonzero_weights": int(np.count_nonzero(w)),
@@ -407,7 +407,8 @@ METHOD = Method(
     config=MmtoConfig,
     trainer=mmto_trainer,
     summary="MMTO (Hoki & Kaneko 2014): sigmoid of score differences at PV leaves, grid-adjacent steps",
-    panels=[("objective J (per position)", [("j", "J = J_main + J_R"), ("j_main", "J_main")]),
+    panels=[("objective j (per position)", [("j", "j = j_main + j_l1 (+ the result term)"),
+                                            ("j_main", "j_main"), ("j_l1", "j_l1")]),
             ("training move-match (ties as fractions)", [("match_train", "train")])],
     headline=("j_main", "match_train"),
     evaluators=("linear", "network"),

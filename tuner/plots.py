@@ -15,7 +15,7 @@ from search.catalog import FEATURE_INDEX, PIECE_NAMES, SQUARE_NAMES, STAGES
 
 #: the panel every run has (the driver measures it each iteration, :mod:`tuner.driver`)
 VALIDATION_PANEL = ("validation move-match (ties as fractions)",
-                    [("match_validation", "this iteration"), ("best_validation", "best so far")])
+                    [("match_validation", "this iteration"), ("best_validation", "the kept iteration's")])
 
 
 def panels_of(method: str) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -68,27 +68,51 @@ def pst_grids(weights: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
     return out
 
 
-def plot_psts(weights: np.ndarray, path: Path, title: str) -> Path:
-    """Heat maps of the 12 piece-square tables (centipawns, White's view); returns ``path``."""
+#: the size of the numbers written in the squares of ``pst.png``, points (at 100 dpi, 1 pt is 1.4 px)
+CELL_FONT_SIZE = 9
+
+
+def pst_figure(weights: np.ndarray, title: str, start: np.ndarray | None = None) -> Any:
+    """A matplotlib figure of the 12 piece-square tables (centipawns, White's view): heat maps
+    of ``weights - start`` (the change a run made) when ``start`` (int32[N_FEATURES]) is given,
+    else of ``weights``; each square carries its value, non-zero ones written out in
+    :data:`CELL_FONT_SIZE` points. The colour scale is symmetric and shared by all tables, so
+    that colours compare across pieces."""
     plt = _pyplot()
-    grids = pst_grids(weights)
-    fig, axes = plt.subplots(len(STAGES), len(PIECE_NAMES), figsize=(3.2 * len(PIECE_NAMES), 3.4 * len(STAGES)))
+    shown = np.asarray(weights, dtype=np.int64)
+    if start is not None:
+        shown = shown - np.asarray(start, dtype=np.int64)
+    grids = pst_grids(shown)
+    lim = max(1, int(max(np.abs(g).max() for g in grids.values())))
+    fig, axes = plt.subplots(len(STAGES), len(PIECE_NAMES), figsize=(4.4 * len(PIECE_NAMES), 4.8 * len(STAGES)),
+                             layout="constrained")
+    im = None
     for row, stage in enumerate(STAGES):
         for col, piece in enumerate(PIECE_NAMES):
             ax = axes[row, col]
             grid = grids[(stage, piece)]
-            lim = max(1, int(np.abs(grid).max()))
             im = ax.imshow(grid, cmap="RdBu_r", vmin=-lim, vmax=lim)
-            ax.set_title(f"{stage} {piece}")
+            ax.set_title(f"{stage} {piece}", fontsize=12)
             ax.set_xticks(range(8), list("abcdefgh"))
             ax.set_yticks(range(8), [str(r) for r in range(8, 0, -1)])
             for r in range(8):
                 for f in range(8):
                     if grid[r, f]:
-                        ax.text(f, r, str(int(grid[r, f])), ha="center", va="center", fontsize=6)
-            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    fig.suptitle(title)
-    fig.tight_layout()
+                        strong = abs(grid[r, f]) > 0.6 * lim  # white digits on the darkest squares
+                        ax.text(f, r, f"{int(grid[r, f]):+d}" if start is not None else str(int(grid[r, f])),
+                                ha="center", va="center", fontsize=CELL_FONT_SIZE,
+                                color="white" if strong else "black")
+    what = "change from the start weights" if start is not None else "values"
+    fig.suptitle(f"{title}\n{what}, centipawns, White's view (colour scale +-{lim} cp)", fontsize=14)
+    if im is not None:
+        fig.colorbar(im, ax=axes, fraction=0.015, pad=0.01)
+    return fig
+
+
+def plot_psts(weights: np.ndarray, path: Path, title: str, start: np.ndarray | None = None) -> Path:
+    """Write :func:`pst_figure` to ``path`` (PNG); returns ``path``."""
+    plt = _pyplot()
+    fig = pst_figure(weights, title, start)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

@@ -19,7 +19,9 @@ rounded to the evaluator's integers (:func:`tuner.optim.to_search_weights`: to n
 to even); then the leaves of the training and validation positions are searched anew with
 those integers, and E is reported on them. K is fitted once, on the start weights
 (:func:`objectives.texel.fit_k`: log-grid scan then golden section), unless ``k`` is given; it
-is printed and stored in the metrics and the checkpoint.
+is printed and stored in the metrics and the checkpoint. The run keeps (``--keep best``) and
+stops early (``--early-stop``) by the validation error ``e_validation``, Texel's own criterion,
+not by the validation move-match the driver also reports.
 
 Options shared with MMTO where they apply: ``--train`` (the others stay frozen), L1 on
 ``l1_on``, L2 on ``l2_on``, and equality constraints on ``constraint`` (for each entry, the
@@ -285,4 +287,5 @@ METHOD = Method(
     panels=[("E = mean (R - sigma(K q))^2", [("e_train", "train"), ("e_validation", "validation")])],
     headline=("e_train", "e_validation"),
     needs=frozenset({RESULTS}),
+    best_by=("e_validation", "min"),  # Texel's own criterion: the validation error it minimises
 )

@@ -40,10 +40,11 @@ class TuneConfig:
     max_validation: int = help_field(5000, "validation positions for the move-match figures (0: all)")
     threads: int = help_field(0, "threads for the numba kernels (0: all cores)")
     seed: int = help_field(0, "seed of every random choice of the run")
-    keep: str = help_field("best", "weights.json holds the weights of the iteration with the best "
-                                   "validation move-match (best) or of the last iteration (last)")
-    early_stop: int = help_field(0, "stop after this many iterations in a row without a better validation "
-                                    "move-match (0: never)")
+    keep: str = help_field("best", "weights.json holds the weights of the best iteration by the method's "
+                                   "criterion (best; the validation move-match, for texel its validation "
+                                   "error e_validation) or of the last iteration (last)")
+    early_stop: int = help_field(0, "stop after this many iterations in a row without a better value of that "
+                                    "criterion (0: never)")
     executor: str = help_field("local", "where the searches run: local (this process's numba threads) or dask "
                                         "(a Dask cluster: --scheduler, or a LocalCluster of --workers processes)")
     scheduler: str = help_field("", "dask: address of a running scheduler, e.g. tcp://host:8786 (empty: start "

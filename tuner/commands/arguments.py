@@ -9,6 +9,7 @@ import dataclasses
 from search.evaluators import Evaluator, load_evaluator
 from tuner.epd import SearchLimits
 from tuner.errors import TunerError
+from tuner.sprt import Sprt, parse_sprt
 
 
 def add_weights_argument(p: argparse.ArgumentParser) -> None:
@@ -36,10 +37,29 @@ def add_limit_arguments(p: argparse.ArgumentParser, *, required: bool, prefix: s
                             help=prefix + f.metadata["help"])
 
 
+def add_sprt_argument(p: argparse.ArgumentParser, *, what: str = "the match") -> None:
+    """``--sprt ELO0 ELO1 ALPHA BETA``: stop ``what`` by a sequential test (:mod:`tuner.sprt`)."""
+    p.add_argument("--sprt", nargs=4, type=float, metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+                   help=f"stop {what} early by a sequential probability ratio test as fishtest runs it "
+                        "(GSPRT on pentanomial game-pair counts, logistic Elo): H0 elo = ELO0 against H1 "
+                        "elo = ELO1 with false-positive rate ALPHA and false-negative rate BETA, e.g. "
+                        "'--sprt 0 10 0.05 0.05'; --games is then the most games played")
+
+
+def sprt_of(values: list[float] | None) -> Sprt | None:
+    """The test ``--sprt`` asks for (None without it); a one-line :class:`TunerError` when its
+    values are not a valid test."""
+    try:
+        return parse_sprt(values)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+
+
 def check_workers(workers: int | None) -> None:
     """A one-line :class:`TunerError` unless ``workers`` is None (the default) or positive."""
     if workers is not None and workers < 1:
         raise TunerError(f"workers must be positive, not {workers}")
 
 
-__all__ = ["add_limit_arguments", "add_weights_argument", "check_workers", "load_weight_sets"]
+__all__ = ["add_limit_arguments", "add_sprt_argument", "add_weights_argument", "check_workers", "load_weight_sets",
+           "sprt_of"]

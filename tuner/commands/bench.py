@@ -14,13 +14,14 @@ import contextlib
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from search.evaluators import load_evaluator
 from search.weights import load_weights
 from tuner.commands import bench_compare, bench_epd
-from tuner.commands.arguments import add_weights_argument, load_weight_sets
+from tuner.commands.arguments import add_sprt_argument, add_weights_argument, load_weight_sets, sprt_of
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
@@ -36,6 +37,11 @@ from tuner.match import (
 )
 from tuner.methods import methods
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tuner.run_folder import RunDir
+
 MATCH_EPILOG = """\
 game end: checkmate, stalemate, insufficient material, the fifty-move rule and threefold
 repetition as soon as they occur; a win is adjudicated when the last 2 x ADJUDICATE_MOVES
@@ -50,6 +56,10 @@ with the same openings, colour swaps, limit (as go depth/nodes/movetime) and sta
 statistics: W/D/L and score from A's view; Elo = -400 log10(1/score - 1) with a 95% interval
 from the pentanomial model (game pairs of one opening are the independent unit: normal
 approximation on the per-pair mean score, 1.96 standard errors, ends converted to Elo).
+SPRT (--sprt ELO0 ELO1 ALPHA BETA): checked after every game pair, in opening order; the match
+stops when the log-likelihood ratio reaches ln(BETA / (1 - ALPHA)) (H0 accepted: A is not ELO1
+stronger) or ln((1 - BETA) / ALPHA) (H1 accepted), or after --games games (inconclusive).
+The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/sprt.py).
 """
 
 
@@ -144,6 +154,7 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     p.add_argument("b", metavar="B", nargs="?", help="weights file or built-in set to play against")
     add_engine_arguments(p)
     add_arguments(p, MatchConfig)
+    add_sprt_argument(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_match_command)
 
@@ -152,6 +163,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     from tuner.engines import engine_specs  # noqa: PLC0415
 
     config = from_namespace(MatchConfig, args)
+    sprt = sprt_of(args.sprt)
     try:
         engines = engine_specs(args.engine, args.engine_options)
         given = [x for x in (args.a, args.b) if x is not None]
@@ -172,13 +184,15 @@ def run_match_command(args: argparse.Namespace) -> int:
               f"and repeated games are identical (the engines are deterministic)", file=sys.stderr)
     start = time.perf_counter()
     with tqdm(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
-        pairs = run_match(wa, wb, openings, config, progress=bar.update)
+        pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt)
     seconds = time.perf_counter() - start
     summary = summarize(pairs)
+    test = sprt.check(summary.pentanomial) if sprt is not None else None
     out = config.out or str(default_pgn_path(args.a, args.b))
     write_pgn(out, pairs, names, f"movetuner match {args.a} vs {args.b}, {limit}")
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **summary.to_json(),
+                          "sprt": test.to_json() if test is not None else None,
                           "seconds": round(seconds, 2), "pgn": out}))
         return 0
     s = summary
@@ -190,6 +204,8 @@ def run_match_command(args: argparse.Namespace) -> int:
           f"{s.games // 2} game pairs, normal approximation)")
     print("pairs scoring 0/0.5/1/1.5/2 points: " + " / ".join(map(str, s.pentanomial)))
     print("terminations: " + ", ".join(f"{k} {v}" for k, v in s.terminations.items()))
+    if test is not None:
+        print(test.describe())
     print(f"PGN written to {out}")
     return 0
 
@@ -235,11 +251,31 @@ def run_plot_command(args: argparse.Namespace) -> int:
     if not isinstance(method, str) or method not in methods():
         raise TunerError(f"{run.weights_path}: unknown method {method!r} in its metadata "
                          f"(known: {', '.join(methods())})")
+    start = _start_weights(run)
     out = Path(args.out) if args.out else run.path / "plots"
     out.mkdir(parents=True, exist_ok=True)
     name = run.path.resolve().name
     written = [plot_metrics(records, method, out / "metrics.png", f"{name} ({method})"),
-               plot_psts(weights.values, out / "pst.png", f"{name}: piece-square tables (cp, White's view)")]
+               plot_psts(weights.values, out / "pst.png", f"{name}: piece-square tables", start)]
     for path in written:
         print(path)
     return 0
+
+
+def _start_weights(run: RunDir) -> np.ndarray | None:
+    """The weights a run started from (its config.toml's ``start``: a built-in set or a file,
+    as given, or relative to the run folder), or None with a note on stderr when they cannot
+    be read (then ``pst.png`` shows the values, not the change)."""
+    from tuner.config import read_toml  # noqa: PLC0415
+
+    start = read_toml(run.config_path).get("start", "material") if run.config_path.exists() else None
+    if not isinstance(start, str):
+        return None
+    for candidate in (start, str(run.path / start)):
+        try:
+            return load_weights(candidate).values
+        except ValueError:
+            continue
+    print(f"note: {run.config_path}: cannot read the start weights {start!r}; pst.png shows the values, "
+          "not the change from the start", file=sys.stderr)
+    return None

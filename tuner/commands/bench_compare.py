@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tuner.commands.arguments import add_limit_arguments, check_workers
+from tuner.commands.arguments import add_limit_arguments, add_sprt_argument, check_workers, sprt_of
 from tuner.config import add_arguments, from_namespace
 from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
@@ -28,7 +28,8 @@ iteration_seconds), or an external UCI engine (--engine; games only).
 figures, each as its single command computes it (same seeds: same figures):
   move-match  'tuner bench move-match --weights ... --data DIR --split SPLIT --depth D'
   games       'tuner bench match A B --games N --seed S ...' for every pair (same openings);
-              the PGN files go to OUT/games/
+              the PGN files go to OUT/games/; with --sprt each pair stops as
+              'tuner bench match A B --sprt ...' does (A: the entrant given first)
   EPD         'tuner bench epd FILE --weights ...' with the games' --depth/--nodes/--movetime
 ratings: maximum likelihood on the logistic Elo curve over all pairs' points, the anchor fixed
 (--anchor, default the first entrant, at --anchor-elo); 95% intervals from the sandwich
@@ -71,6 +72,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="processes for the games and the EPD suite (default: one per core)")
     add_arguments(p, MatchConfig, exclude=("games", "depth", "nodes", "movetime", "out", "seed", "workers"))
     add_engine_arguments(p)
+    add_sprt_argument(p, what="each pair's games")
     p.add_argument("--anchor", metavar="NAME", help="the entrant rated --anchor-elo (default: the first)")
     p.add_argument("--anchor-elo", type=float, default=0.0, metavar="ELO",
                    help="the anchor's rating, e.g. a rated engine's UCI_Elo (default: 0)")
@@ -106,6 +108,9 @@ def run_compare_command(args: argparse.Namespace) -> int:
         raise TunerError("give --depth, --nodes or --movetime for the games and the EPD suite "
                          "(or --games 0 without --epd)")
     check_workers(args.workers)
+    sprt = sprt_of(args.sprt)
+    if sprt is not None and args.games == 0:
+        raise TunerError("--sprt stops games: give --games N (the most games a pair plays)")
     try:
         engines = engine_specs(args.engine, args.engine_options)
     except ValueError as exc:
@@ -124,12 +129,12 @@ def run_compare_command(args: argparse.Namespace) -> int:
     settings = CompareSettings(data=args.data, split=args.split, move_match_depth=args.move_match_depth,
                                max_positions=args.max_positions, seed=args.seed, threads=args.threads, match=match,
                                epd=args.epd, epd_limits=epd_limits, workers=workers, anchor=anchor,
-                               anchor_elo=args.anchor_elo)
+                               anchor_elo=args.anchor_elo, sprt=sprt)
     out = Path(args.out_dir)
     if out.exists() and not out.is_dir():
         raise TunerError(f"{out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
     doc = run_compare(players, settings, out, progress=sys.stderr.isatty())
+    out.mkdir(parents=True, exist_ok=True)  # after the measures: a failed comparison leaves no empty folder
     json_path, png_path = out / "compare.json", out / "compare.png"
     atomic_write_text(json_path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
     plot_compare(doc, png_path, f"movetuner compare ({len(players)} entrants)")
@@ -154,8 +159,13 @@ def _heading(doc: dict[str, Any]) -> str:
     if g is not None and doc["pairs"]:
         limit = (f"depth {g['depth']}" if g["depth"] is not None
                  else f"{g['nodes']} nodes" if g["nodes"] is not None else f"{g['movetime']} ms")
-        parts.append(f"games: {g['per_pair']} per pair, {limit} per move, seed {g['seed']}; "
+        parts.append(f"games: {'at most ' if g.get('sprt') else ''}{g['per_pair']} per pair, {limit} per move, seed {g['seed']}; "
                      f"Elo: maximum likelihood, anchor {doc['anchor']} = {doc['anchor_elo']:g}")
+        t = g.get("sprt")
+        if t:
+            parts.append(f"SPRT per pair: elo0 {t['elo0']:g} elo1 {t['elo1']:g} alpha {t['alpha']:g} beta {t['beta']:g}, "
+                         f"LLR bounds {t['lower']:.3f} .. {t['upper']:.3f}; a pair stops when its LLR crosses one "
+                         f"(H0 / H1), else after {g['per_pair']} games (inconclusive)")
     if doc["epd"] is not None:
         e = doc["epd"]
         parts.append(f"EPD: {e['file']}, {e['positions']} positions ({e['skipped']} lines skipped)")

@@ -53,7 +53,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "epd", help="score weight sets on an EPD test suite (bm, am, STS c8/c9 credit)",
         description="Let the engine of 'tuner uci' answer every position of an EPD test suite with "
                     "each weight set, and report the positions solved and the points, overall and per "
-                    "theme, with 95%% intervals.",
+                    "theme, with 95% intervals.",
         epilog=EPD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="EPD file")
     add_weights_argument(p)

@@ -54,14 +54,46 @@ def resumable() -> set[str]:
     return {m.iterations for m in methods().values()} | {"threads", "executor", "scheduler", "workers"}
 
 
+def recipe_settings(path: Path = DEFAULT_RECIPE) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The settings a recipe file gives: (top-level settings, {method: its table's settings})."""
+    data = read_toml(path)
+    return ({k: v for k, v in data.items() if not isinstance(v, dict)},
+            {k: v for k, v in data.items() if isinstance(v, dict)})
+
+
+def recipe_name(path: Path = DEFAULT_RECIPE) -> str:
+    """How messages name a recipe: ``gm (tuner/recipes/gm.toml)``."""
+    root = DEFAULT_RECIPE.parents[2]
+    shown = path.resolve().relative_to(root) if path.resolve().is_relative_to(root) else path
+    return f"{path.stem} ({shown})"
+
+
+def recipe_line(path: Path = DEFAULT_RECIPE) -> str:
+    """One line saying which recipe runs and what it sets: ``recipe gm (tuner/recipes/gm.toml):
+    mmto from classic, iterations 10, ...``."""
+    top, tables = recipe_settings(path)
+    method = str(top.get("method", TuneConfig().method))
+    parts = [f"{method} from {top.get('start', TuneConfig().start)}"]
+    parts += [f"{k} {_shown(v)}" for k, v in tables.get(method, {}).items()]
+    parts += [f"{k} {_shown(v)}" for k, v in top.items() if k not in ("method", "start")]
+    return (f"recipe {recipe_name(path)}: " + ", ".join(parts)
+            + " (no --method or --config given; flags override it)")
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     names = ", ".join(methods())
+    top, tables = recipe_settings()
+    recipe_method = str(top.get("method", TuneConfig().method))
     p = sub.add_parser("tune", help=f"learn weights from a position set ({names})",
                        description="Fit the evaluator's weights so that the engine's shallow search "
                                    "prefers the moves played in a position set (tuner ingest), or fits "
                                    "its results. Writes RUN/config.toml, RUN/metrics.jsonl (a line per "
                                    "iteration), RUN/weights.json and RUN/state.json (after every "
-                                   "iteration, atomically).")
+                                   "iteration, atomically).",
+                       epilog=f"Without --method and --config, the recipe {recipe_name()} runs (the settings "
+                              f"that made the built-in gm weights): method {recipe_method}, and the values "
+                              f"marked 'recipe {DEFAULT_RECIPE.stem}' above; every other setting, and every "
+                              "setting of a run with --method NAME, has the default shown. Flags override both.")
     p.add_argument("--config", metavar="FILE",
                    help=f"TOML file of settings (top level, and a table per method: {', '.join(f'[{n}]' for n in methods())})")
     p.add_argument("--resume", metavar="RUN", help="continue the run in folder RUN from its last iteration")
@@ -81,11 +113,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         add_arguments(group, method.config, exclude=shared)
         for f in fields:
             seen.setdefault(f, name)
+    recipe = {**top, **{k: v for k, v in tables.get(recipe_method, {}).items() if seen.get(k) == recipe_method}}
+    for action in p._actions:
+        if action.dest in recipe and action.help and action.help.endswith(")"):
+            action.help = action.help[:-1] + f"; recipe {DEFAULT_RECIPE.stem}: {_shown(recipe[action.dest])})"
     p.set_defaults(func=run)
 
 
 def _shown(value: Any) -> str:
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return ",".join(map(str, value)) or "none"
     return str(value)
 
@@ -148,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
             common0, methods0 = configs_from_toml(Path(args.config))
         elif not hasattr(args, "method"):  # neither a config nor a method: the shipped recipe
             common0, methods0 = configs_from_toml(DEFAULT_RECIPE)
+            if not args.quiet:
+                print(recipe_line(), file=sys.stderr)
         else:
             common0, methods0 = TuneConfig(), {m: cls() for m, cls in method_configs().items()}
         common = from_namespace(TuneConfig, args, common0)
@@ -217,7 +255,25 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
         except OSError as exc:  # a full or read-only disk: the last checkpoint is still whole
             raise TunerError(f"{_os_error(exc)}; {_kept(run_dir)}") from None
     log(f"{common.method}: weights written to {run_dir.weights_path}")
+    note = small_data_note(len(data.train), run_dir)
+    if note:
+        log(note)
     return 0
+
+
+#: below this many training positions a run's weights are called a demonstration: the runs of
+#: docs/quality.md that beat ``classic`` trained on 100,000 positions or more, and MMTO on the
+#: shipped sample (1,900) ends about 420 Elo below ``classic`` (README, "Set up and run")
+DEMONSTRATION_POSITIONS = 10_000
+
+
+def small_data_note(train_positions: int, run_dir: RunDir) -> str | None:
+    """The closing note of a run on too few positions to learn weights worth playing with."""
+    if train_positions >= DEMONSTRATION_POSITIONS:
+        return None
+    return (f"note: {train_positions} training positions are a demonstration of the method, not data to learn "
+            f"playing weights from (docs/quality.md used 100,000 and more); measure these before using them: "
+            f"tuner bench match {shlex.quote(str(run_dir.weights_path))} classic --depth 2")
 
 
 def _resume_hint(run_dir: RunDir) -> str:
