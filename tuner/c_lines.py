@@ -16,4 +16,10 @@ C_UNUSED_LINES = (
 )
 
 
-__all__ = ["C_UNUSED_LINES"]
+def c_prologue(guard: str) -> list[str]:
+    """The lines that open every header: the include guard ``guard``, ``<stdint.h>`` and
+    ``MT_UNUSED`` (:data:`C_UNUSED_LINES`), each followed by a blank line."""
+    return [f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "", *C_UNUSED_LINES, ""]
+
+
+__all__ = ["C_UNUSED_LINES", "c_prologue"]

@@ -36,7 +36,7 @@ from typing import Any
 from search.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
 from search.weights import Weights, dumps
 from search.weights_text import SCORE_LINES, TERMS_LINES, grid_rows, source_name, term_pairs, to_text
-from tuner.c_lines import C_UNUSED_LINES
+from tuner.c_lines import c_prologue
 
 FORMATS = ("json", "c", "c-packed", "rust", "text")
 
@@ -125,13 +125,7 @@ def to_c(w: Weights, name: str | None = None) -> str:
         " *",
         *(f" * {line}" for line in TERMS_LINES),
         " */",
-        f"#ifndef {guard}",
-        f"#define {guard}",
-        "",
-        "#include <stdint.h>",
-        "",
-        *C_UNUSED_LINES,
-        "",
+        *c_prologue(guard),
         f'#define MT_CATALOG_HASH "{CATALOG_HASH}"',
         f"#define MT_PHASE_MAX {PHASE_MAX}",
         "/* tapered score in centipawns from the middle- and end-game sums */",

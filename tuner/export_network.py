@@ -36,7 +36,7 @@ from search.network import QuantizedNetwork
 from search.network_kernels import PSQ_INPUTS, QA, QB, QO
 from search.weights import Weights
 from search.weights_text import TERMS_LINES
-from tuner.c_lines import C_UNUSED_LINES
+from tuner.c_lines import c_prologue
 from tuner.export import c_tables
 
 #: values per line in the parameter arrays
@@ -123,13 +123,7 @@ def to_c_network(net: QuantizedNetwork, name: str | None = None) -> str:
     metadata records none (e.g. the file's name)."""
     shape, p = net.shape, net.params
     lines = _heading(net, name) + [
-        f"#ifndef {GUARD}",
-        f"#define {GUARD}",
-        "",
-        "#include <stdint.h>",
-        "",
-        *C_UNUSED_LINES,
-        "",
+        *c_prologue(GUARD),
         f'#define MTNN_LAYOUT_HASH "{net.layout_hash()}"',
         f"#define MTNN_H {shape.h}",
         f"#define MTNN_H2 {shape.h2}",

@@ -27,7 +27,7 @@ import re
 from search.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
 from search.weights import Weights
 from search.weights_text import SCORE_LINES, TERMS_LINES, Table, source_name, term_pairs
-from tuner.c_lines import C_UNUSED_LINES
+from tuner.c_lines import c_prologue
 
 #: the largest magnitude of a weight in one half of a packed int32
 PACKED_LIMIT = 32767
@@ -96,13 +96,7 @@ def to_c_packed(w: Weights, name: str | None = None) -> str:
         " *",
         *(f" * {line}" for line in TERMS_LINES),
         " */",
-        f"#ifndef {guard}",
-        f"#define {guard}",
-        "",
-        "#include <stdint.h>",
-        "",
-        *C_UNUSED_LINES,
-        "",
+        *c_prologue(guard),
         f'#define MT_CATALOG_HASH "{CATALOG_HASH}"',
         f"#define MT_PHASE_MAX {PHASE_MAX}",
         "",
