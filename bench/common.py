@@ -125,3 +125,31 @@ def tuning_run(method: str, data: Path, *flags: str) -> Iterator[tuple[RunDir, f
         if code != 0:
             raise SystemExit(code)
         yield run, seconds
+
+
+def tuner_json(argv: list[str]) -> dict:  # type: ignore[type-arg]
+    """Run a ``tuner`` command that prints one JSON line (in this process); its figures."""
+    import io  # noqa: PLC0415
+
+    from tuner.cli import main as tuner_main  # noqa: PLC0415
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = tuner_main(argv)
+    if code != 0:
+        raise SystemExit(f"tuner {' '.join(argv)}: exit {code}")
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+def match_record(a: str, b: str, games: int, limit: list[str], pgn: str) -> dict:  # type: ignore[type-arg]
+    """``tuner bench match A B`` at ``limit`` (e.g. ``["--depth", "2"]``): its result from A's
+    view (W/D/L, score, Elo with the 95 % interval) and its wall seconds."""
+    start = time.perf_counter()
+    m = tuner_json(["bench", "match", a, b, "--games", str(games), *limit, "--json", "--out", pgn])
+    return {**{k: m[k] for k in ("limit", "games", "wins", "draws", "losses", "score", "elo", "elo_ci95")},
+            "seconds": round(time.perf_counter() - start, 1)}
+
+
+def won(match: dict) -> bool:  # type: ignore[type-arg]
+    """Whether a :func:`match_record` is won: its Elo interval lies above 0."""
+    return match["elo_ci95"][0] is not None and match["elo_ci95"][0] > 0

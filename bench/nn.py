@@ -23,8 +23,6 @@ the depth-2 and equal-nodes matches won, interval above 0; speed at least one th
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import resource
 import subprocess
@@ -34,22 +32,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import gm_boards, gm_position_set
+from common import gm_boards, gm_position_set, match_record, tuner_json, won
 
 from search.convert import from_chess
 from search.evaluators import load_evaluator
 from search.search_api import search_many, threads
-from tuner.cli import main as tuner_main
-
-
-def _json_of(argv: list[str]) -> dict:  # type: ignore[type-arg]
-    """Run a ``tuner`` command that prints one JSON line; its figures."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = tuner_main(argv)
-    if code != 0:
-        raise SystemExit(f"tuner {' '.join(argv)}: exit {code}")
-    return json.loads(out.getvalue().strip().splitlines()[-1])
 
 
 def nodes_per_second(network: str, n_positions: int = 1000, depth: int = 3) -> dict[str, float]:
@@ -104,7 +91,7 @@ def main() -> None:
     net = args.network
     record: dict = {"bench": "nn", "data": str(data), "candidate": net}  # type: ignore[type-arg]
     record.update(nodes_per_second(net))
-    mm = _json_of(["bench", "move-match", "--weights", "gm", net, "--data", str(data), "--split", "test",
+    mm = tuner_json(["bench", "move-match", "--weights", "gm", net, "--data", str(data), "--split", "test",
                    "--max-positions", str(args.max_positions), "--json"])
     record["test_positions"] = mm["positions"]
     record["move_match"] = {("candidate" if name == net else name): {k: r[k] for k in ("top1", "top3", "mean_rank")}
@@ -114,17 +101,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for key, limit in (("match_depth2", ["--depth", "2"]), ("match_nodes", ["--nodes", "20000"]),
                            ("match_time", ["--movetime", "100"])):
-            start = time.perf_counter()
-            m = _json_of(["bench", "match", net, "gm", "--games", str(args.games), *limit, "--json",
-                          "--out", f"{tmp}/{key}.pgn"])
-            record[key] = {"limit": m["limit"], "games": m["games"], "wins": m["wins"], "draws": m["draws"],
-                           "losses": m["losses"], "score": m["score"], "elo": m["elo"], "elo_ci95": m["elo_ci95"],
-                           "seconds": round(time.perf_counter() - start, 1)}
+            record[key] = match_record(net, "gm", args.games, limit, f"{tmp}/{key}.pgn")
     if args.epoch:
         record.update(epoch(data))
-
-    def won(m: dict) -> bool:  # type: ignore[type-arg]
-        return m["elo_ci95"][0] is not None and m["elo_ci95"][0] > 0
 
     record["targets"] = {"top1_plus_3_points": gain >= 3.0, "depth2_match_won": won(record["match_depth2"]),
                          "nodes_match_won": won(record["match_nodes"]),

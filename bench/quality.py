@@ -24,29 +24,17 @@ interval above 0.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import REPO, gm_position_set
+from common import REPO, gm_position_set, match_record, tuner_json, won
 
 from tuner.cli import main as tuner_main
 
 RECIPE = REPO / "tuner" / "recipes" / "gm.toml"
-
-
-def _json_of(argv: list[str]) -> dict:  # type: ignore[type-arg]
-    """Run a ``tuner`` command that prints one JSON line; its figures."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = tuner_main(argv)
-    if code != 0:
-        raise SystemExit(f"tuner {' '.join(argv)}: exit {code}")
-    return json.loads(out.getvalue().strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -76,7 +64,7 @@ def main() -> None:
         weights = str(Path(args.run) / "weights.json")
     record["candidate"] = weights
 
-    mm = _json_of(["bench", "move-match", "--weights", "material", "classic", weights, "--data", str(data),
+    mm = tuner_json(["bench", "move-match", "--weights", "material", "classic", weights, "--data", str(data),
                    "--split", "test", "--max-positions", str(args.max_positions), "--json"])
     record["test_positions"] = mm["positions"]
     record["move_match"] = {("candidate" if name == weights else name): {k: r[k] for k in ("top1", "top3", "mean_rank")}
@@ -86,15 +74,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         for key, limit in (("match_depth2", ["--depth", str(args.depth)]), ("match_nodes", ["--nodes", str(args.nodes)])):
-            start = time.perf_counter()
-            m = _json_of(["bench", "match", weights, "classic", "--games", str(args.games), *limit, "--json",
-                          "--out", f"{tmp}/{key}.pgn"])
-            record[key] = {"limit": m["limit"], "games": m["games"], "wins": m["wins"], "draws": m["draws"],
-                           "losses": m["losses"], "score": m["score"], "elo": m["elo"], "elo_ci95": m["elo_ci95"],
-                           "seconds": round(time.perf_counter() - start, 1)}
-
-    def won(m: dict) -> bool:  # type: ignore[type-arg]
-        return m["elo_ci95"][0] is not None and m["elo_ci95"][0] > 0
+            record[key] = match_record(weights, "classic", args.games, limit, f"{tmp}/{key}.pgn")
 
     record["targets"] = {"top1_plus_3_points": gain >= 3.0, "depth2_match_won": won(record["match_depth2"]),
                          "nodes_match_won": won(record["match_nodes"])}
