@@ -99,6 +99,21 @@ def _result_term(s, result, k_eu):  # type: ignore[no-untyped-def]
     return e * e, -2.0 * e * k_eu * t * (1.0 - t)
 
 
+@njit(cache=True, inline="always")
+def _position_terms(scores, n, d, slope_eu, kind, coef, move_scale, result, res_scale, k_eu):  # type: ignore[no-untyped-def]
+    """One position's move loss and result loss (``scores``: its n rows, row ``d`` played) and,
+    in ``coef``, the derivative of ``move_scale * move loss + res_scale * result loss`` with
+    respect to each row's score; no result term when ``res_scale`` is 0 or ``result`` is NaN."""
+    loss = _move_terms(scores, n, d, slope_eu, kind, coef)
+    for r in range(n):
+        coef[r] *= move_scale
+    res_loss = 0.0
+    if res_scale > 0.0 and not math.isnan(result):
+        res_loss, de = _result_term(float(scores[d]), result, k_eu)
+        coef[d] += res_scale * de
+    return loss, res_loss
+
+
 @njit(cache=True, parallel=True)
 def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w, slope_eu, kind,  # type: ignore[no-untyped-def]
                              move_scale, results, res_scale, k_eu):
@@ -135,13 +150,10 @@ def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w
                 for j in range(indptr[r], indptr[r + 1]):
                     s += np.int64(wl[indices[j]]) * values[j]
                 scores[r - a] = s
-            loss += _move_terms(scores, z - a, d - a, slope_eu, kind, coef)
-            for r in range(z - a):
-                coef[r] *= move_scale
-            if res_scale > 0.0 and not math.isnan(results[p]):
-                e2, de = _result_term(float(scores[d - a]), results[p], k_eu)
-                res_loss += e2
-                coef[d - a] += res_scale * de
+            move, res = _position_terms(scores, z - a, d - a, slope_eu, kind, coef, move_scale, results[p], res_scale,
+                                        k_eu)
+            loss += move
+            res_loss += res
             for r in range(a, z):
                 add_row_gradient(grad, coef[r - a], r, indptr, indices, values)
         part_loss[c] = loss
@@ -191,14 +203,10 @@ def row_loss_kernel(pos_ptr, played, scores, slope_eu, kind, move_scale, results
                 continue
             a = pos_ptr[p]
             z = pos_ptr[p + 1]
-            row_coef = coef[a:z]
-            loss += _move_terms(scores[a:z], z - a, d - a, slope_eu, kind, row_coef)
-            for r in range(z - a):
-                row_coef[r] *= move_scale
-            if res_scale > 0.0 and not math.isnan(results[p]):
-                e2, de = _result_term(scores[d], results[p], k_eu)
-                res_loss += e2
-                row_coef[d - a] += res_scale * de
+            move, res = _position_terms(scores[a:z], z - a, d - a, slope_eu, kind, coef[a:z], move_scale, results[p],
+                                        res_scale, k_eu)
+            loss += move
+            res_loss += res
         part_loss[c] = loss
         part_res[c] = res_loss
     return sum_parts(part_loss), sum_parts(part_res), coef
