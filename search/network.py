@@ -21,9 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import struct
-import tempfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +31,7 @@ import numpy as np
 
 from search.catalog import CATALOG_HASH, N_FEATURES, PHASE_MAX
 from search.network_kernels import PSQ_INPUTS, QA, QB, QO
+from search.weights import atomic_write_bytes
 
 #: first bytes of a network file
 MAGIC = b"MTNN"
@@ -267,22 +266,8 @@ def network_bytes(net: QuantizedNetwork) -> bytes:
 
 
 def write_network(path: str | Path, net: QuantizedNetwork) -> None:
-    """Write ``net`` to ``path`` atomically (a temporary file in the same folder, fsync, rename)."""
-    path = Path(path)
-    data = network_bytes(net)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``net`` to ``path`` atomically (:func:`search.weights.atomic_write_bytes`)."""
+    atomic_write_bytes(path, network_bytes(net))
 
 
 def is_network_file(path: str | Path) -> bool:

@@ -74,14 +74,15 @@ def dumps(w: Weights) -> str:
     return json.dumps(to_document(w), indent=1) + "\n"
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half: a
+    temporary file in the same folder (made if missing), fsync, the usual mode, rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         umask = os.umask(0)
@@ -92,6 +93,11 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def save_weights(path: str | Path, w: Weights) -> None:
@@ -176,5 +182,5 @@ def resolve(spec: str | Path) -> Path:
 
 
 __all__ = ["BUILTIN_DIR", "BUILTIN_SETS", "CatalogMigrationWarning", "SCHEMA", "SCHEMA_VERSION", "Weights",
-           "WeightsFileError", "atomic_write_text", "catalogue_names", "dumps", "load_weights", "parse_document",
-           "resolve", "save_weights", "to_document", "warn_migrated"]
+           "WeightsFileError", "atomic_write_bytes", "atomic_write_text", "catalogue_names", "dumps", "load_weights",
+           "parse_document", "resolve", "save_weights", "to_document", "warn_migrated"]
