@@ -12,7 +12,7 @@ swapped): every learnt weight set against the untrained one (``--pairs untrained
 (``--pairs all``, a round robin), ``--games`` games a pair. The hand-set ``material`` set
 (``--reference``) joins the tournament for scale.
 
-Elo (untrained = 0) is :func:`tuner.ratings.fit_ratings`' maximum-likelihood fit of all game
+Elo (untrained = 0) is :func:`tuner.arena.ratings.fit_ratings`' maximum-likelihood fit of all game
 pairs played (the ``tuner bench compare`` ratings), with 95 % sandwich intervals from the
 pentanomial variance of each pair. A player whose group won every point against the untrained
 weights' group has rating ``"+inf"`` (the maximum does not exist: the reference's games
@@ -51,9 +51,9 @@ sys.path.insert(0, str(REPO))  # run as a script from anywhere; the package is a
 
 from search.catalog import FEATURE_INDEX, N_FEATURES  # noqa: E402
 from search.weights import Weights, load_weights, save_weights  # noqa: E402
-from tuner.compare import finite  # noqa: E402
-from tuner.match import DEFAULT_OPENINGS, MatchConfig, load_openings, pair_scores, run_match, summarize  # noqa: E402
-from tuner.ratings import PairScores, fit_ratings  # noqa: E402
+from tuner.arena.compare import finite  # noqa: E402
+from tuner.arena.match import DEFAULT_OPENINGS, MatchConfig, load_openings, pair_scores, run_match, summarize  # noqa: E402
+from tuner.arena.ratings import PairScores, fit_ratings  # noqa: E402
 
 METHODS = ("tdleaf", "rootstrap", "treestrap-mm", "treestrap-ab")
 MEEP = {"untrained": 250, "tdleaf": 1068, "rootstrap": 1362, "treestrap-mm": 1807, "treestrap-ab": 2157}

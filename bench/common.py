@@ -19,7 +19,7 @@ import chess
 import chess.pgn
 
 if TYPE_CHECKING:
-    from tuner.run_folder import RunDir
+    from tuner.training.run_folder import RunDir
 
 REPO = Path(__file__).resolve().parents[1]
 GM_DIR = Path(os.environ.get("MOVETUNER_GM_DIR", REPO.parent / "shared" / "datasets" / "gm"))
@@ -112,10 +112,10 @@ def int_arguments(argv: list[str] | None = None, **defaults: int) -> dict[str, i
 @contextlib.contextmanager
 def tuning_run(method: str, data: Path, *flags: str) -> Iterator[tuple[RunDir, float]]:
     """``tuner tune --method METHOD --data DATA FLAGS`` into a temporary run folder: yields the
-    :class:`tuner.run_folder.RunDir` (removed on exit) and the run's wall time in seconds; exits with
+    :class:`tuner.training.run_folder.RunDir` (removed on exit) and the run's wall time in seconds; exits with
     the command's code when it fails."""
     from tuner.cli import main as tuner_main  # noqa: PLC0415
-    from tuner.run_folder import RunDir  # noqa: PLC0415
+    from tuner.training.run_folder import RunDir  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp:
         run = RunDir(f"{tmp}/run")

@@ -8,7 +8,7 @@ Prints one JSON line:
   of ``repeats`` timed passes over all positions, after a warm-up pass (compilation);
 - ``features_per_s_best`` / ``features_per_s_median``: the same for ``features_batch_kernel``
   (sorted CSR feature rows, the datasets' path), and ``mean_active_features``;
-- ``reference_per_s``: the plain-Python oracle (``tests/reference_features.py``) on a small
+- ``reference_per_s``: the plain-Python oracle (``tests/oracles/reference_features.py``) on a small
   subset, the baseline, and ``speedup`` = eval_per_s_best / reference_per_s;
 - ``scores_match_reference``: whether the timed kernel's scores equal ``w . phi`` of the
   oracle's features on that subset (the speed is of a correct evaluator);

@@ -40,11 +40,11 @@ from common import gm_position_set
 
 from search.weights import load_weights
 from tuner.cores import available_cores
-from tuner.executor import executor_scope
-from tuner.mmto import MmtoConfig, MmtoTrainer, search_training_set
-from tuner.paced import validation_match
-from tuner.training_data import load_training_data
-from tuner.tune_config import TuneConfig, executor_options, n_threads
+from tuner.training.executor import executor_scope
+from tuner.methods.mmto import MmtoConfig, MmtoTrainer, search_training_set
+from tuner.training.paced import validation_match
+from tuner.training.training_data import load_training_data
+from tuner.training.tune_config import TuneConfig, executor_options, n_threads
 
 #: positions of the depth-2 sample (a depth-2 sweep costs ~20 times a depth-1 one)
 DEPTH2_SAMPLE = 2000

@@ -4,7 +4,7 @@ Nothing here uses the repository's engine: the oracles are python-chess's rules 
 alpha-beta negamax over material written below, so the suite checks the engine rather than
 the engine the suite.
 
-* every line parses (:func:`tuner.epd.parse_epd` reports no problem) and ids are unique;
+* every line parses (:func:`tuner.arena.epd.parse_epd` reports no problem) and ids are unique;
 * ``mate.*`` positions carry ``dm N`` and a single ``bm``: that move forces mate in N moves,
   no move forces mate in fewer, and no other move forces mate in N (an exhaustive AND-OR
   search with python-chess);
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import chess
 
-from tuner.epd import DEFAULT_SUITE, EpdPosition, parse_epd
+from tuner.arena.epd import DEFAULT_SUITE, EpdPosition, parse_epd
 
 REPO = DEFAULT_SUITE.parents[2]
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 320, chess.BISHOP: 330, chess.ROOK: 500, chess.QUEEN: 900, chess.KING: 0}
@@ -236,7 +236,7 @@ def verify(path: Path) -> dict[str, object]:
 
 def _operations(path: Path) -> dict[int, dict[str, object]]:
     """Every parseable line's EPD operations by line number (``dm`` is not kept by
-    :class:`~tuner.epd.EpdPosition`)."""
+    :class:`~tuner.arena.epd.EpdPosition`)."""
     out: dict[int, dict[str, object]] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         try:

@@ -37,7 +37,7 @@ import chess
 from search.search_api import search
 from search.convert import from_fen
 from search.weight_sets import classic_weights
-from tuner.match import DEFAULT_OPENINGS
+from tuner.arena.match import DEFAULT_OPENINGS
 
 #: search depth of the balance check, plies (plus quiescence)
 DEPTH = 4

@@ -15,10 +15,10 @@ e(q, w) = w . phi(q), the partial derivatives
 where dphi(p.m) is the leaf's feature vector with the sign it enters the mover's score.
 
 Here the objective is reported per position (J_main / |P|) so that the L1 coefficient of
-:mod:`tuner.optim.grid` does not depend on the size of the training set (the paper's sum is
+:mod:`tuner.training.optim.grid` does not depend on the size of the training set (the paper's sum is
 |P| times this value; only the scale of lambda_1 differs).
 
-Layout of the stored sweep (arrays only; built by :mod:`tuner.mmto` from :func:`search.search_api.sweep`):
+Layout of the stored sweep (arrays only; built by :mod:`tuner.methods.mmto` from :func:`search.search_api.sweep`):
 
 * rows are (position, move) pairs; the rows of position ``p`` are ``pos_ptr[p]:pos_ptr[p+1]``
   and ``played[p]`` is the global index of the row of the move actually played;

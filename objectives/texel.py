@@ -423,11 +423,11 @@ def fit_k(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarray, values: n
 
 
 def l2_penalty(w: np.ndarray, l2: float, mask: np.ndarray) -> float:
-    """``l2 * sum(w_i^2)`` over the bool ``mask`` (the term :mod:`tuner.optim` adds as L2)."""
+    """``l2 * sum(w_i^2)`` over the bool ``mask`` (the term :mod:`tuner.training.optim` adds as L2)."""
     x = np.asarray(w, dtype=np.float64)[mask]
     return float(l2 * np.dot(x, x))
 
 
 def l1_penalty(w: np.ndarray, l1: float, mask: np.ndarray) -> float:
-    """``l1 * sum(|w_i|)`` over the bool ``mask`` (the term :mod:`tuner.optim` adds as L1)."""
+    """``l1 * sum(|w_i|)`` over the bool ``mask`` (the term :mod:`tuner.training.optim` adds as L1)."""
     return float(l1 * np.abs(np.asarray(w, dtype=np.float64)[mask]).sum())

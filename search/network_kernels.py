@@ -3,7 +3,7 @@ piece-square inputs, the accumulator (refreshed from a board, or updated from th
 on a move, as in NNUE), and the integer forward pass.
 
 The exact arithmetic is specified in ``docs/network.md``; the C reference forward pass of
-:mod:`tuner.export` and the plain-numpy oracle of the tests implement the same. In short, with
+:mod:`tuner.export.formats` and the plain-numpy oracle of the tests implement the same. In short, with
 ``stm`` the side to move and ``acc[c]`` perspective ``c``'s accumulator (int16[H])::
 
     x   = clamp(acc[stm], 0, QA) ++ clamp(acc[1 - stm], 0, QA)            int32[2H]

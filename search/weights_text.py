@@ -6,7 +6,7 @@ named table (a term with labels, e.g. ``material`` over pawn..queen or ``pst.kni
 a1..h8) or one named constant (a term without labels, e.g. ``pawns.doubled``), once for the
 middle game (``mg``) and once for the end game (``eg``). :data:`SCORE_LINES` state how the
 score is computed from them, :data:`TERMS_LINES` that the weights assume exactly these terms;
-the C and Rust exports (:mod:`tuner.export`) use the same tables and lines.
+the C and Rust exports (:mod:`tuner.export.formats`) use the same tables and lines.
 
 :func:`to_text` writes the view; :func:`parse_text` reads it back into the same
 :class:`~search.weights.Weights` (values and metadata), with one-line

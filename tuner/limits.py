@@ -1,5 +1,5 @@
-"""The ranges of the per-move search limits that EPD suites (:class:`tuner.epd.SearchLimits`)
-and matches (:class:`tuner.match.MatchConfig`) accept."""
+"""The ranges of the per-move search limits that EPD suites (:class:`tuner.arena.epd.SearchLimits`)
+and matches (:class:`tuner.arena.match.MatchConfig`) accept."""
 
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ import dataclasses
 
 
 from search.evaluators import Evaluator, load_evaluator
-from tuner.epd import SearchLimits
+from tuner.arena.epd import SearchLimits
 from tuner.errors import TunerError
-from tuner.sprt import Sprt, parse_sprt
+from tuner.arena.sprt import Sprt, parse_sprt
 
 
 def add_weights_argument(p: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:
 
 def add_limit_arguments(p: argparse.ArgumentParser, *, required: bool, prefix: str = "") -> None:
     """``--depth``, ``--nodes``, ``--movetime`` (mutually exclusive), from the fields of
-    :class:`tuner.epd.SearchLimits`; ``prefix`` starts each help text (e.g. what they limit)."""
+    :class:`tuner.arena.epd.SearchLimits`; ``prefix`` starts each help text (e.g. what they limit)."""
     limits = p.add_mutually_exclusive_group(required=required)
     for f in dataclasses.fields(SearchLimits):
         limits.add_argument("--" + f.name, type=int, metavar=f.metadata["metavar"],
@@ -38,7 +38,7 @@ def add_limit_arguments(p: argparse.ArgumentParser, *, required: bool, prefix: s
 
 
 def add_sprt_argument(p: argparse.ArgumentParser, *, what: str = "the match") -> None:
-    """``--sprt ELO0 ELO1 ALPHA BETA``: stop ``what`` by a sequential test (:mod:`tuner.sprt`)."""
+    """``--sprt ELO0 ELO1 ALPHA BETA``: stop ``what`` by a sequential test (:mod:`tuner.arena.sprt`)."""
     p.add_argument("--sprt", nargs=4, type=float, metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
                    help=f"stop {what} early by a sequential probability ratio test as fishtest runs it "
                         "(GSPRT on pentanomial game-pair counts, logistic Elo): H0 elo = ELO0 against H1 "

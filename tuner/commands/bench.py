@@ -1,8 +1,8 @@
 """``tuner bench <what>``: measure weight sets. Sub-subcommands, one ``_register_*`` each:
 
-- ``move-match``: how often each weight set's search picks the played move (:mod:`tuner.movematch`);
-- ``match``: games between two weight sets, or one and an external UCI engine (:mod:`tuner.match`);
-- ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.plots`);
+- ``move-match``: how often each weight set's search picks the played move (:mod:`tuner.arena.movematch`);
+- ``match``: games between two weight sets, or one and an external UCI engine (:mod:`tuner.arena.match`);
+- ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.arena.plots`);
 - ``epd``: EPD test suites, solved positions and STS-style points (:mod:`tuner.commands.bench_epd`);
 - ``compare``: several weight sets, runs and engines side by side (:mod:`tuner.commands.bench_compare`).
 """
@@ -25,8 +25,8 @@ from tuner.commands.arguments import add_sprt_argument, add_weights_argument, lo
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
-from tuner.executor import EXECUTORS, DaskExecutor
-from tuner.match import (
+from tuner.training.executor import EXECUTORS, DaskExecutor
+from tuner.arena.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
     default_pgn_path,
@@ -35,12 +35,12 @@ from tuner.match import (
     summarize,
     write_pgn,
 )
-from tuner.methods import methods
+from tuner.methods.registry import methods
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from tuner.run_folder import RunDir
+    from tuner.training.run_folder import RunDir
 
 MATCH_EPILOG = """\
 game end: checkmate, stalemate, insufficient material, the fifty-move rule and threefold
@@ -59,7 +59,7 @@ approximation on the per-pair mean score, 1.96 standard errors, ends converted t
 SPRT (--sprt ELO0 ELO1 ALPHA BETA): checked after every game pair, in opening order; the match
 stops when the log-likelihood ratio reaches ln(BETA / (1 - ALPHA)) (H0 accepted: A is not ELO1
 stronger) or ln((1 - BETA) / ALPHA) (H1 accepted), or after --games games (inconclusive).
-The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/sprt.py).
+The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/arena/sprt.py).
 """
 
 
@@ -110,7 +110,7 @@ def _register_move_match(bench_sub: argparse._SubParsersAction[argparse.Argument
 
 
 def run_move_match_command(args: argparse.Namespace) -> int:
-    from tuner.movematch import measure_weight_sets  # noqa: PLC0415
+    from tuner.arena.movematch import measure_weight_sets  # noqa: PLC0415
 
     if args.depth < 1 or args.max_positions < 0 or args.threads < 0:
         raise TunerError("--depth must be >= 1, --max-positions and --threads >= 0")
@@ -160,7 +160,7 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def run_match_command(args: argparse.Namespace) -> int:
-    from tuner.engines import engine_specs  # noqa: PLC0415
+    from tuner.arena.engines import engine_specs  # noqa: PLC0415
 
     config = from_namespace(MatchConfig, args)
     sprt = sprt_of(args.sprt)
@@ -234,8 +234,8 @@ def _register_plot(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser
 def run_plot_command(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
-    from tuner.plots import plot_metrics, plot_psts  # noqa: PLC0415
-    from tuner.run_folder import RunDir  # noqa: PLC0415
+    from tuner.arena.plots import plot_metrics, plot_psts  # noqa: PLC0415
+    from tuner.training.run_folder import RunDir  # noqa: PLC0415
 
     run = RunDir(args.run)
     if not run.metrics_path.exists() or not run.weights_path.exists():

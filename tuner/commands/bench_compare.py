@@ -1,6 +1,6 @@
 """``tuner bench compare RUN_OR_WEIGHTS... --data DIR``: weight sets, runs and engines side by side.
 
-A thin wrapper over :mod:`tuner.compare`: held-out move-match, a round robin of games with Elo
+A thin wrapper over :mod:`tuner.arena.compare`: held-out move-match, a round robin of games with Elo
 ratings, an optional EPD suite, and each run's method and tuning time, as a Markdown table on
 stdout, ``compare.json`` and ``compare.png`` in ``--out``. :func:`register` adds the
 subcommand to the ``tuner bench`` subparsers; :func:`add_engine_arguments` gives ``--engine``
@@ -19,7 +19,7 @@ from tuner.commands.arguments import add_limit_arguments, add_sprt_argument, che
 from tuner.config import add_arguments, from_namespace
 from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
-from tuner.match import MatchConfig
+from tuner.arena.match import MatchConfig
 
 COMPARE_EPILOG = """\
 entrants: a built-in set (material, classic, gm), a weights JSON file, a run folder of 'tuner tune'
@@ -35,7 +35,7 @@ ratings: maximum likelihood on the logistic Elo curve over all pairs' points, th
 (--anchor, default the first entrant, at --anchor-elo); 95% intervals from the sandwich
 covariance with each pair's pentanomial variance (as 'bench match' computes it). A player whose
 group scored every point against the anchor's (or none) is rated +inf (-inf). Details:
-tuner/ratings.py.
+tuner/arena/ratings.py.
 """
 
 
@@ -87,7 +87,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     import math  # noqa: PLC0415
 
     from search.weights import atomic_write_text  # noqa: PLC0415
-    from tuner.compare import (  # noqa: PLC0415
+    from tuner.arena.compare import (  # noqa: PLC0415
         CompareSettings,
         entrants,
         find_anchor,
@@ -95,9 +95,9 @@ def run_compare_command(args: argparse.Namespace) -> int:
         pair_table,
         run_compare,
     )
-    from tuner.engines import engine_specs  # noqa: PLC0415
-    from tuner.epd import SearchLimits  # noqa: PLC0415
-    from tuner.plots import plot_compare  # noqa: PLC0415
+    from tuner.arena.engines import engine_specs  # noqa: PLC0415
+    from tuner.arena.epd import SearchLimits  # noqa: PLC0415
+    from tuner.arena.plots import plot_compare  # noqa: PLC0415
 
     if args.move_match_depth < 1 or args.max_positions < 0 or args.threads < 0 or args.games < 0:
         raise TunerError("--move-match-depth must be >= 1, --max-positions, --threads and --games >= 0")

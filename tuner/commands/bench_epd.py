@@ -1,6 +1,6 @@
 """``tuner bench epd FILE --weights W... (--depth D | --nodes N | --movetime MS)``: EPD test suites.
 
-A thin wrapper over :mod:`tuner.epd`: parse the file (bad lines are reported on stderr with
+A thin wrapper over :mod:`tuner.arena.epd`: parse the file (bad lines are reported on stderr with
 their line numbers and skipped), let the ``tuner uci`` engine answer every position with each
 weight set, and print the positions solved and the points, overall and per theme, with 95 %
 intervals; ``--out`` writes every answer as JSON. :func:`register` adds the subcommand to the
@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from search.weights import atomic_write_text
 from tuner.commands.arguments import add_limit_arguments, add_weights_argument, check_workers, load_weight_sets
-from tuner.epd import (
+from tuner.arena.epd import (
     DEFAULT_SUITE,
     MAX_POINTS,
     PositionResult,
@@ -86,7 +86,7 @@ def run_epd_command(args: argparse.Namespace) -> int:
         pool = stack.enter_context(process_pool(args.workers)) if args.workers > 1 and not args.scheduler else None
         workers = args.workers
         if args.scheduler:
-            from tuner.executor import DaskExecutor  # noqa: PLC0415
+            from tuner.training.executor import DaskExecutor  # noqa: PLC0415
 
             dask = DaskExecutor(scheduler=args.scheduler, log=lambda m: print(m, file=sys.stderr))
             stack.callback(dask.close)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from search.weights import atomic_write_text, load_weights
 from tuner.errors import TunerError
-from tuner.export import FORMATS, display_name, export
+from tuner.export.formats import FORMATS, display_name, export
 
 #: formats of a network file (``.mtnn``): the C header with the forward pass, or the file again
 NETWORK_FORMATS = ("c", "mtnn")
@@ -48,7 +48,7 @@ def _is_network(spec: str) -> bool:
 def _export_network(args: argparse.Namespace) -> None:
     """Write the network file ``args.weights`` as its C header or as the binary file again."""
     from search.network import network_bytes, read_network, write_network  # noqa: PLC0415
-    from tuner.export_network import to_c_network  # noqa: PLC0415
+    from tuner.export.network_c import to_c_network  # noqa: PLC0415
 
     fmt = args.format or "c"
     if fmt not in NETWORK_FORMATS:

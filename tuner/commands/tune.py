@@ -1,19 +1,19 @@
 """``tuner tune``: fit the evaluator's weights to the moves of a position set.
 
-Settings come from two dataclasses (the shared :class:`tuner.tune_config.TuneConfig`, and the
-method's own, from the registry :mod:`tuner.methods`), layered as: defaults, then ``--config
+Settings come from two dataclasses (the shared :class:`tuner.training.tune_config.TuneConfig`, and the
+method's own, from the registry :mod:`tuner.methods.registry`), layered as: defaults, then ``--config
 FILE.toml`` (top-level keys, and a ``[NAME]`` table per method), then flags. The result is
 written to ``RUN/config.toml``; ``--resume RUN`` reads it back and continues the run (only the
 method's count of iterations and where the searches run, ``--threads``, ``--executor``,
 ``--scheduler``, ``--workers``, may change on resume). The outer loop is
-:func:`tuner.driver.drive`, the same for every method.
+:func:`tuner.training.driver.drive`, the same for every method.
 
-One process at a time uses a run folder (``RUN/.lock``, :meth:`tuner.run_folder.RunDir.lock`). Ctrl-C
+One process at a time uses a run folder (``RUN/.lock``, :meth:`tuner.training.run_folder.RunDir.lock`). Ctrl-C
 stops a run between two kernel calls with one line, ``tuner tune: interrupted at iteration N;
 resume with: tuner tune --resume RUN``, and exit code 130; a full or read-only disk is one line
 naming the file, and the folder keeps its last checkpoint. Resuming a run whose
 ``state.json`` is lost is refused once it had completed an iteration
-(:meth:`tuner.run_folder.RunDir.resume_point`).
+(:meth:`tuner.training.run_folder.RunDir.resume_point`).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from tqdm import tqdm
 from search.evaluators import kind_of
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
-from tuner.driver import drive
-from tuner.methods import get as get_method
-from tuner.methods import methods
-from tuner.run_folder import RunDir
-from tuner.training_data import load_training_data
-from tuner.tune_config import TuneConfig, start_weights
+from tuner.training.driver import drive
+from tuner.methods.registry import get as get_method
+from tuner.methods.registry import methods
+from tuner.training.run_folder import RunDir
+from tuner.training.training_data import load_training_data
+from tuner.training.tune_config import TuneConfig, start_weights
 
 
 #: the settings ``tuner tune --data DIR --out RUN`` uses when given neither ``--config`` nor

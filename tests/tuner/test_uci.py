@@ -1,0 +1,231 @@
+"""``tuner uci``: a full self-play game through python-chess's ``chess.engine``, garbage input,
+clock handling and ``stop``, all against the real subprocess."""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import chess
+import chess.engine
+import pytest
+
+from tuner.uci import GoLimits, parse_go
+
+UCI_COMMAND = [sys.executable, "-m", "tuner", "uci"]
+PLY_CAP = 300  # a self-play game that has not ended by then is stopped (and the test says so)
+
+
+class RawEngine:
+    """The engine subprocess driven line by line, with a reader thread and timeouts."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(UCI_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def send(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    def expect(self, prefix: str, timeout: float = 30.0) -> tuple[str, list[str]]:
+        """Read until a line starting with ``prefix``; return it and the lines before it."""
+        before: list[str] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {prefix!r} within {timeout} s; got {before}") from None
+            if line.startswith(prefix):
+                return line, before
+            before.append(line)
+
+    def close(self) -> int:
+        self.send("quit")
+        try:
+            return self.proc.wait(timeout=10)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+
+def started_engine() -> Iterator[RawEngine]:
+    """An engine process after the ``uci`` handshake, for a module's tests (starting Python and
+    numba takes seconds); it must survive them all and exit cleanly on ``quit``."""
+    engine = RawEngine()
+    engine.send("uci")
+    engine.expect("uciok")
+    yield engine
+    assert engine.proc.poll() is None, "the engine died during the tests"
+    assert engine.close() == 0
+
+
+@pytest.fixture(scope="module")
+def shared_engine() -> Iterator[RawEngine]:
+    yield from started_engine()
+
+
+@pytest.fixture
+def raw_engine(shared_engine: RawEngine) -> RawEngine:
+    shared_engine.send("ucinewgame")
+    shared_engine.send("isready")
+    shared_engine.expect("readyok")
+    return shared_engine
+
+
+def test_full_self_play_game_through_chess_engine() -> None:
+    import chess.polyglot
+
+    from search.search_api import mate_in, search
+    from search.convert import from_chess
+    from search.evaluation_api import EVAL_SCALE
+    from search.weights import load_weights
+
+    classic = load_weights("classic").values
+    board = chess.Board()
+    compared = 0
+    with chess.engine.SimpleEngine.popen_uci(UCI_COMMAND, timeout=60) as engine:
+        assert engine.id["name"].startswith("movetuner")
+        assert "Weights" in engine.options and "Hash" in engine.options
+        engine.configure({"Hash": 4})
+        while not board.is_game_over(claim_draw=True) and board.ply() < PLY_CAP:
+            # alternate fixed-depth and node-limited searches
+            by_depth = board.ply() % 2 == 0
+            limit = chess.engine.Limit(depth=2) if by_depth else chess.engine.Limit(nodes=3000)
+            result = engine.play(board, limit, info=chess.engine.INFO_ALL)
+            assert result.move is not None and result.move in board.legal_moves, (board.fen(), result.move)
+            info = result.info
+            assert info["depth"] >= 1 and info["nodes"] >= 1 and "score" in info
+            pv_board = board.copy()
+            for move in info["pv"]:  # the reported principal variation is a legal line
+                assert move in pv_board.legal_moves
+                pv_board.push(move)
+            if by_depth:
+                # the reported score is the search's at the reported depth, with the game as
+                # history, from the side to move's view (the engine's hash orders moves only)
+                history = []
+                replay = chess.Board()
+                for move in board.move_stack:
+                    history.append(chess.polyglot.zobrist_hash(replay))
+                    replay.push(move)
+                units = search(from_chess(board), info["depth"], classic, history=history).score
+                plies = mate_in(units)
+                if plies is None:
+                    expected: chess.engine.Score = chess.engine.Cp(int(round(units / EVAL_SCALE)))
+                else:
+                    expected = chess.engine.Mate((plies + 1) // 2 if plies > 0 else -((-plies + 1) // 2))
+                assert info["score"].relative == expected, board.fen()
+                compared += 1
+            board.push(result.move)
+    assert board.ply() > 20 and compared == (board.ply() + 1) // 2
+
+
+def test_garbage_lines_answer_info_string_and_engine_still_plays(raw_engine: RawEngine) -> None:
+    garbage = [  # (malformed go commands now search with clamped limits: tests/tuner/test_uci_limits.py)
+        "hello world",
+        "position",
+        "position fen not a fen at all",
+        "position startpos moves e2e5",
+        "position startpos moves e2e4 zz",
+        "setoption name Weights value /no/such/weights.json",
+        "setoption name Hash value lots",
+        "setoption name Nonsense value 3",
+        "setoption",
+        "\x00\x01 binary \u2603",
+    ]
+    for line in garbage:
+        raw_engine.send(line)
+    raw_engine.send("isready")
+    _, before = raw_engine.expect("readyok")
+    infos = [line for line in before if line.startswith("info string")]
+    assert len(infos) == len(garbage), before
+    assert any("/no/such/weights.json" in line and "keeping classic" in line for line in infos)
+    assert not any(line.startswith("bestmove") for line in before)
+    moves = ["e2e4", "e7e5", "g1f3", "b8c6"]
+    raw_engine.send("position startpos moves " + " ".join(moves))
+    raw_engine.send("go depth 3")
+    line, before = raw_engine.expect("bestmove")
+    board = chess.Board()
+    for m in moves:
+        board.push_uci(m)
+    assert chess.Move.from_uci(line.split()[1]) in board.legal_moves
+    assert any(b.startswith("info depth 3 ") and " pv " in b for b in before)
+    assert raw_engine.proc.poll() is None
+
+
+def test_clock_10s_plus_0_1s_answers_in_time(raw_engine: RawEngine) -> None:
+    fen = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
+    raw_engine.send(f"position fen {fen}")
+    start = time.monotonic()
+    raw_engine.send("go wtime 10000 btime 10000 winc 100 binc 100")
+    line, before = raw_engine.expect("bestmove", timeout=10)
+    elapsed = time.monotonic() - start
+    assert chess.Move.from_uci(line.split()[1]) in chess.Board(fen).legal_moves
+    assert elapsed < 1.5, elapsed  # the plan's hard limit is 1.2 s at this clock
+    assert any(b.startswith("info depth") for b in before)
+
+
+def test_short_clock_game_never_flags(raw_engine: RawEngine) -> None:
+    """Twelve plies at 1 s + 0.1 s per side, clocks run on wall time as a GUI would."""
+    board = chess.Board()
+    clock = {chess.WHITE: 1000.0, chess.BLACK: 1000.0}
+    for _ in range(12):
+        raw_engine.send("position startpos moves " + " ".join(m.uci() for m in board.move_stack))
+        start = time.monotonic()
+        raw_engine.send(f"go wtime {int(clock[chess.WHITE])} btime {int(clock[chess.BLACK])} winc 100 binc 100")
+        line, _ = raw_engine.expect("bestmove", timeout=5)
+        clock[board.turn] -= 1000 * (time.monotonic() - start)
+        assert clock[board.turn] > 0, f"lost on time at ply {board.ply()}"
+        clock[board.turn] += 100
+        move = chess.Move.from_uci(line.split()[1])
+        assert move in board.legal_moves
+        board.push(move)
+
+
+def test_stop_ends_infinite_search_promptly(raw_engine: RawEngine) -> None:
+    raw_engine.send("position startpos moves d2d4 d7d5 c2c4")
+    raw_engine.send("go infinite")
+    time.sleep(0.5)
+    start = time.monotonic()
+    raw_engine.send("stop")
+    line, before = raw_engine.expect("bestmove", timeout=5)
+    assert time.monotonic() - start < 0.5
+    assert not any(b.startswith("bestmove") for b in before)
+    board = chess.Board()
+    for m in ("d2d4", "d7d5", "c2c4"):
+        board.push_uci(m)
+    assert chess.Move.from_uci(line.split()[1]) in board.legal_moves
+
+
+def test_mated_side_answers_null_move(raw_engine: RawEngine) -> None:
+    raw_engine.send("position startpos moves f2f3 e7e5 g2g4 d8h4")  # fool's mate: White is mated
+    raw_engine.send("go depth 2")
+    line, _ = raw_engine.expect("bestmove")
+    assert line == "bestmove 0000"
+
+
+def test_parse_go() -> None:
+    limits, notes = parse_go("wtime 1000 btime -20 winc 10 binc 0 movestogo 5".split())
+    assert limits == GoLimits(wtime=1000, btime=-20, winc=10, binc=0, movestogo=5)
+    assert notes == []
+    limits, notes = parse_go(["ponder", "depth", "4"])
+    assert limits.depth == 4 and len(notes) == 1
+    for bad in (["depth"], ["depth", "x"], ["nodes", "0"], ["frobnicate"]):  # clamped or ignored, with a note
+        limits, notes = parse_go(bad)
+        assert len(notes) == 1 and limits.depth in (None, 1) and limits.nodes in (None, 1)
+    plan = GoLimits(wtime=10000, btime=10000, winc=100, binc=100).plan(True, 30)
+    assert plan is not None and 0 < plan.soft <= plan.hard <= (10000 - 30) / 3000
+    tiny = GoLimits(wtime=50, btime=50, winc=0, binc=0).plan(False, 30)
+    assert tiny is not None and tiny.hard < 0.05

@@ -1,0 +1,158 @@
+"""``tuner uci`` at its limits (issue 12): every ``go`` ends in a ``bestmove``, a rejected
+``position`` leaves no position (``bestmove 0000``), and out-of-range weights are refused."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+from tests.tuner.test_uci import UCI_COMMAND, RawEngine, started_engine
+
+from search.catalog import N_FEATURES
+from search.weights import Weights, save_weights
+from search.iterative import MAX_DEPTH, UNLIMITED
+from tuner.uci import GoLimits, parse_go
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[RawEngine]:
+    yield from started_engine()
+
+
+def _go(engine: RawEngine, command: str) -> tuple[str, list[str]]:
+    """Send ``command`` after a sync; return the ``bestmove`` line and every line before it
+    since the last call (so also the answers to the commands sent before this one)."""
+    engine.send("isready")
+    _, earlier = engine.expect("readyok")
+    engine.send(command)
+    line, before = engine.expect("bestmove", timeout=30)
+    return line, earlier + before
+
+
+def _legal(line: str, board: chess.Board) -> bool:
+    return chess.Move.from_uci(line.split()[1]) in board.legal_moves
+
+
+@pytest.mark.parametrize(("command", "note"), [
+    ("go depth 0", "depth 0 is out of range; using depth 1"),
+    ("go depth -3", "depth -3 is out of range; using depth 1"),
+    ("go movetime -5", "movetime -5 is out of range; using movetime 1"),
+    ("go movetime 0", "movetime 0 is out of range; using movetime 1"),
+    ("go nodes 0", "nodes 0 is out of range; using nodes 1"),
+    ("go depth abc", "depth value 'abc' is not an integer; using depth 1"),
+    ("go depth", "depth needs a value; using depth 1"),
+    ("go nodes", "nodes needs a value; using nodes 1"),
+    ("go wtime abc btime 1000", "wtime value 'abc' is not an integer; using wtime 0"),
+    ("go depth 99999999999999999999999", f"using depth {MAX_DEPTH}"),
+])
+def test_go_with_an_invalid_limit_searches_the_nearest_valid_one(engine: RawEngine, command: str, note: str) -> None:
+    """Issue 12: these got an info string and no bestmove, so a GUI waited for ever."""
+    engine.send("position startpos moves e2e4")
+    line, before = _go(engine, command + (" nodes 2000" if "99999" in command else ""))
+    assert any(b.startswith("info string go: ") and note in b for b in before), before
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert _legal(line, board)
+
+
+def test_go_with_an_unknown_word_ignores_it(engine: RawEngine) -> None:
+    engine.send("position startpos")
+    line, before = _go(engine, "go frobnicate depth 2")
+    assert "info string go: unknown parameter 'frobnicate' ignored" in before
+    assert _legal(line, chess.Board())
+    assert any(b.startswith("info depth 2 ") for b in before)
+
+
+@pytest.mark.parametrize(("position", "go", "note", "answer"), [
+    ("position startpos", "go frobnicate", "info string go: unknown parameter", "a legal move"),
+    ("position fen nonsense", "go infinite", "info string go: no valid position", "bestmove 0000"),
+])
+def test_a_search_without_limits_answers_after_stop(engine: RawEngine, position: str, go: str, note: str,
+                                                    answer: str) -> None:
+    # only unknown words: no limit, so the search runs until stop; a rejected position in
+    # infinite mode: the null move, but only after stop (UCI: never before it)
+    engine.send(position)
+    engine.send(go)
+    engine.expect(note)
+    engine.send("stop")
+    line, _ = engine.expect("bestmove", timeout=10)
+    assert _legal(line, chess.Board()) if answer == "a legal move" else line == answer
+    engine.send("position startpos")
+
+
+@pytest.mark.parametrize(("position", "reason"), [
+    ("position fen 8/8/8/8/8/8/8/K6k w - - 99999999999999999999999 1", "halfmove clock"),
+    ("position fen 8/8/8/8/8/8/8/K6k w - - 0 99999999999999999999999", "fullmove number"),
+    ("position fen not a fen", "invalid FEN"),
+    ("position startpos moves e2e4 e7e5 e1e3", "illegal move 'e1e3'"),
+    ("position fen 4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1", "beyond the starting set"),
+    ("position fen k6R/8/8/8/8/8/8/K7 w - - 0 1", "side not to move is in check"),
+    ("position", "expected 'position startpos|fen"),
+    ("position startpos e2e4", "unexpected 'e2e4' after startpos"),
+])
+def test_rejected_position_answers_the_null_move_until_a_valid_one(engine: RawEngine, position: str,
+                                                                  reason: str) -> None:
+    """Issue 12: after a rejected position the engine searched the previous one."""
+    engine.send("position startpos moves d2d4")
+    engine.send(position)
+    line, before = _go(engine, "go depth 2")
+    assert any(b.startswith("info string position: ") and reason in b for b in before), before
+    assert any(b.startswith("info string go: no valid position") for b in before), before
+    assert line == "bestmove 0000"
+    line, _ = _go(engine, "go depth 2")  # still no position
+    assert line == "bestmove 0000"
+    engine.send("position startpos moves g1f3")
+    line, before = _go(engine, "go depth 2")
+    board = chess.Board()
+    board.push_uci("g1f3")
+    assert _legal(line, board) and not any("no valid position" in b for b in before)
+
+
+@pytest.mark.parametrize("fen", [
+    "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",  # stalemate
+    "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",  # checkmate
+])
+def test_position_without_legal_moves_answers_the_null_move(engine: RawEngine, fen: str) -> None:
+    engine.send(f"position fen {fen}")
+    line, before = _go(engine, "go depth 3")
+    assert line == "bestmove 0000"
+    assert not any(b.startswith("info string") for b in before), before
+
+
+def test_weights_of_int32_max_are_refused(engine: RawEngine, tmp_path: Path) -> None:
+    """Issue 12: such weights were accepted and produced ``score mate 23622320116``."""
+    path = tmp_path / "huge.json"
+    save_weights(path, Weights(np.full(N_FEATURES, 2**31 - 1, dtype=np.int32)))
+    engine.send(f"setoption name Weights value {path}")
+    engine.send("position startpos")
+    line, before = _go(engine, "go depth 2")
+    assert any("setoption Weights" in b and "mate band" in b and "keeping classic" in b for b in before), before
+    scores = [b.split(" score ")[1].split()[:2] for b in before if b.startswith("info depth")]
+    assert scores and all(kind == "cp" and abs(int(value)) < 1000 for kind, value in scores), scores
+    assert _legal(line, chess.Board())
+
+
+def test_engine_started_with_int32_max_weights_exits_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    save_weights(path, Weights(np.full(N_FEATURES, 2**31 - 1, dtype=np.int32)))
+    proc = subprocess.run([*UCI_COMMAND, "--weights", str(path)], input="uci\nquit\n", capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2, proc
+    assert proc.stderr.count("\n") == 1 and "mate band" in proc.stderr, proc.stderr
+
+
+def test_parse_go_clamps_and_never_raises() -> None:
+    assert parse_go("depth 0 nodes -4 movetime -5".split())[0] == GoLimits(depth=1, nodes=1, movetime=1)
+    assert parse_go(["nodes", str(10**30)])[0].nodes == UNLIMITED
+    assert parse_go(["winc", "-3", "binc", "x"])[0] == GoLimits(winc=0, binc=0)
+    limits, notes = parse_go(["movestogo", "x", "depth", "3"])
+    assert limits == GoLimits(depth=3) and notes == ["go: movestogo value 'x' is not an integer; ignored"]
+    limits, notes = parse_go(["depth", "infinite"])  # a missing value does not swallow the next word
+    assert limits == GoLimits(depth=1, infinite=True) and len(notes) == 1
+    limits, notes = parse_go(["mate", "3", "depth", "2"])
+    assert limits == GoLimits(depth=2) and notes == ["go: mate is not supported, searching normally"]
+    assert parse_go(["btime", "-20"])[0].btime == -20  # an overrun clock stays negative

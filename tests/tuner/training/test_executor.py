@@ -1,0 +1,301 @@
+"""The Dask executor against the local one: MMTO, the GA and Texel give the same weights and
+metrics on a LocalCluster of two worker processes as in this process, also when a worker
+process is killed in the middle of an iteration; Ctrl-C cancels the outstanding tasks; bad
+set-ups are one-line errors.
+
+"The same metrics" means every metric except the wall times (``*_seconds``), which differ
+from run to run whatever executes them.
+
+Skipped, with the reason, when ``dask[distributed]`` is not installed (the ``test`` extra
+installs it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip(
+    "distributed", reason="dask[distributed] is not installed: pip install -e '.[dask]' (the test extra includes it)")
+
+import tuner.training.executor  # noqa: E402
+import tuner.methods.mmto  # noqa: E402
+from search.weights import load_weights  # noqa: E402
+from tuner.cli import main  # noqa: E402
+from tuner.errors import DeferredSigint, Interrupted, TunerError  # noqa: E402
+from tuner.training.executor import DaskExecutor, LocalExecutor  # noqa: E402
+from tuner.methods.ga import GaConfig, train_ga  # noqa: E402
+from tuner.methods.mmto import MmtoConfig, train_mmto  # noqa: E402
+from tuner.training.run_folder import RunDir  # noqa: E402
+from tuner.methods.texel import TexelConfig  # noqa: E402
+from tuner.methods.texel import METHOD as TEXEL  # noqa: E402
+from tuner.training.driver import drive  # noqa: E402
+from tuner.training.paced import move_match_chunk, paced_move_match  # noqa: E402
+from tuner.training.training_data import TrainingData, load_training_data  # noqa: E402
+from tuner.training.tune_config import TuneConfig  # noqa: E402
+from tests.conftest import REPO  # noqa: E402
+
+#: positions per chunk in these tests: several tasks per worker on a few hundred positions
+CHUNK = 64
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    """Two worker processes (not threads), one task at a time each."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def data(sample_set: Path) -> TrainingData:
+    return load_training_data(TuneConfig(data=str(sample_set), max_train=500, max_validation=150), progress=False)
+
+
+def _common(sample_set: Path, cluster: Any | None, **kw: Any) -> TuneConfig:
+    where = {"executor": "dask", "scheduler": cluster.scheduler_address, "threads": 1} if cluster else {}
+    return TuneConfig(data=str(sample_set), out="-", max_train=500, max_validation=150, chunk=CHUNK, **where, **kw)
+
+
+def _no_seconds(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if not k.endswith("_seconds")} for r in records]
+
+
+def _run(train: Any, tmp_path: Path, name: str, common: TuneConfig, cfg: Any, data: TrainingData,
+         log: list[str] | None = None) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    run = RunDir(tmp_path / name)
+    run.create("")
+    w = train(common, cfg, data, run, load_weights("material").values, progress=False,
+              log=(log.append if log is not None else lambda _m: None))
+    return w, _no_seconds(run.read_metrics())
+
+
+def test_mmto_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster: Any, data: TrainingData,
+                                                      tmp_path: Path) -> None:
+    cfg = MmtoConfig(iterations=2, inner_steps=4, patience=5)
+    w_local, m_local = _run(train_mmto, tmp_path, "local", _common(sample_set, None), cfg, data)
+    log: list[str] = []
+    w_dask, m_dask = _run(train_mmto, tmp_path, "dask", _common(sample_set, cluster), cfg, data, log)
+    assert np.array_equal(w_local, w_dask)
+    assert m_local == m_dask  # every metric but the wall times, bit for bit
+    assert m_local[-1]["j_main"] < m_local[0]["j_main"]  # the run did train
+    assert any(line.startswith("dask: 2 worker(s)") for line in log)
+
+
+def test_ga_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster: Any, data: TrainingData,
+                                                    tmp_path: Path) -> None:
+    cfg = GaConfig(generations=2, population=6, sample=90)
+    kw = {"method": "ga", "train": ("material",), "seed": 5}
+    w_local, m_local = _run(train_ga, tmp_path, "local", _common(sample_set, None, **kw), cfg, data)
+    w_dask, m_dask = _run(train_ga, tmp_path, "dask", _common(sample_set, cluster, **kw), cfg, data)
+    assert np.array_equal(w_local, w_dask) and m_local == m_dask
+    assert [r["generation"] for r in m_dask] == [0, 1, 2] and 0 < m_dask[1]["fitness_best"] <= 1
+
+
+def test_texel_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster: Any, data: TrainingData,
+                                                       tmp_path: Path) -> None:
+    cfg = TexelConfig(epochs=1, steps=5, k=0.004)
+
+    def train(common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: np.ndarray, **kw: Any) -> np.ndarray:
+        return drive(TEXEL, common, cfg, data, run, w0, **kw)
+
+    kw = {"method": "texel"}
+    w_local, m_local = _run(train, tmp_path, "local", _common(sample_set, None, **kw), cfg, data)
+    w_dask, m_dask = _run(train, tmp_path, "dask", _common(sample_set, cluster, **kw), cfg, data)
+    assert np.array_equal(w_local, w_dask) and m_local == m_dask
+    assert m_dask[1]["e_train"] < m_dask[0]["e_train"]
+
+
+def test_a_worker_killed_mid_iteration_changes_nothing(sample_set: Path, cluster: Any, data: TrainingData,
+                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = MmtoConfig(iterations=2, inner_steps=4, patience=5)
+    w_local, m_local = _run(train_mmto, tmp_path, "local", _common(sample_set, None), cfg, data)
+
+    # iteration 1's update runs here; right after it, its sweep's tasks are submitted and the
+    # first wait for a result kills the worker process busy with the most of them
+    real_update, real_result = tuner.methods.mmto.update, DaskExecutor._result
+    armed: dict[str, Any] = {"now": False, "killed": None}
+
+    def update(*args: Any, **kwargs: Any) -> Any:
+        armed["now"] = armed["killed"] is None
+        return real_update(*args, **kwargs)
+
+    def result(self: DaskExecutor, future: Any) -> Any:
+        if armed["now"]:
+            armed["now"] = False
+            for _ in range(200):  # until the scheduler has handed the tasks out
+                busy = self.client.processing()
+                if any(busy.values()):
+                    break
+                time.sleep(0.01)
+            victim = max(busy, key=lambda a: len(busy[a]))
+            assert busy[victim], "no task was running: the kill would not be mid-iteration"
+            os.kill(self.worker_pids()[victim], signal.SIGKILL)
+            armed["killed"] = victim
+        return real_result(self, future)
+
+    monkeypatch.setattr(tuner.methods.mmto, "update", update)
+    monkeypatch.setattr(DaskExecutor, "_result", result)
+    log: list[str] = []
+    w_dask, m_dask = _run(train_mmto, tmp_path, "killed", _common(sample_set, cluster), cfg, data, log)
+    assert armed["killed"] is not None
+    assert np.array_equal(w_local, w_dask) and m_local == m_dask
+    lost = [line for line in log if "was lost" in line]
+    assert lost and armed["killed"] in lost[0] and "recomputed" in lost[0], log
+    with distributed.Client(cluster) as client:
+        client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+
+
+def _slow_identity(x: np.ndarray, *, pacer: Any = None, seconds: float) -> np.ndarray:
+    import time  # noqa: PLC0415
+
+    time.sleep(seconds)
+    return x
+
+
+def _tasks(cluster: Any, prefix: str) -> list[Any]:
+    return [k for k in list(cluster.scheduler.tasks) if str(k).startswith(prefix)]
+
+
+def test_ctrl_c_cancels_the_outstanding_tasks(cluster: Any) -> None:
+    ex = DaskExecutor(scheduler=cluster.scheduler_address, log=lambda _m: None)
+    try:
+        with DeferredSigint() as sigint:
+            parts = ex.map_chunks(_slow_identity, (np.arange(40),), size=2, what="slow", seconds=1.0)
+            a, z, first = next(parts)
+            assert (a, z) == (0, 2) and first.tolist() == [0, 1]
+            waiting = len(_tasks(cluster, "slow-"))
+            sigint.requested = True  # Ctrl-C while the next result is awaited
+            with pytest.raises(Interrupted):
+                next(parts)
+        # the 19 other tasks of 1 s on 2 workers would take 9 s to finish; cancelled, they are
+        # dropped at once (the executor's client stays connected: nothing else releases them)
+        for _ in range(40):
+            if not _tasks(cluster, "slow-"):
+                break
+            time.sleep(0.1)
+        assert waiting >= 15 and not _tasks(cluster, "slow-")
+    finally:
+        ex.close()
+
+
+def test_move_match_of_a_selection_is_the_same_on_every_executor(cluster: Any, data: TrainingData) -> None:
+    w = np.stack([load_weights(n).values for n in ("material", "classic")])
+    rows = np.sort(np.random.default_rng(1).choice(len(data.train), size=77, replace=False))
+    one_call = move_match_chunk(data.train.boards[rows], data.train.played[rows], weights=w, depth=1, budget=100_000)
+    local = paced_move_match(data.train.boards, data.train.played, w, 1, rows=rows, budget=100_000, threads_n=1,
+                             executor=LocalExecutor(1))
+    ex = DaskExecutor(scheduler=cluster.scheduler_address, chunk=50, log=lambda _m: None)
+    try:
+        dask = paced_move_match(data.train.boards, data.train.played, w, 1, rows=rows, budget=100_000, threads_n=1,
+                                executor=ex)
+        assert ex.traffic["positions"] == data.train.boards.nbytes + data.train.played.nbytes
+        again = paced_move_match(data.train.boards, data.train.played, w, 1, budget=100_000, threads_n=1, executor=ex)
+        assert ex.traffic["positions"] == data.train.boards.nbytes + data.train.played.nbytes  # shipped once
+    finally:
+        ex.close()
+    assert one_call.shape == (2, 77) and np.array_equal(one_call, local) and np.array_equal(one_call, dask)
+    assert np.array_equal(again[:, rows], one_call)
+    assert one_call[1].mean() != one_call[0].mean()  # two different weight sets were measured
+
+
+def test_the_command_line_starts_its_own_local_cluster(sample_set: Path, tmp_path: Path) -> None:
+    common = ["tune", "--data", str(sample_set), "--max-train", "300", "--max-validation", "100", "--chunk", "64",
+              "--iterations", "1", "--inner-steps", "3", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "local")]) == 0
+    assert main([*common, "--out", str(tmp_path / "dask"), "--executor", "dask", "--workers", "2"]) == 0
+    metrics = [_no_seconds([__import__("json").loads(line) for line in (tmp_path / r / "metrics.jsonl").open()])
+               for r in ("local", "dask")]
+    assert metrics[0] == metrics[1] and len(metrics[0]) == 2
+    assert 'executor = "dask"' in (tmp_path / "dask" / "config.toml").read_text()
+    # resuming may move a run between executors
+    assert main(["tune", "--resume", str(tmp_path / "dask"), "--executor", "local", "--iterations", "2",
+                 "--quiet"]) == 0
+
+
+def test_set_up_problems_are_one_line_errors(cluster: Any, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str], sample_set: Path,
+                                             tmp_path: Path) -> None:
+    # a worker that runs other code than the driver
+    monkeypatch.setattr(tuner.training.executor, "code_fingerprint", lambda: "0" * 16)
+    with pytest.raises(TunerError, match=r"^dask worker tcp://.* runs other movetuner code \(code "):
+        DaskExecutor(scheduler=cluster.scheduler_address, log=lambda _m: None)
+    monkeypatch.undo()
+    # nothing listens there
+    with pytest.raises(TunerError, match=r"^--scheduler tcp://127.0.0.1:9: cannot connect"):
+        DaskExecutor(scheduler="tcp://127.0.0.1:9", connect_timeout=1.0)
+    # distributed absent
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(TunerError, match=r"pip install 'movetuner\[dask\]'"):
+        DaskExecutor()
+    monkeypatch.undo()
+    # the command line: --scheduler without --executor dask
+    assert main(["tune", "--data", str(sample_set), "--out", str(tmp_path / "x"), "--scheduler", "tcp://h:1"]) == 2
+    assert "scheduler is an option of executor dask" in capsys.readouterr().err
+
+
+def test_the_executor_settings_have_their_defaults() -> None:
+    # the base install runs locally: nothing of dask is needed unless asked for
+    common = TuneConfig()
+    assert (common.executor, common.scheduler, common.workers, common.chunk) == ("local", "", 0, 4096)
+    assert dataclasses.replace(common, executor="dask").executor == "dask"
+    with pytest.raises(ValueError, match="executor must be one of local, dask"):
+        dataclasses.replace(common, executor="slurm").validate()
+
+
+def test_ctrl_c_in_a_terminal_stops_a_dask_run_with_one_line(sample_set: Path, tmp_path: Path) -> None:
+    # a real SIGINT to the whole process group, as a terminal sends it: the LocalCluster's
+    # worker processes ignore it, the driver stops between two results and closes the cluster
+    import subprocess  # noqa: PLC0415
+
+    run = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "tuner", "tune", "--data", str(sample_set), "--out", str(run),
+                             "--max-train", "500", "--max-validation", "100", "--chunk", "64", "--iterations", "200",
+                             "--patience", "200", "--executor", "dask", "--workers", "2", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for _ in range(1200):  # until iteration 0 is written: the run is inside its iterations
+            if (run / "metrics.jsonl").exists() and (run / "metrics.jsonl").read_text().count("\n") >= 1:
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "interrupted at iteration" in lines[0] and "--resume" in lines[0], err
+
+
+def test_bench_commands_on_the_cluster_print_the_local_figures(sample_set: Path, cluster: Any,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import json  # noqa: PLC0415
+
+    mm = ["bench", "move-match", "--weights", "material", "classic", "--data", str(sample_set), "--split",
+          "validation", "--json"]
+    assert main(mm) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main([*mm, "--executor", "dask", "--scheduler", cluster.scheduler_address, "--threads", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == local and local["positions"] > 200
+    suite = str(REPO / "datasets" / "epd" / "movetuner.epd")
+    epd = ["bench", "epd", suite, "--weights", "material", "classic", "--depth", "2", "--json"]
+    assert main(epd) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main([*epd, "--scheduler", cluster.scheduler_address]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    for name in ("material", "classic"):  # the same answers, whatever answered them
+        assert {k: v for k, v in remote["weights"][name].items() if k != "seconds"} == \
+            {k: v for k, v in local["weights"][name].items() if k != "seconds"}

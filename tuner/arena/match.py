@@ -1,0 +1,561 @@
+"""Engine-vs-engine matches between two weight sets, with the numba search on both sides.
+
+Each opening position is played twice, once with each engine as White (a *game pair*). Both
+engines use the same search (:class:`search.iterative.Searcher`: iterative deepening to a fixed
+``depth``, until a ``nodes`` budget per move is spent, or for ``movetime`` milliseconds a move)
+and differ only in their weights. The engines receive the game's history, so repetitions count
+in their search.
+
+Either side may instead be an external UCI engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
+Stockfish with ``UCI_LimitStrength``): it plays the same openings with the same colour swaps
+under the same limit (as a :class:`chess.engine.Limit`), and the games are scored the same way.
+Its score for adjudication is the one of its last ``info`` line. An external engine that
+fails (cannot start, exits, exceeds ``engine_timeout``, answers an illegal move) stops the
+match with a one-line :class:`tuner.arena.engines.EngineFailure`; no game is scored as a forfeit.
+Each game pair starts the external engine once and sends ``ucinewgame`` before each game; with
+``tuner uci`` as the external engine at ``Hash=1`` (the table size matches use) the games are
+move for move those of the same weights played internally.
+
+Game end, in this order:
+
+* the usual rules (checked with python-chess): checkmate, stalemate, insufficient material,
+  the fifty-move rule (100 plies without capture or pawn move) and threefold repetition, all
+  applied as soon as they occur (as if claimed);
+* adjudication, a *win* when the last ``2 x adjudicate_moves`` plies' scores (each engine's
+  own search score after its move, converted to White's view) all exceed ``adjudicate_cp``
+  for the same side: both engines agree, for ``adjudicate_moves`` moves each, that one side
+  is that far ahead (mate scores count as beyond any margin);
+* adjudication, a *draw* when ``max_plies`` plies have been played from the opening.
+
+Statistics (:func:`summarize`): W/D/L and the score from A's view; the Elo difference
+``-400 log10(1/s - 1)`` of the score ``s`` with a 95% interval from the *pentanomial* model:
+game pairs are the independent unit (the two games of an opening are correlated), so the
+standard error is that of the mean per-pair score (normal approximation, 1.96 standard
+errors), and the interval's ends are converted to Elo. Games run in a process pool over game
+pairs; each pair is played by fresh engines, so results do not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import math
+import multiprocessing
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import chess
+import chess.engine
+import chess.pgn
+import numpy as np
+
+from search.board import W_KEY
+from search.convert import from_fen, move_from_uci, move_to_uci, push
+from search.evaluation_api import EVAL_SCALE
+from search.evaluators import checked_evaluator
+from search.network import QuantizedNetwork
+from search.weights import atomic_write_text
+from tuner.config import help_field
+from tuner.cores import workers_or_cores
+from tuner.limits import check_limits
+from tuner.arena.sprt import INCONCLUSIVE, Sprt
+from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
+from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan
+
+#: the openings shipped with the repository
+DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "datasets" / "openings" / "openings.epd"
+#: move-ordering table per engine and game (2**16 entries, 768 KiB)
+_TT_BITS = 16
+#: a mate score in the adjudication record, in centipawns: +-(_MATE_CP + n) for a mate in n moves
+_MATE_CP = 100_000
+
+RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
+class OpeningsFileError(ValueError):
+    """An openings file that cannot be used; the message is one line naming file and line."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatchConfig:
+    """Settings of ``tuner bench match``."""
+
+    games: int = help_field(100, "number of games, even: each opening is played twice with colours swapped")
+    depth: int | None = help_field(None, "search depth in plies per move; give --depth, --nodes or --movetime")
+    nodes: int | None = help_field(None, "node budget per move; give --depth, --nodes or --movetime")
+    openings: str | None = help_field(None, "openings file: EPD or FEN lines, '#' comments; "
+                                            "None: datasets/openings/openings.epd", metavar="FILE")
+    out: str | None = help_field(None, "PGN file for the games; None: results/match-<A>-vs-<B>.pgn",
+                                 metavar="PGN")
+    workers: int | None = help_field(None, "worker processes; None: one per core")
+    seed: int = help_field(0, "seed for choosing and ordering the openings")
+    max_plies: int = help_field(400, "adjudicate a draw after this many plies from the opening")
+    adjudicate_cp: int = help_field(1000, "win adjudication margin in centipawns (see below)")
+    adjudicate_moves: int = help_field(4, "win adjudication: moves of each engine beyond the margin; 0: never")
+    movetime: int | None = help_field(None, "milliseconds per move (games then depend on the machine's speed "
+                                            "and load); give --depth, --nodes or --movetime", metavar="MS")
+    engine_timeout: float = help_field(DEFAULT_TIMEOUT, "seconds an external --engine may take to start, or "
+                                                        "beyond the move's limit, before the match stops with "
+                                                        "an error", metavar="S")
+
+    def validate(self) -> None:
+        if self.games < 2 or self.games % 2:
+            raise ValueError(f"games must be a positive even number (openings are played in pairs), not {self.games}")
+        if (self.depth is not None) + (self.nodes is not None) + (self.movetime is not None) != 1:
+            raise ValueError("give exactly one of --depth, --nodes and --movetime")
+        check_limits(self.depth, self.nodes, self.movetime)
+        if not self.engine_timeout > 0:
+            raise ValueError(f"engine_timeout must be positive, not {self.engine_timeout}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be positive, not {self.workers}")
+        if self.max_plies < 1:
+            raise ValueError(f"max_plies must be positive, not {self.max_plies}")
+        if self.adjudicate_cp < 1 or self.adjudicate_moves < 0:
+            raise ValueError("adjudicate_cp must be positive and adjudicate_moves >= 0")
+
+
+@dataclass(frozen=True)
+class Opening:
+    name: str
+    fen: str
+
+
+def load_openings(path: str | Path) -> list[Opening]:
+    """Read an openings file: one position per line as EPD (with an optional ``id`` opcode
+    naming it) or FEN; blank lines and ``#`` comments are skipped. Every position must be
+    valid with at least one legal move (checked with python-chess)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise OpeningsFileError(f"{path}: no such openings file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise OpeningsFileError(f"{path}: cannot read openings file ({exc.__class__.__name__})") from None
+    out: list[Opening] = []
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        try:
+            if len(fields) == 6 and fields[4].isdigit() and fields[5].isdigit():
+                board, ops = chess.Board(line), {}
+            else:
+                board = chess.Board()
+                ops = board.set_epd(line)
+        except ValueError as exc:
+            raise OpeningsFileError(f"{path}: line {lineno}: not a FEN or EPD position ({exc})") from None
+        if not board.is_valid():
+            raise OpeningsFileError(f"{path}: line {lineno}: impossible position ({board.status()!r})")
+        if board.is_game_over():
+            raise OpeningsFileError(f"{path}: line {lineno}: the game is already over in this position")
+        name = ops.get("id")
+        out.append(Opening(str(name) if name else f"{path.name}:{lineno}", board.fen()))
+    if not out:
+        raise OpeningsFileError(f"{path}: no positions")
+    return out
+
+
+def choose_openings(openings: Sequence[Opening], pairs: int, seed: int) -> list[Opening]:
+    """``pairs`` openings in a seeded random order, without repeats until all have been used."""
+    rng = random.Random(seed)
+    chosen: list[Opening] = []
+    while len(chosen) < pairs:
+        batch = list(openings)
+        rng.shuffle(batch)
+        chosen.extend(batch[: pairs - len(chosen)])
+    return chosen
+
+
+# ---------------------------------------------------------------- playing
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game: moves in UCI, per-move (score in White's view, depth), result."""
+
+    round: str
+    opening: Opening
+    white: str  # "A" or "B"
+    moves: tuple[str, ...]
+    scores: tuple[tuple[int, int], ...]  # (centipawns, White's view; +-(100000 + n): mate in n moves), depth
+    result: str
+    termination: str
+
+    @property
+    def points_a(self) -> float:
+        p = RESULT_POINTS[self.result]
+        return p if self.white == "A" else 1.0 - p
+
+
+#: a side of a match: an evaluator (linear weights or a network) for the numba search, or an
+#: external UCI engine
+Player = np.ndarray | QuantizedNetwork | EngineSpec
+
+
+@dataclass(frozen=True)
+class PairTask:
+    index: int
+    opening: Opening
+    weights_a: Player
+    weights_b: Player
+    depth: int | None
+    nodes: int | None
+    max_plies: int
+    adjudicate_cp: int
+    adjudicate_moves: int
+    movetime: int | None = None
+    engine_timeout: float = DEFAULT_TIMEOUT
+
+    def limit(self) -> chess.engine.Limit:
+        """The search limit as python-chess gives it to an external engine."""
+        return chess.engine.Limit(depth=self.depth, nodes=self.nodes,
+                                  time=None if self.movetime is None else self.movetime / 1000)
+
+
+def rules_end(board: chess.Board) -> tuple[str, str] | None:
+    """(result, reason) if the usual rules end the game here, else None."""
+    if board.is_checkmate():
+        return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
+    if board.is_stalemate():
+        return "1/2-1/2", "stalemate"
+    if board.is_insufficient_material():
+        return "1/2-1/2", "insufficient material"
+    if board.halfmove_clock >= 100:
+        return "1/2-1/2", "fifty-move rule"
+    if board.is_repetition(3):
+        return "1/2-1/2", "threefold repetition"
+    return None
+
+
+def _white_cp(it: Iteration, white_to_move: bool) -> int:
+    """The search's score in White's view, centipawns; a mate in n moves (n >= 1, either side)
+    as +-(:data:`_MATE_CP` + n)."""
+    mate = it.mate_moves  # as the search reports it over UCI: "mate n", "mate -n"
+    if mate is not None:
+        cp = _MATE_CP + max(1, abs(mate))
+        cp = cp if mate > 0 else -cp
+    else:
+        cp = it.score_cp
+    return cp if white_to_move else -cp
+
+
+def play_game(task: PairTask, white: str, round_name: str,
+              external: dict[str, ExternalEngine] | None = None) -> GameRecord:
+    """Play one game from ``task.opening`` with engine ``white`` ("A" or "B") as White.
+
+    Weights play with a fresh :class:`~search.iterative.Searcher`; an :class:`EngineSpec` side plays
+    with the running engine ``external[side]`` (a new game for it), or with one started for
+    this game when ``external`` does not hold it."""
+    with contextlib.ExitStack() as stack:
+        engines: dict[str, Searcher | ExternalEngine] = {}
+        for side, player in (("A", task.weights_a), ("B", task.weights_b)):
+            if isinstance(player, EngineSpec):
+                running = (external or {}).get(side)
+                if running is None:
+                    running = stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
+                running.new_game()
+                engines[side] = running
+            else:
+                engines[side] = Searcher(player, tt_bits=_TT_BITS)
+        return _play(task, white, round_name, engines)
+
+
+def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Searcher | ExternalEngine]) -> GameRecord:
+    black = "B" if white == "A" else "A"
+    board = chess.Board(task.opening.fen)
+    b = from_fen(task.opening.fen)
+    keys: list[int] = []
+    moves: list[str] = []
+    scores: list[tuple[int, int]] = []
+    window = 2 * task.adjudicate_moves
+    max_depth = task.depth if task.depth is not None else MAX_DEPTH
+    limit = task.limit()
+    while True:
+        end = rules_end(board)
+        if end is not None:
+            result, reason = end
+            break
+        if window and len(scores) >= window:
+            recent = [cp for cp, _ in scores[-window:]]
+            if all(cp >= task.adjudicate_cp for cp in recent) or all(cp <= -task.adjudicate_cp for cp in recent):
+                result = "1-0" if recent[-1] > 0 else "0-1"
+                reason = (f"adjudication: both engines scored beyond {task.adjudicate_cp} cp "
+                          f"for {task.adjudicate_moves} moves")
+                break
+        if len(moves) >= task.max_plies:
+            result, reason = "1/2-1/2", f"adjudication: draw after {task.max_plies} plies"
+            break
+        engine = engines[white if board.turn == chess.WHITE else black]
+        if isinstance(engine, ExternalEngine):
+            uci, cp, depth = engine.move(board, limit, f"game {round_name}, ply {len(moves) + 1}")
+            m = move_from_uci(b, uci)
+        else:
+            plan = None
+            if task.movetime is not None:
+                plan = TimePlan(task.movetime / 1000, task.movetime / 1000)
+            it = engine.think(b, keys, max_depth=max_depth, node_limit=task.nodes, plan=plan)
+            if it is None or not it.pv:  # cannot happen: the rules above caught positions without moves
+                raise RuntimeError(f"engine returned no move in {board.fen()}")
+            m = it.pv[0]
+            uci = move_to_uci(m)
+            cp, depth = _white_cp(it, board.turn == chess.WHITE), it.depth
+        move = chess.Move.from_uci(uci)
+        if not board.is_legal(move):  # python-chess is the rules oracle
+            raise RuntimeError(f"engine played illegal move {uci} in {board.fen()}")
+        scores.append((cp, depth))
+        keys.append(int(b[W_KEY]))
+        b = push(b, m)
+        board.push(move)
+        moves.append(uci)
+    return GameRecord(round_name, task.opening, white, tuple(moves), tuple(scores), result, reason)
+
+
+def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
+    """Both games of an opening: A as White, then B as White. An external engine is started
+    once for the pair (and ended after it), with ``ucinewgame`` before each game."""
+    with contextlib.ExitStack() as stack:
+        external = {side: stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
+                    for side, player in (("A", task.weights_a), ("B", task.weights_b))
+                    if isinstance(player, EngineSpec)}
+        return (play_game(task, "A", f"{task.index + 1}.1", external),
+                play_game(task, "B", f"{task.index + 1}.2", external))
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def elo_of(score: float) -> float:
+    """Elo difference of an expected score in (0, 1); +-inf at the ends."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0) + 0.0  # + 0.0: no "-0" at an even score
+
+
+@dataclass(frozen=True)
+class MatchSummary:
+    """Figures from A's point of view."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float  # fraction of points, 0..1
+    score_low: float
+    score_high: float
+    elo: float
+    elo_low: float
+    elo_high: float
+    pentanomial: tuple[int, int, int, int, int]  # pairs scoring 0, 0.5, 1, 1.5, 2 points
+    terminations: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        def finite(x: float) -> float | None:
+            return round(x, 1) if math.isfinite(x) else None
+
+        return {
+            "games": self.games, "wins": self.wins, "draws": self.draws, "losses": self.losses,
+            "score": round(self.score, 4), "score_ci95": [round(self.score_low, 4), round(self.score_high, 4)],
+            "elo": finite(self.elo), "elo_ci95": [finite(self.elo_low), finite(self.elo_high)],
+            "pentanomial": list(self.pentanomial), "terminations": self.terminations,
+        }
+
+
+def pair_scores(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> np.ndarray:
+    """A's mean score in each game pair (an opening with both colours): float64[len(pairs)],
+    each 0, 0.25, 0.5, 0.75 or 1 (the pentanomial outcomes the ratings' variance uses)."""
+    return np.array([a.points_a + b.points_a for a, b in pairs], dtype=np.float64) / 2.0
+
+
+def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
+    """W/D/L, score and Elo with a 95% interval (pentanomial, normal approximation)."""
+    games = [g for pair in pairs for g in pair]
+    points = [g.points_a for g in games]
+    wins = sum(p == 1.0 for p in points)
+    draws = sum(p == 0.5 for p in points)
+    losses = sum(p == 0.0 for p in points)
+    per_pair = pair_scores(pairs)
+    n = len(per_pair)
+    mean = float(per_pair.mean())
+    se = float(per_pair.std(ddof=0)) / math.sqrt(n) if n else 0.0
+    low, high = max(0.0, mean - 1.96 * se), min(1.0, mean + 1.96 * se)
+    penta = Counter(int(round(4 * s)) for s in per_pair)  # 0..4 half points
+    terminations = dict(sorted(Counter(g.termination for g in games).items()))
+    return MatchSummary(len(games), wins, draws, losses, mean, low, high,
+                        elo_of(mean), elo_of(low), elo_of(high),
+                        (penta[0], penta[1], penta[2], penta[3], penta[4]), terminations)
+
+
+# ---------------------------------------------------------------- PGN
+
+
+def score_comment(cp: int, depth: int) -> str:
+    """A move's comment as cutechess-cli writes it (``evalString``, ``MoveEvaluation::scoreText``),
+    without the time: the mover's score in pawns with two decimals, signed when not zero
+    (``+0.35``, ``0.00``, ``-1.20``), or a mate in n moves as ``+Mn`` / ``-Mn``; then ``/depth``.
+    ``cp``: centipawns from the mover's view, mates as in :attr:`GameRecord.scores`."""
+    if abs(cp) >= _MATE_CP:
+        shown = ("+M" if cp > 0 else "-M") + str(abs(cp) - _MATE_CP)
+    else:
+        shown = ("+" if cp > 0 else "") + f"{cp / 100:.2f}"
+    return f"{shown}/{depth}"
+
+
+def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Game:
+    """The game as python-chess PGN: engines named by their weights, the opening, result and
+    termination reason in the headers, each move commented with the mover's score and depth
+    (:func:`score_comment`, cutechess's convention)."""
+    pgn = chess.pgn.Game()
+    pgn.setup(chess.Board(game.opening.fen))
+    pgn.headers["Event"] = event
+    pgn.headers["Site"] = "movetuner"
+    pgn.headers["Date"] = "????.??.??"
+    pgn.headers["Round"] = game.round
+    pgn.headers["White"] = names[game.white]
+    pgn.headers["Black"] = names["B" if game.white == "A" else "A"]
+    pgn.headers["Result"] = game.result
+    pgn.headers["Opening"] = game.opening.name
+    pgn.headers["Termination"] = game.termination
+    pgn.headers["PlyCount"] = str(len(game.moves))
+    node: chess.pgn.GameNode = pgn
+    white_moves = chess.Board(game.opening.fen).turn == chess.WHITE
+    for uci, (cp, depth) in zip(game.moves, game.scores):
+        node = node.add_variation(chess.Move.from_uci(uci))
+        node.comment = score_comment(cp if white_moves else -cp, depth)
+        white_moves = not white_moves
+    return pgn
+
+
+def write_pgn(path: str | Path, pairs: Sequence[tuple[GameRecord, GameRecord]], names: dict[str, str],
+              event: str) -> None:
+    text = "\n\n".join(str(to_pgn(g, names, event)) for pair in pairs for g in pair) + "\n"
+    atomic_write_text(path, text)
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # spawn: workers start clean (no inherited numba threads or locks); they load the kernels
+    # from numba's on-disk cache
+    return multiprocessing.get_context("spawn")
+
+
+def _checked(player: Player) -> Player:
+    return player if isinstance(player, EngineSpec) else checked_evaluator(player)
+
+
+def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,
+              progress: Callable[[int], object] | None = None, *,
+              pool: concurrent.futures.Executor | None = None,
+              sprt: Sprt | None = None) -> list[tuple[GameRecord, GameRecord]]:
+    """Play ``config.games`` games (``games / 2`` openings, each with both colour assignments).
+
+    Each side is weights (int32[N_FEATURES]) for the numba search or an external engine
+    (:class:`~tuner.arena.engines.EngineSpec`). ``progress`` is called with the number of games just
+    finished. ``pool``: worker processes to use instead of a pool made for this call (spawned,
+    like :func:`tuner.arena.epd.process_pool`: several matches then load the kernels once). Returns
+    the game pairs in opening order, identical for any number of workers (with deterministic
+    engines and no ``movetime``). Raises
+    :class:`~tuner.arena.engines.EngineFailure` when an external engine fails.
+
+    ``sprt``: stop early, as soon as the test (:class:`tuner.arena.sprt.Sprt`, A tested against B)
+    crosses a bound. The test is checked on the game pairs in opening order, after each pair
+    whose predecessors are all finished, so the pairs returned (those up to the one that
+    crossed, or all ``games / 2``) do not depend on the number of workers either; pairs
+    finished beyond that point are dropped, those not started are cancelled.
+    """
+    config.validate()
+    wa, wb = _checked(weights_a), _checked(weights_b)
+    chosen = choose_openings(openings, config.games // 2, config.seed)
+    tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
+                      config.adjudicate_moves, config.movetime, config.engine_timeout)
+             for i, op in enumerate(chosen)]
+    workers = min(workers_or_cores(config.workers), len(tasks))
+    results = _Prefix(len(tasks), sprt)
+    if pool is not None and workers > 1:
+        _collect(pool, tasks, results, progress)
+    elif workers <= 1:
+        for t in tasks:
+            stop = results.add(t.index, play_pair(t))
+            if progress:
+                progress(2)
+            if stop:
+                break
+    else:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as own:
+            _collect(own, tasks, results, progress)
+    return results.played()
+
+
+class _Prefix:
+    """The game pairs of a match as they finish, and the SPRT checked on the longest run of
+    finished pairs from the first one (the pairs in opening order)."""
+
+    def __init__(self, n: int, sprt: Sprt | None) -> None:
+        self.pairs: list[tuple[GameRecord, GameRecord] | None] = [None] * n
+        self.sprt = sprt
+        self.ready = 0  # pairs[:ready] are all finished and checked
+        self.stopped_at: int | None = None
+        self.pentanomial = np.zeros(5, dtype=np.int64)
+
+    def add(self, index: int, pair: tuple[GameRecord, GameRecord]) -> bool:
+        """Store a finished pair; True once the test has crossed a bound (stop playing)."""
+        self.pairs[index] = pair
+        while self.stopped_at is None and self.ready < len(self.pairs) and self.pairs[self.ready] is not None:
+            done = self.pairs[self.ready]
+            assert done is not None
+            self.ready += 1
+            if self.sprt is not None:
+                self.pentanomial[int(round(2 * (done[0].points_a + done[1].points_a)))] += 1
+                if self.sprt.check(self.pentanomial).decision != INCONCLUSIVE:
+                    self.stopped_at = self.ready
+        return self.stopped_at is not None
+
+    def played(self) -> list[tuple[GameRecord, GameRecord]]:
+        """The pairs in opening order: up to the one where the test stopped, else all."""
+        kept = self.pairs if self.stopped_at is None else self.pairs[:self.stopped_at]
+        return [p for p in kept if p is not None]
+
+
+def _collect(pool: concurrent.futures.Executor, tasks: Sequence[PairTask], results: _Prefix,
+             progress: Callable[[int], object] | None) -> None:
+    """Play ``tasks`` in ``pool``, storing each pair at its index; on an error, or when the
+    SPRT stops the match, the pairs not yet started are cancelled (those under way end:
+    external engines time out) and the error is raised."""
+    futures = {pool.submit(play_pair, t): t.index for t in tasks}
+    try:
+        for fut in concurrent.futures.as_completed(futures):
+            stop = results.add(futures[fut], fut.result())
+            if progress:
+                progress(2)
+            if stop:
+                break
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        concurrent.futures.wait(futures)
+        raise
+    for fut in futures:
+        fut.cancel()
+    concurrent.futures.wait(futures)
+
+
+def player_stem(text: str) -> str:
+    """A short file-name part for a player: a built-in set's name, a weights file's stem, or for
+    a run folder's ``weights.json`` the run folder's name (``results/run-7/weights.json`` ->
+    ``run-7``); reduced to file-name characters."""
+    path = Path(text)
+    name = path.parent.name if path.name == "weights.json" and path.parent.name else (path.stem or text)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def default_pgn_path(name_a: str, name_b: str) -> Path:
+    """``results/match-<A>-vs-<B>.pgn``, the names by :func:`player_stem`."""
+    return Path("results") / f"match-{player_stem(name_a)}-vs-{player_stem(name_b)}.pgn"

@@ -1,0 +1,415 @@
+"""MMTO, Minimax Tree Optimization (Hoki & Kaneko, JAIR 49:527-568, 2014), over the sparse
+evaluator: ``tuner tune --method mmto``.
+
+The loop (Hoki & Kaneko's, ``docs/references.md`` [HK2014]):
+
+1. *search*: every legal move of every training position is searched with the current weights
+   (:func:`search.search_api.sweep`, ``depth`` plies counted from the position, then quiescence);
+   each move keeps its PV leaf's signed features (:func:`search.search_api.signed_features`). The
+   objective J_main over *all* moves is computed here, exactly, together with the training
+   move-match;
+2. *update*: ``inner_steps`` grid-adjacent steps (:mod:`tuner.training.optim.grid`) reuse the stored
+   leaves: each step computes J_main and its gradient from them (:mod:`objectives.mmto`) and
+   moves every trainable weight by ``step``, with L1 on ``l1_on`` and the equality constraint
+   on ``constraint`` held by the median rule;
+3. repeat for ``iterations`` outer iterations, or until J_main on the training set has failed
+   to fall by ``min_improvement`` (relative) ``patience`` times in a row.
+
+Between searches the weights change by at most ``inner_steps * step`` each, so moves whose
+score lies far from the played move's cannot come close: as in Arasan's MMTO tuner, only moves
+within ``window`` centipawns of the played move's score are stored for the update (their
+T' is below 1 % of its peak beyond 300 cp at the default slope). The reported J_main is always
+the exact one over every move, from step 1.
+
+Searches run in calls of about 0.4 s (:class:`tuner.training.paced.Pacer`), with the same results as
+one call per batch, so that Ctrl-C stops a run within a fraction of a second
+(:func:`tuner.errors.check_interrupt` between calls and between update steps).
+
+Iteration ``t``'s metrics describe the weights after ``t`` outer iterations (``t = 0``: the
+start); the checkpoint after each is what ``--resume`` continues from, and the sweep that
+measures iteration ``t`` is the one whose leaves iteration ``t + 1`` updates from, so a resumed
+run recomputes it and ends with the same weights as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
+from tuner.training.optim.grid import grid_adjacent_step, l1_penalty
+from objectives.mmto import objective, sweep_loss
+from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
+from search.alphabeta import KIND_EVAL
+from search.search_api import signed_features, threads
+from search.evaluation_api import EVAL_SCALE
+from tuner.training.positions import Positions
+from tuner.training.driver import drive
+from tuner.errors import TunerError, check_interrupt
+from tuner.training.executor import Executor, LocalExecutor, current_executor
+from tuner.methods.registry import Method
+from tuner.methods.mmto_config import MmtoConfig, stalled
+from tuner.arena.movematch import top_k_credit
+from tuner.methods.network_mmto import NetworkMmtoTrainer
+from search.evaluators import Evaluator
+from search.network import QuantizedNetwork
+from tuner.training.run_folder import Checkpoint, RunDir
+from tuner.training.paced import Pacer, paced_sweep
+from tuner.training.training_data import TrainingData
+from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
+
+
+#: positions per sweep call (a progress-bar tick; bounds the memory of PV-leaf boards)
+SWEEP_BATCH = 4096
+
+
+@dataclass(frozen=True)
+class LeafTable:
+    """The stored sweep of one training set (layout: :mod:`objectives.mmto`), with each
+    position's game result from the mover's view (float64[P], NaN: none)."""
+
+    pos_ptr: np.ndarray
+    played: np.ndarray
+    offset: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    results: np.ndarray
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a search of the training set measured, and the leaves it stored."""
+
+    j_main: float  # the move loss per position, over every legal move
+    match: float
+    table: LeafTable
+    rows_total: int
+    nodes: int
+    played_scores: np.ndarray  # int64[P]: each played move's search score (eval units, mover's view)
+
+
+def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
+                        budget: int, slope: float, window: float, threads_n: int,
+                        progress: bool, pacer: Pacer | None = None, executor: Executor | None = None,
+                        batch: int = SWEEP_BATCH, loss: str = "sigmoid") -> SweepSummary:
+    """Step 1: sweep every position, measure the move loss and move-match, store the PV leaves.
+
+    The positions go in chunks of ``batch`` through ``executor`` (default: this process with
+    ``threads_n`` threads, each chunk searched in shorter calls (``pacer``) with Ctrl-C checks
+    between them); the figures are summed per chunk in chunk order, whatever ran them."""
+    executor = executor or LocalExecutor(threads_n)
+    parts: list[tuple[np.ndarray, ...]] = []
+    played_scores: list[np.ndarray] = []
+    j_sum = 0.0
+    match_sum = 0.0
+    rows_total = 0
+    nodes = 0
+    bar = tqdm(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
+    with threads(threads_n):
+        for a, z, (j_part, match_part, rows_n, nodes_n, kept, scores_d) in executor.map_chunks(
+                search_chunk, (pos.boards, played_index), size=batch, shared={"w": w}, pacer=pacer,
+                what="mmto-sweep", depth=depth, budget=budget, slope=slope, window=window, loss=loss):
+            j_sum += j_part
+            match_sum += match_part
+            rows_total += rows_n
+            nodes += nodes_n
+            parts.append(kept)
+            played_scores.append(scores_d)
+            bar.update(z - a)
+    bar.close()
+    results = pos.results if pos.results is not None else np.full(len(pos), np.nan)
+    table = _concatenate(parts, np.asarray(results, dtype=np.float64))
+    n = len(pos)
+    return SweepSummary(j_sum / n, match_sum / n, table, rows_total, nodes, np.concatenate(played_scores))
+
+
+def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray, depth: int, budget: int,
+                 slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid") -> tuple[Any, ...]:
+    """One chunk of :func:`search_training_set` (run by an executor, perhaps on a Dask worker):
+    the move loss summed over the chunk (its per-position value times its positions), the sum of
+    its move-match credits, its rows, its nodes, the rows kept for the updates, and each played
+    move's score (int64, eval units)."""
+    sw = paced_sweep(boards, depth, w, budget=budget, pacer=pacer or Pacer())
+    rows = sw.pos_ptr[:-1] + played_index
+    j_part = sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE, loss=loss) * len(boards)
+    match_part = float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
+    return (j_part, match_part, len(sw.scores), int(sw.nodes.sum()),
+            _keep_rows(sw, rows, window, one_sided=loss == "softmax"), sw.scores[rows].astype(np.int64))
+
+
+def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> tuple[np.ndarray, ...]:
+    """The rows of one sweep batch that the updates use, with their signed leaf features:
+    those within ``window`` centipawns of the played move's score (``one_sided``: every move
+    scored above it too, as a softmax's gradient is largest there)."""
+    counts = np.diff(sw.pos_ptr)
+    sd = np.repeat(sw.scores[played_rows], counts)
+    is_played = np.zeros(len(sw.scores), dtype=bool)
+    is_played[played_rows] = True
+    leaf = sw.kinds == KIND_EVAL
+    # every row counts: a move whose search ended in a verdict (mate, draw) has a constant
+    # score, but its term T(s(p.m) - s(p.d)) still moves with the played move's score
+    keep = np.ones(len(sw.scores), dtype=bool)
+    if window > 0:
+        if one_sided:
+            keep &= sw.scores - sd >= -window * EVAL_SCALE
+        else:
+            keep &= np.abs(sw.scores - sd) <= window * EVAL_SCALE
+        keep |= is_played
+    kept_counts = np.add.reduceat(keep.astype(np.int64), sw.pos_ptr[:-1])
+    pos_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(kept_counts, out=pos_ptr[1:])
+    new_index = np.cumsum(keep) - 1
+    played = new_index[played_rows].astype(np.int64)
+    signs = np.where(leaf, sw.signs, 0)[keep].astype(np.int8)
+    offset = np.where(leaf, 0, sw.scores)[keep].astype(np.int64)
+    indptr, indices, values = signed_features(sw.leaves[keep], signs)
+    return pos_ptr, played, offset, indptr, indices, values
+
+
+def _concatenate(parts: list[tuple[np.ndarray, ...]], results: np.ndarray) -> LeafTable:
+    pos_ptrs, playeds, offsets, indptrs, indices, values = [], [], [], [], [], []
+    row_base = 0
+    nnz_base = 0
+    for k, (pp, pl, off, ip, ix, va) in enumerate(parts):
+        pos_ptrs.append(pp[(0 if k == 0 else 1):] + row_base)
+        playeds.append(pl + row_base)
+        offsets.append(off)
+        indptrs.append(ip[(0 if k == 0 else 1):] + nnz_base)
+        indices.append(ix)
+        values.append(va)
+        row_base += len(off)
+        nnz_base += len(ix)
+    return LeafTable(np.concatenate(pos_ptrs), np.concatenate(playeds), np.concatenate(offsets),
+                     np.concatenate(indptrs), np.concatenate(indices), np.concatenate(values), results)
+
+
+@dataclass(frozen=True)
+class Masks:
+    trainable: np.ndarray
+    l1: np.ndarray
+    constrained: list[np.ndarray]  # one mask per equality constraint
+
+
+def masks_of(common: TuneConfig, cfg: MmtoConfig) -> Masks:
+    trainable = mask_of(common.train, "train")
+    groups = [g & trainable for g in constraint_masks(cfg.constraint)]
+    return Masks(trainable, mask_of(cfg.l1_on, "l1_on") & trainable, [g for g in groups if g.any()])
+
+
+def constraint_sums(w: np.ndarray, masks: Masks) -> list[int]:
+    """The sum of each constrained subset's weights."""
+    w64 = np.asarray(w, dtype=np.int64)
+    return [int(w64[g].sum()) for g in masks.constrained]
+
+
+def fit_result_k(summary: SweepSummary) -> float:
+    """K per centipawn of the game-result term, fitted on the played moves' scores of the start
+    (Texel's first step, :func:`objectives.texel.fit_k_scores`); one-line error if it cannot be."""
+    results = summary.table.results
+    has = ~np.isnan(results)
+    try:
+        return fit_k_scores(summary.played_scores[has].astype(np.float64), results[has], EVAL_SCALE)
+    except KBracketError as exc:
+        raise TunerError(f"result term: {exc}; give result_k (--result-k) instead") from None
+
+
+def result_error(summary: SweepSummary, k: float) -> float:
+    """Mean (R - sigma(K s_played))^2 over the training positions with a result."""
+    results = summary.table.results
+    has = ~np.isnan(results)
+    if not has.any():
+        return 0.0
+    return loss_of_scores(summary.played_scores[has].astype(np.float64), results[has], k, EVAL_SCALE)
+
+
+def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, threads_n: int,
+           progress: bool, k: float = 0.0, adam: AdamState | None = None) -> tuple[np.ndarray, list[float]]:
+    """Step 2: ``inner_steps`` updates from the stored leaves; returns the new weights and the
+    objective (on the stored rows, without L1) before each step.
+
+    ``grid``: grid-adjacent steps on the integer weights (L1 by subgradient, each constraint by
+    the median rule). ``adam``: Adam steps on ``adam.master`` (float64, updated in place), each
+    gradient taken at the master weights rounded for the search; every constraint is then held
+    by removing its subset's mean shift (the Euclidean projection), and the result is rounded.
+    """
+    losses = []
+    with threads(threads_n):
+        for _ in tqdm(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
+            o = objective(table.pos_ptr, table.played, table.offset, table.indptr, table.indices, table.values,
+                          w, cfg.slope, EVAL_SCALE, loss=cfg.loss, results=table.results,
+                          mu=cfg.result_weight, k_cp=k)
+            if not math.isfinite(o.total) or not np.all(np.isfinite(o.gradient)):
+                raise FloatingPointError("MMTO objective became NaN or infinite; lower --slope")
+            losses.append(o.total)
+            if adam is None:
+                w = grid_adjacent_step(w, o.gradient, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
+                                       l1_mask=masks.l1, constrained=masks.constrained).weights
+            else:
+                adam.master = hold_sums(adam.opt.step(adam.master, o.gradient), adam.groups, adam.sums)
+                w = to_search_weights(adam.master, adam.low, adam.high)
+            check_interrupt()
+    return w, losses
+
+
+@dataclass
+class AdamState:
+    """MMTO's Adam option: the optimizer, the float master weights and the constraint sums."""
+
+    opt: Optimizer
+    master: np.ndarray  # float64[N]
+    groups: list[np.ndarray]
+    sums: list[float]
+    low: np.ndarray  # float64[N], the tuning bounds the rounded weights keep to
+    high: np.ndarray
+
+    @classmethod
+    def start(cls, w0: np.ndarray, cfg: MmtoConfig, masks: Masks) -> AdamState:
+        opt = Adam(len(w0), lr=cfg.lr, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1)
+        master = np.asarray(w0, dtype=np.float64).copy()
+        return cls(opt, master, masks.constrained, [float(master[g].sum()) for g in masks.constrained],
+                   *tuning_bounds(w0))
+
+
+def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: list[int],
+             seconds: dict[str, float], k: float) -> dict[str, Any]:
+    """The metrics of the weights ``w`` whose sweep is ``summary`` (the validation figures are
+    the driver's)."""
+    j_l1 = l1_penalty(w, cfg.l1, masks.l1)
+    residuals = [a - b for a, b in zip(constraint_sums(w, masks), constraint_sum0)]
+    e = result_error(summary, k) if cfg.result_weight > 0 else 0.0
+    extra = {"j_result": e, "k": k} if cfg.result_weight > 0 else {}
+    return {
+        "j": summary.j_main + cfg.result_weight * e + j_l1,
+        "j_main": summary.j_main,
+        **extra,
+        "j_l1": j_l1,
+        "constraint_residual": max(residuals, key=abs, default=0),
+        "match_train": summary.match,
+        "nonzero_weights": int(np.count_nonzero(w)),
+        "rows": summary.rows_total,
+        "rows_stored": int(len(summary.table.offset)),
+        "nodes": summary.nodes,
+        **{f"{k}_seconds": round(v, 3) for k, v in seconds.items()},
+    }
+
+
+class MmtoTrainer:
+    """MMTO driven one outer iteration at a time (:class:`tuner.training.driver.Trainer`).
+
+    Iteration ``t``'s metrics describe the weights after ``t`` outer iterations; the sweep that
+    measures them is the one whose leaves iteration ``t + 1`` updates from, so :meth:`restore`
+    searches the restored weights again and the run goes on as if never stopped.
+    """
+
+    def __init__(self, common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: np.ndarray, *,
+                 log: Any = print, progress: bool = True) -> None:
+        self.common, self.cfg, self.data, self.log, self.progress = common, cfg, data, log, progress
+        self.masks = masks_of(common, cfg)
+        self.nt = n_threads(common)
+        self.w = np.asarray(w0, dtype=np.int32).copy()
+        self.constraint_sum0 = constraint_sums(self.w, self.masks)
+        self.k = cfg.result_k
+        self.adam = AdamState.start(self.w, cfg, self.masks) if cfg.optimizer == "adam" else None
+        self.history: list[float] = []
+        self.summary: SweepSummary | None = None
+        self.pacer = Pacer()
+
+    def _search(self) -> tuple[SweepSummary, float]:
+        t = time.perf_counter()
+        s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
+                                budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
+                                threads_n=self.nt, progress=self.progress, pacer=self.pacer,
+                                executor=current_executor(self.nt), batch=self.common.chunk,
+                                loss=self.cfg.loss)
+        if not math.isfinite(s.j_main):
+            raise FloatingPointError("MMTO objective became NaN or infinite")
+        return s, time.perf_counter() - t
+
+    def _objective(self) -> float:
+        """The objective the patience rule watches: the move loss plus the weighted result term."""
+        assert self.summary is not None
+        if self.cfg.result_weight > 0:
+            return self.summary.j_main + self.cfg.result_weight * result_error(self.summary, self.k)
+        return self.summary.j_main
+
+    def begin(self) -> dict[str, Any]:
+        self.summary, t_s = self._search()
+        if self.cfg.result_weight > 0 and self.k == 0:
+            self.k = fit_result_k(self.summary)
+            self.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start weights)")
+        self.history = [self._objective()]
+        return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
+                        {"search": t_s, "update": 0.0}, self.k)
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.w = np.array(state["weights"], dtype=np.int32)
+        self.history = [float(x) for x in state["j_history"]]
+        sums = state["constraint_sum0"]
+        self.constraint_sum0 = [int(x) for x in (sums if isinstance(sums, list) else [sums])]
+        self.k = float(state.get("k", self.cfg.result_k))
+        if self.adam is not None:
+            self.adam.master = floats_from_json(state["master"], len(self.w), "master")
+            self.adam.opt = optimizer_from_state(state["optimizer"])
+            self.adam.sums = [float(x) for x in state["master_sums"]]
+        self.summary, _ = self._search()
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        assert self.summary is not None
+        t = time.perf_counter()
+        self.w, _ = update(self.summary.table, self.w, self.cfg, self.masks, threads_n=self.nt,
+                           progress=self.progress, k=self.k, adam=self.adam)
+        t_update = time.perf_counter() - t
+        self.summary, t_s = self._search()
+        self.history.append(self._objective())
+        return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
+                        {"search": t_s, "update": t_update}, self.k)
+
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def state(self) -> dict[str, Any]:
+        state = {"weights": [int(v) for v in self.w], "j_history": self.history,
+                 "constraint_sum0": self.constraint_sum0, "k": self.k}
+        if self.adam is not None:
+            state |= {"master": floats_to_json(self.adam.master), "optimizer": self.adam.opt.state_dict(),
+                      "master_sums": self.adam.sums}
+        return state
+
+    def finished(self) -> str | None:
+        if stalled(self.history, self.cfg):
+            return f"J_main stopped falling for {self.cfg.patience} iteration(s)"
+        return None
+
+
+def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: RunDir, w0: Evaluator, *,
+               resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> Evaluator:
+    """Run MMTO through the shared driver (:func:`tuner.training.driver.drive`); the weights it keeps."""
+    return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
+
+
+def mmto_trainer(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: Evaluator, *, log: Any = print,
+                 progress: bool = True) -> MmtoTrainer | NetworkMmtoTrainer:
+    """The trainer for the start's evaluator kind: linear weights or a network."""
+    if isinstance(w0, QuantizedNetwork):
+        return NetworkMmtoTrainer(common, cfg, data, w0, log=log, progress=progress)
+    return MmtoTrainer(common, cfg, data, w0, log=log, progress=progress)
+
+
+METHOD = Method(
+    name="mmto",
+    config=MmtoConfig,
+    trainer=mmto_trainer,
+    summary="MMTO (Hoki & Kaneko 2014): sigmoid of score differences at PV leaves, grid-adjacent steps",
+    panels=[("objective j (per position)", [("j", "j = j_main + j_l1 (+ the result term)"),
+                                            ("j_main", "j_main"), ("j_l1", "j_l1")]),
+            ("training move-match (ties as fractions)", [("match_train", "train")])],
+    headline=("j_main", "match_train"),
+    evaluators=("linear", "network"),
+)

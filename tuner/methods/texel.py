@@ -1,0 +1,291 @@
+"""Texel's game-result method over the sparse evaluator: ``tuner tune --method texel``.
+
+Texel's tuning method (Peter Österlund, 2014; Chess Programming Wiki, "Texel's Tuning Method";
+the baseline of Ethereal's and Gedas' tuners and of Arasan since 2017): minimise
+
+    E(w) = (1/N) sum_p (R_p - sigma(K q_p(w)))^2
+
+over the training positions, ``R_p`` the game's result from the side to move's view (1, 1/2,
+0; positions of games with result ``*`` are skipped and counted), ``q_p`` the quiescence value
+of p: the linear evaluation of the leaf of its quiescence principal variation
+(:func:`search.search_api.search_many` at depth 0), so that dE/dw is the leaf's feature vector times
+the logistic's slope (:mod:`objectives.texel`). The leaves are refreshed once per epoch, as
+MMTO refreshes its PV leaves once per outer iteration.
+
+An epoch: the stored leaves of the training positions give E and its gradient; the optimizer
+(Adam by default, :mod:`tuner.training.optim`) takes ``steps`` full-batch steps, or one pass of seeded
+mini-batches of ``batch_size`` positions, on float64 master weights; the master weights are
+rounded to the evaluator's integers (:func:`tuner.training.optim.to_search_weights`: to nearest, ties
+to even); then the leaves of the training and validation positions are searched anew with
+those integers, and E is reported on them. K is fitted once, on the start weights
+(:func:`objectives.texel.fit_k`: log-grid scan then golden section), unless ``k`` is given; it
+is printed and stored in the metrics and the checkpoint. The run keeps (``--keep best``) and
+stops early (``--early-stop``) by the validation error ``e_validation``, Texel's own criterion,
+not by the validation move-match the driver also reports.
+
+Options shared with MMTO where they apply: ``--train`` (the others stay frozen), L1 on
+``l1_on``, L2 on ``l2_on``, and equality constraints on ``constraint`` (for each entry, the
+sum of its weights stays at its starting value: after each step their common mean shift is
+removed, the Euclidean projection onto that hyperplane).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
+from search.alphabeta import KIND_EVAL
+from search.search_api import search_many, signed_features, threads
+from search.catalog import GROUPS
+from search.evaluation_api import EVAL_SCALE
+from tuner.config import help_field
+from tuner.training.positions import Positions
+from tuner.errors import TunerError, check_interrupt
+from tuner.training.executor import Executor, LocalExecutor, current_executor
+from tuner.methods.registry import RESULTS, Method
+from tuner.training.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
+from tuner.training.paced import Pacer
+from tuner.training.training_data import TrainingData
+from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class TexelConfig:
+    """Texel's settings (the ``[texel]`` table of a run's config.toml)."""
+
+    # defaults: beta1, beta2 are Kingma & Ba's (docs/references.md [KB2015]); epochs, lr and
+    # steps are round values, not tuned (docs/quality.md has the Texel run measured with them)
+    epochs: int = help_field(10, "epochs: each refreshes the quiescence leaves, then updates the weights")
+    optimizer: str = help_field("adam", "update rule: adam (Kingma & Ba 2015) or sgd")
+    lr: float = help_field(1.0, "learning rate: Adam's step size in weight units (centipawns); for sgd, "
+                                "weight units per unit of gradient")
+    beta1: float = help_field(0.9, "Adam's beta1")
+    beta2: float = help_field(0.999, "Adam's beta2")
+    momentum: float = help_field(0.0, "sgd: heavy-ball momentum")
+    batch_size: int = help_field(0, "positions per mini-batch, a pass of seeded mini-batches per epoch "
+                                    "(0: full batch, 'steps' steps per epoch)")
+    steps: int = help_field(50, "full batch: optimizer steps per epoch")
+    k: float = help_field(0.0, "K of sigma(K q) per centipawn (0: fitted on the start weights)")
+    l1: float = help_field(0.0, "L1 strength on the weights named by l1_on (per position, as E)")
+    l1_on: tuple[str, ...] = help_field(tuple(g for g in GROUPS if g != "material"),
+                                        "weights under L1, by group or feature-name prefix")
+    l2: float = help_field(0.0, "L2 strength on the weights named by l2_on")
+    l2_on: tuple[str, ...] = help_field((), "weights under L2, by group or feature-name prefix")
+    constraint: tuple[str, ...] = help_field((), "equality constraints: each entry's weights keep their "
+                                                 "sum at its starting value (empty: none)")
+
+    def validate(self) -> None:
+        if self.epochs < 0 or self.steps < 1 or self.batch_size < 0:
+            raise ValueError("epochs and batch_size must be >= 0, steps >= 1")
+        if self.optimizer not in ("adam", "sgd"):
+            raise ValueError(f"optimizer must be adam or sgd, not {self.optimizer!r}")
+        for name in ("lr", "beta1", "beta2", "momentum", "k", "l1", "l2"):
+            if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, not {getattr(self, name)}")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be positive, not {self.lr}")
+        if not (self.beta1 < 1 and self.beta2 < 1 and self.momentum < 1):
+            raise ValueError("beta1, beta2 and momentum must be below 1")
+        for what in ("l1_on", "l2_on", "constraint"):
+            mask_of(getattr(self, what), what)
+        constraint_masks(self.constraint)
+
+
+@dataclass(frozen=True)
+class LeafRows:
+    """Quiescence leaves of a set of positions, one CSR row each (layout: :mod:`objectives.texel`)."""
+
+    offset: np.ndarray  # int64[N] eval units; nonzero only for a mate/draw verdict
+    indptr: np.ndarray  # int64[N + 1]
+    indices: np.ndarray
+    values: np.ndarray
+    nodes: int
+
+
+def quiescence_leaves(boards: np.ndarray, w: np.ndarray, *, budget: int, threads_n: int,
+                      pacer: Pacer | None = None, executor: Executor | None = None) -> LeafRows:
+    """Search every board by quiescence alone (depth 0) with weights ``w``; each row's dot
+    product with ``w`` plus its offset is the search's score (eval units, side to move's view).
+
+    The leaf's features enter with the sign of the side to move at the root: + when the PV
+    has even length (the leaf's side to move is the root's), - otherwise. The boards go
+    through ``executor`` (default: this process with ``threads_n`` threads, in calls of about
+    ``pacer.target`` seconds with a Ctrl-C check between them); results as one call.
+    """
+    executor = executor or LocalExecutor(threads_n)
+    parts = []
+    for _, _, chunk_parts in executor.map_chunks(leaf_chunk, (boards,), shared={"w": w}, pacer=pacer,
+                                                 what="texel-leaves", budget=budget):
+        parts.extend(chunk_parts)
+    if not parts:
+        return LeafRows(np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int16), np.zeros(0, np.int16), 0)
+    offset = np.concatenate([p[0] for p in parts])
+    nnz = np.cumsum([0] + [len(p[2]) for p in parts[:-1]])
+    indptr = np.concatenate([parts[0][1][:1]] + [p[1][1:] + base for p, base in zip(parts, nnz)])
+    return LeafRows(offset, indptr, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]),
+                    sum(p[4] for p in parts))
+
+
+def leaf_chunk(boards: np.ndarray, *, w: np.ndarray, budget: int, pacer: Pacer | None = None) -> list[tuple[Any, ...]]:
+    """The quiescence leaves of one chunk of boards (run by an executor): a list of
+    ``(offset, indptr, indices, values, nodes)``, one per kernel call of about
+    ``pacer.target`` seconds (a Ctrl-C check after each)."""
+    pacer = pacer or Pacer()
+    parts = []
+    for a, z in pacer.pieces(len(boards)):
+        t = time.perf_counter()
+        r = search_many(boards[a:z], 0, w, budget=budget)
+        pacer.record(z - a, time.perf_counter() - t)
+        leaf = r.kinds == KIND_EVAL
+        signs = np.where(leaf, np.where(r.pv_len % 2 == 0, 1, -1), 0).astype(np.int8)
+        indptr, indices, values = signed_features(r.leaves, signs)
+        parts.append((np.where(leaf, 0, r.scores).astype(np.int64), indptr, indices, values, int(r.nodes.sum())))
+        check_interrupt()
+    return parts
+
+
+def with_results(pos: Positions, what: str) -> tuple[Positions, int]:
+    """The positions of finished games (result 1-0, 0-1 or 1/2-1/2) and how many were skipped."""
+    if pos.results is None:
+        raise TunerError(f"the {what} positions carry no game results (texel needs the 'result' column)")
+    keep = np.flatnonzero(np.isfinite(pos.results))
+    return pos.subset(keep), len(pos) - len(keep)
+
+
+def _results(pos: Positions) -> np.ndarray:
+    """The game results float64[P] of positions kept by :func:`with_results`."""
+    if pos.results is None:
+        raise TunerError("positions without game results reached Texel's objective")
+    return pos.results
+
+
+class TexelTrainer:
+    """Texel's method, one epoch per outer iteration (see the module docstring)."""
+
+    def __init__(self, common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: np.ndarray, *,
+                 log: Any = print, progress: bool = True) -> None:
+        self.common, self.cfg, self.log, self.progress = common, cfg, log, progress
+        self.train, skipped = with_results(data.train, "training")
+        self.validation, skipped_val = with_results(data.validation, "validation")
+        if len(self.train) == 0:
+            raise TunerError(f"{common.data}: no training position comes from a finished game")
+        self.skipped = skipped
+        if skipped or skipped_val:
+            log(f"texel: skipped {skipped} training and {skipped_val} validation positions of unfinished games (*)")
+        self.nt = n_threads(common)
+        self.trainable = mask_of(common.train, "train")
+        groups = [g & self.trainable for g in constraint_masks(cfg.constraint)]
+        self.constrained = [g for g in groups if g.any()]
+        self.w0 = np.asarray(w0, dtype=np.int32)
+        self.constraint_sums = [float(self.w0[g].astype(np.int64).sum()) for g in self.constrained]
+        self.low, self.high = tuning_bounds(self.w0)
+        self.pacer = Pacer()
+        self.master = self.w0.astype(np.float64)
+        self.w = self.w0.copy()
+        self.k = float(cfg.k)
+        self.opt: Optimizer | None = None
+        self.leaves: LeafRows | None = None
+
+    # -- helpers
+    def _optimizer(self) -> Optimizer:
+        cfg, n = self.cfg, len(self.w0)
+        masks = {"trainable": self.trainable, "l1": cfg.l1, "l1_mask": mask_of(cfg.l1_on, "l1_on") & self.trainable,
+                 "l2": cfg.l2, "l2_mask": mask_of(cfg.l2_on, "l2_on") & self.trainable}
+        if cfg.optimizer == "adam":
+            return Adam(n, lr=cfg.lr, beta1=cfg.beta1, beta2=cfg.beta2, **masks)
+        return SGD(n, lr=cfg.lr, momentum=cfg.momentum, **masks)
+
+    def _leaves(self, pos: Positions) -> LeafRows:
+        return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, threads_n=self.nt, pacer=self.pacer,
+                                 executor=current_executor(self.nt))
+
+    def _e(self, rows: LeafRows, pos: Positions) -> float | None:
+        if len(pos) == 0:
+            return None
+        with threads(self.nt):
+            return loss(rows.offset, rows.indptr, rows.indices, rows.values, _results(pos), self.w, self.k, EVAL_SCALE)
+
+    def _measure(self) -> dict[str, Any]:
+        t = time.perf_counter()
+        self.leaves = self._leaves(self.train)
+        e_train = self._e(self.leaves, self.train)
+        e_val = self._e(self._leaves(self.validation), self.validation) if len(self.validation) else None
+        return {"e_train": e_train, "e_validation": e_val, "k": self.k, "nodes": self.leaves.nodes,
+                "search_seconds": round(time.perf_counter() - t, 3)}
+
+    # -- the Trainer protocol
+    def begin(self) -> dict[str, Any]:
+        self.leaves = self._leaves(self.train)
+        if self.k == 0.0:
+            lv = self.leaves
+            try:
+                with threads(self.nt):
+                    self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train), self.w, EVAL_SCALE)
+            except KBracketError as exc:
+                raise TunerError(f"cannot fit K on the start weights ({exc}): their quiescence values do not "
+                                 "predict the game results; give --k, or start from other weights") from None
+            self.log(f"texel: K = {self.k:.6g} per centipawn, fitted on the start weights")
+        self.opt = self._optimizer()
+        return {**self._measure(), "updates": 0, "update_seconds": 0.0, "train_positions": len(self.train),
+                "skipped_unfinished": self.skipped}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.k = float(state["k"])
+        self.master = floats_from_json(state["master"], len(self.w0), "master")
+        self.w = to_search_weights(self.master, self.low, self.high)
+        self.opt = optimizer_from_state(state["optimizer"])
+        self.leaves = self._leaves(self.train)
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        assert self.opt is not None and self.leaves is not None
+        cfg, lv, n = self.cfg, self.leaves, len(self.train)
+        t = time.perf_counter()
+        batches: list[np.ndarray | None]
+        if cfg.batch_size > 0:
+            order = np.random.default_rng([self.common.seed, iteration]).permutation(n)
+            batches = [np.sort(order[a:a + cfg.batch_size]) for a in range(0, n, cfg.batch_size)]
+        else:
+            batches = [None] * cfg.steps
+        check = True
+        with threads(self.nt):
+            for rows in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.progress):
+                _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train),
+                                            self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
+                check = False
+                self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)
+                check_interrupt()
+        self.w = to_search_weights(self.master, self.low, self.high)
+        t_update = time.perf_counter() - t
+        return {**self._measure(), "updates": len(batches), "update_seconds": round(t_update, 3)}
+
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def state(self) -> dict[str, Any]:
+        assert self.opt is not None
+        return {"k": self.k, "master": floats_to_json(self.master), "optimizer": self.opt.state_dict()}
+
+    def finished(self) -> str | None:
+        return None
+
+
+METHOD = Method(
+    name="texel",
+    config=TexelConfig,
+    trainer=TexelTrainer,
+    summary="Texel: fit sigma(K q) of the quiescence value to game results (least squares, Adam)",
+    iterations="epochs",
+    unit="epoch",
+    panels=[("E = mean (R - sigma(K q))^2", [("e_train", "train"), ("e_validation", "validation")])],
+    headline=("e_train", "e_validation"),
+    needs=frozenset({RESULTS}),
+    best_by=("e_validation", "min"),  # Texel's own criterion: the validation error it minimises
+)

@@ -1,0 +1,429 @@
+"""Where a run's heavy steps execute: this process's numba threads, or a Dask cluster.
+
+Every heavy step of ``tuner tune`` is an embarrassingly parallel map over chunks of positions,
+whose per-chunk results the caller reduces:
+
+* MMTO's sweep of the training set (:func:`tuner.methods.mmto.search_training_set`): per chunk, the
+  partial sums of J_main and of the move-match, and the chunk's PV-leaf table;
+* Texel's refresh of the quiescence leaves (:func:`tuner.methods.texel.quiescence_leaves`): per chunk,
+  one leaf row per position;
+* move-match (:func:`tuner.training.paced.paced_move_match`: the GA's fitness on a generation's sample,
+  one credit per individual and position; every method's validation move-match).
+
+An :class:`Executor` runs a function on each chunk and yields the results **in chunk order**,
+so that the caller reduces them in the same order whatever ran them: a Dask run gives
+bit-identical weights and metrics to a local run with the same settings (the batch kernels'
+results per position do not depend on how a batch is cut, :class:`tuner.training.paced.Pacer`; a
+floating-point sum is reduced per chunk in chunk order by the caller).
+
+* :class:`LocalExecutor` (``--executor local``, the default): the numba kernels' threads of
+  this process; each chunk is searched in calls of about 0.4 s with a Ctrl-C check between them.
+* :class:`DaskExecutor` (``--executor dask``): Dask's distributed scheduler, at ``--scheduler
+  ADDR`` or on a :class:`distributed.LocalCluster` of ``--workers`` processes started for the
+  run. The positions are shipped once per run, as one task per chunk (kept on the workers;
+  being tasks rather than scattered data, a chunk held by a lost worker is recomputed from its
+  task, not lost); the weights once per map call. A lost worker's tasks are recomputed by the
+  scheduler on the other workers (``distributed.scheduler.allowed-failures`` times per task at
+  most) and the run says so in its log. Waiting for results checks for Ctrl-C every 0.2 s and
+  cancels the outstanding tasks when it comes. ``distributed`` is imported only here, inside the
+  class: the base install does not need it (``pip install 'movetuner[dask]'``).
+
+A run opens its executor once (:func:`executor_scope`, around :func:`tuner.training.driver.drive`); the
+methods' code finds it with :func:`current_executor`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import hashlib
+import importlib
+import itertools
+import math
+import os
+import signal
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from search.search_api import threads
+from tuner.cores import available_cores, numba_thread_ceiling, threads_for
+from tuner.errors import TunerError, check_interrupt
+from tuner.training.pacer import Pacer
+
+#: positions per Dask task when the caller does not fix the chunk size (``TuneConfig.chunk``)
+DEFAULT_CHUNK = 4096
+#: seconds between two Ctrl-C checks while waiting for a Dask result
+POLL_SECONDS = 0.2
+
+EXECUTORS = ("local", "dask")
+
+#: a chunk's output range (``a:z`` of the positions mapped over, or of ``rows`` when given) and
+#: the function's result for it
+Part = tuple[int, int, Any]
+
+
+class Executor(Protocol):
+    """Runs a function over the chunks of a set of positions (see the module docstring)."""
+
+    name: str
+
+    def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
+                   rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
+                   pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
+        """Call ``fn(*chunk, pacer=..., **shared, **static)`` on consecutive chunks of ``size``
+        positions of ``dataset`` (arrays with one row per position, the same length; ``size``
+        None: the executor's choice) and yield ``(a, z, result)`` in chunk order.
+
+        ``rows`` (sorted int64 indices), if given, restricts the map to those positions: each
+        chunk receives only its selected rows, and ``a:z`` index ``rows``. ``shared`` arrays
+        (the weights) go to the workers once per call; ``static`` values are small settings.
+        ``fn`` must be a module-level function (a Dask worker imports it by name) that treats
+        ``pacer`` as :func:`tuner.training.paced.paced_sweep` does.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the executor's resources (a Dask client and the cluster it started)."""
+        ...
+
+
+def chunk_bounds(n: int, size: int) -> list[tuple[int, int]]:
+    """``(a, z)`` ranges of ``size`` positions (the last one shorter) covering ``0..n``."""
+    if size < 1:
+        raise ValueError(f"chunk size must be positive, not {size}")
+    return [(a, min(n, a + size)) for a in range(0, n, size)]
+
+
+class LocalExecutor:
+    """This process, with ``threads_n`` numba threads (None: the current setting).
+
+    Chunks run one after the other; ``fn`` gets the caller's ``pacer``, so each chunk is
+    searched in calls of about ``pacer.target`` seconds with a Ctrl-C check between them.
+    ``size`` None maps the whole set (or selection) as one chunk.
+    """
+
+    name = "local"
+
+    def __init__(self, threads_n: int | None = None) -> None:
+        self.threads_n = threads_n
+
+    def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
+                   rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
+                   pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
+        n = len(dataset[0]) if rows is None else len(rows)
+        for a, z in chunk_bounds(n, size or max(n, 1)):
+            take = slice(a, z) if rows is None else rows[a:z]
+            with threads(self.threads_n):
+                result = fn(*(x[take] for x in dataset), pacer=pacer, **(shared or {}), **static)
+            yield a, z, result
+
+    def close(self) -> None:
+        pass
+
+
+# ----------------------------------------------------------------------------- Dask
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 (16 hex digits) of the Python sources of ``search``, ``objectives`` and ``tuner``:
+    a Dask worker must run the same code as the driver, not merely the same version number."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[2]
+    for package in ("search", "objectives", "tuner"):
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def worker_facts() -> dict[str, Any]:
+    """What a worker runs (compared with the driver's when a Dask executor opens)."""
+    from search.catalog import CATALOG_HASH  # noqa: PLC0415
+    from tuner import __version__  # noqa: PLC0415
+
+    return {"package_version": __version__, "catalog_hash": CATALOG_HASH, "code": code_fingerprint(),
+            "numba_threads": numba_thread_ceiling(), "pid": os.getpid()}
+
+
+def _positions(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A chunk of positions as a task's result: kept on a worker for the run."""
+    return tuple(np.ascontiguousarray(x) for x in arrays)
+
+
+def _value(x: Any) -> Any:
+    """A small value (the weights) as a task's result, fetched once by each worker."""
+    return x
+
+
+#: one task at a time per worker process: numba's parallel kernels run their own threads, and
+#: its default threading layer (workqueue) must not be entered from two threads at once
+_TASK_LOCK = threading.Lock()
+
+
+def _run_chunk(fn: Callable[..., Any], threads_n: int | None, chunk: tuple[np.ndarray, ...],
+               local_rows: np.ndarray | None, shared: dict[str, Any], static: dict[str, Any]) -> Any:
+    """A map's task on a worker: ``fn`` on the chunk (or its selected rows) in one call
+    (a pacer that never cuts it: there is no Ctrl-C to check for on a worker), one task at a
+    time per process whatever the worker's ``--nthreads``."""
+    arrays = chunk if local_rows is None else tuple(x[local_rows] for x in chunk)
+    with _TASK_LOCK, threads(threads_n):
+        return fn(*arrays, pacer=Pacer(target=math.inf, first=1 << 62), **shared, **static)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored inside the block (main thread only). Processes started in it keep
+    ignoring it (an ignored signal stays ignored across exec, and Python then installs no
+    KeyboardInterrupt handler), so Ctrl-C in a terminal, which signals the whole process
+    group, reaches only the driver: it cancels the tasks and closes the cluster itself.
+    A Ctrl-C while the block runs (the cluster's start, a few seconds) is lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _nbytes(x: Any) -> int:
+    if isinstance(x, np.ndarray):
+        return int(x.nbytes)
+    if isinstance(x, (tuple, list)):
+        return sum(_nbytes(v) for v in x)
+    if isinstance(x, dict):
+        return sum(_nbytes(v) for v in x.values())
+    if hasattr(x, "__dataclass_fields__"):
+        return sum(_nbytes(getattr(x, f)) for f in x.__dataclass_fields__)
+    return 8
+
+
+class DaskExecutor:
+    """Dask's distributed scheduler (see the module docstring).
+
+    ``scheduler``: the address of a running scheduler (``tcp://host:8786``); empty: start a
+    :class:`distributed.LocalCluster` of ``workers`` processes (0: one per core), one task at a
+    time each, closed with the executor. ``threads_n``: numba threads per worker (0: for a
+    LocalCluster, the cores divided among its workers; for a scheduler, all of a worker's
+    cores). ``chunk``: positions per task when a map does not fix it. ``log``: one-line messages
+    (the workers found, a lost worker). Every worker must run the same movetuner code as this
+    process (checked on opening: package version, catalogue hash and source fingerprint).
+
+    ``traffic`` counts the bytes this process shipped and received (arrays' ``nbytes``):
+    ``positions`` (once per run per set), ``shared`` (the weights, per map call) and ``results``.
+    """
+
+    name = "dask"
+
+    def __init__(self, *, scheduler: str = "", workers: int = 0, threads_n: int = 0, chunk: int = DEFAULT_CHUNK,
+                 log: Callable[[str], None] = print, connect_timeout: float = 30.0) -> None:
+        try:
+            # typed as Any: distributed's annotations are partial (Client, LocalCluster untyped)
+            distributed: Any = importlib.import_module("distributed")
+        except ImportError:
+            raise TunerError("--executor dask needs Dask's distributed scheduler: "
+                             "pip install 'movetuner[dask]' (or 'dask[distributed]')") from None
+        import logging  # noqa: PLC0415
+
+        self.log = log
+        self.chunk = chunk
+        self.cluster: Any = None
+        cores = available_cores()
+        if scheduler:
+            try:
+                self.client = distributed.Client(scheduler, timeout=connect_timeout)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise TunerError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+            self.threads_n: int | None = threads_n or None
+            where = f"scheduler {scheduler}"
+        else:
+            n = workers or cores
+            with _sigint_ignored():  # the workers inherit it: Ctrl-C is the driver's to handle
+                # (":0": the HTTP server on a free port, rather than a warning when 8787 is taken)
+                self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                        dashboard_address=":0", silence_logs=logging.ERROR)
+            self.client = distributed.Client(self.cluster)
+            self.threads_n = threads_n or max(1, cores // n)
+            where = f"a LocalCluster of {n} worker processes ({self.client.scheduler.address})"
+        try:
+            facts = self._check_workers()
+        except BaseException:
+            self.close()
+            raise
+        self._datasets: dict[tuple[tuple[int, ...], int], tuple[Sequence[np.ndarray], list[Any]]] = {}
+        self._removals_seen = len(self._removals())
+        self.traffic = {"positions": 0, "shared": 0, "results": 0}
+        nt = self.threads_n or "all cores"
+        self.log(f"dask: {len(facts)} worker(s) at {where}, numba threads per worker: {nt}")
+
+    # -- opening
+    def _check_workers(self) -> dict[str, dict[str, Any]]:
+        self.client.wait_for_workers(1, timeout=60)
+        facts: dict[str, dict[str, Any]] = self.client.run(worker_facts)
+        mine = worker_facts()
+        for address, theirs in sorted(facts.items()):
+            for key in ("package_version", "catalog_hash", "code"):
+                if theirs.get(key) != mine[key]:
+                    raise TunerError(f"dask worker {address} runs other movetuner code ({key} {theirs.get(key)} "
+                                     f"here {mine[key]}): install the same version on every worker")
+        return facts
+
+    def worker_pids(self) -> dict[str, int]:
+        """Each worker's address and process id."""
+        return {a: int(f["pid"]) for a, f in self.client.run(worker_facts).items()}
+
+    # -- the data
+    def _ship(self, dataset: Sequence[np.ndarray], size: int) -> list[Any]:
+        """The futures of ``dataset``'s chunks of ``size`` positions, shipped on first use (the
+        executor keeps a reference to the arrays, so their identity stays a valid key)."""
+        key = (tuple(id(x) for x in dataset), size)
+        held = self._datasets.get(key)
+        if held is not None and all(a is b for a, b in zip(held[0], dataset)):
+            return held[1]
+        token = uuid.uuid4().hex[:8]
+        futures = []
+        for k, (a, z) in enumerate(chunk_bounds(len(dataset[0]), size)):
+            part = [np.ascontiguousarray(x[a:z]) for x in dataset]
+            self.traffic["positions"] += sum(x.nbytes for x in part)
+            futures.append(self.client.submit(_positions, *part, key=f"positions-{token}-{k}", pure=False))
+        self._datasets[key] = (tuple(dataset), futures)
+        return futures
+
+    def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
+                   rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
+                   pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
+        size = size or self.chunk
+        chunks = self._ship(dataset, size)
+        token = uuid.uuid4().hex[:8]
+        shared_f = {}
+        for name, value in (shared or {}).items():
+            self.traffic["shared"] += _nbytes(value)
+            shared_f[name] = self.client.submit(_value, value, key=f"{what}-{name}-{token}", pure=False)
+        tasks: list[tuple[int, int, Any]] = []
+        for k, (a, z) in enumerate(chunk_bounds(len(dataset[0]), size)):
+            if rows is None:
+                out, local = (a, z), None
+            else:
+                i0, i1 = (int(i) for i in np.searchsorted(rows, [a, z]))
+                if i0 == i1:
+                    continue
+                out, local = (i0, i1), np.asarray(rows[i0:i1], dtype=np.int64) - a
+            future = self.client.submit(_run_chunk, fn, self.threads_n, chunks[k], local, shared_f, static,
+                                        key=f"{what}-{token}-{k}", pure=False)
+            tasks.append((*out, future))
+        keys = {f.key for *_, f in tasks}
+        try:
+            for a, z, future in tasks:
+                result = self._result(future)
+                self.traffic["results"] += _nbytes(result)
+                yield a, z, result
+        finally:
+            if self.client.status == "running":  # not after close(), when a forgotten map is collected
+                # the results are the caller's now; the tasks not yet run are dropped (Ctrl-C, an error)
+                self.client.cancel([f for *_, f in tasks] + list(shared_f.values()))
+                self._report_lost(what, keys | {f.key for f in shared_f.values()} | {f.key for f in chunks})
+
+    def _result(self, future: Any) -> Any:
+        """The future's result, checking for Ctrl-C first and every :data:`POLL_SECONDS` while
+        waiting. (Not ``future.result(timeout=...)``: in distributed 2026.8 its timeout can race
+        with the result and fail with an UnboundLocalError.)"""
+        check_interrupt()
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        while not (future.done() or done.wait(POLL_SECONDS)):
+            check_interrupt()
+        try:
+            return future.result()
+        except Exception as exc:
+            from distributed import KilledWorker  # noqa: PLC0415
+            from distributed.client import FutureCancelledError  # noqa: PLC0415
+
+            if isinstance(exc, KilledWorker):
+                raise TunerError(f"dask: task {future.key} lost its worker too many times (every worker that "
+                                 f"ran it died; distributed.scheduler.allowed-failures): {exc}") from None
+            if isinstance(exc, (FutureCancelledError, OSError)):
+                raise TunerError(f"dask: task {future.key} was lost ({type(exc).__name__}: {exc}); is the "
+                                 "scheduler still running?") from None
+            raise
+
+    # -- lost workers
+    def _removals(self) -> list[dict[str, Any]]:
+        return [msg for _, msg in self.client.get_events("all")
+                if isinstance(msg, dict) and msg.get("action") == "remove-worker"]
+
+    def _report_lost(self, what: str, keys: set[Any]) -> None:
+        """Log the workers lost since the last check and how many of this map's tasks (and
+        position chunks) the scheduler recomputed elsewhere."""
+        removals = self._removals()
+        for msg in removals[self._removals_seen:]:
+            if msg.get("expected"):
+                continue
+            touched = {k for k in itertools.chain(msg.get("processing-tasks") or (), msg.get("lost-computed-tasks") or ())
+                       if k in keys}
+            self.log(f"dask: worker {msg.get('worker', '?')} was lost during {what}; {len(touched)} of its "
+                     f"task(s) were recomputed on the other workers")
+        self._removals_seen = len(removals)
+
+    def close(self) -> None:
+        client, cluster = getattr(self, "client", None), self.cluster
+        self._datasets = {}
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close()
+        self.cluster = None
+
+
+# ----------------------------------------------------------------------------- a run's executor
+
+_CURRENT: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("movetuner_executor", default=None)
+
+
+def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
+                  log: Callable[[str], None] = print) -> Executor:
+    """The executor ``kind`` names (:data:`EXECUTORS`): ``local``, this process with ``threads``
+    numba threads (0: every core it may use, :func:`tuner.cores.threads_for`); ``dask``, a
+    cluster (``scheduler``'s address, or ``workers`` local processes) whose workers each run
+    ``threads`` threads (0: their default), in chunks of ``chunk`` positions."""
+    if kind == "local":
+        return LocalExecutor(threads_for(threads))
+    if kind == "dask":
+        return DaskExecutor(scheduler=scheduler, workers=workers, threads_n=threads, chunk=chunk, log=log)
+    raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")
+
+
+@contextlib.contextmanager
+def executor_scope(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
+                   log: Callable[[str], None] = print) -> Iterator[Executor]:
+    """Open the run's executor (:func:`open_executor`'s arguments) for the block, and close it
+    after; :func:`current_executor` finds it inside."""
+    ex = open_executor(kind, threads=threads, scheduler=scheduler, workers=workers, chunk=chunk, log=log)
+    token = _CURRENT.set(ex)
+    try:
+        yield ex
+    finally:
+        _CURRENT.reset(token)
+        ex.close()
+
+
+def current_executor(threads: int) -> Executor:
+    """The executor of the innermost :func:`executor_scope`; outside one, a
+    :class:`LocalExecutor` with ``threads`` numba threads."""
+    ex = _CURRENT.get()
+    if ex is not None:
+        return ex
+    return LocalExecutor(threads)
+
+
+__all__ = ["DEFAULT_CHUNK", "EXECUTORS", "DaskExecutor", "Executor", "LocalExecutor", "chunk_bounds",
+           "code_fingerprint", "current_executor", "executor_scope", "open_executor", "worker_facts"]

@@ -1,0 +1,133 @@
+"""Kernel calls cut into pieces of about 0.4 s (:class:`Pacer`, :func:`paced_sweep`,
+:func:`paced_move_match`) so that Ctrl-C stops a run promptly, with the same results as one
+call; and the validation move-match of a run, measured that way."""
+
+from __future__ import annotations
+
+import time
+import numpy as np
+
+from search.evaluators import Evaluator
+from search.network import QuantizedNetwork
+from search.search_api import Sweep, move_credit, move_indices, move_match, sweep
+from tuner.errors import check_interrupt
+from tuner.training.executor import Executor, LocalExecutor, current_executor
+from tuner.training.pacer import Pacer
+from tuner.training.training_data import TrainingData
+from tuner.training.tune_config import TuneConfig, n_threads
+
+
+def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
+                     budget: int, threads_n: int, pacer: Pacer | None = None, rows: np.ndarray | None = None,
+                     executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
+    """:func:`search.search_api.move_match` (float64[I, P] for weights int32[I, N]) of ``weights`` on
+    ``boards`` (or on the sorted ``rows`` of them: float64[I, len(rows)]), the same result as one
+    call. Through ``executor`` (default: this process with ``threads_n`` threads) in chunks;
+    locally each chunk runs in calls of about ``pacer.target`` seconds, with a Ctrl-C check
+    between them."""
+    weights = np.atleast_2d(weights)
+    executor = executor or LocalExecutor(threads_n)
+    n_p = len(boards) if rows is None else len(rows)
+    out = np.zeros((len(weights), n_p), dtype=np.float64)
+    for a, z, part in executor.map_chunks(move_match_chunk, (boards, played), rows=rows, shared={"weights": weights},
+                                          pacer=pacer, what=what, depth=depth, budget=budget):
+        out[:, a:z] = part
+    return out
+
+
+def move_match_chunk(boards: np.ndarray, played: np.ndarray, *, weights: np.ndarray, depth: int, budget: int,
+                     pacer: Pacer | None = None) -> np.ndarray:
+    """The move-match float64[I, P] of ``weights`` int32[I, N] on one chunk of positions, in
+    kernel calls of about ``pacer.target`` seconds with a Ctrl-C check between them (numba
+    threads: the caller's setting)."""
+    pacer = pacer or Pacer()
+    n_w, n_p = len(weights), len(boards)
+    out = np.zeros((n_w, n_p), dtype=np.float64)
+    i = 0
+    while i < n_w:
+        if pacer.size >= n_p:  # whole rows: several weight vectors per call
+            k = min(n_w - i, max(1, pacer.size // max(n_p, 1)))
+            t = time.perf_counter()
+            out[i:i + k] = move_match(boards, played, weights[i:i + k], depth, budget=budget)
+            pacer.record(k * n_p, time.perf_counter() - t)
+            check_interrupt()
+            i += k
+            continue
+        for a, z in pacer.pieces(n_p):
+            t = time.perf_counter()
+            out[i, a:z] = move_match(boards[a:z], played[a:z], weights[i:i + 1], depth, budget=budget)[0]
+            pacer.record(z - a, time.perf_counter() - t)
+            check_interrupt()
+        i += 1
+    return out
+
+
+def paced_sweep(boards: np.ndarray, depth: int, w: Evaluator, *, budget: int, pacer: Pacer) -> Sweep:
+    """:func:`search.search_api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
+    Ctrl-C check between them; the same arrays as one call (see :class:`Pacer`)."""
+    parts = []
+    for a, z in pacer.pieces(len(boards)):
+        t = time.perf_counter()
+        parts.append(sweep(boards[a:z], depth, w, budget=budget, leaves=True))
+        pacer.record(z - a, time.perf_counter() - t)
+        check_interrupt()
+    if len(parts) == 1:
+        return parts[0]
+    starts = np.cumsum([0] + [int(p.pos_ptr[-1]) for p in parts[:-1]])
+    pos_ptr = np.concatenate([parts[0].pos_ptr[:1]] + [p.pos_ptr[1:] + s for p, s in zip(parts, starts)])
+    return Sweep(pos_ptr, *(np.concatenate([getattr(p, f) for p in parts])
+                            for f in ("moves", "scores", "kinds", "signs", "leaves", "nodes")))
+
+
+def network_match_chunk(boards: np.ndarray, played: np.ndarray, *, net: QuantizedNetwork, depth: int, budget: int,
+                        pacer: Pacer | None = None) -> np.ndarray:
+    """The move-match float64[P] (ties as fractions) of a network on one chunk of positions
+    (``played``: packed moves int32[P]), in sweeps of about ``pacer.target`` seconds with a
+    Ctrl-C check between them: the same credit as :func:`search.search_api.move_match`."""
+    pacer = pacer or Pacer()
+    out = np.zeros(len(boards), dtype=np.float64)
+    index = move_indices(boards, played)
+    for a, z in pacer.pieces(len(boards)):
+        t = time.perf_counter()
+        sw = sweep(boards[a:z], depth, net, budget=budget, leaves=False)
+        rows = sw.pos_ptr[:-1] + np.maximum(index[a:z], 0)
+        out[a:z] = np.where(index[a:z] >= 0, move_credit(sw.pos_ptr, rows, sw.scores, 1), 0.0)
+        pacer.record(z - a, time.perf_counter() - t)
+        check_interrupt()
+    return out
+
+
+def paced_network_match(boards: np.ndarray, played: np.ndarray, net: QuantizedNetwork, depth: int, *,
+                        budget: int, threads_n: int, pacer: Pacer | None = None,
+                        executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
+    """:func:`paced_move_match` for a network: float64[P] through ``executor``, in chunks."""
+    executor = executor or LocalExecutor(threads_n)
+    out = np.zeros(len(boards), dtype=np.float64)
+    for a, z, part in executor.map_chunks(network_match_chunk, (boards, played), shared={"net": net}, pacer=pacer,
+                                          what=what, depth=depth, budget=budget):
+        out[a:z] = part
+    return out
+
+
+def validation_match(cfg: TuneConfig, data: TrainingData, weights: Evaluator, *,
+                     pacer: Pacer | None = None) -> float | None:
+    """Mean move-match (ties as fractions) of ``weights`` (linear or a network) on the
+    validation positions that have a played move; None when none has."""
+    validation = data.validation
+    has = validation.has_moves()
+    if not has.all():
+        validation = validation.subset(np.flatnonzero(has))
+    if len(validation) == 0:
+        return None
+    if isinstance(weights, QuantizedNetwork):
+        return float(paced_network_match(validation.boards, validation.played, weights, cfg.depth,
+                                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
+                                         executor=current_executor(n_threads(cfg)), what="validation").mean())
+    m = paced_move_match(validation.boards, validation.played, weights, cfg.depth,
+                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
+                         executor=current_executor(n_threads(cfg)), what="validation")
+    return float(m.mean())
+
+
+__all__ = ["Pacer", "move_match_chunk", "network_match_chunk", "paced_move_match", "paced_network_match",
+           "paced_sweep", "validation_match"]
