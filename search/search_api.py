@@ -264,12 +264,12 @@ def move_credit(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray
     """Top-``k`` credit of each position's played move in a sweep (float64[P]): see
     :func:`search.batch.played_credit`, the one definition of move-match (ties shared).
 
-    ``pos_ptr`` int64[P+1] and ``scores`` int64[M] as a :class:`Sweep` has them;
-    ``played_rows`` int64[P], the global row of each position's played move (every position
-    has at least one row)."""
+    ``pos_ptr`` int64[P+1] and ``scores`` int64[M] as a :class:`Sweep` has them (or float64[M],
+    e.g. a move model's scores, compared as they are); ``played_rows`` int64[P], the global row of
+    each position's played move (every position has at least one row)."""
     pos_ptr = np.ascontiguousarray(pos_ptr, dtype=np.int64)
     played_rows = np.ascontiguousarray(played_rows, dtype=np.int64)
-    scores = np.ascontiguousarray(scores, dtype=np.int64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64 if np.asarray(scores).dtype.kind == "f" else np.int64)
     if pos_ptr.ndim != 1 or len(pos_ptr) < 1 or pos_ptr[0] != 0 or pos_ptr[-1] != len(scores) \
             or np.any(np.diff(pos_ptr) < 1):
         raise ValueError("pos_ptr must rise from 0 to len(scores) by at least 1 per position")

@@ -27,6 +27,9 @@ from tests.search.test_quiescence import (
     kernel_see,
 )
 
+from tests.search.test_move_model import SPECIAL
+from tests.search.test_move_model import assert_agree as assert_move_features_agree
+
 from search.convert import from_chess, from_fen
 from search.feature_kernels import evaluate_batch_kernel
 from search.perft import divide, perft
@@ -91,3 +94,7 @@ def test_see_and_quiescence_moves_equal_the_exchange_on_real_positions(real_boar
     for board, move, value in captures:
         assert value == exchange_value(board, move), (board.fen(), move.uci())
     assert assert_quiescence_moves_equal_the_oracle(real_boards[::10]) >= 5
+
+
+def test_move_model_features_equal_the_reference(real_boards: list[chess.Board]) -> None:
+    assert_move_features_agree([chess.Board(fen) for _, fen in SPECIAL[:5]] + real_boards[1000:1002])
