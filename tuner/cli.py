@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tuner.commands.export",
     "tuner.commands.uci",
     "tuner.commands.bench",
+    "tuner.commands.moves",
 )
 
 

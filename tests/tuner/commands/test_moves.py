@@ -1,0 +1,72 @@
+"""``tuner moves train|predict|measure``: what they write and print, and their errors in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from search.move_model import BUILTIN_MOVE_MODELS, load_move_model
+from tuner.cli import main
+
+SMALL = ["--epochs", "1", "--l2", "0", "--max-train", "300", "--max-validation", "100", "--quiet"]
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
+
+
+def test_train_writes_a_model_that_predict_and_measure_read(sample_set: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "model.json"
+    assert main(["moves", "train", "--data", str(sample_set), "--out", str(out), *SMALL, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["train_positions"] == 300 and summary["validation"]["positions"] == 100
+    model = load_move_model(out)
+    assert model.metadata["chosen_l2"] == 0.0 and model.metadata["train_positions"] == 300
+    assert model.metadata["config"]["max_train"] == 300 and model.metadata["git_commit"] is not None
+
+    assert main(["moves", "predict", "startpos", "--model", str(out), "--top", "3", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["legal_moves"] == 20 and len(shown["moves"]) == 3
+    probs = [m["probability"] for m in shown["moves"]]
+    assert probs == sorted(probs, reverse=True)
+
+    assert main(["moves", "measure", "--model", str(out), "--data", str(sample_set), "--split", "validation",
+                 "--json"]) == 0
+    fig = json.loads(capsys.readouterr().out)
+    assert 0 < fig["top1"] <= fig["top3"] <= 1 and fig["positions"] > 100
+
+
+def test_predict_lists_the_builtin_model_s_moves(capsys: pytest.CaptureFixture[str]) -> None:
+    gm = load_move_model("gm")
+    assert BUILTIN_MOVE_MODELS["gm"].stat().st_size < 100_000 and np.any(gm.weights != 0)
+    assert gm.metadata["train_positions"] > 400_000  # the GM train split
+    assert main(["moves", "predict", "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("27 legal moves; the 10 most likely") and len(lines) == 11
+    assert sum(float(line.split()[1].rstrip("%")) for line in lines[1:]) > 50  # the top ten carry most of it
+
+
+def test_errors_are_one_line(sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "m.json"
+    out.write_text("{}")
+    assert "exists; pass --overwrite" in one_line_error(
+        capsys, ["moves", "train", "--data", str(sample_set), "--out", str(out), *SMALL])
+    assert "is a folder" in one_line_error(
+        capsys, ["moves", "train", "--data", str(sample_set), "--out", str(tmp_path), *SMALL])
+    assert "no such position-set folder" in one_line_error(
+        capsys, ["moves", "train", "--data", str(tmp_path / "nope"), "--out", str(tmp_path / "x.json"), *SMALL])
+    assert "lr must be positive" in one_line_error(
+        capsys, ["moves", "train", "--data", str(sample_set), "--out", str(tmp_path / "x.json"), "--lr", "0"])
+    assert "not a move-model file" in one_line_error(capsys, ["moves", "predict", "startpos", "--model", str(out)])
+    assert "no such move-model file" in one_line_error(
+        capsys, ["moves", "measure", "--model", str(tmp_path / "x.json"), "--data", str(sample_set)])
+    assert "invalid FEN 'not a fen'" in one_line_error(capsys, ["moves", "predict", "not a fen"])
+    assert "no legal move" in one_line_error(capsys, ["moves", "predict", "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1"])
+    assert "--top must be >= 0" in one_line_error(capsys, ["moves", "predict", "startpos", "--top", "-1"])

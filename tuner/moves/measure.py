@@ -1,0 +1,56 @@
+"""The move model as a move predictor: how often the played move is its most likely one.
+
+For each position, the played move's top-k credit under the model's scores is the one
+definition of move-match (:func:`search.search_api.move_credit`: ``clip((k - higher) / equal,
+0, 1)``, ties as fractions), so the model's figures compare directly with a search's
+(:mod:`tuner.arena.movematch`). The cross-entropy is the mean of ``-log pi(played move)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from objectives.move_choice import MoveChoiceSet, mean_loss, row_scores
+from search.move_model import move_features
+from search.search_api import move_credit
+from tuner.training.positions import Positions, check_played
+
+
+def choice_set(pos: Positions, *, n_threads: int | None = None) -> MoveChoiceSet:
+    """The arrays of :mod:`objectives.move_choice` for a set of positions (every one with a legal
+    played move: a one-line :class:`tuner.errors.TunerError` otherwise)."""
+    played = check_played(pos)
+    mf = move_features(pos.boards, n_threads=n_threads)
+    return MoveChoiceSet(mf.pos_ptr, played, mf.slots)
+
+
+@dataclass(frozen=True)
+class PredictorFigures:
+    """The model's figures on a set of positions: ``loss`` (mean cross-entropy of the played
+    move, nats), ``top1`` and ``top3`` (mean credit, ties as fractions), ``mean_legal_moves``."""
+
+    positions: int
+    loss: float
+    top1: float
+    top3: float
+    mean_legal_moves: float
+
+    def to_json(self) -> dict[str, float | int]:
+        return {"positions": self.positions, "loss": round(self.loss, 5), "top1": round(self.top1, 5),
+                "top3": round(self.top3, 5), "mean_legal_moves": round(self.mean_legal_moves, 2)}
+
+
+def figures(data: MoveChoiceSet, weights: np.ndarray) -> PredictorFigures:
+    """:class:`PredictorFigures` of the weights float64[N_MOVE_FEATURES] on ``data``."""
+    n = len(data)
+    if n == 0:
+        return PredictorFigures(0, 0.0, 0.0, 0.0, 0.0)
+    scores = row_scores(data, weights)
+    rows = data.pos_ptr[:-1] + data.played
+    return PredictorFigures(n, mean_loss(data, scores), float(move_credit(data.pos_ptr, rows, scores, 1).mean()),
+                            float(move_credit(data.pos_ptr, rows, scores, 3).mean()), len(data.slots) / n)
+
+
+__all__ = ["PredictorFigures", "choice_set", "figures"]
