@@ -1,0 +1,117 @@
+"""The move-probability model of issue 25 (first slice): as a move predictor, its cost, and as the
+search's move ordering.
+
+Measures, on the grandmaster position set (``datasets/built/gm``, built from
+``../shared/datasets/gm`` on first use), its **test** split (never used for training or choosing):
+
+- ``predictor``: the model (the built-in ``gm`` move model unless ``--model``) on every test
+  position: top-1 and top-3 credit of the played move (ties as fractions, the one definition of
+  move-match) and the mean cross-entropy; next to it, ``gm``'s depth-1 search (1 ply +
+  quiescence, ``tuner bench move-match``) on the same positions;
+- ``cost``: the model's moves scored per second (features, scores and the softmax:
+  :func:`search.move_model.move_probabilities`) with 1 thread and all cores, next to the
+  depth-1 sweep's positions per second on the same positions;
+- ``ordering``: nodes of alpha-beta (``gm`` weights, no transposition table, killers) to reach
+  the same depth-2 and depth-4 values on a seeded sample of test positions, with the search's
+  own order (MVV/LVA, killers) and with the model's (``model``: every move of a full-width node
+  by the model's score; ``quiet``: captures and killers as before, quiet moves by the model),
+  and their wall times (1 thread); ``same_values`` checks that every order gave every value.
+
+Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
+the model's order.
+
+    python bench/pls.py [--model FILE] [--depth2-positions 2000] [--depth4-positions 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numba
+from common import gm_position_set_or_skip, timed, tuner_json
+
+from search.move_model import BUILTIN_MOVE_MODELS, load_move_model, move_probabilities, search_with_order
+from search.search_api import sweep
+from search.weights import load_weights
+from tuner.moves.measure import choice_set, figures
+from tuner.training.positions import load_positions
+
+#: positions timed for the cost figures
+COST_POSITIONS = 20_000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="gm", help="the move model (default: the built-in gm)")
+    ap.add_argument("--depth2-positions", type=int, default=2000, help="test positions searched at depth 2")
+    ap.add_argument("--depth4-positions", type=int, default=400, help="test positions searched at depth 4")
+    args = ap.parse_args()
+    data = gm_position_set_or_skip("pls")
+    if data is None:
+        return
+    model = load_move_model(args.model)
+    path = BUILTIN_MOVE_MODELS.get(args.model, Path(args.model))
+    gm = load_weights("gm").values
+    record: dict = {"bench": "pls", "data": str(data), "model": args.model,  # type: ignore[type-arg]
+                    "model_file_bytes": path.stat().st_size}
+
+    pos = load_positions(data, "test", progress=False)
+    record["test_positions"] = len(pos)
+    fig = figures(choice_set(pos), model.weights)
+    mm = tuner_json(["bench", "move-match", "--weights", "gm", "--data", str(data), "--split", "test", "--json"])
+    search = mm["weights"]["gm"]
+    record["predictor"] = {"model": {k: round(v, 5) if isinstance(v, float) else v
+                                     for k, v in fig.to_json().items() if k in ("top1", "top3", "loss")},
+                           "gm_depth1_search": {k: search[k] for k in ("top1", "top3", "mean_rank")}}
+    record["top1_gain_points"] = round(100 * (fig.top1 - search["top1"]), 2)
+
+    boards = pos.boards[:COST_POSITIONS]
+    move_probabilities(boards[:64], model)
+    sweep(boards[:64], 1, gm)
+    moves = int(move_probabilities(boards, model).pos_ptr[-1])
+    cost: dict[str, object] = {"positions": len(boards), "moves": moves}
+    for label, n in (("1", 1), ("all", numba.config.NUMBA_NUM_THREADS)):
+        t = min(timed(lambda n=n: move_probabilities(boards, model, n_threads=n), 3))
+        cost[f"model_moves_per_s_{label}"] = round(moves / t)
+        cost[f"model_positions_per_s_{label}"] = round(len(boards) / t)
+    t = min(timed(lambda: sweep(boards, 1, gm, leaves=False, n_threads=1), 2))
+    cost["depth1_sweep_positions_per_s_1"] = round(len(boards) / t)
+    cost["model_speed_over_sweep_1"] = round(cost["model_positions_per_s_1"] * t / len(boards), 2)  # type: ignore[operator]
+    record["cost"] = cost
+
+    ordering: dict[str, object] = {}
+    for depth, count in ((2, args.depth2_positions), (4, args.depth4_positions)):
+        sample = load_positions(data, "test", limit=count, seed=depth, progress=False).boards
+        search_with_order(sample[:8], depth, gm, model, order="model")  # compile
+        row: dict[str, object] = {"positions": len(sample)}
+        values = {}
+        for order in ("default", "model", "quiet"):
+            result = None
+
+            def run(order: str = order) -> None:
+                nonlocal result
+                result = search_with_order(sample, depth, gm, model, order=order, budget=1 << 40, n_threads=1)
+
+            seconds = min(timed(run, 1))
+            assert result is not None
+            values[order] = result.scores
+            row[order] = {"nodes": int(result.nodes.sum()), "seconds": round(seconds, 2),
+                          "nodes_per_s": round(int(result.nodes.sum()) / seconds)}
+        row["same_values"] = all(bool((values[o] == values["default"]).all()) for o in values)
+        for order in ("model", "quiet"):
+            row[f"{order}_nodes_ratio"] = round(row[order]["nodes"] / row["default"]["nodes"], 3)  # type: ignore[index]
+            row[f"{order}_time_ratio"] = round(row[order]["seconds"] / row["default"]["seconds"], 3)  # type: ignore[index]
+        ordering[f"depth{depth}"] = row
+    record["ordering"] = ordering
+    record["targets"] = {"model_top1_above_search": fig.top1 > search["top1"],
+                         "fewer_nodes_depth2": ordering["depth2"]["model_nodes_ratio"] < 1,  # type: ignore[index]
+                         "fewer_nodes_depth4": ordering["depth4"]["model_nodes_ratio"] < 1}  # type: ignore[index]
+    print(json.dumps(record))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
