@@ -120,7 +120,7 @@ def run_move_match_command(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         executor = None
         if args.executor == "dask":  # one cluster for every weight set: the positions go once
-            executor = DaskExecutor(scheduler=args.scheduler, workers=args.workers, threads_n=args.threads,
+            executor = DaskExecutor(scheduler=args.scheduler, workers=args.workers, n_threads=args.threads,
                                     log=lambda m: print(m, file=sys.stderr))
             stack.callback(executor.close)
         pos, results = measure_weight_sets(args.data, args.split, weight_sets, depth=args.depth,

@@ -96,6 +96,7 @@ from tuner.arena.match import DEFAULT_OPENINGS, OpeningsFileError, load_openings
 from tuner.methods.registry import Method
 from tuner.training.optim import floats_from_json, floats_to_json, to_search_weights
 from tuner.training.training_data import TrainingData
+from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import mask_of, tuning_bounds
 
@@ -403,9 +404,9 @@ class BootstrapTrainer:
 
     method = ""
 
-    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: np.ndarray, *,
-                 log: Any = print, progress: bool = True) -> None:
-        self.common, self.cfg, self.data, self.log = common, cfg, data, log
+    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: np.ndarray,
+                 ctx: RunContext) -> None:
+        self.common, self.cfg, self.data, self.ctx = common, cfg, data, ctx
         self.trainable = mask_of(common.train, "train")
         if cfg.fixed_pawn:
             self.trainable &= ~mask_of(PAWN_MATERIAL, "fixed_pawn")

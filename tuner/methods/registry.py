@@ -27,8 +27,12 @@ from search.evaluators import Evaluator
 class Trainer(Protocol):
     """One method's training, driven one outer iteration at a time by :func:`drive`.
 
-    A trainer is made by its method's factory as ``trainer(common, cfg, data, w0, log=...,
-    progress=...)`` (``w0``: the start weights, int32[N_FEATURES]).
+    A trainer is made by its method's factory as ``trainer(common, cfg, data, w0, ctx)``
+    (``common``: the run's shared settings, :class:`tuner.training.tune_config.TuneConfig`;
+    ``cfg``: the method's; ``data``: the training and validation positions; ``w0``: the start
+    weights, int32[N_FEATURES] or a network; ``ctx``: where to work, a
+    :class:`tuner.training.run_context.RunContext` with the threads, the executor, the pacers,
+    the log and whether to draw progress bars).
     """
 
     def begin(self) -> dict[str, Any]:
@@ -66,7 +70,7 @@ class Method:
     """One tuning method.
 
     ``config``: its settings dataclass; ``trainer``: a callable ``(common, cfg, data, w0,
-    log, progress) -> Trainer`` (usually the trainer class); ``summary``: one line for
+    ctx) -> Trainer`` (usually the trainer class); ``summary``: one line for
     ``--help``; ``iterations``: the name of its setting that counts outer iterations (what
     ``--resume`` may extend); ``unit``: what one outer iteration is called in messages and
     plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match;

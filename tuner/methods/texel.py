@@ -47,12 +47,13 @@ from search.evaluation_api import EVAL_SCALE
 from tuner.config import help_field
 from tuner.training.positions import Positions
 from tuner.errors import TunerError, check_interrupt
-from tuner.training.executor import Executor, LocalExecutor, current_executor
+from tuner.training.executor import Executor, LocalExecutor
 from tuner.methods.registry import RESULTS, Method
 from tuner.training.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.paced import Pacer
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.run_context import RunContext
+from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
 
 
@@ -110,17 +111,17 @@ class LeafRows:
     nodes: int
 
 
-def quiescence_leaves(boards: np.ndarray, w: np.ndarray, *, budget: int, threads_n: int,
+def quiescence_leaves(boards: np.ndarray, w: np.ndarray, *, budget: int, n_threads: int,
                       pacer: Pacer | None = None, executor: Executor | None = None) -> LeafRows:
     """Search every board by quiescence alone (depth 0) with weights ``w``; each row's dot
     product with ``w`` plus its offset is the search's score (eval units, side to move's view).
 
     The leaf's features enter with the sign of the side to move at the root: + when the PV
     has even length (the leaf's side to move is the root's), - otherwise. The boards go
-    through ``executor`` (default: this process with ``threads_n`` threads, in calls of about
+    through ``executor`` (default: this process with ``n_threads`` threads, in calls of about
     ``pacer.target`` seconds with a Ctrl-C check between them); results as one call.
     """
-    executor = executor or LocalExecutor(threads_n)
+    executor = executor or LocalExecutor(n_threads)
     parts = []
     for _, _, chunk_parts in executor.map_chunks(leaf_chunk, (boards,), shared={"w": w}, pacer=pacer,
                                                  what="texel-leaves", budget=budget):
@@ -170,24 +171,22 @@ def _results(pos: Positions) -> np.ndarray:
 class TexelTrainer:
     """Texel's method, one epoch per outer iteration (see the module docstring)."""
 
-    def __init__(self, common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: np.ndarray, *,
-                 log: Any = print, progress: bool = True) -> None:
-        self.common, self.cfg, self.log, self.progress = common, cfg, log, progress
+    def __init__(self, common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: np.ndarray,
+                 ctx: RunContext) -> None:
+        self.common, self.cfg, self.ctx = common, cfg, ctx
         self.train, skipped = with_results(data.train, "training")
         self.validation, skipped_val = with_results(data.validation, "validation")
         if len(self.train) == 0:
             raise TunerError(f"{common.data}: no training position comes from a finished game")
         self.skipped = skipped
         if skipped or skipped_val:
-            log(f"texel: skipped {skipped} training and {skipped_val} validation positions of unfinished games (*)")
-        self.nt = n_threads(common)
+            ctx.log(f"texel: skipped {skipped} training and {skipped_val} validation positions of unfinished games (*)")
         self.trainable = mask_of(common.train, "train")
         groups = [g & self.trainable for g in constraint_masks(cfg.constraint)]
         self.constrained = [g for g in groups if g.any()]
         self.w0 = np.asarray(w0, dtype=np.int32)
         self.constraint_sums = [float(self.w0[g].astype(np.int64).sum()) for g in self.constrained]
         self.low, self.high = tuning_bounds(self.w0)
-        self.pacer = Pacer()
         self.master = self.w0.astype(np.float64)
         self.w = self.w0.copy()
         self.k = float(cfg.k)
@@ -204,13 +203,13 @@ class TexelTrainer:
         return SGD(n, lr=cfg.lr, momentum=cfg.momentum, **masks)
 
     def _leaves(self, pos: Positions) -> LeafRows:
-        return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, threads_n=self.nt, pacer=self.pacer,
-                                 executor=current_executor(self.nt))
+        return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, n_threads=self.ctx.threads,
+                                 pacer=self.ctx.pacer("leaves"), executor=self.ctx.executor)
 
     def _e(self, rows: LeafRows, pos: Positions) -> float | None:
         if len(pos) == 0:
             return None
-        with threads(self.nt):
+        with threads(self.ctx.threads):
             return loss(rows.offset, rows.indptr, rows.indices, rows.values, _results(pos), self.w, self.k, EVAL_SCALE)
 
     def _measure(self) -> dict[str, Any]:
@@ -227,12 +226,12 @@ class TexelTrainer:
         if self.k == 0.0:
             lv = self.leaves
             try:
-                with threads(self.nt):
+                with threads(self.ctx.threads):
                     self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train), self.w, EVAL_SCALE)
             except KBracketError as exc:
                 raise TunerError(f"cannot fit K on the start weights ({exc}): their quiescence values do not "
                                  "predict the game results; give --k, or start from other weights") from None
-            self.log(f"texel: K = {self.k:.6g} per centipawn, fitted on the start weights")
+            self.ctx.log(f"texel: K = {self.k:.6g} per centipawn, fitted on the start weights")
         self.opt = self._optimizer()
         return {**self._measure(), "updates": 0, "update_seconds": 0.0, "train_positions": len(self.train),
                 "skipped_unfinished": self.skipped}
@@ -255,8 +254,8 @@ class TexelTrainer:
         else:
             batches = [None] * cfg.steps
         check = True
-        with threads(self.nt):
-            for rows in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.progress):
+        with threads(self.ctx.threads):
+            for rows in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.ctx.progress):
                 _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train),
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False

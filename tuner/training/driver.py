@@ -21,9 +21,10 @@ owns everything around it, the same for every method:
 * resume: a run continued from its checkpoint ends with the same weights and metrics as an
   uninterrupted one, provided the trainer's :meth:`Trainer.state` / :meth:`Trainer.restore`
   are exact (every built-in trainer's are, and the tests check it);
-* the executor of the heavy steps (:mod:`tuner.training.executor`: this process's threads or a Dask
-  cluster), opened for the run; its results are reduced in chunk order, so the run's weights
-  and metrics do not depend on it;
+* the run's context (:class:`tuner.training.run_context.RunContext`: numba threads, the
+  executor of the heavy steps (this process or a Dask cluster), pacers, log, progress bars),
+  opened once for the run and handed to the trainer; the executor's results are reduced in
+  chunk order, so the run's weights and metrics do not depend on it;
 * Ctrl-C: :func:`tuner.errors.check_interrupt` between iterations (trainers also call it
   between their kernel calls); the command turns it into a one-line message and exit 130;
 * staged training (``TuneConfig.stages``; Real & Blair's Duchess: material first, then more
@@ -47,12 +48,12 @@ from tqdm import tqdm
 
 from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
 from tuner.errors import TunerError, check_interrupt
-from tuner.training.executor import executor_scope
 from tuner.methods.registry import Method, Trainer
 from tuner.training.run_folder import Checkpoint, RunDir, provenance
-from tuner.training.paced import Pacer, validation_match
+from tuner.training.paced import validation_match
+from tuner.training.run_context import RunContext, open_run_context
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, config_record, executor_options, parse_stages
+from tuner.training.tune_config import TuneConfig, config_record, parse_stages
 
 #: version of the driver's part of a checkpoint (2: the criterion and the kept move-match
 #: recorded; a version-1 part was kept by validation move-match)
@@ -119,15 +120,16 @@ def _fmt(x: Any) -> str:
 def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator, *,
           resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> Evaluator:
     """Train with ``method`` from ``w0`` (or continue from ``resume``); return the weights
-    written to ``RUN/weights.json`` (see the module docstring). The heavy steps run on the
-    executor ``common`` names (:func:`tuner.training.executor.executor_scope`: this process, or a Dask
-    cluster), opened for the run and closed after it."""
-    with executor_scope(**executor_options(common), log=log):
-        return _drive(method, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
+    written to ``RUN/weights.json`` (see the module docstring). The run's context (its threads
+    and the executor ``common`` names: this process, or a Dask cluster) is opened for the run
+    and closed after it."""
+    with open_run_context(common, log=log, progress=progress) as ctx:
+        return _drive(method, common, cfg, data, run, w0, ctx, resume=resume)
 
 
-def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator, *,
-           resume: Checkpoint | None, progress: bool, log: Any) -> Evaluator:
+def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator,
+           ctx: RunContext, *, resume: Checkpoint | None) -> Evaluator:
+    log = ctx.log
     total = int(getattr(cfg, method.iterations))
     stages = parse_stages(common.stages)
     ends = stage_ends(total, len(stages))
@@ -136,7 +138,7 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
 
     def make_trainer(k: int, start_w: Evaluator) -> Trainer:
         c = dataclasses.replace(common, train=stages[k]) if stages else common
-        return method.trainer(c, cfg, data, copy_evaluator(start_w), log=log, progress=progress)
+        return method.trainer(c, cfg, data, copy_evaluator(start_w), ctx)
 
     if resume is not None and stages:
         doc = resume.extra.get("stage")
@@ -144,12 +146,11 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
             raise TunerError(f"{run.state_path}: the checkpoint does not say which stage it is in")
         stage, stage_w0 = int(doc["index"]), evaluator_from_json(doc["w0"], f"{run.state_path}: stage w0")
     trainer = make_trainer(stage, stage_w0)
-    pacer = Pacer()
     name, unit = method.name, method.unit
 
     def validate(w: Evaluator) -> tuple[float | None, float]:
         t = time.perf_counter()
-        return validation_match(common, data, w, pacer=pacer), time.perf_counter() - t
+        return validation_match(ctx, common, data, w), time.perf_counter() - t
 
     def save(iteration: int, metrics: dict[str, Any], best: Best) -> None:
         out = best.weights if common.keep == "best" else trainer.weights()
@@ -192,7 +193,7 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
             log(f"{name}: the checkpoint kept {unit} {best.iteration} by validation move-match; "
                 f"from here on the best {unit} is the one with the best {by}")
     log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
-    bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
+    bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not ctx.progress,
                initial=start - 1, total=total)
     for it in bar:
         while stages and stage < len(stages) - 1 and (it > ends[stage] or trainer.finished() is not None):
