@@ -55,7 +55,6 @@ import numpy as np
 
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.evaluation_api import EVAL_SCALE
 from search.evaluators import checked_evaluator
 from search.network import QuantizedNetwork
 from search.weights import atomic_write_text
