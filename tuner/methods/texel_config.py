@@ -39,8 +39,9 @@ class TexelConfig:
     l2_on: tuple[str, ...] = help_field((), "weights under L2, by group or feature-name prefix")
     constraint: tuple[str, ...] = help_field((), "equality constraints: each entry's weights keep their "
                                                  "sum at its starting value (empty: none)")
-    network_lr: float = help_field(0.005, "a network's Adam step (--start network:... or a .mtnn file), in "
-                                          "units of its clipped activations (the output layer's in pawns)")
+    network_lr: float = help_field(0.002, "a network's Adam step (--start network:... or a .mtnn file), in "
+                                          "units of its clipped activations (the output layer's in pawns; "
+                                          "docs/network.md has the runs behind the default)")
     teacher: str = help_field("", "networks: distil from these weights instead of the game results: the target "
                                   "of a position is sigma(K q_teacher), q_teacher its quiescence value under "
                                   "the teacher (a built-in name, a weights file or a network file; "
