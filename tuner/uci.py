@@ -4,13 +4,17 @@
 ``Weights``/``Hash``/``MoveOverhead``, ``position``, ``go``, ``stop``, ``quit``) and plays with
 the iterative-deepening :class:`search.iterative.Searcher`. Searches run in a worker thread;
 the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
-which must never lose on time (e.g. at 10 s + 0.1 s), turns the clock into a
+which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
 :class:`search.iterative.TimePlan` (:meth:`GoLimits.plan`):
 
-* a *soft* limit (time left / moves to go + 3/4 of the increment; 30 moves to go when the
-  GUI does not say) before which an iteration may start, and only if its predicted time fits;
-* a *hard* limit (3 x soft, at most a third of the time left minus the move overhead) that
-  bounds every iteration through its node budget;
+* ``movetime T``: search until T minus the move overhead (at most a tenth of T), starting
+  iterations until then; the one running at the deadline is aborted and discarded;
+* a clock: a *soft* limit (time left / moves to go + 3/4 of the increment; 30 moves to go
+  when the GUI does not say) after which no iteration starts, nor one predicted to end after
+  the *hard* limit (3 x soft, at most a third of the time left minus the move overhead), the
+  deadline at which the running iteration is aborted and discarded;
+* ``nodes N``: the iterations share N nodes; the one that exhausts them is discarded, and a
+  last ``info nodes`` line reports every node searched (N when it ran out);
 * ``stop`` aborts the running iteration (:meth:`search.iterative.Searcher.abort`), which is
   discarded.
 
@@ -29,7 +33,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 from search.board import W_KEY, W_STM
@@ -66,8 +70,8 @@ class GoLimits:
     def plan(self, white_to_move: bool, overhead_ms: int) -> TimePlan | None:
         """The time plan for the side to move, or ``None`` for a search without a clock."""
         if self.movetime is not None:
-            t = max(self.movetime - overhead_ms, 1) / 1000
-            return TimePlan(t, t)
+            margin = min(overhead_ms, self.movetime // 10)
+            return TimePlan.fixed(max(self.movetime - margin, 1) / 1000)
         left = self.wtime if white_to_move else self.btime
         if left is None:
             return None
@@ -365,8 +369,10 @@ class UciEngine:
 
     # -------------------------------------------------------- search thread
     def _warm_up(self) -> None:
-        """Load (or compile) the numba kernel before the first ``go``."""
-        Searcher(self.searcher.weights, tt_bits=4).think(from_fen(STARTING_FEN), [], max_depth=1)
+        """Load (or compile) the numba kernels of a ``go`` before the first one."""
+        best = Searcher(self.searcher.weights, tt_bits=4).think(from_fen(STARTING_FEN), [], max_depth=1)
+        if best is not None:
+            move_to_uci(best.pv[0])
 
     def _search(self, board: Board | None, history: list[int], limits: GoLimits) -> None:
         """Search ``board`` (``None``: no valid position) and answer ``bestmove``."""
@@ -376,19 +382,24 @@ class UciEngine:
         white = board is None or int(board[W_STM]) == 0
         plan = None if limits.infinite else limits.plan(white, self.overhead_ms)
         if plan is not None:
-            plan = TimePlan(max(plan.soft - waited, 0.0), max(plan.hard - waited, 0.001))
+            plan = replace(plan, soft=max(plan.soft - waited, 0.0), hard=max(plan.hard - waited, 0.001))
         max_depth = limits.depth if limits.depth is not None else MAX_DEPTH
 
-        def report(it: Iteration) -> None:
+        def counts(nodes: int) -> str:
             ms = max(1, int(1000 * (time.perf_counter() - start)))
-            self.send(f"info depth {it.depth} score {it.uci_score()} nodes {it.total_nodes} "
-                      f"nps {int(it.total_nodes * 1000 / ms)} time {ms} pv {' '.join(move_to_uci(m) for m in it.pv)}")
+            return f"nodes {nodes} nps {int(nodes * 1000 / ms)} time {ms}"
+
+        def report(it: Iteration) -> None:
+            self.send(f"info depth {it.depth} score {it.uci_score()} {counts(it.total_nodes)} "
+                      f"pv {' '.join(move_to_uci(m) for m in it.pv)}")
 
         best = None
         try:
             if board is not None:
                 best = self.searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
                                            plan=plan, on_iteration=report)
+                if best is not None and self.searcher.searched_nodes > best.total_nodes:
+                    self.send(f"info {counts(self.searcher.searched_nodes)}")  # with the discarded iteration
         except Exception as exc:  # keep the protocol alive: report and fall back to a legal move
             self.info(f"search failed: {exc.__class__.__name__}: {exc}")
         no_limit = limits.infinite or (plan is None and limits.depth is None and limits.nodes is None)

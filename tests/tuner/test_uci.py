@@ -17,6 +17,7 @@ import pytest
 from tuner.uci import GoLimits, parse_go
 
 UCI_COMMAND = [sys.executable, "-m", "tuner", "uci"]
+MIDDLE_GAME = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
 PLY_CAP = 300  # a self-play game that has not ended by then is stopped (and the test says so)
 
 
@@ -166,7 +167,7 @@ def test_garbage_lines_answer_info_string_and_engine_still_plays(raw_engine: Raw
 
 
 def test_clock_10s_plus_0_1s_answers_in_time(raw_engine: RawEngine) -> None:
-    fen = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
+    fen = MIDDLE_GAME
     raw_engine.send(f"position fen {fen}")
     start = time.monotonic()
     raw_engine.send("go wtime 10000 btime 10000 winc 100 binc 100")
@@ -229,3 +230,4 @@ def test_parse_go() -> None:
     assert plan is not None and 0 < plan.soft <= plan.hard <= (10000 - 30) / 3000
     tiny = GoLimits(wtime=50, btime=50, winc=0, binc=0).plan(False, 30)
     assert tiny is not None and tiny.hard < 0.05
+
