@@ -6,7 +6,9 @@ the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file) 
 one line with exit code 2; Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
 KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
 A weights file of an earlier feature catalogue, migrated as it is read
-(:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line.
+(:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line, and so is
+a command's first wait for numba to compile (``tuner tune: note: compiling kernels (first run
+only)``, :func:`tuner.compiling.compile_notes`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TextIO
 
 from search.weights import CatalogMigrationWarning
 from tuner import __version__
+from tuner.compiling import compile_notes
 from tuner.errors import Interrupted, TunerError, is_interrupt
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
@@ -31,7 +34,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tuner.commands.export",
     "tuner.commands.uci",
     "tuner.commands.bench",
+    "tuner.commands.warmup",
 )
+#: commands that run no numba kernel (but for a network file's export): no numba import for the
+#: note that a command waits for compilation
+_WITHOUT_KERNELS = frozenset({"export"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.print_help()
                 return 2
             command = f"tuner {args.command}"
-            return int(args.func(args) or 0)
+            if args.command in _WITHOUT_KERNELS:
+                return int(args.func(args) or 0)
+            with compile_notes(command):
+                return int(args.func(args) or 0)
         except TunerError as exc:
             print(f"{command}: error: {exc}", file=sys.stderr)
             return 2

@@ -18,6 +18,11 @@ which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
 * ``stop`` aborts the running iteration (:meth:`search.iterative.Searcher.abort`), which is
   discarded.
 
+On a cold numba cache (the first run after an install or an update) loading the search means
+compiling it, for up to a minute: ``uci`` is answered at once, and ``isready`` (or ``go``)
+first says ``info string compiling search kernels (first run only ...)`` and answers
+``readyok`` when the kernels are ready; ``tuner warmup`` compiles them ahead.
+
 Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
 ``go`` ends in a ``bestmove``: a limit out of range or not an integer is replaced by the
 nearest valid one (``depth 0`` searches depth 1, ``movetime -5`` one millisecond), as
@@ -38,8 +43,10 @@ from typing import TextIO
 
 from search.board import W_KEY, W_STM
 from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
+from search.alphabeta import search_kernel
 from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, Searcher, TimePlan, tt_bits_for
 from search.evaluators import Evaluator, checked_evaluator, load_evaluator
+from search.kernel_cache import is_compiled
 from search.validate import check_board
 from tuner import __version__
 
@@ -50,6 +57,9 @@ MAX_HASH_MB = 1024
 DEFAULT_OVERHEAD_MS = 30
 #: longest time a ``go`` parameter may give (milliseconds, about 24 days)
 MAX_MS = 2**31 - 1
+#: what ``isready`` (or ``go``) says before waiting for the kernels to compile
+COMPILING_INFO = ("compiling search kernels (first run only, up to a minute; "
+                  "'tuner warmup' compiles them ahead)")
 
 
 
@@ -177,6 +187,8 @@ class UciEngine:
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._busy = threading.Event()  # set from go until just before its bestmove
+        #: whether the warm-up compiles (not loads) the kernel; cleared once the GUI was told
+        self._compiling = not is_compiled(search_kernel)
         self._warmup = threading.Thread(target=self._warm_up, name="uci-warmup", daemon=True)
         self._warmup.start()
 
@@ -225,8 +237,16 @@ class UciEngine:
         self.send(f"option name MoveOverhead type spin default {DEFAULT_OVERHEAD_MS} min 0 max 5000")
         self.send("uciok")
 
-    def _cmd_isready(self, args: list[str]) -> None:
+    def _wait_for_kernels(self) -> None:
+        """Wait for the warm-up, saying first that it compiles (once) when it does."""
+        with self._out_lock:
+            say, self._compiling = self._compiling and self._warmup.is_alive(), False
+        if say:
+            self.info(COMPILING_INFO)
         self._warmup.join()
+
+    def _cmd_isready(self, args: list[str]) -> None:
+        self._wait_for_kernels()
         self.send("readyok")
 
     def _searching(self) -> bool:
@@ -377,7 +397,7 @@ class UciEngine:
     def _search(self, board: Board | None, history: list[int], limits: GoLimits) -> None:
         """Search ``board`` (``None``: no valid position) and answer ``bestmove``."""
         start = time.perf_counter()
-        self._warmup.join()
+        self._wait_for_kernels()
         waited = time.perf_counter() - start  # the clock was running while the kernel loaded
         white = board is None or int(board[W_STM]) == 0
         plan = None if limits.infinite else limits.plan(white, self.overhead_ms)

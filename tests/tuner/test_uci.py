@@ -231,3 +231,45 @@ def test_parse_go() -> None:
     tiny = GoLimits(wtime=50, btime=50, winc=0, binc=0).plan(False, 30)
     assert tiny is not None and tiny.hard < 0.05
 
+
+def test_isready_says_it_compiles_and_answers_when_ready(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: on an empty numba cache ``readyok`` came 44 s later without a word. Now
+    ``uci`` is answered at once, and ``isready`` says that the kernels compile, then answers
+    when they are ready (the warm-up is held here by an event instead of numba)."""
+    import io
+
+    import tuner.uci as uci
+    from search.weights import load_weights
+
+    release = threading.Event()
+    monkeypatch.setattr(uci, "is_compiled", lambda kernel: False)
+    monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self: release.wait(30))
+    out = io.StringIO()
+    engine = uci.UciEngine(load_weights("classic").values, out=out)
+    engine.handle("uci")
+    assert out.getvalue().endswith("uciok\n")
+    reader = threading.Thread(target=engine.handle, args=("isready",))
+    reader.start()
+    time.sleep(0.2)
+    assert out.getvalue().endswith(f"info string {uci.COMPILING_INFO}\n") and "readyok" not in out.getvalue()
+    release.set()
+    reader.join(10)
+    assert out.getvalue().endswith("readyok\n")
+    engine.handle("isready")  # said once
+    assert out.getvalue().count("compiling search kernels") == 1
+
+
+def test_isready_with_the_kernels_loaded_says_nothing_more() -> None:
+    import io
+
+    from search.convert import from_fen
+    from search.iterative import Searcher
+    from search.weights import load_weights
+    from tuner.uci import UciEngine
+
+    weights = load_weights("classic").values
+    Searcher(weights, tt_bits=4).think(from_fen(chess.STARTING_FEN), [], max_depth=1)  # compiled or loaded
+    out = io.StringIO()
+    engine = UciEngine(weights, out=out)
+    engine.handle("isready")
+    assert out.getvalue() == "readyok\n"
