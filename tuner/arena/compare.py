@@ -15,8 +15,8 @@ settings its figures are theirs:
 * an EPD suite: :func:`tuner.arena.epd.run_suite` and :func:`tuner.arena.epd.summarise`, as
   ``tuner bench epd``;
 * for a run folder, the tuning method (``config.toml``) and its wall time: the sum of
-  ``iteration_seconds`` over ``metrics.jsonl`` (seconds; compilation in the first iteration
-  included, time lost to an interruption not).
+  ``iteration_seconds`` over ``metrics.jsonl`` (seconds; numba's compilation and time lost
+  to an interruption not included).
 
 External UCI engines (:class:`tuner.arena.engines.EngineSpec`) take part in the games only.
 """

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +45,7 @@ import numpy as np
 from tqdm import tqdm
 
 from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
+from tuner.compiling import compile_clock
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import executor_scope
 from tuner.methods.registry import Method, Trainer
@@ -148,8 +148,8 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
     name, unit = method.name, method.unit
 
     def validate(w: Evaluator) -> tuple[float | None, float]:
-        t = time.perf_counter()
-        return validation_match(common, data, w, pacer=pacer), time.perf_counter() - t
+        t = compile_clock()
+        return validation_match(common, data, w, pacer=pacer), compile_clock() - t
 
     def save(iteration: int, metrics: dict[str, Any], best: Best) -> None:
         out = best.weights if common.keep == "best" else trainer.weights()
@@ -168,13 +168,13 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
 
     by, direction = method.best_by
     if resume is None:
-        t = time.perf_counter()
+        t = compile_clock()
         metrics = trainer.begin()
         vm, t_val = validate(trainer.weights())
         measured = {**metrics, "match_validation": vm}
         best = Best(measured.get(by), 0, copy_evaluator(trainer.weights()), match=vm, by=by, lower=direction == "min")
         save(0, {**measured, **best.record(), "validation_seconds": round(t_val, 3),
-                 "iteration_seconds": round(time.perf_counter() - t, 3)}, best)
+                 "iteration_seconds": round(compile_clock() - t, 3)}, best)
         start = 1
     else:
         if "trainer" not in resume.extra or "driver" not in resume.extra:
@@ -209,14 +209,14 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
             log(f"{name}: {reason}; stopping")
             break
         check_interrupt()
-        t = time.perf_counter()
+        t = compile_clock()
         metrics = trainer.step(it)
         check_interrupt()
         vm, t_val = validate(trainer.weights())
         measured = {**metrics, "match_validation": vm}
         best.update(it, measured.get(by), trainer.weights(), vm)
         record = {**measured, **best.record(), "validation_seconds": round(t_val, 3),
-                  "iteration_seconds": round(time.perf_counter() - t, 3)}
+                  "iteration_seconds": round(compile_clock() - t, 3)}
         if stages:
             record["stage"] = stage + 1
         save(it, record, best)
