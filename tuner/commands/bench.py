@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from search.evaluators import load_evaluator
 from search.weights import load_weights
+from tuner.commands import command_help
 from tuner.commands import bench_compare, bench_epd
 from tuner.commands.arguments import add_sprt_argument, add_weights_argument, load_weight_sets, sprt_of
 from tuner.commands.bench_compare import add_engine_arguments
@@ -64,7 +65,7 @@ The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (t
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("bench", help="measure weight sets: move-match, matches, EPD suites, plots of runs",
+    p = sub.add_parser("bench", help=command_help("bench"),
                        description="Measure weight sets: on held-out positions, against each other, "
                                    "and plot what a run learnt.")
     bench_sub = p.add_subparsers(dest="bench_command", metavar="WHAT")

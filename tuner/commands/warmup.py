@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from tuner.commands import command_help
 from tuner.errors import TunerError
 from tuner.warmup import STEPS, warm_up
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "warmup", help="compile every numba kernel ahead (run once after installing or updating)",
+        "warmup", help=command_help("warmup"),
         description="Compile the numba kernels of every command into numba's cache by running each on "
                     "small inputs in a temporary folder: search (tuner uci, bench match, bench epd), "
                     "ingest (the sample games), tune (one iteration of every method). On a fresh "
