@@ -16,7 +16,6 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
 
 from search.evaluators import load_evaluator
 from search.weights import load_weights
@@ -26,6 +25,7 @@ from tuner.commands.arguments import add_sprt_argument, add_weights_argument, lo
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
+from tuner.progress import progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
@@ -184,7 +184,7 @@ def run_match_command(args: argparse.Namespace) -> int:
         print(f"note: {config.games // 2} game pairs but only {len(openings)} openings: openings repeat, "
               f"and repeated games are identical (the engines are deterministic)", file=sys.stderr)
     start = time.perf_counter()
-    with tqdm(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
+    with progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
         pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt)
     seconds = time.perf_counter() - start
     summary = summarize(pairs)

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
 from search.alphabeta import KIND_EVAL
@@ -45,6 +44,7 @@ from search.search_api import search_many, signed_features, threads
 from search.catalog import GROUPS
 from search.evaluation_api import EVAL_SCALE
 from tuner.config import help_field
+from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Executor, LocalExecutor, current_executor
@@ -256,7 +256,7 @@ class TexelTrainer:
             batches = [None] * cfg.steps
         check = True
         with threads(self.nt):
-            for rows in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.progress):
+            for rows in progress_bar(batches, desc="update", unit="step", leave=False, disable=not self.progress):
                 _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train),
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False

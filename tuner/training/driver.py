@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
 from tuner.compiling import compile_clock
 from tuner.errors import TunerError, check_interrupt
+from tuner.progress import progress_bar
 from tuner.training.executor import executor_scope
 from tuner.methods.registry import Method, Trainer
 from tuner.training.run_folder import Checkpoint, RunDir, provenance
@@ -192,7 +192,7 @@ def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run
             log(f"{name}: the checkpoint kept {unit} {best.iteration} by validation move-match; "
                 f"from here on the best {unit} is the one with the best {by}")
     log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
-    bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
+    bar = progress_bar(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
                initial=start - 1, total=total)
     for it in bar:
         while stages and stage < len(stages) - 1 and (it > ends[stage] or trainer.finished() is not None):
