@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
+from tuner.progress import progress_bar
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.optim.grid import grid_adjacent_step, l1_penalty
 from objectives.mmto import objective, sweep_loss
@@ -140,7 +140,7 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     match_sum = 0.0
     rows_total = 0
     nodes = 0
-    bar = tqdm(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
+    bar = progress_bar(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
     with threads(n_threads):
         for a, z, chunk in executor.map_chunks(
                 search_chunk, (pos.boards, played_index), size=batch, shared={"w": w}, pacer=pacer,
@@ -267,7 +267,7 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, n_
     """
     losses = []
     with threads(n_threads):
-        for _ in tqdm(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
+        for _ in progress_bar(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
             o = objective(table.pos_ptr, table.played, table.offset, table.indptr, table.indices, table.values,
                           w, cfg.slope, EVAL_SCALE, loss=cfg.loss, results=table.results,
                           mu=cfg.result_weight, k_cp=k)

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
 from objectives.mmto import sweep_loss
 from objectives.network import input_table
@@ -36,6 +35,7 @@ from search.network import NetworkShape, QuantizedNetwork, quantize
 from search.search_api import threads
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import LocalExecutor
+from tuner.progress import progress_bar
 from tuner.arena.movematch import top_k_credit
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.training.paced import Pacer, paced_sweep
@@ -127,7 +127,7 @@ def search_network_training_set(boards: np.ndarray, played_index: np.ndarray, re
     process), summed in chunk order."""
     executor = executor or LocalExecutor(n_threads)
     parts: list[NetworkChunk] = []
-    bar = tqdm(total=len(boards), desc="search", unit="pos", leave=False, disable=not progress)
+    bar = progress_bar(total=len(boards), desc="search", unit="pos", leave=False, disable=not progress)
     with threads(n_threads):
         for a, z, part in executor.map_chunks(network_search_chunk, (boards, played_index, results), size=batch,
                                               shared={"net": net}, pacer=pacer, what="network-mmto-sweep",
@@ -230,7 +230,7 @@ class NetworkMmtoTrainer:
         losses = []
         table = self.summary.table
         with threads(self.ctx.threads):
-            for _ in tqdm(range(self.cfg.inner_steps), desc="update", unit="step", leave=False,
+            for _ in progress_bar(range(self.cfg.inner_steps), desc="update", unit="step", leave=False,
                           disable=not self.ctx.progress):
                 o = network_objective(table, self.float, self.cfg.slope, loss=self.cfg.loss,
                                       mu=self.cfg.result_weight, k_cp=self.k)

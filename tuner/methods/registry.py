@@ -20,9 +20,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from search.evaluators import Evaluator
+if TYPE_CHECKING:  # the registry stays light: tuner --help names the methods without loading them
+    from search.evaluators import Evaluator
+
 
 class Trainer(Protocol):
     """One method's training, driven one outer iteration at a time by :func:`drive`.
@@ -138,6 +140,11 @@ def methods() -> dict[str, Method]:
     """Every registered method by name: the built-in ones first, then plug-ins."""
     _load_builtin()
     return {**{n: _REGISTRY[n] for n in BUILTIN}, **{n: m for n, m in _REGISTRY.items() if n not in BUILTIN}}
+
+
+def method_names() -> list[str]:
+    """The names of :func:`methods`, in its order, without importing the built-in methods."""
+    return [*BUILTIN, *(n for n in _REGISTRY if n not in BUILTIN)]
 
 
 def get(name: str) -> Method:

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
 from search.alphabeta import KIND_EVAL
@@ -44,6 +43,7 @@ from search.search_api import search_many, signed_features, threads
 from search.evaluation_api import EVAL_SCALE
 from search.evaluators import Evaluator
 from search.network import QuantizedNetwork
+from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.methods.network_texel import NetworkTexelTrainer
 from tuner.methods.texel_config import TexelConfig, results_of, with_results
@@ -201,7 +201,7 @@ class TexelTrainer:
             batches = [None] * cfg.steps
         check = True
         with threads(self.ctx.threads):
-            for rows in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.ctx.progress):
+            for rows in progress_bar(batches, desc="update", unit="step", leave=False, disable=not self.ctx.progress):
                 _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, results_of(self.train),
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False

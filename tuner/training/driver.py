@@ -39,15 +39,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
+from tuner.compiling import compile_clock
 from tuner.errors import TunerError, check_interrupt
+from tuner.progress import progress_bar
 from tuner.methods.registry import Method, Trainer
 from tuner.training.run_folder import Checkpoint, RunDir, provenance
 from tuner.training.paced import validation_match
@@ -165,8 +165,8 @@ class _Run:
 
     def validate(self, w: Evaluator) -> tuple[float | None, float]:
         """The validation move-match of ``w`` and the seconds it took."""
-        t = time.perf_counter()
-        return validation_match(self.ctx, self.common, self.data, w), time.perf_counter() - t
+        t = compile_clock()
+        return validation_match(self.ctx, self.common, self.data, w), compile_clock() - t
 
     def save(self, iteration: int, metrics: dict[str, Any]) -> None:
         """The iteration's metrics line, weights and checkpoint, atomically."""
@@ -189,14 +189,14 @@ class _Run:
 
     def start(self) -> tuple[int, float | None]:
         """Iteration 0: the trainer begun and measured; (the next iteration, its move-match)."""
-        t = time.perf_counter()
+        t = compile_clock()
         metrics = self.trainer.begin()
         vm, t_val = self.validate(self.trainer.weights())
         measured = {**metrics, "match_validation": vm}
         self.best = Best(measured.get(self.by), 0, copy_evaluator(self.trainer.weights()), match=vm, by=self.by,
                          lower=self.lower)
         self.save(0, {**measured, **self.best.record(), "validation_seconds": round(t_val, 3),
-                      "iteration_seconds": round(time.perf_counter() - t, 3)})
+                      "iteration_seconds": round(compile_clock() - t, 3)})
         return 1, vm
 
     def resume(self, resume: Checkpoint) -> tuple[int, float | None]:
@@ -246,8 +246,8 @@ class _Run:
         best = self.best
         assert best is not None
         log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
-        bar = tqdm(range(start, self.total + 1), desc=name, unit=unit[:4], disable=not self.ctx.progress,
-                   initial=start - 1, total=self.total)
+        bar = progress_bar(range(start, self.total + 1), desc=name, unit=unit[:4], disable=not self.ctx.progress,
+                           initial=start - 1, total=self.total)
         for it in bar:
             self.next_stage_if_due(it)
             reason = self.stop_reason()
@@ -255,14 +255,14 @@ class _Run:
                 log(f"{name}: {reason}; stopping")
                 break
             check_interrupt()
-            t = time.perf_counter()
+            t = compile_clock()
             metrics = self.trainer.step(it)
             check_interrupt()
             vm, t_val = self.validate(self.trainer.weights())
             measured = {**metrics, "match_validation": vm}
             best.update(it, measured.get(self.by), self.trainer.weights(), vm)
             record = {**measured, **best.record(), "validation_seconds": round(t_val, 3),
-                      "iteration_seconds": round(time.perf_counter() - t, 3)}
+                      "iteration_seconds": round(compile_clock() - t, 3)}
             if self.stages:
                 record["stage"] = self.stage + 1
             self.save(it, record)
