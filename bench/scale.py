@@ -39,12 +39,12 @@ import numpy as np
 from common import gm_position_set
 
 from search.weights import load_weights
-from tuner.cores import available_cores
-from tuner.training.executor import executor_scope
+from tuner.cores import available_cores, threads_for
 from tuner.methods.mmto import MmtoConfig, MmtoTrainer, search_training_set
 from tuner.training.paced import validation_match
+from tuner.training.run_context import open_run_context
 from tuner.training.training_data import load_training_data
-from tuner.training.tune_config import TuneConfig, executor_options, n_threads
+from tuner.training.tune_config import TuneConfig
 
 #: positions of the depth-2 sample (a depth-2 sweep costs ~20 times a depth-1 one)
 DEPTH2_SAMPLE = 2000
@@ -52,17 +52,17 @@ DEPTH2_SAMPLE = 2000
 
 def one_iteration(common: TuneConfig, data: Any) -> dict[str, Any]:
     """begin, then one timed outer iteration (update, sweep, validation move-match)."""
-    with executor_scope(**executor_options(common), log=lambda _m: None) as ex:
-        trainer = MmtoTrainer(common, MmtoConfig(), data, load_weights("material").values, log=lambda _m: None,
-                              progress=False)
+    with open_run_context(common, log=lambda _m: None, progress=False) as ctx:
+        ex = ctx.executor
+        trainer = MmtoTrainer(common, MmtoConfig(), data, load_weights("material").values, ctx)
         t = time.perf_counter()
         trainer.begin()
-        validation_match(common, data, trainer.weights())
+        validation_match(ctx, common, data, trainer.weights())
         begin_seconds = time.perf_counter() - t
         before = dict(getattr(ex, "traffic", {}))
         t = time.perf_counter()
         metrics = trainer.step(1)
-        metrics["match_validation"] = validation_match(common, data, trainer.weights())
+        metrics["match_validation"] = validation_match(ctx, common, data, trainer.weights())
         seconds = time.perf_counter() - t
         after = dict(getattr(ex, "traffic", {}))
     moved = {k: after[k] - before.get(k, 0) for k in after}
@@ -99,7 +99,7 @@ def main() -> None:
     sample = data.train.subset(np.arange(min(DEPTH2_SAMPLE, n)))
     t = time.perf_counter()
     s2 = search_training_set(sample, data.train_played_index[:len(sample)], local["weights"], depth=2,
-                             budget=base.budget, slope=0.02, window=300.0, threads_n=n_threads(base), progress=False)
+                             budget=base.budget, slope=0.02, window=300.0, n_threads=threads_for(base.threads), progress=False)
     depth2_seconds = time.perf_counter() - t
     leaf2 = sum(getattr(s2.table, f).nbytes for f in ("pos_ptr", "played", "offset", "indptr", "indices", "values"))
     moved = dask["moved"]

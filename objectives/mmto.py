@@ -43,6 +43,9 @@ from objectives._kernel_parts import add_row_gradient, sigmoid, sum_part_rows, s
 #: positions per work item of the parallel kernels; partial sums are added in chunk order, so
 #: the results do not depend on the number of threads (a round value, not tuned)
 CHUNK = 256
+#: most rows (legal moves) one position may have in a table: every chess position has at most
+#: 218 legal moves; the kernels' per-position scratch arrays have this length
+MAX_ROWS = 512
 
 
 #: the move-choice loss of a position (``kind`` of the kernels)
@@ -135,8 +138,8 @@ def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w
     for c in prange(n_chunks):
         wl = w.copy()  # thread-private (shared-array refcounts are contended atomics)
         grad = part_grad[c]
-        scores = np.zeros(512, dtype=np.int64)
-        coef = np.zeros(512, dtype=np.float64)
+        scores = np.zeros(MAX_ROWS, dtype=np.int64)
+        coef = np.zeros(MAX_ROWS, dtype=np.float64)
         loss = 0.0
         res_loss = 0.0
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
@@ -170,7 +173,7 @@ def sweep_loss_kernel(pos_ptr, played, scores, slope_eu, kind):  # type: ignore[
     part = np.zeros(n_chunks, dtype=np.float64)
     for c in prange(n_chunks):
         loss = 0.0
-        coef = np.zeros(512, dtype=np.float64)
+        coef = np.zeros(MAX_ROWS, dtype=np.float64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             d = played[p]
             if d < 0:
@@ -252,8 +255,8 @@ def check_table(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, ind
     """Validate the stored-sweep arrays (see the module docstring); raise ValueError."""
     if pos_ptr.dtype != np.int64 or pos_ptr.ndim != 1 or len(pos_ptr) < 1 or pos_ptr[0] != 0:
         raise ValueError("pos_ptr must be int64[P + 1] starting at 0")
-    if np.any(np.diff(pos_ptr) < 0) or np.any(np.diff(pos_ptr) > 512):
-        raise ValueError("pos_ptr must be non-decreasing with at most 512 rows per position")
+    if np.any(np.diff(pos_ptr) < 0) or np.any(np.diff(pos_ptr) > MAX_ROWS):
+        raise ValueError(f"pos_ptr must be non-decreasing with at most {MAX_ROWS} rows per position")
     rows = int(pos_ptr[-1])
     if played.dtype != np.int64 or played.shape != (len(pos_ptr) - 1,):
         raise ValueError("played must be int64[P]")

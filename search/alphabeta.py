@@ -18,7 +18,9 @@ recursive function, numba issue #6061). Its contract:
   when it is a rule's verdict. For ``KIND_EVAL`` the score equals
   ``(-1) ** len(pv) * evaluate(leaf)``: the leaf's features enter the root score with that sign.
 * A node budget: once ``budget`` nodes have been visited, every further node is scored by its
-  static evaluation (a leaf), so the search ends soon and its result keeps the contract.
+  static evaluation (a leaf), so the search ends soon and its result keeps the contract. Those
+  nodes are not searched and not counted: a search cut by its budget counts exactly ``budget``
+  nodes (as ``go nodes`` asks of an engine).
 * Optional transposition table used for move ordering only (values stay exact), killer moves.
 """
 
@@ -89,8 +91,8 @@ N_PLY_INTS = 10
 WS_BOARDS, WS_MOVES, WS_ORDER, WS_INTS, WS_PV, WS_KILLERS, WS_EVS, WS_STATS = range(8)
 #: entries of the workspace's ``stats`` array
 STAT_NODES, STAT_BUDGET_HIT, STAT_MAX_PLY = 0, 1, 2
-#: node count that :meth:`Workspace.abort` writes: beyond any budget, so the kernel scores
-#: every remaining node statically and returns within microseconds
+#: what :meth:`Workspace.abort` adds to the node count: beyond any budget, so the kernel scores
+#: every remaining node statically (uncounted) and returns within microseconds
 ABORT_NODES = 1 << 60
 
 
@@ -122,8 +124,9 @@ class Workspace:
 
     @property
     def nodes(self) -> int:
-        """Nodes visited (meaningless after :meth:`abort`: see :attr:`aborted`)."""
-        return int(self.arrays[WS_STATS][STAT_NODES])
+        """Nodes searched (at most the budget; after :meth:`abort`, those searched before it,
+        give or take the few the kernel counted while the abort was written)."""
+        return int(self.arrays[WS_STATS][STAT_NODES]) % ABORT_NODES
 
     @property
     def budget_exhausted(self) -> bool:
@@ -137,14 +140,19 @@ class Workspace:
 
     @property
     def aborted(self) -> bool:
-        """Whether :meth:`abort` cut the last search short."""
-        return self.nodes >= ABORT_NODES
+        """Whether :meth:`abort` was called since the last search started (it cut that search
+        short if :attr:`budget_exhausted` is set too)."""
+        return int(self.arrays[WS_STATS][STAT_NODES]) >= ABORT_NODES
 
     def abort(self) -> None:
         """Make a search running on this workspace (in another thread) end now, by raising its
-        node counter past any budget. The kernel resets the counter when a search starts, so
-        call it again if a new search may have started since."""
-        self.arrays[WS_STATS][STAT_NODES] = ABORT_NODES
+        node counter past any budget (keeping the count below it, see :attr:`nodes`). The
+        kernel resets the counter when a search starts, and an increment racing with this
+        write may undo it: call it again until the search has returned."""
+        stats = self.arrays[WS_STATS]
+        count = int(stats[STAT_NODES])
+        if count < ABORT_NODES:
+            stats[STAT_NODES] = ABORT_NODES + count
 
 
 @njit(cache=True)
@@ -193,10 +201,10 @@ def verdict_score(kind, ply):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def over_limits(stats, budget, ply):  # type: ignore[no-untyped-def]
-    """Whether the node at ``ply`` must be scored statically: more than ``budget`` nodes visited
-    (sets ``stats[STAT_BUDGET_HIT]``) or ``MAX_PLY`` reached (sets ``stats[STAT_MAX_PLY]``)."""
-    if stats[STAT_NODES] > budget:
+def over_limits(stats, past_budget, ply):  # type: ignore[no-untyped-def]
+    """Whether the node at ``ply`` must be scored statically: entered ``past_budget`` (sets
+    ``stats[STAT_BUDGET_HIT]``) or ``MAX_PLY`` reached (sets ``stats[STAT_MAX_PLY]``)."""
+    if past_budget:
         stats[STAT_BUDGET_HIT] = 1
         return True
     if ply >= MAX_PLY:
@@ -349,7 +357,9 @@ def enter_node(ws, es, ply, ev, budget, hist, nhist):  # type: ignore[no-untyped
     ints = ws[WS_INTS]
     evs = ws[WS_EVS]
     stats = ws[WS_STATS]
-    stats[STAT_NODES] += 1
+    past_budget = stats[STAT_NODES] >= budget  # not searched, nor counted: the count stays <= budget
+    if not past_budget:
+        stats[STAT_NODES] += 1
     b = boards[ply]
     ints[ply, _PVLEN] = 0
     ints[ply, _KIND] = KIND_EVAL
@@ -357,7 +367,7 @@ def enter_node(ws, es, ply, ev, budget, hist, nhist):  # type: ignore[no-untyped
     if verdict >= 0:
         ints[ply, _KIND] = verdict
         return 0, verdict_score(verdict, ply), NO_STATIC
-    if over_limits(stats, budget, ply):
+    if over_limits(stats, past_budget, ply):
         return 0, static_score(ev, es, ply, b, evs), NO_STATIC
     d = ints[ply, _DEPTH]
     checked = in_check(b)

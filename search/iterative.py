@@ -3,17 +3,25 @@
 :class:`Searcher` plays one side: it owns the weights, a search workspace and a move-ordering
 transposition table kept between iterations and moves (:meth:`Searcher.clear` for a new game),
 and runs iterative deepening over :func:`search.alphabeta.search_kernel` with the game's history
-keys so that repetitions score as draws. Time is managed through a :class:`TimePlan`:
+keys so that repetitions score as draws. Limits:
 
-* a *soft* limit before which an iteration may start, and only if its predicted time (last
-  iteration's nodes x the measured branching factor / the measured speed) fits;
-* a *hard* limit that bounds every iteration through its node budget:
-  ``(hard - elapsed) x nodes per second``. An iteration that exhausts its budget is discarded
-  (the previous one's move is played);
-* the kernel cannot be interrupted by design, so :meth:`Searcher.abort` aborts it through its
-  node counter (:meth:`search.alphabeta.Workspace.abort` raises it past the budget from another
-  thread; the kernel then scores every remaining node statically and returns within
-  microseconds). The aborted iteration is discarded.
+* a node limit bounds the total: each iteration's node budget is what the earlier ones left,
+  so a search stopped by it counts exactly the limit (the kernel counts no node past its
+  budget);
+* time is managed through a :class:`TimePlan`: a *soft* limit after which no iteration starts
+  (nor, unless the plan says ``fill``, one predicted to end after the hard limit: last
+  iteration's nodes x the measured growth factor / the measured speed), and a *hard* limit,
+  a deadline at which a watchdog thread aborts the running iteration;
+* the kernel cannot be interrupted by design, so an abort (the deadline's, or
+  :meth:`Searcher.abort` from another thread) goes through its node counter
+  (:meth:`search.alphabeta.Workspace.abort` raises it past the budget; the kernel then scores
+  every remaining node statically and returns within microseconds).
+
+An iteration cut short by a limit or an abort is discarded: its nodes count, its move is not
+played (the previous iteration's is); the kernel's result of a cut iteration keeps the
+search's contract but some of its root moves were scored by static evaluation, so it is not
+the best move at that depth. Only the first iteration is kept even when cut, so that a
+search always has a move.
 
 The UCI protocol over it is :mod:`tuner.uci`.
 """
@@ -82,11 +90,49 @@ class Iteration:
 
 @dataclass(frozen=True)
 class TimePlan:
-    """Seconds from the start of the search: start no iteration predicted to end after
-    ``soft``; bound every iteration's node budget by ``hard``."""
+    """Seconds from the start of a search.
+
+    soft
+        No iteration starts after it.
+    hard
+        The deadline: the running iteration is aborted then (and discarded).
+    fill
+        Deepen until ``hard`` whatever the prediction (``go movetime``: the time was given to be
+        used). Otherwise no iteration starts that is predicted to end after ``hard``.
+    """
 
     soft: float
     hard: float
+    fill: bool = False
+
+    @classmethod
+    def fixed(cls, seconds: float) -> TimePlan:
+        """Search for ``seconds`` (``go movetime``): deepen until then, then stop."""
+        return cls(seconds, seconds, fill=True)
+
+
+class _Deadline:
+    """A watchdog thread that aborts the search on ``ws`` at ``when`` (``time.perf_counter``
+    seconds), and again every millisecond until :meth:`cancel` (an abort written just before an
+    iteration starts is reset by it)."""
+
+    def __init__(self, ws: Workspace, when: float) -> None:
+        self.expired = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(ws, when), name="search-deadline", daemon=True)
+        self._thread.start()
+
+    def _run(self, ws: Workspace, when: float) -> None:
+        if self._done.wait(max(0.0, when - time.perf_counter())):
+            return
+        self.expired.set()
+        while not self._done.is_set():
+            ws.abort()
+            self._done.wait(0.001)
+
+    def cancel(self) -> None:
+        self._done.set()
+        self._thread.join()
 
 
 class Searcher:
@@ -104,6 +150,9 @@ class Searcher:
         self._aborted = threading.Event()
         #: running speed estimate (nodes per second) from iterations of at least 20,000 nodes
         self.nps = NPS_GUESS
+        #: the last :meth:`think`'s nodes and seconds, a discarded iteration's included
+        self.searched_nodes = 0
+        self.searched_seconds = 0.0
 
     def set_weights(self, weights: object) -> None:
         """Search with ``weights`` (linear int32 weights or a network) from now on."""
@@ -139,57 +188,68 @@ class Searcher:
         ``node_limit`` bounds the total nodes, ``plan`` the time; an iteration cut short by
         either (or by :meth:`abort`) is discarded, except the first, so the result always
         holds a move when one exists. Returns the last kept iteration (``None`` only when
-        aborted before the first one ended). Raises
-        :class:`~search.validate.InvalidBoardError` for an invalid board.
+        aborted before the first one ended); :attr:`searched_nodes` and
+        :attr:`searched_seconds` then hold the whole search's nodes and seconds, a discarded
+        iteration's included. Raises :class:`~search.validate.InvalidBoardError` for an
+        invalid board.
         """
         board = check_board(board)
         hist = np.zeros(max(1, len(history)), dtype=np.uint64)
         hist[: len(history)] = np.asarray(history, dtype=np.uint64)
         n_legal = len(legal_moves(board))
         start = time.perf_counter()
+        deadline = _Deadline(self.ws, start + plan.hard) if plan is not None else None
         best: Iteration | None = None
         total = 0
         counts: list[int] = []  # nodes of each kept iteration
-        for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
-            if self._aborted.is_set() and best is not None:
-                break
-            budget = UNLIMITED if node_limit is None else max(1, node_limit - total)
-            if plan is not None and best is not None:
-                # predict the next iteration from the larger of the last two growth factors
-                # (odd and even depths grow differently)
-                elapsed = time.perf_counter() - start
-                ratios = [b / max(a, 1) for a, b in zip(counts[-3:], counts[-2:])]
-                branching = min(max([2.0, *ratios]), 12.0)
-                if elapsed + counts[-1] * branching / self.nps > plan.soft:
+        try:
+            for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
+                if best is not None and (self._aborted.is_set() or not self._may_start(plan, deadline, start, counts)):
                     break
-                budget = min(budget, int((plan.hard - elapsed) * self.nps * 0.8))
-                if budget < counts[-1]:
+                budget = UNLIMITED if node_limit is None else max(1, node_limit - total)
+                t0 = time.perf_counter()
+                score = int(search_kernel(self.ws.arrays, self.ws.state, board, depth, self.weights, budget, hist,
+                                          len(history), self.tt_keys, self.tt_moves))
+                seconds = time.perf_counter() - t0
+                nodes = self.ws.nodes
+                cut = self.ws.budget_exhausted  # by the budget, the deadline or abort()
+                total += nodes
+                if nodes >= 20_000 and seconds > 0 and not cut:
+                    self.nps = 0.25 * self.nps + 0.75 * nodes / seconds
+                if cut and best is not None:
                     break
-            t0 = time.perf_counter()
-            score = int(search_kernel(self.ws.arrays, self.ws.state, board, depth, self.weights, budget, hist,
-                                      len(history), self.tt_keys, self.tt_moves))
-            seconds = time.perf_counter() - t0
-            nodes = self.ws.nodes
-            cut = self.ws.budget_exhausted
-            if self.ws.aborted:  # the counter was raised from outside (count unknown)
-                nodes, cut = 0, True
-            total += nodes
-            if nodes >= 20_000 and seconds > 0:
-                self.nps = 0.5 * self.nps + 0.5 * nodes / seconds
-            if cut and best is not None:
-                break
-            pv = self.ws.pv
-            if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
-                pv = (int(legal_moves(board)[0]),)
-            best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
-            if on_iteration is not None:
-                on_iteration(best)
-            counts.append(nodes)
-            if cut or n_legal == 0 or (node_limit is not None and total >= node_limit):
-                break
-            if plan is not None and n_legal == 1:
-                break  # the only move: no need to think
-            mate = mate_in(score)
-            if mate is not None and abs(mate) <= depth:
-                break  # a forced mate within the full-width depth: deeper cannot improve it
+                pv = self.ws.pv
+                if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
+                    pv = (int(legal_moves(board)[0]),)
+                best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
+                if on_iteration is not None:
+                    on_iteration(best)
+                counts.append(nodes)
+                if cut or n_legal == 0 or (node_limit is not None and total >= node_limit):
+                    break
+                if plan is not None and n_legal == 1:
+                    break  # the only move: no need to think
+                mate = mate_in(score)
+                if mate is not None and abs(mate) <= depth:
+                    break  # a forced mate within the full-width depth: deeper cannot improve it
+        finally:
+            if deadline is not None:
+                deadline.cancel()
+        self.searched_nodes = total
+        self.searched_seconds = time.perf_counter() - start
         return best
+
+    def _may_start(self, plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int]) -> bool:
+        """Whether the time plan lets the next iteration start (after at least one)."""
+        if plan is None or deadline is None:
+            return True
+        elapsed = time.perf_counter() - start
+        if deadline.expired.is_set() or elapsed >= plan.soft:
+            return False
+        if plan.fill:
+            return True
+        # predict the next iteration from the larger of the last two growth factors (odd and
+        # even depths grow differently)
+        ratios = [b / max(a, 1) for a, b in zip(counts[-3:], counts[-2:])]
+        branching = min(max([2.0, *ratios]), 12.0)
+        return elapsed + counts[-1] * branching / self.nps <= plan.hard

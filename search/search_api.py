@@ -35,7 +35,7 @@ from search.batch import (
 )
 from search.convert import Board, _push, move_to_uci
 from search.evaluation_api import EVAL_SCALE, _features
-from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_evaluator, check_weight_rows, check_weights
+from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_evaluator, check_weight_rows
 from search.network import QuantizedNetwork
 from search.types import Move, Score
 

@@ -41,7 +41,6 @@ from search.catalog import (
     CATALOG_HASH,
     FEATURE_INDEX,
     FEATURE_NAMES,
-    LEGACY_CATALOGS,
     N_FEATURES,
     PHASE_MAX,
 )

@@ -6,7 +6,9 @@ the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file) 
 one line with exit code 2; Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
 KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
 A weights file of an earlier feature catalogue, migrated as it is read
-(:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line.
+(:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line, and so is
+a command's first wait for numba to compile (``tuner tune: note: compiling kernels (first run
+only)``, :func:`tuner.compiling.compile_notes`).
 """
 
 from __future__ import annotations
@@ -18,32 +20,35 @@ import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
-from search.weights import CatalogMigrationWarning
 from tuner import __version__
+from tuner.commands import COMMANDS, command_help
+from tuner.compiling import compile_notes
 from tuner.errors import Interrupted, TunerError, is_interrupt
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = (
-    "tuner.commands.perft",
-    "tuner.commands.eval",
-    "tuner.commands.ingest",
-    "tuner.commands.tune",
-    "tuner.commands.export",
-    "tuner.commands.uci",
-    "tuner.commands.bench",
-    "tuner.commands.moves",
-)
+COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMANDS.values())
+#: commands that run no numba kernel (but for a network file's export): no numba import for the
+#: note that a command waits for compilation
+_WITHOUT_KERNELS = frozenset({"export"})
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``tuner`` parser. Given the command line ``argv``, only the command it names (its
+    first word not starting with ``-``) is defined in full, by importing its module; the others
+    get their ``--help`` line only (from :mod:`tuner.commands`), so that ``tuner --help`` and a
+    command import no other command's module. Without ``argv``, every command in full."""
     parser = argparse.ArgumentParser(
         prog="tuner",
         description="Learn chess evaluation weights from grandmaster moves.",
     )
     parser.add_argument("--version", action="version", version=f"movetuner {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
+    for name, (module, _) in COMMANDS.items():
+        if chosen is None or name == chosen:
+            importlib.import_module(module).register(sub)
+        else:
+            sub.add_parser(name, help=command_help(name))
     return parser
 
 
@@ -54,6 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def note(message: Warning | str, category: type[Warning], filename: str, lineno: int,
              file: TextIO | None = None, line: str | None = None) -> None:
         """Print a catalogue migration as one line; leave other warnings as Python shows them."""
+        from search.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
+
         if issubclass(category, CatalogMigrationWarning):
             print(f"{command}: note: {message}", file=sys.stderr)
         else:
@@ -61,15 +68,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with warnings.catch_warnings():
         warnings.showwarning = note
-        warnings.simplefilter("always", CatalogMigrationWarning)
         try:
-            parser = build_parser()
+            argv = list(sys.argv[1:] if argv is None else argv)
+            parser = build_parser(argv)
             args = parser.parse_args(argv)
             if not getattr(args, "func", None):
                 parser.print_help()
                 return 2
+            from search.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
+
+            warnings.simplefilter("always", CatalogMigrationWarning)
             command = f"tuner {args.command}"
-            return int(args.func(args) or 0)
+            if args.command in _WITHOUT_KERNELS:
+                return int(args.func(args) or 0)
+            with compile_notes(command):
+                return int(args.func(args) or 0)
         except TunerError as exc:
             print(f"{command}: error: {exc}", file=sys.stderr)
             return 2

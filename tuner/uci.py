@@ -4,15 +4,24 @@
 ``Weights``/``Hash``/``MoveOverhead``, ``position``, ``go``, ``stop``, ``quit``) and plays with
 the iterative-deepening :class:`search.iterative.Searcher`. Searches run in a worker thread;
 the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
-which must never lose on time (e.g. at 10 s + 0.1 s), turns the clock into a
+which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
 :class:`search.iterative.TimePlan` (:meth:`GoLimits.plan`):
 
-* a *soft* limit (time left / moves to go + 3/4 of the increment; 30 moves to go when the
-  GUI does not say) before which an iteration may start, and only if its predicted time fits;
-* a *hard* limit (3 x soft, at most a third of the time left minus the move overhead) that
-  bounds every iteration through its node budget;
+* ``movetime T``: search until T minus the move overhead (at most a tenth of T), starting
+  iterations until then; the one running at the deadline is aborted and discarded;
+* a clock: a *soft* limit (time left / moves to go + 3/4 of the increment; 30 moves to go
+  when the GUI does not say) after which no iteration starts, nor one predicted to end after
+  the *hard* limit (3 x soft, at most a third of the time left minus the move overhead), the
+  deadline at which the running iteration is aborted and discarded;
+* ``nodes N``: the iterations share N nodes; the one that exhausts them is discarded, and a
+  last ``info nodes`` line reports every node searched (N when it ran out);
 * ``stop`` aborts the running iteration (:meth:`search.iterative.Searcher.abort`), which is
   discarded.
+
+On a cold numba cache (the first run after an install or an update) loading the search means
+compiling it, for up to a minute: ``uci`` is answered at once, and ``isready`` (or ``go``)
+first says ``info string compiling search kernels (first run only ...)`` and answers
+``readyok`` when the kernels are ready; ``tuner warmup`` compiles them ahead.
 
 Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
 ``go`` ends in a ``bestmove``: a limit out of range or not an integer is replaced by the
@@ -29,13 +38,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 from search.board import W_KEY, W_STM
 from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
+from search.alphabeta import search_kernel
 from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, Searcher, TimePlan, tt_bits_for
 from search.evaluators import Evaluator, checked_evaluator, load_evaluator
+from search.kernel_cache import is_compiled
 from search.validate import check_board
 from tuner import __version__
 
@@ -46,6 +57,9 @@ MAX_HASH_MB = 1024
 DEFAULT_OVERHEAD_MS = 30
 #: longest time a ``go`` parameter may give (milliseconds, about 24 days)
 MAX_MS = 2**31 - 1
+#: what ``isready`` (or ``go``) says before waiting for the kernels to compile
+COMPILING_INFO = ("compiling search kernels (first run only, up to a minute; "
+                  "'tuner warmup' compiles them ahead)")
 
 
 
@@ -66,8 +80,8 @@ class GoLimits:
     def plan(self, white_to_move: bool, overhead_ms: int) -> TimePlan | None:
         """The time plan for the side to move, or ``None`` for a search without a clock."""
         if self.movetime is not None:
-            t = max(self.movetime - overhead_ms, 1) / 1000
-            return TimePlan(t, t)
+            margin = min(overhead_ms, self.movetime // 10)
+            return TimePlan.fixed(max(self.movetime - margin, 1) / 1000)
         left = self.wtime if white_to_move else self.btime
         if left is None:
             return None
@@ -173,6 +187,8 @@ class UciEngine:
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._busy = threading.Event()  # set from go until just before its bestmove
+        #: whether the warm-up compiles (not loads) the kernel; cleared once the GUI was told
+        self._compiling = not is_compiled(search_kernel)
         self._warmup = threading.Thread(target=self._warm_up, name="uci-warmup", daemon=True)
         self._warmup.start()
 
@@ -221,8 +237,16 @@ class UciEngine:
         self.send(f"option name MoveOverhead type spin default {DEFAULT_OVERHEAD_MS} min 0 max 5000")
         self.send("uciok")
 
-    def _cmd_isready(self, args: list[str]) -> None:
+    def _wait_for_kernels(self) -> None:
+        """Wait for the warm-up, saying first that it compiles (once) when it does."""
+        with self._out_lock:
+            say, self._compiling = self._compiling and self._warmup.is_alive(), False
+        if say:
+            self.info(COMPILING_INFO)
         self._warmup.join()
+
+    def _cmd_isready(self, args: list[str]) -> None:
+        self._wait_for_kernels()
         self.send("readyok")
 
     def _searching(self) -> bool:
@@ -365,30 +389,37 @@ class UciEngine:
 
     # -------------------------------------------------------- search thread
     def _warm_up(self) -> None:
-        """Load (or compile) the numba kernel before the first ``go``."""
-        Searcher(self.searcher.weights, tt_bits=4).think(from_fen(STARTING_FEN), [], max_depth=1)
+        """Load (or compile) the numba kernels of a ``go`` before the first one."""
+        best = Searcher(self.searcher.weights, tt_bits=4).think(from_fen(STARTING_FEN), [], max_depth=1)
+        if best is not None:
+            move_to_uci(best.pv[0])
 
     def _search(self, board: Board | None, history: list[int], limits: GoLimits) -> None:
         """Search ``board`` (``None``: no valid position) and answer ``bestmove``."""
         start = time.perf_counter()
-        self._warmup.join()
+        self._wait_for_kernels()
         waited = time.perf_counter() - start  # the clock was running while the kernel loaded
         white = board is None or int(board[W_STM]) == 0
         plan = None if limits.infinite else limits.plan(white, self.overhead_ms)
         if plan is not None:
-            plan = TimePlan(max(plan.soft - waited, 0.0), max(plan.hard - waited, 0.001))
+            plan = replace(plan, soft=max(plan.soft - waited, 0.0), hard=max(plan.hard - waited, 0.001))
         max_depth = limits.depth if limits.depth is not None else MAX_DEPTH
 
-        def report(it: Iteration) -> None:
+        def counts(nodes: int) -> str:
             ms = max(1, int(1000 * (time.perf_counter() - start)))
-            self.send(f"info depth {it.depth} score {it.uci_score()} nodes {it.total_nodes} "
-                      f"nps {int(it.total_nodes * 1000 / ms)} time {ms} pv {' '.join(move_to_uci(m) for m in it.pv)}")
+            return f"nodes {nodes} nps {int(nodes * 1000 / ms)} time {ms}"
+
+        def report(it: Iteration) -> None:
+            self.send(f"info depth {it.depth} score {it.uci_score()} {counts(it.total_nodes)} "
+                      f"pv {' '.join(move_to_uci(m) for m in it.pv)}")
 
         best = None
         try:
             if board is not None:
                 best = self.searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
                                            plan=plan, on_iteration=report)
+                if best is not None and self.searcher.searched_nodes > best.total_nodes:
+                    self.send(f"info {counts(self.searcher.searched_nodes)}")  # with the discarded iteration
         except Exception as exc:  # keep the protocol alive: report and fall back to a legal move
             self.info(f"search failed: {exc.__class__.__name__}: {exc}")
         no_limit = limits.infinite or (plan is None and limits.depth is None and limits.nodes is None)

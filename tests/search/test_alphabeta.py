@@ -321,7 +321,9 @@ def test_node_budget_stops_the_search_and_keeps_the_contract(positions: list[che
     for board in positions[:50]:
         b = from_chess(board)
         result = search(b, 3, CLASSIC, budget=10)
-        assert result.budget_exhausted and result.nodes <= 10 + 64 * 40
+        # the nodes past the budget are scored statically and not counted (issue 28: go nodes N
+        # searched more than N, up to 340 nodes more at N = 200,000)
+        assert result.budget_exhausted and result.nodes == 10
         if result.kind == KIND_EVAL:
             assert result.leaf_sign * evaluate(result.leaf, CLASSIC) * EVAL_SCALE == result.score
 

@@ -407,9 +407,9 @@ def test_workspace_names_what_the_search_left() -> None:
     assert ws.nodes == result.nodes > 0
     assert not ws.budget_exhausted and not ws.max_ply_reached and not ws.aborted
     search_kernel(ws.arrays, ws.state, b, 3, CLASSIC, 10, np.zeros(1, np.uint64), 0, np.zeros(0, np.uint64), np.zeros(0, np.int32))
-    assert ws.budget_exhausted
+    assert ws.budget_exhausted and ws.nodes == 10
     ws.abort()
-    assert ws.aborted
+    assert ws.aborted and ws.nodes == 10  # an abort keeps the count
 
 
 # ------------------------------------------------------------------ the fuzzer

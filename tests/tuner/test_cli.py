@@ -35,3 +35,43 @@ def test_bad_fen_is_one_line_error_without_traceback() -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "invalid FEN" in proc.stderr and "Traceback" not in proc.stderr
+
+
+HEAVY = ("numpy", "numba", "polars", "scipy", "chess", "tqdm", "tuner.commands.tune", "tuner.methods.mmto")
+
+
+def _modules_after(argv: list[str]) -> list[str]:
+    """The heavy modules a fresh interpreter holds after ``main(argv)`` exits (argparse exits)."""
+    code = ("import sys\nfrom tuner.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return eval(proc.stdout.strip().splitlines()[-1])  # a list of names printed by the line above
+
+
+def test_help_imports_no_command_module() -> None:
+    """Issue 28: ``tuner --help`` took 1.0-2.4 s building every command's parser (numba, polars,
+    the methods); now it lists the commands from :mod:`tuner.commands` and imports none of them
+    (0.2-0.3 s on a loaded 2-core machine, most of it Python's start)."""
+    assert _modules_after(["--help"]) == []
+    assert _modules_after([]) == []  # no command: the same help, exit code 2
+
+
+def test_a_command_help_imports_that_command_only() -> None:
+    loaded = _modules_after(["export", "--help"])
+    assert "tuner.commands.tune" not in loaded and "numba" not in loaded
+
+
+def test_help_lines_come_from_the_commands_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """The light table and the command modules give the same lines (each module's register
+    takes its help from the table)."""
+    from tuner.cli import build_parser
+    from tuner.commands import COMMANDS
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    light = capsys.readouterr().out
+    full = build_parser().format_help()
+    assert light == full
+    assert all(name in light for name in COMMANDS)
+    assert "tune      learn weights from a position set (mmto, ga, texel," in light

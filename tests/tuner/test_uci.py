@@ -17,6 +17,7 @@ import pytest
 from tuner.uci import GoLimits, parse_go
 
 UCI_COMMAND = [sys.executable, "-m", "tuner", "uci"]
+MIDDLE_GAME = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
 PLY_CAP = 300  # a self-play game that has not ended by then is stopped (and the test says so)
 
 
@@ -166,7 +167,7 @@ def test_garbage_lines_answer_info_string_and_engine_still_plays(raw_engine: Raw
 
 
 def test_clock_10s_plus_0_1s_answers_in_time(raw_engine: RawEngine) -> None:
-    fen = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
+    fen = MIDDLE_GAME
     raw_engine.send(f"position fen {fen}")
     start = time.monotonic()
     raw_engine.send("go wtime 10000 btime 10000 winc 100 binc 100")
@@ -229,3 +230,46 @@ def test_parse_go() -> None:
     assert plan is not None and 0 < plan.soft <= plan.hard <= (10000 - 30) / 3000
     tiny = GoLimits(wtime=50, btime=50, winc=0, binc=0).plan(False, 30)
     assert tiny is not None and tiny.hard < 0.05
+
+
+def test_isready_says_it_compiles_and_answers_when_ready(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: on an empty numba cache ``readyok`` came 44 s later without a word. Now
+    ``uci`` is answered at once, and ``isready`` says that the kernels compile, then answers
+    when they are ready (the warm-up is held here by an event instead of numba)."""
+    import io
+
+    import tuner.uci as uci
+    from search.weights import load_weights
+
+    release = threading.Event()
+    monkeypatch.setattr(uci, "is_compiled", lambda kernel: False)
+    monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self: release.wait(30))
+    out = io.StringIO()
+    engine = uci.UciEngine(load_weights("classic").values, out=out)
+    engine.handle("uci")
+    assert out.getvalue().endswith("uciok\n")
+    reader = threading.Thread(target=engine.handle, args=("isready",))
+    reader.start()
+    time.sleep(0.2)
+    assert out.getvalue().endswith(f"info string {uci.COMPILING_INFO}\n") and "readyok" not in out.getvalue()
+    release.set()
+    reader.join(10)
+    assert out.getvalue().endswith("readyok\n")
+    engine.handle("isready")  # said once
+    assert out.getvalue().count("compiling search kernels") == 1
+
+
+def test_isready_with_the_kernels_loaded_says_nothing_more() -> None:
+    import io
+
+    from search.convert import from_fen
+    from search.iterative import Searcher
+    from search.weights import load_weights
+    from tuner.uci import UciEngine
+
+    weights = load_weights("classic").values
+    Searcher(weights, tt_bits=4).think(from_fen(chess.STARTING_FEN), [], max_depth=1)  # compiled or loaded
+    out = io.StringIO()
+    engine = UciEngine(weights, out=out)
+    engine.handle("isready")
+    assert out.getvalue() == "readyok\n"

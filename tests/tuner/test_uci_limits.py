@@ -1,16 +1,19 @@
 """``tuner uci`` at its limits (issue 12): every ``go`` ends in a ``bestmove``, a rejected
-``position`` leaves no position (``bestmove 0000``), and out-of-range weights are refused."""
+``position`` leaves no position (``bestmove 0000``), and out-of-range weights are refused; and
+the limits a GUI sets are kept (issue 28): ``movetime`` used, ``nodes`` searched to the node."""
 
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import chess
+import chess.engine
 import numpy as np
 import pytest
-from tests.tuner.test_uci import UCI_COMMAND, RawEngine, started_engine
+from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND, RawEngine, started_engine
 
 from search.catalog import N_FEATURES
 from search.weights import Weights, save_weights
@@ -156,3 +159,29 @@ def test_parse_go_clamps_and_never_raises() -> None:
     limits, notes = parse_go(["mate", "3", "depth", "2"])
     assert limits == GoLimits(depth=2) and notes == ["go: mate is not supported, searching normally"]
     assert parse_go(["btime", "-20"])[0].btime == -20  # an overrun clock stays negative
+
+
+def test_python_chess_limits_are_kept() -> None:
+    """Issue 28: through python-chess ``Limit(time=1.0)`` used 0.22 s (no iteration started
+    that was predicted not to fit) and ``Limit(nodes=200000)`` searched 46,757 nodes. Bounds
+    wide enough for a loaded 2-core machine; bench/uci.py measures the figures."""
+    board = chess.Board(MIDDLE_GAME)
+    with chess.engine.SimpleEngine.popen_uci(UCI_COMMAND, timeout=300) as engine:
+        engine.play(board, chess.engine.Limit(depth=1))  # the kernel loaded, ucinewgame answered
+        start = time.perf_counter()
+        result = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL)
+        used = time.perf_counter() - start
+        assert result.move in board.legal_moves
+        assert 0.7 <= used <= 1.15, used
+        result = engine.play(board, chess.engine.Limit(nodes=200_000), info=chess.engine.INFO_ALL)
+        assert result.move in board.legal_moves
+        assert 190_000 <= result.info["nodes"] <= 200_000, result.info
+
+
+def test_movetime_plan_keeps_a_margin_of_at_most_a_tenth() -> None:
+    plan = GoLimits(movetime=1000).plan(True, 30)
+    assert plan is not None and plan.fill and plan.soft == plan.hard == 0.97
+    plan = GoLimits(movetime=100).plan(True, 30)
+    assert plan is not None and plan.hard == 0.09  # the overhead would have eaten 30 % of it
+    plan = GoLimits(movetime=1, wtime=5000).plan(True, 30)  # movetime wins over the clock
+    assert plan is not None and plan.hard == 0.001

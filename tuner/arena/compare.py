@@ -15,8 +15,8 @@ settings its figures are theirs:
 * an EPD suite: :func:`tuner.arena.epd.run_suite` and :func:`tuner.arena.epd.summarise`, as
   ``tuner bench epd``;
 * for a run folder, the tuning method (``config.toml``) and its wall time: the sum of
-  ``iteration_seconds`` over ``metrics.jsonl`` (seconds; compilation in the first iteration
-  included, time lost to an interruption not).
+  ``iteration_seconds`` over ``metrics.jsonl`` (seconds; numba's compilation and time lost
+  to an interruption not included).
 
 External UCI engines (:class:`tuner.arena.engines.EngineSpec`) take part in the games only.
 """
@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
 
 from search.evaluators import Evaluator, load_evaluator
 from search.weights import BUILTIN_SETS
@@ -52,6 +51,7 @@ from tuner.arena.match import (
 )
 from tuner.arena.movematch import measure_weight_sets
 from tuner.arena.ratings import PairScores, fit_ratings
+from tuner.progress import progress_bar
 from tuner.training.run_folder import RunDir, provenance
 from tuner.arena.sprt import Sprt
 
@@ -276,7 +276,7 @@ class CompareSettings:
 
 
 def _bar(total: int, desc: str, show: bool) -> Any:
-    return tqdm(total=total, desc=desc, unit="", disable=not show, leave=False, file=sys.stderr)
+    return progress_bar(total=total, desc=desc, unit="", disable=not show, leave=False, file=sys.stderr)
 
 
 def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, pool: Any,

@@ -310,8 +310,8 @@ def engine_answer(searcher: Searcher, fen: str, limits: SearchLimits) -> Answer:
     """The engine's move in ``fen`` under ``limits``: the one call into :mod:`tuner.uci`.
 
     As ``tuner uci`` after ``ucinewgame`` / ``position fen`` / ``go``: the table is cleared, the
-    position has no history, ``movetime`` becomes a time plan with equal soft and hard limits
-    (no move overhead).
+    position has no history, ``movetime`` becomes a fixed time plan (:meth:`TimePlan.fixed`:
+    deepen until then; no move overhead).
     """
     board = from_fen(fen)
     searcher.clear()
@@ -319,7 +319,7 @@ def engine_answer(searcher: Searcher, fen: str, limits: SearchLimits) -> Answer:
     plan = None
     if limits.movetime is not None:
         seconds = limits.movetime / 1000
-        plan = TimePlan(seconds, seconds)
+        plan = TimePlan.fixed(seconds)
     start = time.perf_counter()
     it: Iteration | None = searcher.think(board, [], max_depth=limits.depth or MAX_DEPTH,
                                           node_limit=limits.nodes, plan=plan)

@@ -55,7 +55,6 @@ import numpy as np
 
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.evaluation_api import EVAL_SCALE
 from search.evaluators import checked_evaluator
 from search.network import QuantizedNetwork
 from search.weights import atomic_write_text
@@ -297,7 +296,7 @@ def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Search
         else:
             plan = None
             if task.movetime is not None:
-                plan = TimePlan(task.movetime / 1000, task.movetime / 1000)
+                plan = TimePlan.fixed(task.movetime / 1000)
             it = engine.think(b, keys, max_depth=max_depth, node_limit=task.nodes, plan=plan)
             if it is None or not it.pv:  # cannot happen: the rules above caught positions without moves
                 raise RuntimeError(f"engine returned no move in {board.fen()}")

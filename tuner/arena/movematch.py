@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from search.evaluators import Evaluator
 from search.search_api import move_credit, sweep
+from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.errors import TunerError
 from tuner.training.executor import Executor, LocalExecutor
@@ -107,7 +107,7 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
     played = check_played(pos)
     results = []
     for name, w in weight_sets:
-        with tqdm(total=len(pos), unit="pos", desc=name, disable=not progress, leave=False, file=sys.stderr) as bar:
+        with progress_bar(total=len(pos), unit="pos", desc=name, disable=not progress, leave=False, file=sys.stderr) as bar:
             results.append((name, measure(pos, played, w, depth=depth, budget=DEFAULT_BUDGET,
                                           n_threads=threads or None, progress=bar.update,
                                           executor=executor)))

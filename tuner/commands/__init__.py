@@ -1,1 +1,29 @@
-"""Subcommands of the ``tuner`` command line, one module each."""
+"""Subcommands of the ``tuner`` command line, one module each, and the line ``tuner --help``
+shows for each: kept here, light, so that ``tuner --help`` imports no command module (they
+load numba, polars and the methods: 1 to 2 s) and only the command that runs is imported."""
+
+from __future__ import annotations
+
+#: command -> (module that defines it, its line in ``tuner --help``), in the order listed
+COMMANDS: dict[str, tuple[str, str]] = {
+    "perft": ("tuner.commands.perft", "count the leaves of the legal move tree of a position"),
+    "eval": ("tuner.commands.eval", "static evaluation of a position, with its largest terms"),
+    "ingest": ("tuner.commands.ingest", "turn PGN or position files into a position set (parquet + manifest)"),
+    "tune": ("tuner.commands.tune", "learn weights from a position set ({methods})"),
+    "export": ("tuner.commands.export", "write weights as JSON, a C header, packed S(mg, eg) tables, a Rust "
+                                        "module or a text view; a network as a C header with its forward pass"),
+    "uci": ("tuner.commands.uci", "play as a UCI engine (for GUIs and match runners)"),
+    "bench": ("tuner.commands.bench", "measure weight sets: move-match, matches, EPD suites, plots of runs"),
+    "moves": ("tuner.commands.moves", "the move-probability model: train it, predict with it, measure it"),
+    "warmup": ("tuner.commands.warmup", "compile every numba kernel ahead (run once after installing or updating)"),
+}
+
+
+def command_help(name: str) -> str:
+    """The ``tuner --help`` line of command ``name`` (``tune``'s names the registered methods)."""
+    text = COMMANDS[name][1]
+    if "{methods}" in text:
+        from tuner.methods.registry import method_names  # noqa: PLC0415
+
+        text = text.format(methods=", ".join(method_names()))
+    return text

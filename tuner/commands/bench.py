@@ -16,15 +16,16 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
 
 from search.evaluators import load_evaluator
 from search.weights import load_weights
+from tuner.commands import command_help
 from tuner.commands import bench_compare, bench_epd
 from tuner.commands.arguments import add_sprt_argument, add_weights_argument, load_weight_sets, sprt_of
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
+from tuner.progress import progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
@@ -64,7 +65,7 @@ The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (t
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("bench", help="measure weight sets: move-match, matches, EPD suites, plots of runs",
+    p = sub.add_parser("bench", help=command_help("bench"),
                        description="Measure weight sets: on held-out positions, against each other, "
                                    "and plot what a run learnt.")
     bench_sub = p.add_subparsers(dest="bench_command", metavar="WHAT")
@@ -120,7 +121,7 @@ def run_move_match_command(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         executor = None
         if args.executor == "dask":  # one cluster for every weight set: the positions go once
-            executor = DaskExecutor(scheduler=args.scheduler, workers=args.workers, threads_n=args.threads,
+            executor = DaskExecutor(scheduler=args.scheduler, workers=args.workers, n_threads=args.threads,
                                     log=lambda m: print(m, file=sys.stderr))
             stack.callback(executor.close)
         pos, results = measure_weight_sets(args.data, args.split, weight_sets, depth=args.depth,
@@ -183,7 +184,7 @@ def run_match_command(args: argparse.Namespace) -> int:
         print(f"note: {config.games // 2} game pairs but only {len(openings)} openings: openings repeat, "
               f"and repeated games are identical (the engines are deterministic)", file=sys.stderr)
     start = time.perf_counter()
-    with tqdm(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
+    with progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
         pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt)
     seconds = time.perf_counter() - start
     summary = summarize(pairs)

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
 
 from search.weights import atomic_write_text
 from tuner.commands.arguments import add_limit_arguments, add_weights_argument, check_workers, load_weight_sets
@@ -33,6 +32,7 @@ from tuner.arena.epd import (
     summarise,
 )
 from tuner.errors import TunerError
+from tuner.progress import progress_bar
 
 EPD_EPILOG = f"""\
 operations read: bm and am (moves in SAN or UCI), c8/c9 partial credit as the Strategic Test
@@ -94,7 +94,7 @@ def run_epd_command(args: argparse.Namespace) -> int:
             workers = max(2, len(dask.client.scheduler_info()["workers"]))
         for name, w in weight_sets:
             start = time.perf_counter()
-            with tqdm(total=len(positions), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
+            with progress_bar(total=len(positions), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
                       file=sys.stderr) as bar:
                 results = run_suite(positions, w, limits, workers, pool=pool, progress=bar.update)
             runs.append((name, results, time.perf_counter() - start))

@@ -11,11 +11,12 @@ from search.evaluation_api import evaluate, features
 from search.feature_kernels import phase_of
 from search.evaluators import load_evaluator, network_parts, static_scores
 from search.network import QuantizedNetwork
+from tuner.commands import command_help
 from tuner.errors import TunerError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("eval", help="static evaluation of a position, with its largest terms",
+    p = sub.add_parser("eval", help=command_help("eval"),
                        description="Print the static score of FEN (centipawns, side to move's view) "
                                    "and the features that contribute most to it.")
     p.add_argument("fen", metavar="FEN", help="position in FEN, or 'startpos'")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from search.weights import atomic_write_text, load_weights
+from tuner.commands import command_help
 from tuner.errors import TunerError
 from tuner.export.formats import FORMATS, display_name, export
 
@@ -17,8 +18,7 @@ NETWORK_FORMATS = ("c", "mtnn")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "export", help="write weights as JSON, a C header, packed S(mg, eg) tables, a Rust module or a text view; "
-                       "a network as a C header with its forward pass",
+        "export", help=command_help("export"),
         description="Export WEIGHTS as the evaluator's JSON (json), a C header (c) or a Rust module (rust) with "
                     "named arrays (piece values, middle/end-game piece-square tables in a1..h8 order, every "
                     "other term), packed S(mg, eg) pairs in the catalogue's order as Texel-style tuners print "

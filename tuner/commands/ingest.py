@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tuner.commands import command_help
 import tuner
 from tuner.config import add_arguments, from_namespace, load_toml
 from tuner.errors import TunerError
@@ -49,7 +50,7 @@ settings, whatever --workers.
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("ingest", help="turn PGN or position files into a position set (parquet + manifest)",
+    p = sub.add_parser("ingest", help=command_help("ingest"),
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pgn", nargs="*", metavar="FILE", help="PGN or position files, read in the order given")
     p.add_argument("--out", metavar="DIR",

@@ -14,6 +14,7 @@ import numpy as np
 
 from search.convert import STARTING_FEN, from_fen, legal_moves, move_to_uci, push
 from search.perft import PERFT_SUITE, perft
+from tuner.commands import command_help
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt
 
 #: deepest subtree counted by one kernel call: at most a few million leaves (under 0.1 s with
@@ -22,7 +23,7 @@ SPLIT_DEPTH = 4
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("perft", help="count the leaves of the legal move tree of a position",
+    p = sub.add_parser("perft", help=command_help("perft"),
                        description="Count the leaf nodes of the legal move tree of FEN to DEPTH plies.")
     p.add_argument("fen", metavar="FEN",
                    help="position in FEN, 'startpos', or a perft suite name (kiwipete, position3..6)")

@@ -28,6 +28,7 @@ from typing import Any
 from tqdm import tqdm
 
 from search.evaluators import kind_of
+from tuner.commands import command_help
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
 from tuner.training.driver import drive
@@ -81,10 +82,9 @@ def recipe_line(path: Path = DEFAULT_RECIPE) -> str:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    names = ", ".join(methods())
     top, tables = recipe_settings()
     recipe_method = str(top.get("method", TuneConfig().method))
-    p = sub.add_parser("tune", help=f"learn weights from a position set ({names})",
+    p = sub.add_parser("tune", help=command_help("tune"),
                        description="Fit the evaluator's weights so that the engine's shallow search "
                                    "prefers the moves played in a position set (tuner ingest), or fits "
                                    "its results. Writes RUN/config.toml, RUN/metrics.jsonl (a line per "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from tuner.commands import command_help
 from tuner.errors import TunerError
 from tuner.uci import serve
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "uci", help="play as a UCI engine (for GUIs and match runners)",
+        "uci", help=command_help("uci"),
         description="Speak the UCI protocol on standard input/output, searching with the numba "
                     "alpha-beta (iterative deepening, transposition table for move ordering) and "
                     "evaluating with WEIGHTS. Options: Weights, Hash (MiB), MoveOverhead (ms).")

@@ -34,7 +34,6 @@ from typing import Any, TextIO
 
 import chess
 import numpy as np
-from tqdm import tqdm
 
 from search.convert import from_chess
 from tuner import __version__
@@ -68,6 +67,7 @@ from tuner.ingest.writer import (
     staging_path,
     write_manifest,
 )
+from tuner.progress import Progress, progress_bar
 
 #: Games per batch sent to a worker (and bytes, whichever is reached first).
 BATCH_GAMES = 64
@@ -276,7 +276,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
         writer = PositionWriter(staging, dedup=config.dedup)
         tally = _Tally()
         total = sum(inp.size for inp in inputs)
-        with tqdm(total=total, unit="B", unit_scale=True, desc="ingest", disable=None if progress is None else not progress,
+        with progress_bar(total=total, unit="B", unit_scale=True, desc="ingest", disable=None if progress is None else not progress,
                   file=sys.stderr, leave=False) as bar:
             counter = _ByteCounter()
             for batch, result in _run(_batches(iter_games(inputs, digests, counter), counter), config, workers):
@@ -325,7 +325,7 @@ def _check_position_files(inputs: list[InputFile], digests: list[FileDigest], ta
 
 
 def _account_lines(batch: _Batch, result: LinesOutcome, tally: _Tally, inputs: list[InputFile],
-                   bar: tqdm[Any], log: TextIO) -> None:
+                   bar: Progress, log: TextIO) -> None:
     tally.lines += result.records
     tally.lines_rejected.update(result.rejected)
     tally.dropped.update(result.dropped)
@@ -336,7 +336,7 @@ def _account_lines(batch: _Batch, result: LinesOutcome, tally: _Tally, inputs: l
 
 
 def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[InputFile],
-            bar: tqdm[Any], log: TextIO, *, hold: bool = False) -> None:
+            bar: Progress, log: TextIO, *, hold: bool = False) -> None:
     """Count problems (sorted by file and line here), keep the first ones for the manifest,
     print the first few (``hold``: not yet, see :attr:`_Tally.held`)."""
     problems.sort(key=lambda fp: (fp[0], fp[1].line))
@@ -359,7 +359,7 @@ def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[Inp
 
 
 def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[InputFile],
-             bar: tqdm[Any], log: TextIO) -> None:
+             bar: Progress, log: TextIO) -> None:
     problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
     for outcome, chunk in zip(result.outcomes, batch.chunks, strict=True):
         tally.read += 1

@@ -30,35 +30,11 @@ Duchess's safeguards (Real & Blair): the update of a node ``d`` plies below the 
 by ``lambda_depth ** d`` (their lambda = 1/3), and no weight moves more than ``max_step``
 centipawns per search (0: no cap).
 
-Four choices make RootStrap and TreeStrap learn from untrained weights here; each was found
-by a failure, measured with ``bench/bootstrap.py``'s setting (TreeStrap(alpha-beta), 2 CPU
-minutes of self-play at depth 2, then 40 games at depth 2 against the ``material`` set):
-
-* ``fixed_pawn`` (default on): the pawn's two material weights keep their start values. The
-  targets come from the evaluation being learnt, so nothing else fixes its scale: with the
-  pawn free, the weights inflated (queen at the 30,000 bound, pawn negative) or collapsed
-  (every piece within 60 cp of 0), depending on the rate.
-* ``mate_cp`` (default 1500): targets are clipped to +-mate_cp, so a node whose value is a
-  mate is moved towards +-mate_cp instead of being left out. Without a terminal signal an
-  all-zero evaluation is a fixed point of the update (every node's value equals its
-  evaluation) and the piece values have no reason to grow: they stayed within 10 cp of 0 with
-  the pawn fixed. Mates are the game's outcome, as the results are TD-Leaf's. The clip also
-  bounds the scale: RootStrap with mates as targets but values unclipped diverged (rms error
-  35,000 cp after 4 minutes).
-* ``quiet_leaves`` (default on): a node's evaluation is its quiescence value, the static value
-  of its quiescence search's PV leaf, and the update follows that leaf's features (see
-  :func:`tree_direction`). The static value of a node in the middle of an exchange cannot see
-  the recapture; moving it towards the search value teaches that material does not count
-  (knight 55, rook 78 cp), or with quiescence nodes updated too, inflates it (knight 1,236,
-  rook 3,491 cp) and diverges.
-* ``normalize`` (default on): the normalized LMS rule, so ``lr`` is the fraction of a search's
-  mean error removed and one rate suits trees of any size; the plain sum diverged (rms error
-  above 8,000 cp) at the rate that suited small trees.
-
-With all four, TreeStrap(alpha-beta) scored 73.75 % against ``material`` (0/0/8/5/7 game pairs
-scoring 0/0.5/1/1.5/2), knight 172, bishop 253, rook 368, queen 332 cp and still rising after
-2 minutes; with each node's static value instead (quiescence nodes left out), 31.25 %;
-without the mate targets, 43.75 % (docs/bootstrap.md lists every run).
+Four settings make RootStrap and TreeStrap learn from untrained weights here, all on by
+default: ``fixed_pawn`` (the pawn's material weights keep their start values and fix the scale),
+``mate_cp`` (targets clipped to +-mate_cp, a mate's value being that bound), ``quiet_leaves`` (a
+node's evaluation is the static value of its quiescence PV leaf, :func:`tree_direction`) and
+``normalize`` (normalized LMS). ``docs/bootstrap.md`` has the runs that showed each is needed.
 
 Positions come from self-play (``source = "selfplay"``: the engine plays itself from the
 shipped openings with the weights it is learning, both sides learning, at a fixed depth or node
@@ -96,6 +72,7 @@ from tuner.arena.match import DEFAULT_OPENINGS, OpeningsFileError, load_openings
 from tuner.methods.registry import Method
 from tuner.training.optim import floats_from_json, floats_to_json, to_search_weights
 from tuner.training.training_data import TrainingData
+from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import mask_of, tuning_bounds
 
@@ -398,14 +375,22 @@ def _rules_end(board: chess.Board, plies: int, max_plies: int) -> tuple[str, str
 
 
 class BootstrapTrainer:
-    """One of RootStrap, TreeStrap(minimax), TreeStrap(alpha-beta), TD-Leaf (module docstring);
-    an outer iteration is ``games`` self-play games or ``positions`` positions."""
+    """What the four methods share (module docstring): the weights and their float master
+    copy, the capped, clipped update, the sources of positions (self-play games or a position
+    set's training split), the CPU-time limit and the checkpoint. An outer iteration is
+    ``games`` self-play games or ``positions`` positions. A method is a subclass that says
+    which search it learns from (:attr:`minimax`, :meth:`records_quiescence`) and what it learns
+    from each search (:meth:`learn`), and, for TD-Leaf, how it walks games
+    (:meth:`game_trace`, :meth:`end_game`)."""
 
+    #: the method's name (registry and messages)
     method = ""
+    #: whether its searches are full-width minimax (TreeStrap(minimax)) rather than alpha-beta
+    minimax = False
 
-    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: np.ndarray, *,
-                 log: Any = print, progress: bool = True) -> None:
-        self.common, self.cfg, self.data, self.log = common, cfg, data, log
+    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: np.ndarray,
+                 ctx: RunContext) -> None:
+        self.common, self.cfg, self.data, self.ctx = common, cfg, data, ctx
         self.trainable = mask_of(common.train, "train")
         if cfg.fixed_pawn:
             self.trainable &= ~mask_of(PAWN_MATERIAL, "fixed_pawn")
@@ -422,26 +407,38 @@ class BootstrapTrainer:
                 self.openings = [op.fen for op in load_openings(path)]
             except OpeningsFileError as exc:
                 raise TunerError(str(exc)) from None
-        elif self.method == TDLEAF and data.train.results is None:
-            raise TunerError(f"{common.data}: tdleaf from positions needs the games' results")
         self.run_dir = Path(common.out) if common.out else None
 
-    def _td(self) -> TDLeafConfig:
-        """TD-Leaf's settings (only the tdleaf method has them)."""
-        if not isinstance(self.cfg, TDLeafConfig):
-            raise TypeError(f"{self.method} has no TD-Leaf settings")
-        return self.cfg
+    # -- what a method says
+    def records_quiescence(self) -> bool:
+        """Whether its searches record the interior nodes of their quiescence searches."""
+        return False
+
+    def learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
+        """Learn from one search ``rec`` of ``board`` (``trace``: the game's, for TD-Leaf)."""
+        raise NotImplementedError
+
+    def game_trace(self) -> TDLeafTrace | None:
+        """A new game's learning state (TD-Leaf's eligibility trace), or None."""
+        return None
+
+    def end_game(self, trace: TDLeafTrace | None, white_result: float, tally: Tally) -> None:
+        """Learn from a game's end (``white_result``: +1, 0, -1 from White's view)."""
+
+    def rms_error(self, tally: Tally) -> float | None:
+        """The root mean square error of an iteration's updated nodes, in cp (None: not defined)."""
+        return math.sqrt(tally.sq_error / tally.used) if tally.used else None
+
+    def extra_metrics(self, tally: Tally) -> dict[str, Any]:
+        """The method's own further figures of an iteration."""
+        return {}
 
     # -- learning from one search
     def _search(self, board: np.ndarray, keys: list[int] | None) -> TreeRecord:
         cfg = self.cfg
-        minimax = self.method == TREESTRAP_MM
-        # quiescence nodes are recorded only where they are learnt from: with quiet leaves their
-        # target is their own quiescence value, and tree_direction drops them
-        tree = self.method in (TREESTRAP_MM, TREESTRAP_AB)
         rec = self.searcher.search(board, self.w, depth=cfg.search_depth, nodes=cfg.nodes,
                                    history_keys=np.array(keys, dtype=np.uint64) if keys else None,
-                                   minimax=minimax, quiescence=tree and cfg.quiescence_nodes and not cfg.quiet_leaves,
+                                   minimax=self.minimax, quiescence=self.records_quiescence(),
                                    budget=self.common.budget)
         if rec.overflow:
             raise TunerError(f"{self.method}: a search recorded more than {MAX_RECORDS} interior nodes; "
@@ -453,41 +450,10 @@ class BootstrapTrainer:
         self.master = np.clip(self.master + step, self.low, self.high)
         self.w = to_search_weights(self.master, self.low, self.high)
 
-    def _learn_tree(self, rec: TreeRecord, tally: Tally) -> None:
-        direction, fig = tree_direction(rec, self.method, lambda_depth=self.cfg.lambda_depth,
-                                        quiescence=self.cfg.quiescence_nodes,
-                                        normalize=self.cfg.normalize,
-                                        quiet_weights=self.w if self.cfg.quiet_leaves else None,
-                                        mate_cp=self.cfg.mate_cp)
-        tally.used += int(fig["nodes"])
-        tally.updated += int(fig["updated"])
-        tally.sq_error += fig["sq_error"]
-        if fig["updated"]:
-            self._apply(direction)
-
-    def _learn_td(self, trace: TDLeafTrace, rec: TreeRecord, board: np.ndarray, tally: Tally) -> None:
-        j, grad = leaf_j(rec, board, self._td().td_scale)
-        white = 1.0 if int(board[W_STM]) == 0 else -1.0
-        out = trace.observe(white * j, white * grad)
-        if out is not None:
-            self._td_step(out, tally)
-
-    def _td_step(self, out: tuple[np.ndarray, float], tally: Tally) -> None:
-        direction, d = out
-        tally.td_abs += abs(d)
-        tally.td_n += 1
-        tally.used += 1
-        if d != 0.0 and direction.any():
-            tally.updated += 1
-            self._apply(direction)
-
     def _learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
         tally.searches += 1
         tally.nodes += rec.nodes
-        if trace is not None:
-            self._learn_td(trace, rec, board, tally)
-        else:
-            self._learn_tree(rec, tally)
+        self.learn(rec, board, trace, tally)
 
     # -- sources
     def _selfplay_game(self, fen: str, tally: Tally, name: str) -> chess.pgn.Game:
@@ -496,7 +462,7 @@ class BootstrapTrainer:
         b = from_fen(fen)
         keys: list[int] = []
         self.searcher.clear()
-        trace = TDLeafTrace(N_FEATURES, self._td().td_lambda) if self.method == TDLEAF else None
+        trace = self.game_trace()
         game = chess.pgn.Game()
         game.setup(board)
         node: chess.pgn.GameNode = game
@@ -518,10 +484,7 @@ class BootstrapTrainer:
                 else ("+M" if rec.score > 0 else "-M")
             check_interrupt()
         result, reason = end
-        if trace is not None:
-            out = trace.finish({"1-0": 1.0, "0-1": -1.0}.get(result, 0.0))
-            if out is not None:
-                self._td_step(out, tally)
+        self.end_game(trace, {"1-0": 1.0, "0-1": -1.0}.get(result, 0.0), tally)
         tally.games += 1
         tally.plies += len(keys)
         tally.white_points += {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
@@ -540,41 +503,14 @@ class BootstrapTrainer:
             atomic_write_text(folder / f"iter-{iteration:04d}.pgn", "\n\n".join(str(g) for g in games) + "\n")
 
     def _positions(self, iteration: int, tally: Tally) -> None:
-        pos = self.data.train
+        """``positions`` positions of the training split, drawn with a seed per iteration."""
         rng = np.random.default_rng([self.common.seed, iteration])
-        if self.method != TDLEAF:
-            rows = rng.permutation(len(pos))[: self.cfg.positions]
-            for r in rows:
-                self.searcher.clear()
-                b = pos.boards[r]
-                self._learn(self._search(b, None), b, None, tally)
-                check_interrupt()
-            return
-        results = pos.results
-        assert results is not None
-        ids = pos.game_ids
-        order = rng.permutation(np.unique(ids))
-        taken = 0
-        for g in order:
-            if taken >= self.cfg.positions:
-                break
-            rows = np.flatnonzero(ids == g)
-            if not np.isfinite(results[rows[0]]):
-                continue  # an unfinished game: no final target
+        pos = self.data.train
+        for r in rng.permutation(len(pos))[: self.cfg.positions]:
             self.searcher.clear()
-            trace = TDLeafTrace(N_FEATURES, self._td().td_lambda)
-            for r in rows:
-                b = pos.boards[r]
-                self._learn(self._search(b, None), b, trace, tally)
-                check_interrupt()
-            r0 = rows[-1]
-            white_score = results[r0] if int(pos.boards[r0][W_STM]) == 0 else 1.0 - results[r0]
-            out = trace.finish(2.0 * white_score - 1.0)
-            if out is not None:
-                self._td_step(out, tally)
-            taken += len(rows)
-            tally.games += 1
-            tally.plies += len(rows)
+            b = pos.boards[r]
+            self._learn(self._search(b, None), b, None, tally)
+            check_interrupt()
 
     # -- the Trainer protocol
     def begin(self) -> dict[str, Any]:
@@ -597,13 +533,10 @@ class BootstrapTrainer:
         self.elapsed += seconds
         out: dict[str, Any] = {
             "searches": tally.searches, "nodes": tally.nodes, "nodes_used": tally.used,
-            "nodes_updated": tally.updated,
-            "rms_error_cp": math.sqrt(tally.sq_error / tally.used) if tally.used and self.method != TDLEAF else None,
+            "nodes_updated": tally.updated, "rms_error_cp": self.rms_error(tally),
             "weight_change": int(np.abs(self.w.astype(np.int64) - before).sum()),
-            "train_seconds": round(self.elapsed, 3),
+            "train_seconds": round(self.elapsed, 3), **self.extra_metrics(tally),
         }
-        if self.method == TDLEAF:
-            out["mean_abs_td"] = tally.td_abs / tally.td_n if tally.td_n else None
         if tally.games:
             out.update({"games": tally.games, "plies": tally.plies,
                         "white_score": round(tally.white_points / tally.games, 4) if self.cfg.source == "selfplay"
@@ -622,20 +555,125 @@ class BootstrapTrainer:
         return None
 
 
-class RootStrapTrainer(BootstrapTrainer):
+class SearchTargetTrainer(BootstrapTrainer):
+    """RootStrap and TreeStrap: nodes of each search moved towards their search values
+    (:func:`tree_direction`)."""
+
+    def learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
+        direction, fig = tree_direction(rec, self.method, lambda_depth=self.cfg.lambda_depth,
+                                        quiescence=self.cfg.quiescence_nodes,
+                                        normalize=self.cfg.normalize,
+                                        quiet_weights=self.w if self.cfg.quiet_leaves else None,
+                                        mate_cp=self.cfg.mate_cp)
+        tally.used += int(fig["nodes"])
+        tally.updated += int(fig["updated"])
+        tally.sq_error += fig["sq_error"]
+        if fig["updated"]:
+            self._apply(direction)
+
+
+class RootStrapTrainer(SearchTargetTrainer):
+    """RootStrap(alpha-beta): the root of each search."""
+
     method = ROOTSTRAP
 
 
-class TreeStrapMMTrainer(BootstrapTrainer):
+class TreeStrapTrainer(SearchTargetTrainer):
+    """TreeStrap: every interior node of each search."""
+
+    def records_quiescence(self) -> bool:
+        # quiescence nodes are recorded only where they are learnt from: with quiet leaves their
+        # target is their own quiescence value, and tree_direction drops them
+        return self.cfg.quiescence_nodes and not self.cfg.quiet_leaves
+
+
+class TreeStrapMMTrainer(TreeStrapTrainer):
+    """TreeStrap(minimax): a full-width minimax tree, exact targets."""
+
     method = TREESTRAP_MM
+    minimax = True
 
 
-class TreeStrapABTrainer(BootstrapTrainer):
+class TreeStrapABTrainer(TreeStrapTrainer):
+    """TreeStrap(alpha-beta): the alpha-beta tree, one-sided targets at bounds."""
+
     method = TREESTRAP_AB
 
 
 class TDLeafTrainer(BootstrapTrainer):
+    """TD-Leaf(lambda): each game's PV leaves towards the later searches' and the result, online
+    with an eligibility trace (:class:`TDLeafTrace`); from a position set it walks whole games in
+    order, their results as the final targets."""
+
     method = TDLEAF
+
+    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: np.ndarray,
+                 ctx: RunContext) -> None:
+        super().__init__(common, cfg, data, w0, ctx)
+        if not isinstance(cfg, TDLeafConfig):
+            raise TypeError(f"{self.method} needs TD-Leaf settings, not {type(cfg).__name__}")
+        self.td = cfg
+        if cfg.source != "selfplay" and data.train.results is None:
+            raise TunerError(f"{common.data}: tdleaf from positions needs the games' results")
+
+    def game_trace(self) -> TDLeafTrace:
+        return TDLeafTrace(N_FEATURES, self.td.td_lambda)
+
+    def learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
+        assert trace is not None  # TD-Leaf learns within games
+        j, grad = leaf_j(rec, board, self.td.td_scale)
+        white = 1.0 if int(board[W_STM]) == 0 else -1.0
+        out = trace.observe(white * j, white * grad)
+        if out is not None:
+            self._td_step(out, tally)
+
+    def end_game(self, trace: TDLeafTrace | None, white_result: float, tally: Tally) -> None:
+        assert trace is not None
+        out = trace.finish(white_result)
+        if out is not None:
+            self._td_step(out, tally)
+
+    def _td_step(self, out: tuple[np.ndarray, float], tally: Tally) -> None:
+        direction, d = out
+        tally.td_abs += abs(d)
+        tally.td_n += 1
+        tally.used += 1
+        if d != 0.0 and direction.any():
+            tally.updated += 1
+            self._apply(direction)
+
+    def rms_error(self, tally: Tally) -> float | None:
+        return None
+
+    def extra_metrics(self, tally: Tally) -> dict[str, Any]:
+        return {"mean_abs_td": tally.td_abs / tally.td_n if tally.td_n else None}
+
+    def _positions(self, iteration: int, tally: Tally) -> None:
+        """Whole games of the training split, in a seeded order, until ``positions`` positions."""
+        pos = self.data.train
+        rng = np.random.default_rng([self.common.seed, iteration])
+        results = pos.results
+        assert results is not None
+        ids = pos.game_ids
+        taken = 0
+        for g in rng.permutation(np.unique(ids)):
+            if taken >= self.cfg.positions:
+                break
+            rows = np.flatnonzero(ids == g)
+            if not np.isfinite(results[rows[0]]):
+                continue  # an unfinished game: no final target
+            self.searcher.clear()
+            trace = self.game_trace()
+            for r in rows:
+                b = pos.boards[r]
+                self._learn(self._search(b, None), b, trace, tally)
+                check_interrupt()
+            r0 = rows[-1]
+            white_score = results[r0] if int(pos.boards[r0][W_STM]) == 0 else 1.0 - results[r0]
+            self.end_game(trace, 2.0 * white_score - 1.0, tally)
+            taken += len(rows)
+            tally.games += 1
+            tally.plies += len(rows)
 
 
 _PANELS = [("error of the updated nodes (cp, rms)", [("rms_error_cp", "rms error")])]

@@ -42,13 +42,13 @@ from deap import base, tools
 from search.catalog import N_BASE
 from tuner.config import help_field
 from tuner.training.driver import drive
-from tuner.training.executor import current_executor
 from tuner.methods.registry import Method
 from tuner.training.run_folder import Checkpoint, RunDir
 from search.evaluators import Evaluator
-from tuner.training.paced import Pacer, paced_move_match
+from tuner.training.paced import paced_move_match
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.run_context import RunContext
+from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import mask_of, tuning_bounds
 
 
@@ -289,15 +289,15 @@ def initial_population(cfg: GaConfig, codec: Codec) -> list[Individual]:
     return pop
 
 
-def evaluate_population(common: TuneConfig, data: TrainingData, codec: Codec, pop: list[Individual],
-                        sample: np.ndarray, *, pacer: Pacer | None = None) -> np.ndarray:
-    """Fitness of every individual on the sampled training positions: a batched search, cut
-    into calls of about ``pacer.target`` seconds with a Ctrl-C check between them (the same
-    result as one call)."""
+def evaluate_population(ctx: RunContext, common: TuneConfig, data: TrainingData, codec: Codec,
+                        pop: list[Individual], sample: np.ndarray) -> np.ndarray:
+    """Fitness of every individual on the sampled training positions: a batched search on
+    ``ctx``'s executor, cut into calls of about 0.4 s with a Ctrl-C check between them (the
+    same result as one call)."""
     weights = np.stack([codec.weights(np.asarray(ind)) for ind in pop]).astype(np.int32)
     m = paced_move_match(data.train.boards, data.train.played, weights, common.depth, rows=sample,
-                         budget=common.budget, threads_n=n_threads(common), pacer=pacer,
-                         executor=current_executor(n_threads(common)), what="ga-fitness")
+                         budget=common.budget, n_threads=ctx.threads, pacer=ctx.pacer("ga-fitness"),
+                         executor=ctx.executor, what="ga-fitness")
     fitness: np.ndarray = m.mean(axis=1)
     return fitness
 
@@ -319,15 +319,14 @@ class GaTrainer:
     weights): the driver measures it on the validation split and keeps the best so far, which
     is what ``RUN/weights.json`` holds (model selection on the validation split)."""
 
-    def __init__(self, common: TuneConfig, cfg: GaConfig, data: TrainingData, w0: np.ndarray, *,
-                 log: Any = print, progress: bool = True) -> None:
-        self.common, self.cfg, self.data, self.log = common, cfg, data, log
+    def __init__(self, common: TuneConfig, cfg: GaConfig, data: TrainingData, w0: np.ndarray,
+                 ctx: RunContext) -> None:
+        self.common, self.cfg, self.data, self.ctx = common, cfg, data, ctx
         self.codec = make_codec(common, cfg, w0)
         if self.codec.length == 0:
             raise ValueError("no trainable weights: check --train")
         self.tb = toolbox_for(cfg, self.codec)
         self.hof = tools.HallOfFame(max(cfg.elite, 1), similar=np.array_equal)
-        self.pacer = Pacer()
         self.pop: list[Individual] = []
         self.rstate: Any = None
         self.current = self.codec.start.copy()
@@ -337,7 +336,7 @@ class GaTrainer:
         with python_random(rstate) as box:
             self.pop = initial_population(self.cfg, self.codec)
         self.rstate = box[0]
-        self.log(f"ga: {self.codec.length} genes ({len(self.codec.trainable)} weights, {self.cfg.encoding})")
+        self.ctx.log(f"ga: {self.codec.length} genes ({len(self.codec.trainable)} weights, {self.cfg.encoding})")
         return {"generation": 0}
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -355,7 +354,7 @@ class GaTrainer:
         # the hall of fame holds fitness measured on other samples: re-measure its members on
         # this one, in the same batched search as the population
         members = list(hof.items)
-        scores = evaluate_population(self.common, self.data, self.codec, self.pop + members, sample, pacer=self.pacer)
+        scores = evaluate_population(self.ctx, self.common, self.data, self.codec, self.pop + members, sample)
         fitness = scores[: len(self.pop)]
         for ind, f in zip(self.pop + members, scores):
             ind.fitness.values = (float(f),)

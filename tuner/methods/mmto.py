@@ -36,11 +36,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
+from tuner.progress import progress_bar
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.optim.grid import grid_adjacent_step, l1_penalty
 from objectives.mmto import objective, sweep_loss
@@ -51,7 +51,7 @@ from search.evaluation_api import EVAL_SCALE
 from tuner.training.positions import Positions
 from tuner.training.driver import drive
 from tuner.errors import TunerError, check_interrupt
-from tuner.training.executor import Executor, LocalExecutor, current_executor
+from tuner.training.executor import Executor, LocalExecutor
 from tuner.methods.registry import Method
 from tuner.methods.mmto_config import MmtoConfig, stalled
 from tuner.arena.movematch import top_k_credit
@@ -61,7 +61,8 @@ from search.network import QuantizedNetwork
 from tuner.training.run_folder import Checkpoint, RunDir
 from tuner.training.paced import Pacer, paced_sweep
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.run_context import RunContext
+from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
 
 
@@ -83,6 +84,34 @@ class LeafTable:
     results: np.ndarray
 
 
+class KeptRows(NamedTuple):
+    """The rows of one chunk's sweep that the updates use (layout: :mod:`objectives.mmto`):
+    per-position row pointers int64[P+1], each played move's row int64[P], the constant score
+    of a row whose search ended in a verdict int64[R] (0 for a leaf), and the rows' signed leaf
+    features in CSR form (indptr int64[R+1], indices, values)."""
+
+    pos_ptr: np.ndarray
+    played: np.ndarray
+    offset: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+
+
+class SweepChunk(NamedTuple):
+    """What one chunk of :func:`search_training_set` returns: the move loss summed over the
+    chunk (its per-position value times its positions), the sum of its move-match credits, its
+    sweep rows, its nodes, the rows kept for the updates, and each played move's score
+    (int64[P], eval units, the mover's view)."""
+
+    j_sum: float
+    match_sum: float
+    rows: int
+    nodes: int
+    kept: KeptRows
+    played_scores: np.ndarray
+
+
 @dataclass(frozen=True)
 class SweepSummary:
     """What a search of the training set measured, and the leaves it stored."""
@@ -96,32 +125,32 @@ class SweepSummary:
 
 
 def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
-                        budget: int, slope: float, window: float, threads_n: int,
+                        budget: int, slope: float, window: float, n_threads: int,
                         progress: bool, pacer: Pacer | None = None, executor: Executor | None = None,
                         batch: int = SWEEP_BATCH, loss: str = "sigmoid") -> SweepSummary:
     """Step 1: sweep every position, measure the move loss and move-match, store the PV leaves.
 
     The positions go in chunks of ``batch`` through ``executor`` (default: this process with
-    ``threads_n`` threads, each chunk searched in shorter calls (``pacer``) with Ctrl-C checks
+    ``n_threads`` threads, each chunk searched in shorter calls (``pacer``) with Ctrl-C checks
     between them); the figures are summed per chunk in chunk order, whatever ran them."""
-    executor = executor or LocalExecutor(threads_n)
-    parts: list[tuple[np.ndarray, ...]] = []
+    executor = executor or LocalExecutor(n_threads)
+    parts: list[KeptRows] = []
     played_scores: list[np.ndarray] = []
     j_sum = 0.0
     match_sum = 0.0
     rows_total = 0
     nodes = 0
-    bar = tqdm(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
-    with threads(threads_n):
-        for a, z, (j_part, match_part, rows_n, nodes_n, kept, scores_d) in executor.map_chunks(
+    bar = progress_bar(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
+    with threads(n_threads):
+        for a, z, chunk in executor.map_chunks(
                 search_chunk, (pos.boards, played_index), size=batch, shared={"w": w}, pacer=pacer,
                 what="mmto-sweep", depth=depth, budget=budget, slope=slope, window=window, loss=loss):
-            j_sum += j_part
-            match_sum += match_part
-            rows_total += rows_n
-            nodes += nodes_n
-            parts.append(kept)
-            played_scores.append(scores_d)
+            j_sum += chunk.j_sum
+            match_sum += chunk.match_sum
+            rows_total += chunk.rows
+            nodes += chunk.nodes
+            parts.append(chunk.kept)
+            played_scores.append(chunk.played_scores)
             bar.update(z - a)
     bar.close()
     results = pos.results if pos.results is not None else np.full(len(pos), np.nan)
@@ -131,20 +160,17 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
 
 
 def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray, depth: int, budget: int,
-                 slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid") -> tuple[Any, ...]:
-    """One chunk of :func:`search_training_set` (run by an executor, perhaps on a Dask worker):
-    the move loss summed over the chunk (its per-position value times its positions), the sum of
-    its move-match credits, its rows, its nodes, the rows kept for the updates, and each played
-    move's score (int64, eval units)."""
+                 slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid") -> SweepChunk:
+    """One chunk of :func:`search_training_set` (run by an executor, perhaps on a Dask worker)."""
     sw = paced_sweep(boards, depth, w, budget=budget, pacer=pacer or Pacer())
     rows = sw.pos_ptr[:-1] + played_index
     j_part = sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE, loss=loss) * len(boards)
     match_part = float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
-    return (j_part, match_part, len(sw.scores), int(sw.nodes.sum()),
-            _keep_rows(sw, rows, window, one_sided=loss == "softmax"), sw.scores[rows].astype(np.int64))
+    return SweepChunk(j_part, match_part, len(sw.scores), int(sw.nodes.sum()),
+                      _keep_rows(sw, rows, window, one_sided=loss == "softmax"), sw.scores[rows].astype(np.int64))
 
 
-def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> tuple[np.ndarray, ...]:
+def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> KeptRows:
     """The rows of one sweep batch that the updates use, with their signed leaf features:
     those within ``window`` centipawns of the played move's score (``one_sided``: every move
     scored above it too, as a softmax's gradient is largest there)."""
@@ -170,10 +196,10 @@ def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bo
     signs = np.where(leaf, sw.signs, 0)[keep].astype(np.int8)
     offset = np.where(leaf, 0, sw.scores)[keep].astype(np.int64)
     indptr, indices, values = signed_features(sw.leaves[keep], signs)
-    return pos_ptr, played, offset, indptr, indices, values
+    return KeptRows(pos_ptr, played, offset, indptr, indices, values)
 
 
-def _concatenate(parts: list[tuple[np.ndarray, ...]], results: np.ndarray) -> LeafTable:
+def _concatenate(parts: list[KeptRows], results: np.ndarray) -> LeafTable:
     pos_ptrs, playeds, offsets, indptrs, indices, values = [], [], [], [], [], []
     row_base = 0
     nnz_base = 0
@@ -229,7 +255,7 @@ def result_error(summary: SweepSummary, k: float) -> float:
     return loss_of_scores(summary.played_scores[has].astype(np.float64), results[has], k, EVAL_SCALE)
 
 
-def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, threads_n: int,
+def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, n_threads: int,
            progress: bool, k: float = 0.0, adam: AdamState | None = None) -> tuple[np.ndarray, list[float]]:
     """Step 2: ``inner_steps`` updates from the stored leaves; returns the new weights and the
     objective (on the stored rows, without L1) before each step.
@@ -240,8 +266,8 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, th
     by removing its subset's mean shift (the Euclidean projection), and the result is rounded.
     """
     losses = []
-    with threads(threads_n):
-        for _ in tqdm(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
+    with threads(n_threads):
+        for _ in progress_bar(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
             o = objective(table.pos_ptr, table.played, table.offset, table.indptr, table.indices, table.values,
                           w, cfg.slope, EVAL_SCALE, loss=cfg.loss, results=table.results,
                           mu=cfg.result_weight, k_cp=k)
@@ -308,25 +334,23 @@ class MmtoTrainer:
     searches the restored weights again and the run goes on as if never stopped.
     """
 
-    def __init__(self, common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: np.ndarray, *,
-                 log: Any = print, progress: bool = True) -> None:
-        self.common, self.cfg, self.data, self.log, self.progress = common, cfg, data, log, progress
+    def __init__(self, common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: np.ndarray,
+                 ctx: RunContext) -> None:
+        self.common, self.cfg, self.data, self.ctx = common, cfg, data, ctx
         self.masks = masks_of(common, cfg)
-        self.nt = n_threads(common)
         self.w = np.asarray(w0, dtype=np.int32).copy()
         self.constraint_sum0 = constraint_sums(self.w, self.masks)
         self.k = cfg.result_k
         self.adam = AdamState.start(self.w, cfg, self.masks) if cfg.optimizer == "adam" else None
         self.history: list[float] = []
         self.summary: SweepSummary | None = None
-        self.pacer = Pacer()
 
     def _search(self) -> tuple[SweepSummary, float]:
         t = time.perf_counter()
         s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
                                 budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
-                                threads_n=self.nt, progress=self.progress, pacer=self.pacer,
-                                executor=current_executor(self.nt), batch=self.common.chunk,
+                                n_threads=self.ctx.threads, progress=self.ctx.progress, pacer=self.ctx.pacer("sweep"),
+                                executor=self.ctx.executor, batch=self.ctx.chunk,
                                 loss=self.cfg.loss)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
@@ -343,7 +367,7 @@ class MmtoTrainer:
         self.summary, t_s = self._search()
         if self.cfg.result_weight > 0 and self.k == 0:
             self.k = fit_result_k(self.summary)
-            self.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start weights)")
+            self.ctx.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start weights)")
         self.history = [self._objective()]
         return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
                         {"search": t_s, "update": 0.0}, self.k)
@@ -363,8 +387,8 @@ class MmtoTrainer:
     def step(self, iteration: int) -> dict[str, Any]:
         assert self.summary is not None
         t = time.perf_counter()
-        self.w, _ = update(self.summary.table, self.w, self.cfg, self.masks, threads_n=self.nt,
-                           progress=self.progress, k=self.k, adam=self.adam)
+        self.w, _ = update(self.summary.table, self.w, self.cfg, self.masks, n_threads=self.ctx.threads,
+                           progress=self.ctx.progress, k=self.k, adam=self.adam)
         t_update = time.perf_counter() - t
         self.summary, t_s = self._search()
         self.history.append(self._objective())
@@ -394,12 +418,12 @@ def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: Run
     return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
 
 
-def mmto_trainer(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: Evaluator, *, log: Any = print,
-                 progress: bool = True) -> MmtoTrainer | NetworkMmtoTrainer:
+def mmto_trainer(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: Evaluator,
+                 ctx: RunContext) -> MmtoTrainer | NetworkMmtoTrainer:
     """The trainer for the start's evaluator kind: linear weights or a network."""
     if isinstance(w0, QuantizedNetwork):
-        return NetworkMmtoTrainer(common, cfg, data, w0, log=log, progress=progress)
-    return MmtoTrainer(common, cfg, data, w0, log=log, progress=progress)
+        return NetworkMmtoTrainer(common, cfg, data, w0, ctx)
+    return MmtoTrainer(common, cfg, data, w0, ctx)
 
 
 METHOD = Method(

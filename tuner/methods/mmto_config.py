@@ -41,17 +41,15 @@ class MmtoConfig:
                                       "of the played move under softmax(a s))")
     slope: float = help_field(0.02, "a: slope of the sigmoid T(x) = 1/(1+exp(-a x)) or of the softmax, "
                                     "per centipawn (a round value of the scale of a pawn, T(100 cp) = "
-                                    "0.88, not tuned; docs/quality.md measured 0.01 to 0.2 with the "
-                                    "softmax loss, best 0.05 to 0.1, and the gm recipe uses 0.05)")
+                                    "0.88; docs/quality.md measures others, the gm recipe's included)")
     result_weight: float = help_field(0.0, "mu: weight of Texel's game-result term mu * mean (R - sigma(K "
                                            "s_played))^2 over the same leaves (0: none)")
     result_k: float = help_field(0.0, "K of that term per centipawn (0: fitted on the start weights)")
     window: float = help_field(300.0, "keep for the updates only moves scored within this many "
                                       "centipawns of the played move (0: all moves; 300: Arasan's "
                                       "3-pawn window)")
-    l1: float = help_field(2e-5, "lambda_1 of the L1 term on the weights named by l1_on (J_main is per "
-                                 "position; a round value, not tuned: at the classic weights the term "
-                                 "is 0.26, lambda_1 times the 12,995 cp summed over l1_on's weights)")
+    l1: float = help_field(2e-5, "lambda_1 of the L1 term on the weights named by l1_on, per centipawn "
+                                 "(J_main is per position; a round value, not tuned: docs/quality.md)")
     l1_on: tuple[str, ...] = help_field(tuple(g for g in GROUPS if g != "material"),
                                         "weights under L1, by group or feature-name prefix")
     constraint: tuple[str, ...] = help_field(("mg.material",), "equality constraints: each entry's weights "

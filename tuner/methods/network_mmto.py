@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
 from objectives.mmto import sweep_loss
 from objectives.network import input_table
@@ -35,12 +34,14 @@ from search.evaluation_api import evaluate_batch_units
 from search.network import NetworkShape, QuantizedNetwork, quantize
 from search.search_api import threads
 from tuner.errors import TunerError, check_interrupt
-from tuner.training.executor import LocalExecutor, current_executor
+from tuner.training.executor import LocalExecutor
+from tuner.progress import progress_bar
 from tuner.arena.movematch import top_k_credit
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.training.paced import Pacer, paced_sweep
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.run_context import RunContext
+from tuner.training.tune_config import TuneConfig
 
 from tuner.methods.mmto_config import MmtoConfig, stalled
 
@@ -120,14 +121,14 @@ class NetworkSweepSummary:
 
 def search_network_training_set(boards: np.ndarray, played_index: np.ndarray, results: np.ndarray,
                                 net: QuantizedNetwork, *, depth: int, budget: int, slope: float, window: float,
-                                loss: str, threads_n: int, executor: Any = None, pacer: Pacer | None = None,
+                                loss: str, n_threads: int, executor: Any = None, pacer: Pacer | None = None,
                                 batch: int = 4096, progress: bool = False) -> NetworkSweepSummary:
     """Step 1 over all positions, in chunks of ``batch`` through ``executor`` (default: this
     process), summed in chunk order."""
-    executor = executor or LocalExecutor(threads_n)
+    executor = executor or LocalExecutor(n_threads)
     parts: list[NetworkChunk] = []
-    bar = tqdm(total=len(boards), desc="search", unit="pos", leave=False, disable=not progress)
-    with threads(threads_n):
+    bar = progress_bar(total=len(boards), desc="search", unit="pos", leave=False, disable=not progress)
+    with threads(n_threads):
         for a, z, part in executor.map_chunks(network_search_chunk, (boards, played_index, results), size=batch,
                                               shared={"net": net}, pacer=pacer, what="network-mmto-sweep",
                                               depth=depth, budget=budget, slope=slope, window=window, loss=loss):
@@ -164,10 +165,9 @@ class NetworkMmtoTrainer:
     ``t``'s metrics describe the network after ``t`` iterations and :meth:`restore` searches
     it again, so a resumed run ends bit for bit as an uninterrupted one."""
 
-    def __init__(self, common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: QuantizedNetwork, *,
-                 log: Any = print, progress: bool = True) -> None:
-        self.common, self.cfg, self.data, self.log, self.progress = common, cfg, data, log, progress
-        self.threads = n_threads(common)
+    def __init__(self, common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: QuantizedNetwork,
+                 ctx: RunContext) -> None:
+        self.common, self.cfg, self.data, self.ctx = common, cfg, data, ctx
         self.float = w0.dequantize()
         self.q = quantize(self.float, dict(w0.metadata))
         self.scale = parameter_scales(w0.shape)
@@ -177,16 +177,15 @@ class NetworkMmtoTrainer:
         self.k = cfg.result_k
         self.history: list[float] = []
         self.summary: NetworkSweepSummary | None = None
-        self.pacer = Pacer()
         self.results = _results(data)
 
     def _search(self) -> tuple[NetworkSweepSummary, float]:
         t = time.perf_counter()
         s = search_network_training_set(self.data.train.boards, self.data.train_played_index, self.results, self.q,
                                         depth=self.common.depth, budget=self.common.budget, slope=self.cfg.slope,
-                                        window=self.cfg.window, loss=self.cfg.loss, threads_n=self.threads,
-                                        executor=current_executor(self.threads), pacer=self.pacer,
-                                        batch=self.common.chunk, progress=self.progress)
+                                        window=self.cfg.window, loss=self.cfg.loss, n_threads=self.ctx.threads,
+                                        executor=self.ctx.executor, pacer=self.ctx.pacer("sweep"),
+                                        batch=self.ctx.chunk, progress=self.ctx.progress)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
         return s, time.perf_counter() - t
@@ -222,7 +221,7 @@ class NetworkMmtoTrainer:
                 self.k = fit_k_scores(self.summary.played_scores[has].astype(np.float64), self.results[has], PHASE_MAX)
             except KBracketError as exc:
                 raise TunerError(f"result term: {exc}; give result_k (--result-k) instead") from None
-            self.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start network)")
+            self.ctx.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start network)")
         self.history = [self._objective()]
         return self._metrics({"search": t_s, "update": 0.0}, [])
 
@@ -230,9 +229,9 @@ class NetworkMmtoTrainer:
         assert self.summary is not None
         losses = []
         table = self.summary.table
-        with threads(self.threads):
-            for _ in tqdm(range(self.cfg.inner_steps), desc="update", unit="step", leave=False,
-                          disable=not self.progress):
+        with threads(self.ctx.threads):
+            for _ in progress_bar(range(self.cfg.inner_steps), desc="update", unit="step", leave=False,
+                          disable=not self.ctx.progress):
                 o = network_objective(table, self.float, self.cfg.slope, loss=self.cfg.loss,
                                       mu=self.cfg.result_weight, k_cp=self.k)
                 if not math.isfinite(o.total) or not np.all(np.isfinite(o.gradient)):

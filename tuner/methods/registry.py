@@ -20,15 +20,21 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from search.evaluators import Evaluator
+if TYPE_CHECKING:  # the registry stays light: tuner --help names the methods without loading them
+    from search.evaluators import Evaluator
+
 
 class Trainer(Protocol):
     """One method's training, driven one outer iteration at a time by :func:`drive`.
 
-    A trainer is made by its method's factory as ``trainer(common, cfg, data, w0, log=...,
-    progress=...)`` (``w0``: the start weights, int32[N_FEATURES]).
+    A trainer is made by its method's factory as ``trainer(common, cfg, data, w0, ctx)``
+    (``common``: the run's shared settings, :class:`tuner.training.tune_config.TuneConfig`;
+    ``cfg``: the method's; ``data``: the training and validation positions; ``w0``: the start
+    weights, int32[N_FEATURES] or a network; ``ctx``: where to work, a
+    :class:`tuner.training.run_context.RunContext` with the threads, the executor, the pacers,
+    the log and whether to draw progress bars).
     """
 
     def begin(self) -> dict[str, Any]:
@@ -66,7 +72,7 @@ class Method:
     """One tuning method.
 
     ``config``: its settings dataclass; ``trainer``: a callable ``(common, cfg, data, w0,
-    log, progress) -> Trainer`` (usually the trainer class); ``summary``: one line for
+    ctx) -> Trainer`` (usually the trainer class); ``summary``: one line for
     ``--help``; ``iterations``: the name of its setting that counts outer iterations (what
     ``--resume`` may extend); ``unit``: what one outer iteration is called in messages and
     plots; ``panels``: the figures of ``tuner bench plot`` beside the validation move-match;
@@ -134,6 +140,11 @@ def methods() -> dict[str, Method]:
     """Every registered method by name: the built-in ones first, then plug-ins."""
     _load_builtin()
     return {**{n: _REGISTRY[n] for n in BUILTIN}, **{n: m for n, m in _REGISTRY.items() if n not in BUILTIN}}
+
+
+def method_names() -> list[str]:
+    """The names of :func:`methods`, in its order, without importing the built-in methods."""
+    return [*BUILTIN, *(n for n in _REGISTRY if n not in BUILTIN)]
 
 
 def get(name: str) -> Method:

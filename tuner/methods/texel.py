@@ -31,72 +31,32 @@ removed, the Euclidean projection onto that hyperplane).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
 from search.alphabeta import KIND_EVAL
 from search.search_api import search_many, signed_features, threads
-from search.catalog import GROUPS
 from search.evaluation_api import EVAL_SCALE
-from tuner.config import help_field
+from search.evaluators import Evaluator
+from search.network import QuantizedNetwork
+from tuner.progress import progress_bar
 from tuner.training.positions import Positions
+from tuner.methods.network_texel import NetworkTexelTrainer
+from tuner.methods.texel_config import TexelConfig, results_of, with_results
 from tuner.errors import TunerError, check_interrupt
-from tuner.training.executor import Executor, LocalExecutor, current_executor
+from tuner.training.executor import Executor, LocalExecutor
 from tuner.methods.registry import RESULTS, Method
 from tuner.training.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.paced import Pacer
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.run_context import RunContext
+from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
 
-
-
-@dataclass(frozen=True, kw_only=True)
-class TexelConfig:
-    """Texel's settings (the ``[texel]`` table of a run's config.toml)."""
-
-    # defaults: beta1, beta2 are Kingma & Ba's (docs/references.md [KB2015]); epochs, lr and
-    # steps are round values, not tuned (docs/quality.md has the Texel run measured with them)
-    epochs: int = help_field(10, "epochs: each refreshes the quiescence leaves, then updates the weights")
-    optimizer: str = help_field("adam", "update rule: adam (Kingma & Ba 2015) or sgd")
-    lr: float = help_field(1.0, "learning rate: Adam's step size in weight units (centipawns); for sgd, "
-                                "weight units per unit of gradient")
-    beta1: float = help_field(0.9, "Adam's beta1")
-    beta2: float = help_field(0.999, "Adam's beta2")
-    momentum: float = help_field(0.0, "sgd: heavy-ball momentum")
-    batch_size: int = help_field(0, "positions per mini-batch, a pass of seeded mini-batches per epoch "
-                                    "(0: full batch, 'steps' steps per epoch)")
-    steps: int = help_field(50, "full batch: optimizer steps per epoch")
-    k: float = help_field(0.0, "K of sigma(K q) per centipawn (0: fitted on the start weights)")
-    l1: float = help_field(0.0, "L1 strength on the weights named by l1_on (per position, as E)")
-    l1_on: tuple[str, ...] = help_field(tuple(g for g in GROUPS if g != "material"),
-                                        "weights under L1, by group or feature-name prefix")
-    l2: float = help_field(0.0, "L2 strength on the weights named by l2_on")
-    l2_on: tuple[str, ...] = help_field((), "weights under L2, by group or feature-name prefix")
-    constraint: tuple[str, ...] = help_field((), "equality constraints: each entry's weights keep their "
-                                                 "sum at its starting value (empty: none)")
-
-    def validate(self) -> None:
-        if self.epochs < 0 or self.steps < 1 or self.batch_size < 0:
-            raise ValueError("epochs and batch_size must be >= 0, steps >= 1")
-        if self.optimizer not in ("adam", "sgd"):
-            raise ValueError(f"optimizer must be adam or sgd, not {self.optimizer!r}")
-        for name in ("lr", "beta1", "beta2", "momentum", "k", "l1", "l2"):
-            if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, not {getattr(self, name)}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be positive, not {self.lr}")
-        if not (self.beta1 < 1 and self.beta2 < 1 and self.momentum < 1):
-            raise ValueError("beta1, beta2 and momentum must be below 1")
-        for what in ("l1_on", "l2_on", "constraint"):
-            mask_of(getattr(self, what), what)
-        constraint_masks(self.constraint)
 
 
 @dataclass(frozen=True)
@@ -110,17 +70,17 @@ class LeafRows:
     nodes: int
 
 
-def quiescence_leaves(boards: np.ndarray, w: np.ndarray, *, budget: int, threads_n: int,
+def quiescence_leaves(boards: np.ndarray, w: np.ndarray, *, budget: int, n_threads: int,
                       pacer: Pacer | None = None, executor: Executor | None = None) -> LeafRows:
     """Search every board by quiescence alone (depth 0) with weights ``w``; each row's dot
     product with ``w`` plus its offset is the search's score (eval units, side to move's view).
 
     The leaf's features enter with the sign of the side to move at the root: + when the PV
     has even length (the leaf's side to move is the root's), - otherwise. The boards go
-    through ``executor`` (default: this process with ``threads_n`` threads, in calls of about
+    through ``executor`` (default: this process with ``n_threads`` threads, in calls of about
     ``pacer.target`` seconds with a Ctrl-C check between them); results as one call.
     """
-    executor = executor or LocalExecutor(threads_n)
+    executor = executor or LocalExecutor(n_threads)
     parts = []
     for _, _, chunk_parts in executor.map_chunks(leaf_chunk, (boards,), shared={"w": w}, pacer=pacer,
                                                  what="texel-leaves", budget=budget):
@@ -152,42 +112,27 @@ def leaf_chunk(boards: np.ndarray, *, w: np.ndarray, budget: int, pacer: Pacer |
     return parts
 
 
-def with_results(pos: Positions, what: str) -> tuple[Positions, int]:
-    """The positions of finished games (result 1-0, 0-1 or 1/2-1/2) and how many were skipped."""
-    if pos.results is None:
-        raise TunerError(f"the {what} positions carry no game results (texel needs the 'result' column)")
-    keep = np.flatnonzero(np.isfinite(pos.results))
-    return pos.subset(keep), len(pos) - len(keep)
-
-
-def _results(pos: Positions) -> np.ndarray:
-    """The game results float64[P] of positions kept by :func:`with_results`."""
-    if pos.results is None:
-        raise TunerError("positions without game results reached Texel's objective")
-    return pos.results
-
-
 class TexelTrainer:
     """Texel's method, one epoch per outer iteration (see the module docstring)."""
 
-    def __init__(self, common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: np.ndarray, *,
-                 log: Any = print, progress: bool = True) -> None:
-        self.common, self.cfg, self.log, self.progress = common, cfg, log, progress
+    def __init__(self, common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: np.ndarray,
+                 ctx: RunContext) -> None:
+        self.common, self.cfg, self.ctx = common, cfg, ctx
+        if cfg.teacher:
+            raise TunerError("texel: --teacher distils into a network; start from one (--start network:...)")
         self.train, skipped = with_results(data.train, "training")
         self.validation, skipped_val = with_results(data.validation, "validation")
         if len(self.train) == 0:
             raise TunerError(f"{common.data}: no training position comes from a finished game")
         self.skipped = skipped
         if skipped or skipped_val:
-            log(f"texel: skipped {skipped} training and {skipped_val} validation positions of unfinished games (*)")
-        self.nt = n_threads(common)
+            ctx.log(f"texel: skipped {skipped} training and {skipped_val} validation positions of unfinished games (*)")
         self.trainable = mask_of(common.train, "train")
         groups = [g & self.trainable for g in constraint_masks(cfg.constraint)]
         self.constrained = [g for g in groups if g.any()]
         self.w0 = np.asarray(w0, dtype=np.int32)
         self.constraint_sums = [float(self.w0[g].astype(np.int64).sum()) for g in self.constrained]
         self.low, self.high = tuning_bounds(self.w0)
-        self.pacer = Pacer()
         self.master = self.w0.astype(np.float64)
         self.w = self.w0.copy()
         self.k = float(cfg.k)
@@ -204,14 +149,14 @@ class TexelTrainer:
         return SGD(n, lr=cfg.lr, momentum=cfg.momentum, **masks)
 
     def _leaves(self, pos: Positions) -> LeafRows:
-        return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, threads_n=self.nt, pacer=self.pacer,
-                                 executor=current_executor(self.nt))
+        return quiescence_leaves(pos.boards, self.w, budget=self.common.budget, n_threads=self.ctx.threads,
+                                 pacer=self.ctx.pacer("leaves"), executor=self.ctx.executor)
 
     def _e(self, rows: LeafRows, pos: Positions) -> float | None:
         if len(pos) == 0:
             return None
-        with threads(self.nt):
-            return loss(rows.offset, rows.indptr, rows.indices, rows.values, _results(pos), self.w, self.k, EVAL_SCALE)
+        with threads(self.ctx.threads):
+            return loss(rows.offset, rows.indptr, rows.indices, rows.values, results_of(pos), self.w, self.k, EVAL_SCALE)
 
     def _measure(self) -> dict[str, Any]:
         t = time.perf_counter()
@@ -227,12 +172,12 @@ class TexelTrainer:
         if self.k == 0.0:
             lv = self.leaves
             try:
-                with threads(self.nt):
-                    self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train), self.w, EVAL_SCALE)
+                with threads(self.ctx.threads):
+                    self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, results_of(self.train), self.w, EVAL_SCALE)
             except KBracketError as exc:
                 raise TunerError(f"cannot fit K on the start weights ({exc}): their quiescence values do not "
                                  "predict the game results; give --k, or start from other weights") from None
-            self.log(f"texel: K = {self.k:.6g} per centipawn, fitted on the start weights")
+            self.ctx.log(f"texel: K = {self.k:.6g} per centipawn, fitted on the start weights")
         self.opt = self._optimizer()
         return {**self._measure(), "updates": 0, "update_seconds": 0.0, "train_positions": len(self.train),
                 "skipped_unfinished": self.skipped}
@@ -255,9 +200,9 @@ class TexelTrainer:
         else:
             batches = [None] * cfg.steps
         check = True
-        with threads(self.nt):
-            for rows in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.progress):
-                _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, _results(self.train),
+        with threads(self.ctx.threads):
+            for rows in progress_bar(batches, desc="update", unit="step", leave=False, disable=not self.ctx.progress):
+                _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, results_of(self.train),
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False
                 self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)
@@ -277,10 +222,18 @@ class TexelTrainer:
         return None
 
 
+def texel_trainer(common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: Evaluator,
+                  ctx: RunContext) -> TexelTrainer | NetworkTexelTrainer:
+    """The trainer for the start's evaluator kind: linear weights or a network."""
+    if isinstance(w0, QuantizedNetwork):
+        return NetworkTexelTrainer(common, cfg, data, w0, ctx)
+    return TexelTrainer(common, cfg, data, w0, ctx)
+
+
 METHOD = Method(
     name="texel",
     config=TexelConfig,
-    trainer=TexelTrainer,
+    trainer=texel_trainer,
     summary="Texel: fit sigma(K q) of the quiescence value to game results (least squares, Adam)",
     iterations="epochs",
     unit="epoch",
@@ -288,4 +241,5 @@ METHOD = Method(
     headline=("e_train", "e_validation"),
     needs=frozenset({RESULTS}),
     best_by=("e_validation", "min"),  # Texel's own criterion: the validation error it minimises
+    evaluators=("linear", "network"),
 )

@@ -21,9 +21,10 @@ owns everything around it, the same for every method:
 * resume: a run continued from its checkpoint ends with the same weights and metrics as an
   uninterrupted one, provided the trainer's :meth:`Trainer.state` / :meth:`Trainer.restore`
   are exact (every built-in trainer's are, and the tests check it);
-* the executor of the heavy steps (:mod:`tuner.training.executor`: this process's threads or a Dask
-  cluster), opened for the run; its results are reduced in chunk order, so the run's weights
-  and metrics do not depend on it;
+* the run's context (:class:`tuner.training.run_context.RunContext`: numba threads, the
+  executor of the heavy steps (this process or a Dask cluster), pacers, log, progress bars),
+  opened once for the run and handed to the trainer; the executor's results are reduced in
+  chunk order, so the run's weights and metrics do not depend on it;
 * Ctrl-C: :func:`tuner.errors.check_interrupt` between iterations (trainers also call it
   between their kernel calls); the command turns it into a one-line message and exit 130;
 * staged training (``TuneConfig.stages``; Real & Blair's Duchess: material first, then more
@@ -38,21 +39,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
+from tuner.compiling import compile_clock
 from tuner.errors import TunerError, check_interrupt
-from tuner.training.executor import executor_scope
+from tuner.progress import progress_bar
 from tuner.methods.registry import Method, Trainer
 from tuner.training.run_folder import Checkpoint, RunDir, provenance
-from tuner.training.paced import Pacer, validation_match
+from tuner.training.paced import validation_match
+from tuner.training.run_context import RunContext, open_run_context
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, config_record, executor_options, parse_stages
+from tuner.training.tune_config import TuneConfig, config_record, parse_stages
 
 #: version of the driver's part of a checkpoint (2: the criterion and the kept move-match
 #: recorded; a version-1 part was kept by validation move-match)
@@ -119,115 +120,160 @@ def _fmt(x: Any) -> str:
 def drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator, *,
           resume: Checkpoint | None = None, progress: bool = True, log: Any = print) -> Evaluator:
     """Train with ``method`` from ``w0`` (or continue from ``resume``); return the weights
-    written to ``RUN/weights.json`` (see the module docstring). The heavy steps run on the
-    executor ``common`` names (:func:`tuner.training.executor.executor_scope`: this process, or a Dask
-    cluster), opened for the run and closed after it."""
-    with executor_scope(**executor_options(common), log=log):
-        return _drive(method, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
+    written to ``RUN/weights.json`` (see the module docstring). The run's context (its threads
+    and the executor ``common`` names: this process, or a Dask cluster) is opened for the run
+    and closed after it."""
+    with open_run_context(common, log=log, progress=progress) as ctx:
+        return _drive(method, common, cfg, data, run, w0, ctx, resume=resume)
 
 
-def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator, *,
-           resume: Checkpoint | None, progress: bool, log: Any) -> Evaluator:
-    total = int(getattr(cfg, method.iterations))
-    stages = parse_stages(common.stages)
-    ends = stage_ends(total, len(stages))
-    stage = 0
-    stage_w0 = copy_evaluator(w0 if not isinstance(w0, np.ndarray) else np.asarray(w0, dtype=np.int32))
+def _drive(method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir, w0: Evaluator,
+           ctx: RunContext, *, resume: Checkpoint | None) -> Evaluator:
+    r = _Run(method, common, cfg, data, run, w0, ctx, resume)
+    start, vm = r.start() if resume is None else r.resume(resume)
+    return r.loop(start, vm)
 
-    def make_trainer(k: int, start_w: Evaluator) -> Trainer:
-        c = dataclasses.replace(common, train=stages[k]) if stages else common
-        return method.trainer(c, cfg, data, copy_evaluator(start_w), log=log, progress=progress)
 
-    if resume is not None and stages:
-        doc = resume.extra.get("stage")
-        if not isinstance(doc, dict) or not 0 <= int(doc.get("index", -1)) < len(stages):
-            raise TunerError(f"{run.state_path}: the checkpoint does not say which stage it is in")
-        stage, stage_w0 = int(doc["index"]), evaluator_from_json(doc["w0"], f"{run.state_path}: stage w0")
-    trainer = make_trainer(stage, stage_w0)
-    pacer = Pacer()
-    name, unit = method.name, method.unit
+class _Run:
+    """One run of :func:`drive`: the method's trainer, its stage and the best iteration so far,
+    and the steps of the outer loop (start or resume, iterate, save)."""
 
-    def validate(w: Evaluator) -> tuple[float | None, float]:
-        t = time.perf_counter()
-        return validation_match(common, data, w, pacer=pacer), time.perf_counter() - t
+    def __init__(self, method: Method, common: TuneConfig, cfg: Any, data: TrainingData, run: RunDir,
+                 w0: Evaluator, ctx: RunContext, resume: Checkpoint | None) -> None:
+        self.method, self.common, self.cfg, self.data, self.run, self.ctx = method, common, cfg, data, run, ctx
+        self.name, self.unit = method.name, method.unit
+        self.by, direction = method.best_by
+        self.lower = direction == "min"
+        self.total = int(getattr(cfg, method.iterations))
+        self.stages = parse_stages(common.stages)
+        self.ends = stage_ends(self.total, len(self.stages))
+        self.stage = 0
+        self.stage_w0 = copy_evaluator(w0 if not isinstance(w0, np.ndarray) else np.asarray(w0, dtype=np.int32))
+        if resume is not None and self.stages:
+            doc = resume.extra.get("stage")
+            if not isinstance(doc, dict) or not 0 <= int(doc.get("index", -1)) < len(self.stages):
+                raise TunerError(f"{run.state_path}: the checkpoint does not say which stage it is in")
+            self.stage = int(doc["index"])
+            self.stage_w0 = evaluator_from_json(doc["w0"], f"{run.state_path}: stage w0")
+        self.trainer = self.make_trainer()
+        self.best: Best | None = None
 
-    def save(iteration: int, metrics: dict[str, Any], best: Best) -> None:
-        out = best.weights if common.keep == "best" else trainer.weights()
+    def make_trainer(self) -> Trainer:
+        """The trainer of the current stage, from the stage's start weights."""
+        c = dataclasses.replace(self.common, train=self.stages[self.stage]) if self.stages else self.common
+        return self.method.trainer(c, self.cfg, self.data, copy_evaluator(self.stage_w0), self.ctx)
+
+    def validate(self, w: Evaluator) -> tuple[float | None, float]:
+        """The validation move-match of ``w`` and the seconds it took."""
+        t = compile_clock()
+        return validation_match(self.ctx, self.common, self.data, w), compile_clock() - t
+
+    def save(self, iteration: int, metrics: dict[str, Any]) -> None:
+        """The iteration's metrics line, weights and checkpoint, atomically."""
+        best, trainer = self.best, self.trainer
+        assert best is not None
+        out = best.weights if self.common.keep == "best" else trainer.weights()
         record = {"iteration": iteration, **metrics}
         for key, value in record.items():
             if isinstance(value, float) and not math.isfinite(value):
-                raise FloatingPointError(f"{name}: {key} became {value} at {unit} {iteration}")
-        run.append_metrics(record)
-        meta = {"method": name, "iteration": iteration, "kept": common.keep,
+                raise FloatingPointError(f"{self.name}: {key} became {value} at {self.unit} {iteration}")
+        self.run.append_metrics(record)
+        meta = {"method": self.name, "iteration": iteration, "kept": self.common.keep,
                 "best_iteration": best.iteration, "match_validation": best.match, "best_by": best.by,
-                "config": config_record(common, cfg), **provenance()}
+                "config": config_record(self.common, self.cfg), **provenance()}
         extra = {"trainer": trainer.state(), "driver": best.to_json()}
-        if stages:
-            extra["stage"] = {"index": stage, "groups": list(stages[stage]), "w0": evaluator_to_json(stage_w0)}
-        run.save(Checkpoint(name, iteration, trainer.weights(), extra), meta, output=out)
+        if self.stages:
+            extra["stage"] = {"index": self.stage, "groups": list(self.stages[self.stage]),
+                              "w0": evaluator_to_json(self.stage_w0)}
+        self.run.save(Checkpoint(self.name, iteration, trainer.weights(), extra), meta, output=out)
 
-    by, direction = method.best_by
-    if resume is None:
-        t = time.perf_counter()
-        metrics = trainer.begin()
-        vm, t_val = validate(trainer.weights())
+    def start(self) -> tuple[int, float | None]:
+        """Iteration 0: the trainer begun and measured; (the next iteration, its move-match)."""
+        t = compile_clock()
+        metrics = self.trainer.begin()
+        vm, t_val = self.validate(self.trainer.weights())
         measured = {**metrics, "match_validation": vm}
-        best = Best(measured.get(by), 0, copy_evaluator(trainer.weights()), match=vm, by=by, lower=direction == "min")
-        save(0, {**measured, **best.record(), "validation_seconds": round(t_val, 3),
-                 "iteration_seconds": round(time.perf_counter() - t, 3)}, best)
-        start = 1
-    else:
+        self.best = Best(measured.get(self.by), 0, copy_evaluator(self.trainer.weights()), match=vm, by=self.by,
+                         lower=self.lower)
+        self.save(0, {**measured, **self.best.record(), "validation_seconds": round(t_val, 3),
+                      "iteration_seconds": round(compile_clock() - t, 3)})
+        return 1, vm
+
+    def resume(self, resume: Checkpoint) -> tuple[int, float | None]:
+        """The trainer and the best iteration restored from ``resume``; (the next iteration, the
+        last one's move-match)."""
         if "trainer" not in resume.extra or "driver" not in resume.extra:
-            raise TunerError(f"{run.state_path}: a checkpoint of an older version of movetuner; "
+            raise TunerError(f"{self.run.state_path}: a checkpoint of an older version of movetuner; "
                              "start the run again with --overwrite")
-        trainer.restore(resume.extra["trainer"])
+        self.trainer.restore(resume.extra["trainer"])
         best = Best.from_json(resume.extra["driver"])
-        run.truncate_metrics(resume.iteration)
-        start = resume.iteration + 1
-        records = run.read_metrics()
+        self.run.truncate_metrics(resume.iteration)
+        records = self.run.read_metrics()
         vm = records[-1].get("match_validation")
-        if best.by != by:  # a checkpoint kept by another criterion: the same kept iteration, valued by this one
+        if best.by != self.by:  # a checkpoint kept by another criterion: the same kept iteration, valued by this one
             at = next((r for r in records if r.get("iteration") == best.iteration), {})
-            best = Best(at.get(by), best.iteration, best.weights, best.since, best.match, by, direction == "min")
-            log(f"{name}: the checkpoint kept {unit} {best.iteration} by validation move-match; "
-                f"from here on the best {unit} is the one with the best {by}")
-    log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
-    bar = tqdm(range(start, total + 1), desc=name, unit=unit[:4], disable=not progress,
-               initial=start - 1, total=total)
-    for it in bar:
-        while stages and stage < len(stages) - 1 and (it > ends[stage] or trainer.finished() is not None):
-            stage, stage_w0 = stage + 1, copy_evaluator(trainer.weights())
-            trainer = make_trainer(stage, stage_w0)
-            trainer.begin()
-            log(f"{name}: stage {stage + 1}/{len(stages)} from {unit} {it}: training {','.join(stages[stage])}")
-        reason = trainer.finished()
-        if reason is None and common.early_stop and best.since >= common.early_stop:
-            criterion = "validation move-match" if by == "match_validation" else by
-            reason = (f"{criterion} has not improved for {best.since} {unit}s "
-                      f"({best.describe()} at {unit} {best.iteration})")
-        if reason is not None:
-            log(f"{name}: {reason}; stopping")
-            break
-        check_interrupt()
-        t = time.perf_counter()
-        metrics = trainer.step(it)
-        check_interrupt()
-        vm, t_val = validate(trainer.weights())
-        measured = {**metrics, "match_validation": vm}
-        best.update(it, measured.get(by), trainer.weights(), vm)
-        record = {**measured, **best.record(), "validation_seconds": round(t_val, 3),
-                  "iteration_seconds": round(time.perf_counter() - t, 3)}
-        if stages:
-            record["stage"] = stage + 1
-        save(it, record, best)
-        headline = {k: metrics[k] for k in method.headline if k in metrics}
-        bar.set_postfix({**{k: _fmt(v) for k, v in headline.items()}, "val": _fmt(vm)})
-        log(f"{name}: {unit} {it}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in headline.items())
-            + f", validation move-match {_fmt(vm)}, {record['iteration_seconds']:.1f} s")
-    bar.close()
-    if common.keep == "best":
-        log(f"{name}: kept the weights of {unit} {best.iteration} ({best.describe()})")
-    return best.weights if common.keep == "best" else trainer.weights()
+            best = Best(at.get(self.by), best.iteration, best.weights, best.since, best.match, self.by, self.lower)
+            self.ctx.log(f"{self.name}: the checkpoint kept {self.unit} {best.iteration} by validation move-match; "
+                         f"from here on the best {self.unit} is the one with the best {self.by}")
+        self.best = best
+        return resume.iteration + 1, vm
+
+    def next_stage_if_due(self, it: int) -> None:
+        """Move to the next stage while the current one has had its share or is finished."""
+        stages = self.stages
+        while stages and self.stage < len(stages) - 1 and (it > self.ends[self.stage]
+                                                            or self.trainer.finished() is not None):
+            self.stage, self.stage_w0 = self.stage + 1, copy_evaluator(self.trainer.weights())
+            self.trainer = self.make_trainer()
+            self.trainer.begin()
+            self.ctx.log(f"{self.name}: stage {self.stage + 1}/{len(stages)} from {self.unit} {it}: "
+                         f"training {','.join(stages[self.stage])}")
+
+    def stop_reason(self) -> str | None:
+        """Why to stop before the next iteration: the trainer's own rule or early stopping."""
+        best = self.best
+        assert best is not None
+        reason = self.trainer.finished()
+        if reason is None and self.common.early_stop and best.since >= self.common.early_stop:
+            criterion = "validation move-match" if self.by == "match_validation" else self.by
+            reason = (f"{criterion} has not improved for {best.since} {self.unit}s "
+                      f"({best.describe()} at {self.unit} {best.iteration})")
+        return reason
+
+    def loop(self, start: int, vm: float | None) -> Evaluator:
+        """Iterations ``start..total``; the weights written to ``RUN/weights.json``."""
+        name, unit, log = self.name, self.unit, self.ctx.log
+        best = self.best
+        assert best is not None
+        log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
+        bar = progress_bar(range(start, self.total + 1), desc=name, unit=unit[:4], disable=not self.ctx.progress,
+                           initial=start - 1, total=self.total)
+        for it in bar:
+            self.next_stage_if_due(it)
+            reason = self.stop_reason()
+            if reason is not None:
+                log(f"{name}: {reason}; stopping")
+                break
+            check_interrupt()
+            t = compile_clock()
+            metrics = self.trainer.step(it)
+            check_interrupt()
+            vm, t_val = self.validate(self.trainer.weights())
+            measured = {**metrics, "match_validation": vm}
+            best.update(it, measured.get(self.by), self.trainer.weights(), vm)
+            record = {**measured, **best.record(), "validation_seconds": round(t_val, 3),
+                      "iteration_seconds": round(compile_clock() - t, 3)}
+            if self.stages:
+                record["stage"] = self.stage + 1
+            self.save(it, record)
+            headline = {k: metrics[k] for k in self.method.headline if k in metrics}
+            bar.set_postfix({**{k: _fmt(v) for k, v in headline.items()}, "val": _fmt(vm)})
+            log(f"{name}: {unit} {it}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in headline.items())
+                + f", validation move-match {_fmt(vm)}, {record['iteration_seconds']:.1f} s")
+        bar.close()
+        if self.common.keep == "best":
+            log(f"{name}: kept the weights of {unit} {best.iteration} ({best.describe()})")
+        return best.weights if self.common.keep == "best" else self.trainer.weights()
 
 
 def stage_ends(total: int, n_stages: int) -> list[int]:

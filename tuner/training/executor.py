@@ -28,14 +28,13 @@ floating-point sum is reduced per chunk in chunk order by the caller).
   cancels the outstanding tasks when it comes. ``distributed`` is imported only here, inside the
   class: the base install does not need it (``pip install 'movetuner[dask]'``).
 
-A run opens its executor once (:func:`executor_scope`, around :func:`tuner.training.driver.drive`); the
-methods' code finds it with :func:`current_executor`.
+A run opens its executor once, in its :class:`tuner.training.run_context.RunContext`, which the
+driver hands to the method's trainer.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import hashlib
 import importlib
@@ -101,7 +100,7 @@ def chunk_bounds(n: int, size: int) -> list[tuple[int, int]]:
 
 
 class LocalExecutor:
-    """This process, with ``threads_n`` numba threads (None: the current setting).
+    """This process, with ``n_threads`` numba threads (None: the current setting).
 
     Chunks run one after the other; ``fn`` gets the caller's ``pacer``, so each chunk is
     searched in calls of about ``pacer.target`` seconds with a Ctrl-C check between them.
@@ -110,8 +109,8 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, threads_n: int | None = None) -> None:
-        self.threads_n = threads_n
+    def __init__(self, n_threads: int | None = None) -> None:
+        self.n_threads = n_threads
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
                    rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
@@ -119,7 +118,7 @@ class LocalExecutor:
         n = len(dataset[0]) if rows is None else len(rows)
         for a, z in chunk_bounds(n, size or max(n, 1)):
             take = slice(a, z) if rows is None else rows[a:z]
-            with threads(self.threads_n):
+            with threads(self.n_threads):
                 result = fn(*(x[take] for x in dataset), pacer=pacer, **(shared or {}), **static)
             yield a, z, result
 
@@ -167,13 +166,13 @@ def _value(x: Any) -> Any:
 _TASK_LOCK = threading.Lock()
 
 
-def _run_chunk(fn: Callable[..., Any], threads_n: int | None, chunk: tuple[np.ndarray, ...],
+def _run_chunk(fn: Callable[..., Any], n_threads: int | None, chunk: tuple[np.ndarray, ...],
                local_rows: np.ndarray | None, shared: dict[str, Any], static: dict[str, Any]) -> Any:
     """A map's task on a worker: ``fn`` on the chunk (or its selected rows) in one call
     (a pacer that never cuts it: there is no Ctrl-C to check for on a worker), one task at a
     time per process whatever the worker's ``--nthreads``."""
     arrays = chunk if local_rows is None else tuple(x[local_rows] for x in chunk)
-    with _TASK_LOCK, threads(threads_n):
+    with _TASK_LOCK, threads(n_threads):
         return fn(*arrays, pacer=Pacer(target=math.inf, first=1 << 62), **shared, **static)
 
 
@@ -211,7 +210,7 @@ class DaskExecutor:
 
     ``scheduler``: the address of a running scheduler (``tcp://host:8786``); empty: start a
     :class:`distributed.LocalCluster` of ``workers`` processes (0: one per core), one task at a
-    time each, closed with the executor. ``threads_n``: numba threads per worker (0: for a
+    time each, closed with the executor. ``n_threads``: numba threads per worker (0: for a
     LocalCluster, the cores divided among its workers; for a scheduler, all of a worker's
     cores). ``chunk``: positions per task when a map does not fix it. ``log``: one-line messages
     (the workers found, a lost worker). Every worker must run the same movetuner code as this
@@ -223,7 +222,7 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, *, scheduler: str = "", workers: int = 0, threads_n: int = 0, chunk: int = DEFAULT_CHUNK,
+    def __init__(self, *, scheduler: str = "", workers: int = 0, n_threads: int = 0, chunk: int = DEFAULT_CHUNK,
                  log: Callable[[str], None] = print, connect_timeout: float = 30.0) -> None:
         try:
             # typed as Any: distributed's annotations are partial (Client, LocalCluster untyped)
@@ -242,7 +241,7 @@ class DaskExecutor:
                 self.client = distributed.Client(scheduler, timeout=connect_timeout)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise TunerError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-            self.threads_n: int | None = threads_n or None
+            self.n_threads: int | None = n_threads or None
             where = f"scheduler {scheduler}"
         else:
             n = workers or cores
@@ -251,7 +250,7 @@ class DaskExecutor:
                 self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                         dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = distributed.Client(self.cluster)
-            self.threads_n = threads_n or max(1, cores // n)
+            self.n_threads = n_threads or max(1, cores // n)
             where = f"a LocalCluster of {n} worker processes ({self.client.scheduler.address})"
         try:
             facts = self._check_workers()
@@ -261,7 +260,7 @@ class DaskExecutor:
         self._datasets: dict[tuple[tuple[int, ...], int], tuple[Sequence[np.ndarray], list[Any]]] = {}
         self._removals_seen = len(self._removals())
         self.traffic = {"positions": 0, "shared": 0, "results": 0}
-        nt = self.threads_n or "all cores"
+        nt = self.n_threads or "all cores"
         self.log(f"dask: {len(facts)} worker(s) at {where}, numba threads per worker: {nt}")
 
     # -- opening
@@ -316,7 +315,7 @@ class DaskExecutor:
                 if i0 == i1:
                     continue
                 out, local = (i0, i1), np.asarray(rows[i0:i1], dtype=np.int64) - a
-            future = self.client.submit(_run_chunk, fn, self.threads_n, chunks[k], local, shared_f, static,
+            future = self.client.submit(_run_chunk, fn, self.n_threads, chunks[k], local, shared_f, static,
                                         key=f"{what}-{token}-{k}", pure=False)
             tasks.append((*out, future))
         keys = {f.key for *_, f in tasks}
@@ -386,44 +385,20 @@ class DaskExecutor:
 
 # ----------------------------------------------------------------------------- a run's executor
 
-_CURRENT: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("movetuner_executor", default=None)
-
 
 def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
                   log: Callable[[str], None] = print) -> Executor:
     """The executor ``kind`` names (:data:`EXECUTORS`): ``local``, this process with ``threads``
     numba threads (0: every core it may use, :func:`tuner.cores.threads_for`); ``dask``, a
     cluster (``scheduler``'s address, or ``workers`` local processes) whose workers each run
-    ``threads`` threads (0: their default), in chunks of ``chunk`` positions."""
+    ``threads`` threads (0: their default), in chunks of ``chunk`` positions. The caller closes
+    it (a run does so through :func:`tuner.training.run_context.open_run_context`)."""
     if kind == "local":
         return LocalExecutor(threads_for(threads))
     if kind == "dask":
-        return DaskExecutor(scheduler=scheduler, workers=workers, threads_n=threads, chunk=chunk, log=log)
+        return DaskExecutor(scheduler=scheduler, workers=workers, n_threads=threads, chunk=chunk, log=log)
     raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")
 
 
-@contextlib.contextmanager
-def executor_scope(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
-                   log: Callable[[str], None] = print) -> Iterator[Executor]:
-    """Open the run's executor (:func:`open_executor`'s arguments) for the block, and close it
-    after; :func:`current_executor` finds it inside."""
-    ex = open_executor(kind, threads=threads, scheduler=scheduler, workers=workers, chunk=chunk, log=log)
-    token = _CURRENT.set(ex)
-    try:
-        yield ex
-    finally:
-        _CURRENT.reset(token)
-        ex.close()
-
-
-def current_executor(threads: int) -> Executor:
-    """The executor of the innermost :func:`executor_scope`; outside one, a
-    :class:`LocalExecutor` with ``threads`` numba threads."""
-    ex = _CURRENT.get()
-    if ex is not None:
-        return ex
-    return LocalExecutor(threads)
-
-
 __all__ = ["DEFAULT_CHUNK", "EXECUTORS", "DaskExecutor", "Executor", "LocalExecutor", "chunk_bounds",
-           "code_fingerprint", "current_executor", "executor_scope", "open_executor", "worker_facts"]
+           "code_fingerprint", "open_executor", "worker_facts"]

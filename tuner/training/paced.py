@@ -11,22 +11,23 @@ from search.evaluators import Evaluator
 from search.network import QuantizedNetwork
 from search.search_api import Sweep, move_credit, move_indices, move_match, sweep
 from tuner.errors import check_interrupt
-from tuner.training.executor import Executor, LocalExecutor, current_executor
+from tuner.training.executor import Executor, LocalExecutor
 from tuner.training.pacer import Pacer
 from tuner.training.training_data import TrainingData
-from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.run_context import RunContext
+from tuner.training.tune_config import TuneConfig
 
 
 def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
-                     budget: int, threads_n: int, pacer: Pacer | None = None, rows: np.ndarray | None = None,
+                     budget: int, n_threads: int, pacer: Pacer | None = None, rows: np.ndarray | None = None,
                      executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
     """:func:`search.search_api.move_match` (float64[I, P] for weights int32[I, N]) of ``weights`` on
     ``boards`` (or on the sorted ``rows`` of them: float64[I, len(rows)]), the same result as one
-    call. Through ``executor`` (default: this process with ``threads_n`` threads) in chunks;
+    call. Through ``executor`` (default: this process with ``n_threads`` threads) in chunks;
     locally each chunk runs in calls of about ``pacer.target`` seconds, with a Ctrl-C check
     between them."""
     weights = np.atleast_2d(weights)
-    executor = executor or LocalExecutor(threads_n)
+    executor = executor or LocalExecutor(n_threads)
     n_p = len(boards) if rows is None else len(rows)
     out = np.zeros((len(weights), n_p), dtype=np.float64)
     for a, z, part in executor.map_chunks(move_match_chunk, (boards, played), rows=rows, shared={"weights": weights},
@@ -98,10 +99,10 @@ def network_match_chunk(boards: np.ndarray, played: np.ndarray, *, net: Quantize
 
 
 def paced_network_match(boards: np.ndarray, played: np.ndarray, net: QuantizedNetwork, depth: int, *,
-                        budget: int, threads_n: int, pacer: Pacer | None = None,
+                        budget: int, n_threads: int, pacer: Pacer | None = None,
                         executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
     """:func:`paced_move_match` for a network: float64[P] through ``executor``, in chunks."""
-    executor = executor or LocalExecutor(threads_n)
+    executor = executor or LocalExecutor(n_threads)
     out = np.zeros(len(boards), dtype=np.float64)
     for a, z, part in executor.map_chunks(network_match_chunk, (boards, played), shared={"net": net}, pacer=pacer,
                                           what=what, depth=depth, budget=budget):
@@ -109,10 +110,10 @@ def paced_network_match(boards: np.ndarray, played: np.ndarray, net: QuantizedNe
     return out
 
 
-def validation_match(cfg: TuneConfig, data: TrainingData, weights: Evaluator, *,
-                     pacer: Pacer | None = None) -> float | None:
+def validation_match(ctx: RunContext, cfg: TuneConfig, data: TrainingData, weights: Evaluator) -> float | None:
     """Mean move-match (ties as fractions) of ``weights`` (linear or a network) on the
-    validation positions that have a played move; None when none has."""
+    validation positions that have a played move, searched at ``cfg.depth`` with ``cfg.budget``
+    on ``ctx``'s executor; None when none has."""
     validation = data.validation
     has = validation.has_moves()
     if not has.all():
@@ -121,11 +122,11 @@ def validation_match(cfg: TuneConfig, data: TrainingData, weights: Evaluator, *,
         return None
     if isinstance(weights, QuantizedNetwork):
         return float(paced_network_match(validation.boards, validation.played, weights, cfg.depth,
-                                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
-                                         executor=current_executor(n_threads(cfg)), what="validation").mean())
+                                         budget=cfg.budget, n_threads=ctx.threads, pacer=ctx.pacer("validation"),
+                                         executor=ctx.executor, what="validation").mean())
     m = paced_move_match(validation.boards, validation.played, weights, cfg.depth,
-                         budget=cfg.budget, threads_n=n_threads(cfg), pacer=pacer,
-                         executor=current_executor(n_threads(cfg)), what="validation")
+                         budget=cfg.budget, n_threads=ctx.threads, pacer=ctx.pacer("validation"),
+                         executor=ctx.executor, what="validation")
     return float(m.mean())
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import chess
 import numpy as np
-from tqdm import tqdm
 
 from search.search_api import move_indices
 from search.board import BOARD_WORDS
 from search.convert import IllegalMoveError, from_chess, uci_key
 from search.fen_batch import parse_fens
 from tuner.errors import TunerError
+from tuner.progress import progress_bar
 
 #: ``Positions.played`` of a position without a played move (a position file's line that names none)
 NO_PLAYED_MOVE = -1
@@ -152,7 +152,7 @@ def _boards(fens: list[str], labels: list[str], progress: bool, split: str) -> n
     """The boards of a split's FENs (uint64[P, BOARD_WORDS]); a one-line error naming the first
     that is not a valid position."""
     boards = np.zeros((len(fens), BOARD_WORDS), dtype=np.uint64)
-    bar = tqdm(total=len(fens), desc=f"load {split}", unit="pos", disable=not progress, leave=False)
+    bar = progress_bar(total=len(fens), desc=f"load {split}", unit="pos", disable=not progress, leave=False)
     for a in range(0, len(fens), _FEN_BATCH):
         part = [f.encode("ascii", "replace") for f in fens[a:a + _FEN_BATCH]]
         ends = np.cumsum([len(f) + 1 for f in part], dtype=np.int64) - 1

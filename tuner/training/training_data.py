@@ -9,9 +9,10 @@ import numpy as np
 
 from search.search_api import threads
 from tuner.training.positions import Positions, load_positions, played_indices
+from tuner.cores import threads_for
 from tuner.errors import TunerError
 from tuner.methods.registry import PLAYED_MOVES, methods
-from tuner.training.tune_config import TuneConfig, n_threads
+from tuner.training.tune_config import TuneConfig
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
                                 progress=progress)
     if PLAYED_MOVES in needs:
         train, validation = (p.subset(np.flatnonzero(p.has_moves())) for p in (train, validation))
-    with threads(n_threads(cfg)):
+    with threads(threads_for(cfg.threads)):
         index = played_indices(train)
     return TrainingData(train, validation, index)
 

@@ -14,7 +14,7 @@ from search.search_api import DEFAULT_BUDGET
 from search.catalog import GROUPS
 from search.evaluators import Evaluator, copy_evaluator, load_evaluator
 from tuner.config import help_field
-from tuner.cores import numba_thread_ceiling, threads_for
+from tuner.cores import numba_thread_ceiling
 from tuner.errors import TunerError
 from tuner.training.executor import EXECUTORS
 from tuner.training.weight_masks import mask_of
@@ -101,18 +101,6 @@ def parse_stages(text: str) -> list[tuple[str, ...]]:
     return out
 
 
-def n_threads(cfg: TuneConfig) -> int:
-    """The numba threads of a run: ``cfg.threads``, or the cores this process may use
-    (:func:`tuner.cores.available_cores`) up to numba's ceiling ``NUMBA_NUM_THREADS``."""
-    return threads_for(cfg.threads)
-
-
-def executor_options(cfg: TuneConfig) -> dict[str, Any]:
-    """The keyword arguments of :func:`tuner.training.executor.executor_scope` for a run's settings."""
-    return {"kind": cfg.executor, "threads": cfg.threads, "scheduler": cfg.scheduler, "workers": cfg.workers,
-            "chunk": cfg.chunk}
-
-
 def start_weights(cfg: TuneConfig) -> Evaluator:
     """The starting evaluator (:func:`search.evaluators.load_evaluator`: linear weights
     int32[N_FEATURES], a network file, or a new network ``network:HxH2xH3[+LINEAR]``); one-line
@@ -131,4 +119,4 @@ def config_record(*configs: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["TuneConfig", "config_record", "n_threads", "parse_stages", "start_weights"]
+__all__ = ["TuneConfig", "config_record", "parse_stages", "start_weights"]

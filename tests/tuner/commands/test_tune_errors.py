@@ -426,5 +426,5 @@ def test_kernel_calls_cut_for_ctrl_c_give_the_same_results(sample_set: Path) -> 
         cut = paced_sweep(boards, 1, w, budget=DEFAULT_BUDGET, pacer=pacer)
         for name in ("pos_ptr", "moves", "scores", "kinds", "signs", "leaves", "nodes"):
             assert np.array_equal(getattr(cut, name), getattr(whole, name)), name
-        assert np.array_equal(paced_move_match(boards, played, weights, 1, budget=DEFAULT_BUDGET, threads_n=2,
+        assert np.array_equal(paced_move_match(boards, played, weights, 1, budget=DEFAULT_BUDGET, n_threads=2,
                                                pacer=pacer), match)

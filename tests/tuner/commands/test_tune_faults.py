@@ -175,21 +175,27 @@ def _interrupt_at_random(sample_set: Path, run: Path, options: list[str], ref: R
         _finish(run, ref)
 
 
+def faults(sample_set: Path, run: Path, kind: str, *, kills: int, stops: int, seed: int) -> dict[str, float]:
+    """``kills`` SIGKILLs and ``stops`` Ctrl-Cs at seeded random points of ``kind``'s runs
+    (``"mmto"`` or ``"ga"``), every run resumed to the end and checked against an uninterrupted
+    one; figures of what landed (``bench/faults.py`` runs many more than the tests)."""
+    options = MMTO if kind == "mmto" else GA
+    ref = _reference(sample_set, run, options)
+    assert [r["iteration"] for r in ref.metrics] == list(range(9 if kind == "mmto" else 7))
+    runs = _kill_at_random(sample_set, run, options, ref, kills=kills, seed=seed)
+    assert runs >= 1
+    _interrupt_at_random(sample_set, run, options, ref, stops=stops, seed=seed + 1)
+    return {"kills": kills, "runs_killed": runs, "stops": stops, "slowest_stop_seconds": max(ref.stops, default=0.0),
+            "reference_seconds": ref.total}
+
+
 def test_mmto_killed_and_interrupted_at_random_points_resumes_to_the_same_weights(
         sample_set: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"  # the same path throughout: weights.json records the run folder
-    ref = _reference(sample_set, run, MMTO)
-    assert [r["iteration"] for r in ref.metrics] == list(range(9))
-    runs = _kill_at_random(sample_set, run, MMTO, ref, kills=10, seed=0)
-    assert runs >= 1
-    _interrupt_at_random(sample_set, run, MMTO, ref, stops=6, seed=1)
-    assert max(ref.stops) < 5.0, f"slowest stop after Ctrl-C: {max(ref.stops):.2f} s"
+    figures = faults(sample_set, run, "mmto", kills=4, stops=3, seed=0)
+    assert figures["slowest_stop_seconds"] < 5.0, f"slowest stop after Ctrl-C: {figures['slowest_stop_seconds']:.2f} s"
 
 
 def test_ga_killed_and_interrupted_at_random_points_resumes_to_the_same_weights(
         sample_set: Path, tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    ref = _reference(sample_set, run, GA)
-    assert [r["iteration"] for r in ref.metrics] == list(range(7))
-    _kill_at_random(sample_set, run, GA, ref, kills=4, seed=2)
-    _interrupt_at_random(sample_set, run, GA, ref, stops=3, seed=3)
+    faults(sample_set, tmp_path / "run", "ga", kills=2, stops=2, seed=2)

@@ -23,7 +23,7 @@ from tests.conftest import SAMPLE_PGN
 
 from tuner.cli import main
 from tuner.errors import TunerError
-from tuner.ingest import SCHEMA, SPLITS, IngestConfig, ingest, read_manifest, read_split
+from tuner.ingest import SCHEMA, SPLITS, IngestConfig, ingest, read_split
 from tuner.ingest.positions import LineChunk, hash_splits
 from tuner.ingest.sources import LINE_BLOCK_BYTES, FileDigest, check_inputs, iter_games
 

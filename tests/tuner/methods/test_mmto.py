@@ -37,7 +37,7 @@ def table_of(data: TrainingData, w: np.ndarray, *, window: float = 0.0, slope: f
     pos = data.train if n is None else data.train.subset(np.arange(n))
     index = data.train_played_index[: len(pos)]
     return search_training_set(pos, index, w, depth=1, budget=100_000, slope=slope, window=window,
-                               threads_n=2, progress=False)
+                               n_threads=2, progress=False)
 
 
 def test_stored_leaves_reproduce_the_searched_objective(small_set: TrainingData) -> None:

@@ -16,6 +16,7 @@ from search.weights import load_weights
 from tuner.training.positions import Positions, check_played, from_boards
 from tuner.methods.texel import TexelConfig, TexelTrainer, quiescence_leaves
 from tuner.training.training_data import TrainingData
+from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 
 PIECES = ("knight", "bishop", "rook", "queen")
@@ -29,7 +30,7 @@ def positions(real_games: list[list[chess.Move]]) -> Positions:
 
 def test_leaf_rows_reproduce_the_quiescence_scores(positions: Positions) -> None:
     w = load_weights("classic").values
-    lv = quiescence_leaves(positions.boards, w, budget=100_000, threads_n=1)
+    lv = quiescence_leaves(positions.boards, w, budget=100_000, n_threads=1)
     q = scores(lv.offset, lv.indptr, lv.indices, lv.values, w)
     searched = search_many(positions.boards, 0, w).scores
     assert np.array_equal(q.astype(np.int64), searched)
@@ -49,7 +50,7 @@ def test_gradient_equals_finite_differences_of_fresh_searches(positions: Positio
     w = load_weights("classic").values
     results = np.random.default_rng(0).choice([0.0, 0.5, 1.0], size=len(positions))
     k = 0.006
-    lv = quiescence_leaves(positions.boards, w, budget=100_000, threads_n=1)
+    lv = quiescence_leaves(positions.boards, w, budget=100_000, n_threads=1)
     base = _rows_of(lv)
     names = ("mg.material.knight", "eg.material.rook", "mg.pst.knight.f3", "eg.pst.king.e2",
              "mg.material.bishop", "eg.material.pawn", "mg.mobility.knight.4", "eg.pawns.doubled")
@@ -59,7 +60,7 @@ def test_gradient_equals_finite_differences_of_fresh_searches(positions: Positio
         for h in (-1, 1):
             wh = w.copy()
             wh[i] += h
-            fresh[h] = (wh, quiescence_leaves(positions.boards, wh, budget=100_000, threads_n=1))
+            fresh[h] = (wh, quiescence_leaves(positions.boards, wh, budget=100_000, n_threads=1))
         same = np.array([a == b == c for a, b, c in zip(base, _rows_of(fresh[-1][1]), _rows_of(fresh[1][1]))])
         rows = np.flatnonzero(same)
         assert len(rows) >= 0.9 * len(positions), name
@@ -76,7 +77,7 @@ def test_recovers_piece_values_from_results_made_by_the_logistic(positions: Posi
     # must bring them back within 10 % (continuous targets; the leaves move as the values do)
     truth = load_weights("classic").values
     k = 0.004
-    lv = quiescence_leaves(positions.boards, truth, budget=100_000, threads_n=2)
+    lv = quiescence_leaves(positions.boards, truth, budget=100_000, n_threads=2)
     q = scores(lv.offset, lv.indptr, lv.indices, lv.values, truth)
     results = 1.0 / (1.0 + np.exp(-np.clip(k * q / EVAL_SCALE, -50.0, 50.0)))
     half = len(positions) // 2
@@ -89,7 +90,7 @@ def test_recovers_piece_values_from_results_made_by_the_logistic(positions: Posi
         start[FEATURE_INDEX[n]] = 500
     common = TuneConfig(data="-", out="-", method="texel", train=tuple(names), threads=2)
     cfg = TexelConfig(epochs=6, lr=8.0, steps=60, k=k)
-    trainer = TexelTrainer(common, cfg, data, start, log=lambda _m: None, progress=False)
+    trainer = TexelTrainer(common, cfg, data, start, RunContext.local(common.threads))
     first = trainer.begin()
     for it in range(1, cfg.epochs + 1):
         last = trainer.step(it)

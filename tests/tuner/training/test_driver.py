@@ -19,6 +19,7 @@ from tuner.cli import main
 from tuner.config import help_field
 from tuner.methods.registry import Method, methods, register, unregister
 from tuner.training.training_data import TrainingData
+from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 
 
@@ -39,7 +40,7 @@ class ToyConfig:
 class ToyTrainer:
     """Adds ``bump`` to the middle-game knight each round; its state is the round count."""
 
-    def __init__(self, common: TuneConfig, cfg: ToyConfig, data: TrainingData, w0: np.ndarray, **_: Any) -> None:
+    def __init__(self, common: TuneConfig, cfg: ToyConfig, data: TrainingData, w0: np.ndarray, ctx: RunContext) -> None:
         self.cfg, self.w, self.done = cfg, w0.copy(), 0
 
     def begin(self) -> dict[str, Any]:

@@ -192,14 +192,14 @@ def test_move_match_of_a_selection_is_the_same_on_every_executor(cluster: Any, d
     w = np.stack([load_weights(n).values for n in ("material", "classic")])
     rows = np.sort(np.random.default_rng(1).choice(len(data.train), size=77, replace=False))
     one_call = move_match_chunk(data.train.boards[rows], data.train.played[rows], weights=w, depth=1, budget=100_000)
-    local = paced_move_match(data.train.boards, data.train.played, w, 1, rows=rows, budget=100_000, threads_n=1,
+    local = paced_move_match(data.train.boards, data.train.played, w, 1, rows=rows, budget=100_000, n_threads=1,
                              executor=LocalExecutor(1))
     ex = DaskExecutor(scheduler=cluster.scheduler_address, chunk=50, log=lambda _m: None)
     try:
-        dask = paced_move_match(data.train.boards, data.train.played, w, 1, rows=rows, budget=100_000, threads_n=1,
+        dask = paced_move_match(data.train.boards, data.train.played, w, 1, rows=rows, budget=100_000, n_threads=1,
                                 executor=ex)
         assert ex.traffic["positions"] == data.train.boards.nbytes + data.train.played.nbytes
-        again = paced_move_match(data.train.boards, data.train.played, w, 1, budget=100_000, threads_n=1, executor=ex)
+        again = paced_move_match(data.train.boards, data.train.played, w, 1, budget=100_000, n_threads=1, executor=ex)
         assert ex.traffic["positions"] == data.train.boards.nbytes + data.train.played.nbytes  # shipped once
     finally:
         ex.close()

@@ -1,0 +1,81 @@
+"""``tuner.compiling``: one note when a command waits for numba, and iteration times that
+leave compilation out (issue 28: the README's main command sat 77 s on a frozen bar with
+nothing saying it compiled, and ``bench compare``'s tuning times included that compile)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from numba import njit
+from numba.core import event
+from tests.tuner.training.test_driver import ToyConfig, ToyTrainer
+
+import tuner.compiling as compiling
+from tuner.cli import main
+from tuner.compiling import COMPILING_NOTE, compile_notes, compile_seconds
+from tuner.methods.registry import Method, register, unregister
+
+
+def test_a_compilation_is_noted_once_and_timed() -> None:
+    out = io.StringIO()
+    before = compile_seconds()
+    with compile_notes("tuner test", stream=out):
+        assert njit(lambda x: x + 1)(1) == 2  # a new function: numba compiles it
+        assert njit(lambda x: x + 2)(1) == 3
+    assert out.getvalue() == f"tuner test: note: {COMPILING_NOTE}\n"
+    assert compile_seconds() > before
+    with compile_notes("tuner test", stream=out):
+        pass
+    assert out.getvalue().count("\n") == 1  # nothing compiled, nothing said
+
+
+class _Clock:
+    """A clock that moves only when told (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+CLOCK = _Clock()
+
+
+class CompilingToy(ToyTrainer):
+    """The toy method, whose every step (``begin`` and ``step``, which calls it) "compiles" for
+    100 s of the fake clock and works 2 s."""
+
+    def _compile_and_work(self) -> None:
+        with event.trigger_event("numba:compile", data={"dispatcher": None, "args": (), "return_type": None}):
+            CLOCK.now += 100.0
+        CLOCK.now += 2.0
+
+    def begin(self) -> dict[str, Any]:
+        self._compile_and_work()
+        return super().begin()
+
+
+@pytest.fixture()
+def compiling_toy() -> Any:
+    register(Method(name="ctoy", config=ToyConfig, trainer=CompilingToy, summary="a compiling toy",
+                    iterations="rounds", unit="round", headline=("knight",)))
+    yield
+    unregister("ctoy")
+
+
+def test_iteration_seconds_leave_compilation_out(compiling_toy: Any, sample_set: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(compiling, "_now", CLOCK)
+    run = tmp_path / "run"
+    assert main(["tune", "--method", "ctoy", "--data", str(sample_set), "--out", str(run), "--rounds", "2",
+                 "--max-validation", "50", "--quiet"]) == 0
+    seconds = [json.loads(line)["iteration_seconds"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert np.allclose(seconds, [2.0, 2.0, 2.0]), seconds  # the work, not the 100 s of compiling
+    assert capsys.readouterr().err.count(COMPILING_NOTE) == 1

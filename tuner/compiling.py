@@ -1,0 +1,104 @@
+"""What numba's compilation costs a command: a one-line note when it starts, and a clock that
+stops while it runs.
+
+numba compiles a kernel the first time it is called (then loads it from its cache, see
+:mod:`search.kernel_cache`): tens of seconds that look like a hang and that are no part of what
+a run measures. A listener on numba's ``numba:compile`` event (fired on a cache miss only, not
+when a kernel is loaded from the cache) adds up the seconds spent compiling in this process and
+calls the note set by :func:`compile_notes` at the first compilation.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+#: the note a command prints when it waits for numba
+COMPILING_NOTE = "compiling kernels (first run only)"
+#: the clock (seconds) of the meter and of :func:`compile_clock`
+_now = time.perf_counter
+
+
+class _CompileMeter:
+    """numba ``numba:compile`` listener: seconds of outermost compilations, first-compile hook."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.depth = 0  # compiling a kernel compiles the kernels it calls, each with its event
+        self.started = 0.0
+        self.on_first: Callable[[], None] | None = None
+        self.lock = threading.Lock()
+
+    def on_start(self, event: Any) -> None:
+        with self.lock:
+            self.depth += 1
+            if self.depth > 1:
+                return
+            self.started = _now()
+            hook, self.on_first = self.on_first, None
+        if hook is not None:
+            hook()
+
+    def on_end(self, event: Any) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0:
+                self.seconds += _now() - self.started
+
+
+_METER: _CompileMeter | None = None
+
+
+def _meter() -> _CompileMeter:
+    """The process's listener, registered with numba on first use (this imports numba)."""
+    global _METER
+    if _METER is None:
+        # numba is untyped: its event module as Any (and the listener class built by type())
+        event: Any = importlib.import_module("numba.core.event")  # numba only when something compiles
+        meter = _CompileMeter()
+        listener = type("_Listener", (event.Listener,), {
+            "on_start": lambda self, ev: meter.on_start(ev),
+            "on_end": lambda self, ev: meter.on_end(ev),
+        })
+        event.register("numba:compile", listener())
+        _METER = meter
+    return _METER
+
+
+def compile_seconds() -> float:
+    """Seconds numba has spent compiling in this process since the first call (of this or
+    :func:`compile_clock`), a compilation under way included."""
+    meter = _meter()
+    with meter.lock:
+        return meter.seconds + (_now() - meter.started if meter.depth > 0 else 0.0)
+
+
+def compile_clock() -> float:
+    """``time.perf_counter()`` less :func:`compile_seconds`: the difference of two readings is
+    the time between them without compilation (``iteration_seconds`` of a run, and so the
+    tuning times of ``bench compare``)."""
+    spent = compile_seconds()
+    return _now() - spent
+
+
+@contextmanager
+def compile_notes(prefix: str, stream: TextIO | None = None) -> Iterator[None]:
+    """Print ``{prefix}: note: compiling kernels (first run only)`` on ``stream`` (standard
+    error) when numba first compiles inside the block (nothing when every kernel it needs is
+    cached)."""
+    meter = _meter()
+    out = stream if stream is not None else sys.stderr
+
+    def note() -> None:
+        print(f"{prefix}: note: {COMPILING_NOTE}", file=out, flush=True)
+
+    meter.on_first = note
+    try:
+        yield
+    finally:
+        meter.on_first = None

@@ -1,0 +1,122 @@
+"""Progress that suits its stream: a tqdm bar on a terminal, plain lines in a log.
+
+tqdm redraws its bar with carriage returns and, for nested bars, ``ESC [A`` (cursor up): fine
+on a terminal, garbage in a log file or a CI console. :func:`progress_bar` takes tqdm's
+arguments and returns a tqdm bar when the stream is a terminal, else a :class:`PlainProgress`
+that writes one line now and then (``search: 190/1900 pos (10 %), 12 s``): when a tenth more
+of the total is done and :data:`MIN_SECONDS` have passed since the last line, or
+:data:`MAX_SECONDS` have passed whatever the progress. A loop that ends within
+:data:`MIN_SECONDS` writes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sized
+from typing import Any, Generic, TextIO, TypeAlias, TypeVar, overload
+
+from tqdm import tqdm
+
+T = TypeVar("T")
+
+#: seconds between two lines at least (a tenth more of the total done)
+MIN_SECONDS = 5.0
+#: seconds without a line at most, whatever the progress (an unknown total, a slow tenth)
+MAX_SECONDS = 30.0
+
+
+class PlainProgress(Generic[T]):
+    """The part of tqdm's interface the commands use (iteration, ``update``, ``set_postfix``,
+    ``write``, ``n``, ``close``, ``with``), writing plain lines to ``file``."""
+
+    def __init__(self, iterable: Iterable[T] | None = None, *, total: float | None = None, desc: str | None = None,
+                 unit: str = "it", initial: float = 0, file: TextIO | None = None) -> None:
+        if total is None and isinstance(iterable, Sized):
+            total = len(iterable)
+        self.iterable, self.total, self.desc, self.unit = iterable, total, desc or "", unit
+        self.n = initial
+        self.file = file
+        self.postfix = ""
+        self._start = self._last = time.monotonic()
+        self._tenth = self._tenths()
+        self._lines = 0
+        self._closed = False
+
+    def _tenths(self) -> int:
+        return int(10 * self.n / self.total) if self.total else 0
+
+    def _line(self, now: float) -> None:
+        done = f"{self.n:g}/{self.total:g} {self.unit}" if self.total else f"{self.n:g} {self.unit}"
+        if self.total:
+            done += f" ({100 * self.n / self.total:.0f} %)"
+        head = f"{self.desc}: " if self.desc else ""
+        tail = f", {self.postfix}" if self.postfix else ""
+        print(f"{head}{done}, {now - self._start:.0f} s{tail}", file=self.file or sys.stderr, flush=True)
+        self._last, self._tenth, self._lines = now, self._tenths(), self._lines + 1
+
+    def update(self, n: float = 1) -> None:
+        self.n += n
+        now = time.monotonic()
+        since = now - self._last
+        if (since >= MIN_SECONDS and self._tenths() > self._tenth) or since >= MAX_SECONDS:
+            self._line(now)
+
+    def set_postfix(self, ordered_dict: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        items = {**(ordered_dict or {}), **kwargs}
+        self.postfix = ", ".join(f"{k}={v}" for k, v in items.items())
+
+    def write(self, s: str, file: TextIO | None = None) -> None:
+        print(s, file=file or self.file or sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """End with a line when lines were written (the last one then says where it ended)."""
+        if not self._closed and self._lines:
+            self._line(time.monotonic())
+        self._closed = True
+
+    def __iter__(self) -> Iterator[T]:
+        if self.iterable is None:
+            raise TypeError("this progress has no iterable")
+        try:
+            for item in self.iterable:
+                yield item
+                self.update(1)
+        finally:
+            self.close()
+
+    def __enter__(self) -> PlainProgress[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@overload
+def progress_bar(iterable: Iterable[T], *, disable: bool | None = False, file: TextIO | None = None,
+                 desc: str | None = None, unit: str = "it", total: float | None = None, initial: float = 0,
+                 **tqdm_options: Any) -> tqdm[T] | PlainProgress[T]: ...
+
+
+@overload
+def progress_bar(iterable: None = None, *, disable: bool | None = False, file: TextIO | None = None,
+                 desc: str | None = None, unit: str = "it", total: float | None = None, initial: float = 0,
+                 **tqdm_options: Any) -> tqdm[Any] | PlainProgress[Any]: ...
+
+
+def progress_bar(iterable: Iterable[T] | None = None, *, disable: bool | None = False, file: TextIO | None = None,
+                 desc: str | None = None, unit: str = "it", total: float | None = None, initial: float = 0,
+                 **tqdm_options: Any) -> tqdm[T] | PlainProgress[T] | tqdm[Any] | PlainProgress[Any]:
+    """``tqdm(iterable, ...)`` on a terminal; :class:`PlainProgress` when ``file`` (standard
+    error) is not one. ``disable``: as tqdm's (``None``: only on a terminal, no lines in a
+    log); the other tqdm options (``leave``, ``unit_scale``, ...) apply to the bar only."""
+    stream = file if file is not None else sys.stderr
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    if disable or tty or disable is None:
+        return tqdm(iterable, disable=disable, file=file, desc=desc, unit=unit, total=total, initial=initial,
+                    **tqdm_options)
+    return PlainProgress(iterable, total=total, desc=desc, unit=unit, initial=initial, file=file)
+
+
+#: what :func:`progress_bar` returns
+Progress: TypeAlias = "tqdm[Any] | PlainProgress[Any]"
