@@ -24,7 +24,8 @@ in weight units per centipawn of error per unit of feature. One update is made p
   game's positions x_1..x_N, ``J_t = tanh(score_t / scale)`` of the search score (the PV
   leaf's evaluation with the sign of its side), in White's view; ``d_t = J_{t+1} - J_t`` with
   the game's result (+1, 0, -1) after the last; ``w += lr sum_t grad J_t sum_{j>=t}
-  lambda^{j-t} d_j``, applied online with an eligibility trace after each move.
+  lambda^{j-t} d_j``, applied online with an eligibility trace after each move. A network is
+  trained by the same method through :mod:`tuner.methods.network_tdleaf` (one step per game).
 
 Duchess's safeguards (Real & Blair): the update of a node ``d`` plies below the root is scaled
 by ``lambda_depth ** d`` (their lambda = 1/3), and no weight moves more than ``max_step``
@@ -168,9 +169,13 @@ class TDLeafConfig(BootstrapConfig):
     max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
     td_lambda: float = help_field(0.7, "TD's lambda: discount of later differences (Giraffe: 0.7)")
     td_scale: float = help_field(400.0, "J = tanh(score / td_scale), score in cp")
+    network_lr: float = help_field(0.001, "a network's Adam step per game (--start network:... or a .mtnn file), "
+                                          "in the parameter units of MMTO's network trainer")
 
     def validate(self) -> None:
         super().validate()
+        if not (self.network_lr > 0 and math.isfinite(self.network_lr)):
+            raise ValueError(f"network_lr must be a positive number, not {self.network_lr}")
         if not 0 <= self.td_lambda <= 1:
             raise ValueError(f"td_lambda must lie in [0, 1], not {self.td_lambda}")
         if self.td_scale <= 0:
@@ -388,18 +393,11 @@ class BootstrapTrainer:
     #: whether its searches are full-width minimax (TreeStrap(minimax)) rather than alpha-beta
     minimax = False
 
-    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: np.ndarray,
+    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: Any,
                  ctx: RunContext) -> None:
         self.common, self.cfg, self.data, self.ctx = common, cfg, data, ctx
-        self.trainable = mask_of(common.train, "train")
-        if cfg.fixed_pawn:
-            self.trainable &= ~mask_of(PAWN_MATERIAL, "fixed_pawn")
-        self.w0 = np.asarray(w0, dtype=np.int32)
-        self.low, self.high = tuning_bounds(self.w0)
-        self.master = self.w0.astype(np.float64)
-        self.w = self.w0.copy()
         self.elapsed = 0.0
-        self.searcher = TreeSearcher(tt_bits=16, max_records=MAX_RECORDS)
+        self._setup(w0)
         self.openings: list[str] = []
         if cfg.source == "selfplay":
             path = cfg.openings or str(DEFAULT_OPENINGS)
@@ -409,20 +407,42 @@ class BootstrapTrainer:
                 raise TunerError(str(exc)) from None
         self.run_dir = Path(common.out) if common.out else None
 
+    # -- the evaluator (linear here; TD-Leaf of a network overrides these, tuner/methods/network_tdleaf.py)
+    def _setup(self, w0: Any) -> None:
+        """The trainable mask, bounds, float master copy and search weights from ``w0``."""
+        self.trainable = mask_of(self.common.train, "train")
+        if self.cfg.fixed_pawn:
+            self.trainable &= ~mask_of(PAWN_MATERIAL, "fixed_pawn")
+        self.w0 = np.asarray(w0, dtype=np.int32)
+        self.low, self.high = tuning_bounds(self.w0)
+        self.master = self.w0.astype(np.float64)
+        self.w = self.w0.copy()
+        self.searcher = TreeSearcher(tt_bits=16, max_records=MAX_RECORDS)
+
+    def _new_game(self) -> None:
+        """Forget what the searches kept from another game or position (transposition table)."""
+        self.searcher.clear()
+
+    def _weight_change(self, before: Any) -> int | float:
+        """How far the weights moved since ``before`` (a :meth:`weights` of earlier): the summed
+        absolute change of the integer weights."""
+        return int(np.abs(self.w.astype(np.int64) - before).sum())
+
     # -- what a method says
     def records_quiescence(self) -> bool:
         """Whether its searches record the interior nodes of their quiescence searches."""
         return False
 
-    def learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
-        """Learn from one search ``rec`` of ``board`` (``trace``: the game's, for TD-Leaf)."""
+    def learn(self, rec: Any, board: np.ndarray, trace: Any, tally: Tally) -> None:
+        """Learn from one search ``rec`` of ``board`` (what :meth:`_search` returned; ``trace``:
+        the game's learning state, :meth:`game_trace`)."""
         raise NotImplementedError
 
-    def game_trace(self) -> TDLeafTrace | None:
+    def game_trace(self) -> Any:
         """A new game's learning state (TD-Leaf's eligibility trace), or None."""
         return None
 
-    def end_game(self, trace: TDLeafTrace | None, white_result: float, tally: Tally) -> None:
+    def end_game(self, trace: Any, white_result: float, tally: Tally) -> None:
         """Learn from a game's end (``white_result``: +1, 0, -1 from White's view)."""
 
     def rms_error(self, tally: Tally) -> float | None:
@@ -434,7 +454,7 @@ class BootstrapTrainer:
         return {}
 
     # -- learning from one search
-    def _search(self, board: np.ndarray, keys: list[int] | None) -> TreeRecord:
+    def _search(self, board: np.ndarray, keys: list[int] | None) -> Any:
         cfg = self.cfg
         rec = self.searcher.search(board, self.w, depth=cfg.search_depth, nodes=cfg.nodes,
                                    history_keys=np.array(keys, dtype=np.uint64) if keys else None,
@@ -450,7 +470,7 @@ class BootstrapTrainer:
         self.master = np.clip(self.master + step, self.low, self.high)
         self.w = to_search_weights(self.master, self.low, self.high)
 
-    def _learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
+    def _learn(self, rec: Any, board: np.ndarray, trace: Any, tally: Tally) -> None:
         tally.searches += 1
         tally.nodes += rec.nodes
         self.learn(rec, board, trace, tally)
@@ -461,7 +481,7 @@ class BootstrapTrainer:
         board = chess.Board(fen)
         b = from_fen(fen)
         keys: list[int] = []
-        self.searcher.clear()
+        self._new_game()
         trace = self.game_trace()
         game = chess.pgn.Game()
         game.setup(board)
@@ -507,7 +527,7 @@ class BootstrapTrainer:
         rng = np.random.default_rng([self.common.seed, iteration])
         pos = self.data.train
         for r in rng.permutation(len(pos))[: self.cfg.positions]:
-            self.searcher.clear()
+            self._new_game()
             b = pos.boards[r]
             self._learn(self._search(b, None), b, None, tally)
             check_interrupt()
@@ -523,7 +543,7 @@ class BootstrapTrainer:
 
     def step(self, iteration: int) -> dict[str, Any]:
         t = time.thread_time()
-        before = self.w.copy()
+        before = self.weights()
         tally = Tally()
         if self.cfg.source == "selfplay":
             self._selfplay(iteration, tally)
@@ -534,7 +554,7 @@ class BootstrapTrainer:
         out: dict[str, Any] = {
             "searches": tally.searches, "nodes": tally.nodes, "nodes_used": tally.used,
             "nodes_updated": tally.updated, "rms_error_cp": self.rms_error(tally),
-            "weight_change": int(np.abs(self.w.astype(np.int64) - before).sum()),
+            "weight_change": self._weight_change(before),
             "train_seconds": round(self.elapsed, 3), **self.extra_metrics(tally),
         }
         if tally.games:
@@ -543,7 +563,7 @@ class BootstrapTrainer:
                         else None})
         return out
 
-    def weights(self) -> np.ndarray:
+    def weights(self) -> Any:
         return self.w
 
     def state(self) -> dict[str, Any]:
@@ -607,7 +627,7 @@ class TDLeafTrainer(BootstrapTrainer):
 
     method = TDLEAF
 
-    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: np.ndarray,
+    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: Any,
                  ctx: RunContext) -> None:
         super().__init__(common, cfg, data, w0, ctx)
         if not isinstance(cfg, TDLeafConfig):
@@ -616,7 +636,7 @@ class TDLeafTrainer(BootstrapTrainer):
         if cfg.source != "selfplay" and data.train.results is None:
             raise TunerError(f"{common.data}: tdleaf from positions needs the games' results")
 
-    def game_trace(self) -> TDLeafTrace:
+    def game_trace(self) -> Any:
         return TDLeafTrace(N_FEATURES, self.td.td_lambda)
 
     def learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
@@ -662,7 +682,7 @@ class TDLeafTrainer(BootstrapTrainer):
             rows = np.flatnonzero(ids == g)
             if not np.isfinite(results[rows[0]]):
                 continue  # an unfinished game: no final target
-            self.searcher.clear()
+            self._new_game()
             trace = self.game_trace()
             for r in rows:
                 b = pos.boards[r]
@@ -690,11 +710,7 @@ TREESTRAP_AB_METHOD = Method(
     name=TREESTRAP_AB, config=TreeStrapABConfig, trainer=TreeStrapABTrainer,
     summary="TreeStrap(ab): every interior node of the alpha-beta tree towards its bounds (one-sided)",
     iterations="iterations", unit="iteration", panels=_PANELS, headline=("rms_error_cp",))
-TDLEAF_METHOD = Method(
-    name=TDLEAF, config=TDLeafConfig, trainer=TDLeafTrainer,
-    summary="TD-Leaf(lambda) (Baxter et al. 1998): PV leaves towards later searches' and the result",
-    iterations="iterations", unit="iteration", panels=[("mean |d_t|", [("mean_abs_td", "mean |d|")])],
-    headline=("mean_abs_td",))
 
-__all__ = ["BootstrapConfig", "BootstrapTrainer", "TDLeafTrace", "capped_step", "leaf_j", "node_errors",
-           "tree_direction", "unique_nodes", "weighted_sum"]
+
+__all__ = ["BootstrapConfig", "BootstrapTrainer", "TDLeafConfig", "TDLeafTrace", "TDLeafTrainer", "Tally",
+           "capped_step", "leaf_j", "node_errors", "tree_direction", "unique_nodes", "weighted_sum"]

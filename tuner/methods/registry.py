@@ -110,7 +110,7 @@ BUILTIN: dict[str, str] = {
     "rootstrap": "tuner.methods.bootstrap:ROOTSTRAP_METHOD",
     "treestrap-mm": "tuner.methods.bootstrap:TREESTRAP_MM_METHOD",
     "treestrap-ab": "tuner.methods.bootstrap:TREESTRAP_AB_METHOD",
-    "tdleaf": "tuner.methods.bootstrap:TDLEAF_METHOD",
+    "tdleaf": "tuner.methods.tdleaf:METHOD",
 }
 
 _REGISTRY: dict[str, Method] = {}
