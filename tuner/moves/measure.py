@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from objectives.move_choice import MoveChoiceSet, mean_loss, row_scores
+from search.evaluators import Evaluator
 from search.move_model import move_features
-from search.search_api import move_credit
+from search.search_api import move_credit, search_many
 from tuner.training.positions import Positions, check_played
 
 
@@ -24,6 +25,35 @@ def choice_set(pos: Positions, *, n_threads: int | None = None) -> MoveChoiceSet
     played = check_played(pos)
     mf = move_features(pos.boards, n_threads=n_threads)
     return MoveChoiceSet(mf.pos_ptr, played, mf.slots)
+
+
+def search_choice_set(pos: Positions, evaluator: Evaluator, depth: int, *,
+                      n_threads: int | None = None) -> tuple[MoveChoiceSet, int]:
+    """The arrays of :mod:`objectives.move_choice` for a set of positions labelled by the engine's
+    own choice instead of the played move: each position's label is the first move of a
+    ``depth``-ply alpha-beta search (+ quiescence) with ``evaluator`` (Giraffe's training of its
+    move model on the best moves of its searches). Positions whose search returns no move (a
+    budget exhausted before the first move) are left out; returns the set and how many were."""
+    found = search_many(pos.boards, depth, evaluator, n_threads=n_threads)
+    best = np.where(found.pv_len > 0, found.pv[:, 0], -1).astype(np.int64)
+    mf = move_features(pos.boards, n_threads=n_threads)
+    counts = np.diff(mf.pos_ptr)
+    owner = np.repeat(np.arange(len(pos)), counts)
+    hit = np.flatnonzero(mf.moves.astype(np.int64) == best[owner])
+    label = np.full(len(pos), -1, dtype=np.int64)
+    label[owner[hit]] = hit - mf.pos_ptr[owner[hit]]
+    keep = np.flatnonzero(label >= 0)
+    if len(keep) == len(pos):
+        return MoveChoiceSet(mf.pos_ptr, label, mf.slots), 0
+    rows = np.flatnonzero(label[owner] >= 0)
+    ptr = np.concatenate([[0], np.cumsum(counts[keep])]).astype(np.int64)
+    return MoveChoiceSet(ptr, label[keep], mf.slots[rows]), len(pos) - len(keep)
+
+
+def joined(a: MoveChoiceSet, b: MoveChoiceSet) -> MoveChoiceSet:
+    """The positions of ``a`` then those of ``b`` as one set."""
+    return MoveChoiceSet(np.concatenate([a.pos_ptr[:-1], a.pos_ptr[-1] + b.pos_ptr]), np.concatenate([a.played, b.played]),
+                         np.concatenate([a.slots, b.slots]))
 
 
 @dataclass(frozen=True)
@@ -53,4 +83,4 @@ def figures(data: MoveChoiceSet, weights: np.ndarray) -> PredictorFigures:
                             float(move_credit(data.pos_ptr, rows, scores, 3).mean()), len(data.slots) / n)
 
 
-__all__ = ["PredictorFigures", "choice_set", "figures"]
+__all__ = ["PredictorFigures", "choice_set", "figures", "joined", "search_choice_set"]

@@ -7,7 +7,9 @@ For each L2 coefficient of :attr:`MoveTrainConfig.l2`, training starts from the 
 a seeded random order, ``batch_size`` positions per Adam step, the step size falling linearly
 from ``lr`` to ``lr / 10`` over the passes. After each pass the validation loss is measured;
 the weights with the lowest validation loss over every L2 value and pass are the result. The
-test split is never read. With the same seed and data, the result is the same whatever the
+test split is never read. The training positions are labelled with the played moves, the first
+moves of the engine's own searches (``labels = "search"``, as Giraffe trained its model), or both;
+the validation split is always measured on the played moves. With the same seed and data, the result is the same whatever the
 number of threads (the kernels add partial sums in a fixed order).
 
 Training on the 403,104 GM training positions takes about a minute on 2 cores, so a run is
@@ -27,15 +29,20 @@ import numpy as np
 from tqdm import tqdm
 
 from objectives.move_choice import MoveChoiceSet, loss_and_gradient
+from search.evaluators import load_evaluator
 from search.move_catalog import MOVE_LAYOUT_HASH, N_MOVE_FEATURES
 from search.move_model import MoveModel
 from search.search_api import threads
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
-from tuner.moves.measure import PredictorFigures, choice_set, figures
+from tuner.moves.measure import PredictorFigures, choice_set, figures, joined, search_choice_set
 from tuner.training.optim import Adam
 from tuner.training.positions import load_positions
 from tuner.training.run_folder import provenance
+
+
+#: what the training positions can be labelled with (:attr:`MoveTrainConfig.labels`)
+LABELS = ("played", "search", "both")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +56,13 @@ class MoveTrainConfig:
     l2: tuple[float, ...] = help_field((0.0, 1e-5, 1e-4), "L2 coefficients to try (the objective adds l2/2 |w|^2); "
                                                           "the one with the lowest validation loss is kept",
                                        metavar="L2,...")
+    labels: str = help_field("played", "what the training positions are labelled with: played (the move played "
+                                       "in the game), search (the first move of the engine's own search, as "
+                                       "Giraffe trained its model) or both (each position twice); the validation "
+                                       "split is always measured on the played moves")
+    label_depth: int = help_field(1, "labels search/both: plies of that search (+ quiescence)")
+    label_weights: str = help_field("gm", "labels search/both: the evaluator of that search (a built-in name, a "
+                                          "weights or network file)", metavar="WEIGHTS")
     max_train: int = help_field(0, "a seeded sample of this many training positions (0: all)")
     max_validation: int = help_field(0, "a seeded sample of this many validation positions (0: all)")
     seed: int = help_field(0, "seed of the samples and of the order of the positions")
@@ -61,6 +75,10 @@ class MoveTrainConfig:
             raise ValueError(f"lr must be positive, not {self.lr}")
         if not self.l2 or any(v < 0 for v in self.l2):
             raise ValueError("l2 must be one or more numbers >= 0")
+        if self.labels not in LABELS:
+            raise ValueError(f"labels must be one of {', '.join(LABELS)}, not {self.labels!r}")
+        if not 1 <= self.label_depth <= 6:
+            raise ValueError(f"label-depth must be between 1 and 6, not {self.label_depth}")
         if min(self.max_train, self.max_validation, self.threads) < 0:
             raise ValueError("max-train, max-validation and threads must be >= 0")
 
@@ -128,11 +146,26 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
     that cannot be read or has no positions with played moves."""
     start = time.perf_counter()
     sets = []
+    unlabelled = 0
     for split, limit in (("train", cfg.max_train), ("validation", cfg.max_validation)):
         pos = load_positions(data, split, limit=limit, seed=cfg.seed, progress=progress)
         if len(pos) == 0:
             raise TunerError(f"{data}: the {split} split holds no positions")
-        sets.append(choice_set(pos, n_threads=cfg.threads or None))
+        played = choice_set(pos, n_threads=cfg.threads or None) if split == "validation" or cfg.labels != "search" \
+            else None
+        if split == "train" and cfg.labels != "played":
+            try:
+                evaluator = load_evaluator(cfg.label_weights)
+            except ValueError as exc:
+                raise TunerError(f"--label-weights: {exc}") from None
+            searched, unlabelled = search_choice_set(pos, evaluator, cfg.label_depth, n_threads=cfg.threads or None)
+            if log is not None:
+                log(f"labelled {len(searched)} training positions by {cfg.label_weights}'s depth-{cfg.label_depth} "
+                    f"search in {time.perf_counter() - start:.1f} s ({unlabelled} without a move)")
+            sets.append(searched if played is None else joined(played, searched))
+        else:
+            assert played is not None
+            sets.append(played)
     train, validation = sets
     steps = -(-len(train) // cfg.batch_size) * cfg.epochs * len(cfg.l2)
     with tqdm(total=steps, unit="step", desc="train move model", disable=not progress, leave=False,
@@ -140,10 +173,12 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
         w, l2, epoch, fig, history = fit(train, validation, cfg, progress=bar.update, log=log)
     seconds = time.perf_counter() - start
     metadata = {"name": Path(str(data)).name, "trained_on": str(data), "layout_hash": MOVE_LAYOUT_HASH,
+                "labels": cfg.labels if cfg.labels == "played" else
+                f"{cfg.labels} ({cfg.label_weights}, depth {cfg.label_depth}; {unlabelled} left out)",
                 "train_positions": len(train), "validation_positions": len(validation), "chosen_l2": l2,
                 "chosen_epoch": epoch, "validation": fig.to_json(), "config": asdict(cfg),
                 "seconds": round(seconds, 1), **provenance()}
     return TrainResult(MoveModel(w, metadata), l2, epoch, fig, len(train), history, seconds)
 
 
-__all__ = ["MoveTrainConfig", "TrainResult", "fit", "train_move_model"]
+__all__ = ["LABELS", "MoveTrainConfig", "TrainResult", "fit", "train_move_model"]

@@ -70,3 +70,38 @@ def test_errors_are_one_line(sample_set: Path, tmp_path: Path, capsys: pytest.Ca
     assert "invalid FEN 'not a fen'" in one_line_error(capsys, ["moves", "predict", "not a fen"])
     assert "no legal move" in one_line_error(capsys, ["moves", "predict", "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1"])
     assert "--top must be >= 0" in one_line_error(capsys, ["moves", "predict", "startpos", "--top", "-1"])
+
+
+def test_search_labels_are_the_engines_first_moves(sample_set: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from search.convert import move_to_uci
+    from search.evaluators import load_evaluator
+    from search.move_model import move_features
+    from search.search_api import search
+    from tuner.moves.measure import choice_set, search_choice_set
+    from tuner.training.positions import load_positions
+
+    pos = load_positions(sample_set, "train", limit=200, seed=1, progress=False)
+    labelled, left_out = search_choice_set(pos, load_evaluator("gm"), 2)
+    assert left_out == 0 and len(labelled) == 200
+    mf = move_features(pos.boards)
+    gm = load_evaluator("gm")
+    for p in range(0, 200, 7):  # each label: the move a fresh search of that board plays first
+        first = search(pos.boards[p], 2, gm).pv[0]
+        assert move_to_uci(int(mf.moves[mf.pos_ptr[p] + labelled.played[p]])) == move_to_uci(first)
+    played = choice_set(pos)
+    agree = float(np.mean(labelled.played == played.played))
+    assert 0.2 < agree < 0.8  # the engine's choice is often, not always, the grandmaster's
+
+    for labels, positions in (("search", 300), ("both", 600)):
+        out = tmp_path / f"{labels}.json"
+        assert main(["moves", "train", "--data", str(sample_set), "--out", str(out), *SMALL, "--labels", labels,
+                     "--label-depth", "1", "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["train_positions"] == positions and summary["validation"]["positions"] == 100
+        assert load_move_model(out).metadata["labels"] == f"{labels} (gm, depth 1; 0 left out)"
+    assert "--label-weights" in one_line_error(
+        capsys, ["moves", "train", "--data", str(sample_set), "--out", str(tmp_path / "x.json"), *SMALL,
+                 "--labels", "search", "--label-weights", str(tmp_path / "none.json")])
+    assert "labels must be one of" in one_line_error(
+        capsys, ["moves", "train", "--data", str(sample_set), "--out", str(tmp_path / "x.json"), "--labels", "x"])
