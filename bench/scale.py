@@ -18,8 +18,10 @@ Prints one JSON line:
   ``positions_bytes_once``: the positions shipped once per run;
 - per-position costs for ``docs/scaling.md``: ``search_core_seconds_per_position`` at depth 1
   (sweep seconds times cores over positions) and at depth 2 (a depth-2 sweep of
-  ``DEPTH2_SAMPLE`` positions), the stored leaf-table bytes per position at both depths,
-  ``update_seconds`` of the 32 steps, and the driver's peak memory.
+  ``DEPTH2_SAMPLE`` positions), the stored leaf-table bytes per position at both depths
+  (``leaf_bytes_per_position``: depth 1, the compact layout of :mod:`objectives.leaf_table`,
+  target at most 1,000; ``leaf_bytes_per_position_tapered``: the same leaves in the former
+  tapered CSR layout), ``update_seconds`` of the 32 steps, and the driver's peak memory.
 
 Arguments: ``python bench/scale.py [--data DIR] [--max-train N] [--workers W]``; the GM
 position set defaults to ``datasets/built/gm`` (built from ``../shared/datasets/gm`` once).
@@ -50,6 +52,11 @@ from tuner.training.tune_config import TuneConfig
 DEPTH2_SAMPLE = 2000
 
 
+def tapered_bytes(table: Any) -> int:
+    """Bytes the same leaves took in the tapered CSR layout (before issue 26's compact one)."""
+    return sum(a.nbytes for a in (table.pos_ptr, table.played, *table.tapered()))
+
+
 def one_iteration(common: TuneConfig, data: Any) -> dict[str, Any]:
     """begin, then one timed outer iteration (update, sweep, validation move-match)."""
     with open_run_context(common, log=lambda _m: None, progress=False) as ctx:
@@ -69,8 +76,7 @@ def one_iteration(common: TuneConfig, data: Any) -> dict[str, Any]:
     assert trainer.summary is not None  # set by the step just taken
     return {"seconds": seconds, "begin_seconds": begin_seconds, "metrics": metrics,
             "weights": trainer.weights().copy(), "moved": moved, "positions_once": after.get("positions", 0),
-            "leaf_bytes": sum(getattr(trainer.summary.table, f).nbytes for f in
-                              ("pos_ptr", "played", "offset", "indptr", "indices", "values"))}
+            "leaf_bytes": trainer.summary.table.nbytes, "tapered_bytes": tapered_bytes(trainer.summary.table)}
 
 
 def main() -> None:
@@ -101,7 +107,7 @@ def main() -> None:
     s2 = search_training_set(sample, data.train_played_index[:len(sample)], local["weights"], depth=2,
                              budget=base.budget, slope=0.02, window=300.0, n_threads=threads_for(base.threads), progress=False)
     depth2_seconds = time.perf_counter() - t
-    leaf2 = sum(getattr(s2.table, f).nbytes for f in ("pos_ptr", "played", "offset", "indptr", "indices", "values"))
+    leaf2 = s2.table.nbytes
     moved = dask["moved"]
     out = {
         "bench": "scale", "train_positions": n, "validation_positions": len(data.validation), "cores": cores,
@@ -116,6 +122,9 @@ def main() -> None:
         "search_seconds_local": round(search1, 2), "update_seconds_local": local["metrics"]["update_seconds"],
         "search_core_seconds_per_position_depth1": round(search1 * cores / n, 7),
         "search_core_seconds_per_position_depth2": round(depth2_seconds * cores / len(sample), 7),
+        "leaf_bytes_per_position": round(local["leaf_bytes"] / n, 1),
+        "leaf_bytes_per_position_tapered": round(local["tapered_bytes"] / n, 1),
+        "target_leaf_bytes_met": local["leaf_bytes"] / n <= 1000,
         "leaf_table_bytes_per_position_depth1": round(local["leaf_bytes"] / n, 1),
         "leaf_table_bytes_per_position_depth2": round(leaf2 / len(sample), 1),
         "rows_per_position": round(local["metrics"]["rows"] / n, 2),

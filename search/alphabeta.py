@@ -473,10 +473,29 @@ def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_move
     Returns the score in eval units, root side to move's view. The PV is ``pv[0, :ints[0, 8]]``
     and its last node's kind ``ints[0, 9]``; ``stats`` holds nodes, budget flag, max-ply flag.
     """
+    start_search(ws, es, root, depth)
+    return search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves)
+
+
+@njit(cache=True, nogil=True)
+def search_window_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, alpha, beta):  # type: ignore[no-untyped-def]
+    """:func:`search_kernel` with the root window ``(alpha, beta)`` instead of (-INF, INF):
+    fail-soft, so a returned ``v <= alpha`` says the true score is at most ``v``, ``v >= beta``
+    that it is at least ``v``, and anything between is the exact score. The PV is meaningful
+    only for an exact score."""
+    start_search(ws, es, root, depth)
+    ints = ws[WS_INTS]
+    ints[0, _ALPHA] = alpha
+    ints[0, _BETA] = beta
+    return search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves)
+
+
+@njit(cache=True, inline="always")
+def search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves):  # type: ignore[no-untyped-def]
+    """The explicit-stack loop of :func:`search_kernel` from a root set by :func:`start_search`."""
     ints = ws[WS_INTS]
     pv = ws[WS_PV]
     killers = ws[WS_KILLERS]
-    start_search(ws, es, root, depth)
     ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
     while True:
         if entering:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from search.alphabeta import MAX_PLY, new_workspace, search_kernel
+from search.alphabeta import MAX_PLY, new_workspace, search_kernel, search_window_kernel
 from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.feature_kernels import features_kernel, new_feature_buffers
 from search.movegen import MAX_MOVES, generate_moves
@@ -185,11 +185,68 @@ def credit_kernel(pos_ptr, played_rows, scores, k):  # type: ignore[no-untyped-d
     return out
 
 
+@njit(cache=True)
+def _match_position(ws, board, depth, w, budget, played_key, buf, child, hist):  # type: ignore[no-untyped-def]
+    """:func:`played_credit` with ``k = 1`` of the legal move of ``board`` whose
+    :func:`move_uci_key` is ``played_key`` in a sweep at ``depth``, found with fewer nodes: the
+    played move is searched with the full window (its score ``sd``), every other move with the
+    window (sd - 1, sd + 1) around it, which tells better, equal and worse apart exactly
+    (fail-soft bounds, :func:`search.alphabeta.search_window_kernel`); the first better move
+    ends the position (credit 0). The same credit as a full sweep's (each child search is
+    independent, its budget counted per search) unless a search runs out of node budget."""
+    n = generate_moves(board, buf, 0, False)
+    hist[0] = board[W_KEY]
+    tt_keys = np.zeros(0, dtype=np.uint64)
+    tt_moves = np.zeros(0, dtype=np.int32)
+    row = -1
+    for i in range(n):
+        if move_uci_key(buf[i]) == played_key:
+            row = i
+    if row < 0:
+        return 0.0
+    make_move(board, child, buf[row])
+    sd = -search_kernel(ws, None, child, depth - 1, w, budget, hist, 1, tt_keys, tt_moves)
+    equal = 1
+    for i in range(n):
+        if i == row:
+            continue
+        make_move(board, child, buf[i])
+        # the child's view: the mover's score s = -v is above sd iff v < -sd
+        v = search_window_kernel(ws, None, child, depth - 1, w, budget, hist, 1, tt_keys, tt_moves, -sd - 1, -sd + 1)
+        if v <= -sd - 1:
+            return 0.0
+        if v < -sd + 1:
+            equal += 1
+    return 1.0 / equal
+
+
 @njit(cache=True, parallel=True)
 def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-untyped-def]
     """Move-match of each weight vector (rows of ``weights``, int32[I, N_FEATURES]) on each
     position: float64[I, P], 1/k when the played move (packed, int32[P]) is among the k
-    best moves of the sweep at ``depth``, else 0. Parallel over (individual, chunk) pairs."""
+    best moves of the sweep at ``depth``, else 0 (:func:`_match_position`). Parallel over
+    (individual, chunk) pairs."""
+    p_count = boards.shape[0]
+    i_count = weights.shape[0]
+    out = np.zeros((i_count, p_count), dtype=np.float64)
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    for job in prange(i_count * n_chunks):
+        ind = job // n_chunks
+        c = job % n_chunks
+        w = weights[ind].copy()  # thread-private (see sweep_kernel)
+        ws = new_workspace()
+        buf = np.zeros(MAX_MOVES, dtype=np.int32)
+        child = np.zeros(BOARD_WORDS, dtype=np.uint64)
+        hist = np.zeros(1, dtype=np.uint64)
+        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+            out[ind, p] = _match_position(ws, boards[p], depth, w, budget, move_uci_key(played[p]), buf, child, hist)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def full_match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-untyped-def]
+    """:func:`match_kernel` from full sweeps (every move searched with the full window): the
+    reference its tests compare with."""
     p_count = boards.shape[0]
     i_count = weights.shape[0]
     out = np.zeros((i_count, p_count), dtype=np.float64)

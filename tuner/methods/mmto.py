@@ -43,10 +43,12 @@ import numpy as np
 from tuner.progress import progress_bar
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.optim.grid import grid_adjacent_step, l1_penalty
-from objectives.mmto import objective, sweep_loss
+from objectives.leaf_table import CompactLeaves, concatenate, encode, objective_compact
+from objectives.mmto import sweep_loss
 from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
 from search.alphabeta import KIND_EVAL
 from search.search_api import signed_features, threads
+from search.catalog import N_BASE
 from search.evaluation_api import EVAL_SCALE
 from tuner.training.positions import Positions
 from tuner.training.driver import drive
@@ -72,43 +74,44 @@ SWEEP_BATCH = 4096
 
 @dataclass(frozen=True)
 class LeafTable:
-    """The stored sweep of one training set (layout: :mod:`objectives.mmto`), with each
+    """The stored sweep of one training set in the compact layout of
+    :mod:`objectives.leaf_table` (about a tenth of the tapered CSR table's bytes), with each
     position's game result from the mover's view (float64[P], NaN: none)."""
 
-    pos_ptr: np.ndarray
-    played: np.ndarray
-    offset: np.ndarray
-    indptr: np.ndarray
-    indices: np.ndarray
-    values: np.ndarray
+    leaves: CompactLeaves
     results: np.ndarray
 
+    @property
+    def pos_ptr(self) -> np.ndarray:
+        return self.leaves.pos_ptr
 
-class KeptRows(NamedTuple):
-    """The rows of one chunk's sweep that the updates use (layout: :mod:`objectives.mmto`):
-    per-position row pointers int64[P+1], each played move's row int64[P], the constant score
-    of a row whose search ended in a verdict int64[R] (0 for a leaf), and the rows' signed leaf
-    features in CSR form (indptr int64[R+1], indices, values)."""
+    @property
+    def played(self) -> np.ndarray:
+        return self.leaves.played
 
-    pos_ptr: np.ndarray
-    played: np.ndarray
-    offset: np.ndarray
-    indptr: np.ndarray
-    indices: np.ndarray
-    values: np.ndarray
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the stored leaves (the results not counted)."""
+        return self.leaves.nbytes
+
+    def tapered(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(offset, indptr, indices, values)``: the rows in the tapered CSR layout of
+        :mod:`objectives.mmto` (the reference layout)."""
+        return self.leaves.tapered()
 
 
 class SweepChunk(NamedTuple):
     """What one chunk of :func:`search_training_set` returns: the move loss summed over the
     chunk (its per-position value times its positions), the sum of its move-match credits, its
-    sweep rows, its nodes, the rows kept for the updates, and each played move's score
-    (int64[P], eval units, the mover's view)."""
+    sweep rows, its nodes, the rows kept for the updates (in the compact layout of
+    :mod:`objectives.leaf_table`), and each played move's score (int64[P], eval units, the
+    mover's view)."""
 
     j_sum: float
     match_sum: float
     rows: int
     nodes: int
-    kept: KeptRows
+    kept: CompactLeaves
     played_scores: np.ndarray
 
 
@@ -134,7 +137,7 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     ``n_threads`` threads, each chunk searched in shorter calls (``pacer``) with Ctrl-C checks
     between them); the figures are summed per chunk in chunk order, whatever ran them."""
     executor = executor or LocalExecutor(n_threads)
-    parts: list[KeptRows] = []
+    parts: list[CompactLeaves] = []
     played_scores: list[np.ndarray] = []
     j_sum = 0.0
     match_sum = 0.0
@@ -154,7 +157,7 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
             bar.update(z - a)
     bar.close()
     results = pos.results if pos.results is not None else np.full(len(pos), np.nan)
-    table = _concatenate(parts, np.asarray(results, dtype=np.float64))
+    table = LeafTable(concatenate(parts), np.asarray(results, dtype=np.float64))
     n = len(pos)
     return SweepSummary(j_sum / n, match_sum / n, table, rows_total, nodes, np.concatenate(played_scores))
 
@@ -170,8 +173,9 @@ def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray,
                       _keep_rows(sw, rows, window, one_sided=loss == "softmax"), sw.scores[rows].astype(np.int64))
 
 
-def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> KeptRows:
-    """The rows of one sweep batch that the updates use, with their signed leaf features:
+def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> CompactLeaves:
+    """The rows of one sweep batch that the updates use, with their signed leaf features
+    (encoded in the compact layout of :mod:`objectives.leaf_table`):
     those within ``window`` centipawns of the played move's score (``one_sided``: every move
     scored above it too, as a softmax's gradient is largest there)."""
     counts = np.diff(sw.pos_ptr)
@@ -196,24 +200,7 @@ def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bo
     signs = np.where(leaf, sw.signs, 0)[keep].astype(np.int8)
     offset = np.where(leaf, 0, sw.scores)[keep].astype(np.int64)
     indptr, indices, values = signed_features(sw.leaves[keep], signs)
-    return KeptRows(pos_ptr, played, offset, indptr, indices, values)
-
-
-def _concatenate(parts: list[KeptRows], results: np.ndarray) -> LeafTable:
-    pos_ptrs, playeds, offsets, indptrs, indices, values = [], [], [], [], [], []
-    row_base = 0
-    nnz_base = 0
-    for k, (pp, pl, off, ip, ix, va) in enumerate(parts):
-        pos_ptrs.append(pp[(0 if k == 0 else 1):] + row_base)
-        playeds.append(pl + row_base)
-        offsets.append(off)
-        indptrs.append(ip[(0 if k == 0 else 1):] + nnz_base)
-        indices.append(ix)
-        values.append(va)
-        row_base += len(off)
-        nnz_base += len(ix)
-    return LeafTable(np.concatenate(pos_ptrs), np.concatenate(playeds), np.concatenate(offsets),
-                     np.concatenate(indptrs), np.concatenate(indices), np.concatenate(values), results)
+    return encode(pos_ptr, played, offset, indptr, indices, values, n_base=N_BASE, phase_max=EVAL_SCALE)
 
 
 @dataclass(frozen=True)
@@ -268,9 +255,8 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, n_
     losses = []
     with threads(n_threads):
         for _ in progress_bar(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
-            o = objective(table.pos_ptr, table.played, table.offset, table.indptr, table.indices, table.values,
-                          w, cfg.slope, EVAL_SCALE, loss=cfg.loss, results=table.results,
-                          mu=cfg.result_weight, k_cp=k)
+            o = objective_compact(table.leaves, w, cfg.slope, EVAL_SCALE, loss=cfg.loss, results=table.results,
+                                  mu=cfg.result_weight, k_cp=k)
             if not math.isfinite(o.total) or not np.all(np.isfinite(o.gradient)):
                 raise FloatingPointError("MMTO objective became NaN or infinite; lower --slope")
             losses.append(o.total)
@@ -320,7 +306,7 @@ def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks
         "match_train": summary.match,
         "nonzero_weights": int(np.count_nonzero(w)),
         "rows": summary.rows_total,
-        "rows_stored": int(len(summary.table.offset)),
+        "rows_stored": summary.table.leaves.rows,
         "nodes": summary.nodes,
         **{f"{k}_seconds": round(v, 3) for k, v in seconds.items()},
     }

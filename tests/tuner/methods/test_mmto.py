@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import played_positions
 
 from tuner.training.optim.grid import grid_adjacent_step
-from objectives.mmto import loss_and_gradient, sweep_loss
+from objectives.leaf_table import objective_compact
+from objectives.mmto import loss_and_gradient, objective, sweep_loss
 from search.search_api import sweep
 from search.catalog import FEATURE_NAMES, select
 from search.evaluation_api import EVAL_SCALE
@@ -44,11 +45,17 @@ def test_stored_leaves_reproduce_the_searched_objective(small_set: TrainingData)
     w = load_weights("classic").values
     summary = table_of(small_set, w)
     t = summary.table
-    j, _ = loss_and_gradient(t.pos_ptr, t.played, t.offset, t.indptr, t.indices, t.values, w, 0.02, EVAL_SCALE)
+    offset, indptr, indices, values = t.tapered()
+    j, _ = loss_and_gradient(t.pos_ptr, t.played, offset, indptr, indices, values, w, 0.02, EVAL_SCALE)
     assert j == pytest.approx(summary.j_main, rel=1e-12)
+    # the compact table the updates use gives the same objective and gradient, bit for bit
+    ref = objective(t.pos_ptr, t.played, offset, indptr, indices, values, w, 0.02, EVAL_SCALE)
+    got = objective_compact(t.leaves, w, 0.02, EVAL_SCALE)
+    assert got.total == ref.total and np.array_equal(got.gradient, ref.gradient) and np.any(got.gradient)
+    assert t.nbytes * 5 < sum(a.nbytes for a in (t.pos_ptr, t.played, offset, indptr, indices, values))
     # and a window keeps the played move of every position
     windowed = table_of(small_set, w, window=100.0).table
-    assert len(windowed.offset) < len(t.offset)
+    assert windowed.leaves.rows < t.leaves.rows
     assert np.all(windowed.played >= windowed.pos_ptr[:-1]) and np.all(windowed.played < windowed.pos_ptr[1:])
 
 
@@ -62,7 +69,8 @@ def test_pv_leaf_gradient_equals_finite_differences_where_pvs_do_not_change(smal
     base = sweep(boards, 1, w.astype(np.int32))
     summary = table_of(small_set, w.astype(np.int32), slope=slope, n=n)
     t = summary.table
-    _, grad = loss_and_gradient(t.pos_ptr, t.played, t.offset, t.indptr, t.indices, t.values,
+    offset, indptr, indices, values = t.tapered()
+    _, grad = loss_and_gradient(t.pos_ptr, t.played, offset, indptr, indices, values,
                                 w.astype(np.int32), slope, EVAL_SCALE)
     rows = base.pos_ptr[:-1] + small_set.train_played_index[:n]
     candidates = np.flatnonzero(grad != 0)
@@ -84,7 +92,7 @@ def test_pv_leaf_gradient_equals_finite_differences_where_pvs_do_not_change(smal
         fd = (sweep_loss(sweeps[1].pos_ptr, keep_rows, sweeps[1].scores, slope, EVAL_SCALE)
               - sweep_loss(sweeps[-1].pos_ptr, keep_rows, sweeps[-1].scores, slope, EVAL_SCALE)) / 2
         played = np.where(changed, -1, t.played)
-        _, g = loss_and_gradient(t.pos_ptr, played, t.offset, t.indptr, t.indices, t.values,
+        _, g = loss_and_gradient(t.pos_ptr, played, offset, indptr, indices, values,
                                  w.astype(np.int32), slope, EVAL_SCALE)
         assert fd == pytest.approx(g[i], rel=1e-4, abs=1e-12), f"feature {i}"
     assert len(candidates) == 40
@@ -101,7 +109,7 @@ def test_constraint_holds_after_every_update_step(small_set: TrainingData) -> No
     total = int(w[constrained].sum())
     t = table_of(small_set, w, window=300.0).table
     for _ in range(32):
-        _, grad = loss_and_gradient(t.pos_ptr, t.played, t.offset, t.indptr, t.indices, t.values, w, 0.02, EVAL_SCALE)
+        grad = objective_compact(t.leaves, w, 0.02, EVAL_SCALE).gradient
         out = grid_adjacent_step(w, grad, step=3, trainable=masks.trainable, l1=cfg.l1, l1_mask=masks.l1,
                                  constrained=masks.constrained)
         assert int(out.weights[constrained].sum()) == total
