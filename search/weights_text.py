@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.catalog import (
+    ALL_TERMS,
     CATALOG_HASH,
     FEATURE_INDEX,
     N_FEATURES,
@@ -30,7 +31,6 @@ from search.catalog import (
     PHASE_MAX,
     SQUARE_NAMES,
     STAGES,
-    TERMS,
 )
 from search.weights_base import Weights, WeightsFileError, catalogue_names, warn_migrated
 
@@ -91,7 +91,7 @@ def tables() -> list[Table]:
     """Every base term in both stages, in catalogue order (all mg tables, then all eg)."""
     out: list[Table] = []
     for stage in STAGES:
-        for term in TERMS:
+        for term in ALL_TERMS:
             indices = tuple(FEATURE_INDEX[n] for n in term.feature_names(stage))
             out.append(Table(stage, term.group, term.name, term.labels, indices))
     assert sum(len(t.indices) for t in out) == N_FEATURES
