@@ -20,6 +20,13 @@ Names are ``<stage>.<group>.<term>[.<label>]``, e.g. ``mg.pst.knight.c3`` or
 ``eg.pawns.passed.rank6``. Groups (the unit of ``--train``): ``material``, ``pst``,
 ``pawns``, ``mobility``, ``king``, ``pieces``, ``attacks``, ``defends``.
 
+An engine author's own terms join the catalogue through a plug-in file (:mod:`search.terms`,
+``docs/own-terms.md``; ``--terms FILE`` sets ``MOVETUNER_TERMS``, read once, at this module's
+import): they form one more group whose features follow every built-in one (:data:`PLUGIN_START`),
+so the built-in kernels' offsets stay as they are while the names, :data:`N_FEATURES`, the
+defaults, the bounds and :data:`CATALOG_HASH` follow. :data:`BUILTIN_HASH` stays the built-in
+catalogue's; its files still load with a plug-in, the plug-in's features at their defaults.
+
 Weights files of an earlier catalogue listed in :data:`LEGACY_CATALOGS` are still read (see
 :func:`legacy_feature_names`): every feature they name keeps its value, and the features added
 since read as 0.

@@ -11,14 +11,12 @@ that sums are exact; these wrappers convert. Boards and weights are checked by
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 import numpy as np
 
 from search.catalog import PHASE_MAX, PLUGIN
 from search.convert import Board
 from search.feature_kernels import evaluate_batch_kernel, features_batch_kernel, features_kernel, new_feature_buffers
+from search.terms_kernels import plugin_scores, with_plugin_features
 from search.validate import check_board, check_boards, check_weights
 
 __all__ = ["EVAL_SCALE", "check_boards", "check_weights", "evaluate", "evaluate_batch", "evaluate_batch_units", "features",
@@ -33,7 +31,7 @@ def _features(b: Board) -> tuple[np.ndarray, np.ndarray]:
     st, idx, val = new_feature_buffers()
     n = features_kernel(b, st, idx, val)
     if PLUGIN is not None:  # an engine author's terms follow (search.terms_kernels)
-        _, pi, pv = _plugin().with_plugin_features(b[None, :], (np.array([0, n], dtype=np.int64), idx[:n], val[:n]))
+        _, pi, pv = with_plugin_features(b[None, :], (np.array([0, n], dtype=np.int64), idx[:n], val[:n]))
         return pi, pv
     return idx[:n].copy(), val[:n].copy()
 
@@ -55,7 +53,7 @@ def features_batch(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     boards = check_boards(boards)
     csr: tuple[np.ndarray, np.ndarray, np.ndarray] = features_batch_kernel(boards)
     if PLUGIN is not None:
-        return _plugin().with_plugin_features(boards, csr)
+        return with_plugin_features(boards, csr)
     return csr
 
 
@@ -65,7 +63,8 @@ def evaluate_batch_units(boards: np.ndarray, w: np.ndarray) -> np.ndarray:
     w = check_weights(w)
     scores: np.ndarray = evaluate_batch_kernel(boards, w)
     if PLUGIN is not None:
-        return scores + _plugin().plugin_scores(boards, w)
+        with_terms: np.ndarray = scores + plugin_scores(boards, w)
+        return with_terms
     return scores
 
 
@@ -73,7 +72,3 @@ def evaluate_batch(boards: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Static scores (float64 centipawns, side to move's view) of ``boards``."""
     return evaluate_batch_units(boards, w) / EVAL_SCALE
 
-
-def _plugin() -> ModuleType:
-    """:mod:`search.terms_kernels`, imported only when a plug-in is active."""
-    return importlib.import_module("search.terms_kernels")

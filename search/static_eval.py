@@ -58,7 +58,8 @@ def _is_network(ev: Any) -> bool:
 
 
 def _terms_type(ev: types.Type) -> bool:
-    return isinstance(ev, types.BaseTuple) and len(ev.types) == 2 and isinstance(ev.types[1], types.Dispatcher)
+    parts: tuple[Any, ...] = getattr(ev, "types", ()) if isinstance(ev, types.BaseTuple) else ()
+    return len(parts) == 2 and isinstance(parts[1], types.Dispatcher)
 
 
 def _network_type(ev: types.Type) -> bool:

@@ -29,6 +29,7 @@ from search.catalog import (
     N_FEATURES,
     PHASE_FORMULA,
     PHASE_MAX,
+    PLUGIN,
     SQUARE_NAMES,
     STAGES,
 )
@@ -50,9 +51,10 @@ TERMS_LINES = (
     "These weights assume exactly the terms of movetuner's docs/features.md (feature catalogue",
     f"{CATALOG_HASH}): they are right only for an engine that computes every one of those terms",
     "exactly as defined there. Either implement those terms in your engine, or declare your own",
-    "terms to movetuner (docs/features.md says how the catalogue declares them), tune them on your",
+    "terms to movetuner (docs/own-terms.md: a term plug-in, --terms FILE), tune them on your",
     "data and export again.",
-)
+) + ((f"With the terms of plug-in {PLUGIN.name!r} ({PLUGIN.path}), group {PLUGIN.group}: your engine computes",
+      "them as that file's count() does.") if PLUGIN is not None else ())
 
 
 class TextFormatError(WeightsFileError):

@@ -118,7 +118,8 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
     for method, extra in (("texel", ["--epochs", "2", "--k", "1.0", "--lr", "5"]),
                           ("mmto", ["--iterations", "2", "--depth", "1"])):
         codes[method] = main(["tune", "--method", method, "--data", sample, "--out", f"{out}/{method}",
-                              "--train", "passers", "--max-train", "200", "--threads", "1", *extra])
+                              "--train", "passers", "--max-train", "1000", "--threads", "1", "--keep", "last",
+                              *extra])
         doc = json.loads(open(f"{out}/{method}/weights.json").read())
         report[method] = {"terms": doc.get("terms"), "hash": doc["catalog_hash"],
                           "weights": [doc["weights"][n] for n in names]}
