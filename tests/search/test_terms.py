@@ -157,8 +157,10 @@ def test_the_term_scores_in_features_evaluation_and_search(plugin_run: dict) -> 
     fens = ["4k3/8/8/3P4/8/8/8/3RK3 w - - 0 1", "3rk3/8/8/8/3p4/8/8/4K3 w - - 0 1",
             "r3k3/8/8/3P4/8/8/8/3RK3 b - - 0 1"]
     base = evaluate_batch_units(np.stack([from_chess(chess.Board(f)) for f in fens]), plain)
-    # the term adds 60 x phase + 90 x (24 - phase) per net count, side to move's view (phase 2, 2, 4)
-    assert [int(v) for v in np.array(plugin_run["evaluate"]) - base] == [60 * 2 + 90 * 22, -(60 * 2 + 90 * 22), 0]
+    # the term adds 60 x phase + 90 x (24 - phase) per net count, side to move's view (phases 2,
+    # 2, 4: White's rook behind its passer; Black's; White's again with Black to move)
+    assert [int(v) for v in np.array(plugin_run["evaluate"]) - base] == [
+        60 * 2 + 90 * 22, -(60 * 2 + 90 * 22), -(60 * 4 + 90 * 20)]
     assert plugin_run["search_equals_leaf_eval"] and plugin_run["signed_rows_equal"]
 
 
