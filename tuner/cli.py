@@ -40,11 +40,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tuner",
         description="Learn chess evaluation weights from grandmaster moves.",
+        epilog="Every command also takes --terms FILE (anywhere on the line): an engine author's own "
+               "evaluation terms, a plug-in file (docs/own-terms.md).",
     )
     parser.add_argument("--version", action="version", version=f"movetuner {__version__}")
-    parser.add_argument("--terms", metavar="FILE",
-                        help="an engine author's own evaluation terms, a plug-in file (docs/own-terms.md); "
-                        "accepted anywhere on the line, by every command")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
     for name, (module, _) in COMMANDS.items():
