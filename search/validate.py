@@ -157,6 +157,8 @@ def check_evaluator(ev: object) -> KernelEvaluator:
     :func:`check_weights`."""
     if isinstance(ev, QuantizedNetwork):
         return ev.kernel_args()
+    if isinstance(ev, tuple) and len(ev) == 2 and hasattr(ev[1], "py_func"):
+        ev = ev[0]  # already a plug-in's kernel pair (w, evaluate): checked again, made again
     w = check_weights(ev)
     if PLUGIN is not None:  # an engine author's terms (search.terms): the search calls their kernel too
         from search.terms_kernels import plugin_kernels  # noqa: PLC0415 - compiled only with a plug-in
