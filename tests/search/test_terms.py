@@ -112,6 +112,9 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
     report["search_equals_leaf_eval"] = bool(all(
         res.scores[p] == (leaf_scores[p] if res.pv_len[p] % 2 == 0 else -leaf_scores[p])
         for p in range(len(fens)) if res.kinds[p] == 0))
+    from search.validate import check_evaluator
+    pair = check_evaluator(w)
+    report["recheck"] = bool(np.array_equal(check_evaluator(pair)[0], w) and check_evaluator(pair)[1] is pair[1])
     ip, si, sv = signed_features(res.leaves, np.ones(len(fens), dtype=np.int8))
     report["signed_rows_equal"] = bool(np.array_equal(ip, features_batch(res.leaves)[0]))
     codes = {}
@@ -162,6 +165,7 @@ def test_the_term_scores_in_features_evaluation_and_search(plugin_run: dict) -> 
     assert [int(v) for v in np.array(plugin_run["evaluate"]) - base] == [
         60 * 2 + 90 * 22, -(60 * 2 + 90 * 22), -(60 * 4 + 90 * 20)]
     assert plugin_run["search_equals_leaf_eval"] and plugin_run["signed_rows_equal"]
+    assert plugin_run["recheck"]  # the kernel pair is checked again as it is (tuner uci's warm-up does so)
 
 
 @pytest.mark.parametrize("method", ["texel", "mmto"])
