@@ -20,6 +20,13 @@ Names are ``<stage>.<group>.<term>[.<label>]``, e.g. ``mg.pst.knight.c3`` or
 ``eg.pawns.passed.rank6``. Groups (the unit of ``--train``): ``material``, ``pst``,
 ``pawns``, ``mobility``, ``king``, ``pieces``, ``attacks``, ``defends``.
 
+An engine author's own terms join the catalogue through a plug-in file (:mod:`search.terms`,
+``docs/own-terms.md``; ``--terms FILE`` sets ``MOVETUNER_TERMS``, read once, at this module's
+import): they form one more group whose features follow every built-in one (:data:`PLUGIN_START`),
+so the built-in kernels' offsets stay as they are while the names, :data:`N_FEATURES`, the
+defaults, the bounds and :data:`CATALOG_HASH` follow. :data:`BUILTIN_HASH` stays the built-in
+catalogue's; its files still load with a plug-in, the plug-in's features at their defaults.
+
 Weights files of an earlier catalogue listed in :data:`LEGACY_CATALOGS` are still read (see
 :func:`legacy_feature_names`): every feature they name keeps its value, and the features added
 since read as 0.
@@ -30,6 +37,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from itertools import accumulate
+
+from search.terms import TermPlugin, TermsFileError, active_plugin
 
 PIECE_NAMES = ("pawn", "knight", "bishop", "rook", "queen", "king")
 SQUARE_NAMES = tuple(f + r for r in "12345678" for f in "abcdefgh")
@@ -147,23 +156,48 @@ BASE_NAMES: list[str] = [n[3:] for t in TERMS for n in t.feature_names("mg")]
 BASE_GROUPS: list[str] = [t.group for t in TERMS for _ in range(t.size)]
 #: index of each term's first base feature
 TERM_START: dict[str, int] = dict(zip((t.name for t in TERMS), accumulate((t.size for t in TERMS), initial=0)))
+#: base features of the built-in terms (the kernels' constant: a built-in feature's end-game
+#: copy is at its middle-game index + N_BASE)
 N_BASE = len(BASE_NAMES)
-N_FEATURES = 2 * N_BASE
-FEATURE_NAMES: tuple[str, ...] = tuple(f"{s}.{n}" for s in STAGES for n in BASE_NAMES)
-FEATURE_GROUPS: tuple[str, ...] = tuple(BASE_GROUPS) * 2
+#: the built-in catalogue's feature names (mg copies, then eg copies)
+BUILTIN_FEATURE_NAMES: tuple[str, ...] = tuple(f"{s}.{n}" for s in STAGES for n in BASE_NAMES)
+
+#: An engine author's own terms (:mod:`search.terms`, ``docs/own-terms.md``): the plug-in of the
+#: ``MOVETUNER_TERMS`` file (``--terms FILE``), or None. Its features follow the built-in ones:
+#: its mg copies from :data:`PLUGIN_START`, then its eg copies from ``PLUGIN_START + N_PLUGIN_BASE``.
+PLUGIN: TermPlugin | None = active_plugin()
+if PLUGIN is not None and PLUGIN.group in GROUPS:
+    raise TermsFileError(f"{PLUGIN.path}: GROUP {PLUGIN.group!r} is a built-in group; choose another name")
+PLUGIN_TERMS: tuple[Term, ...] = () if PLUGIN is None else tuple(
+    Term(PLUGIN.group, f"{PLUGIN.group}.{name}", labels, default, PLUGIN.bounds)
+    for name, labels, default in PLUGIN.terms)
+N_PLUGIN_BASE = sum(t.size for t in PLUGIN_TERMS)
+PLUGIN_START = 2 * N_BASE
+#: every term, built-in then the plug-in's
+ALL_TERMS: tuple[Term, ...] = TERMS + PLUGIN_TERMS
+if PLUGIN is not None:
+    GROUPS = (*GROUPS, PLUGIN.group)
+FEATURE_NAMES: tuple[str, ...] = BUILTIN_FEATURE_NAMES + tuple(
+    n for s in STAGES for t in PLUGIN_TERMS for n in t.feature_names(s))
+N_FEATURES = len(FEATURE_NAMES)
+FEATURE_GROUPS: tuple[str, ...] = tuple(BASE_GROUPS) * 2 + tuple(
+    t.group for _ in STAGES for t in PLUGIN_TERMS for _n in range(t.size))
 FEATURE_INDEX: dict[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
 def default_values() -> list[int]:
     """Per feature (index order), its weight in the untrained start: the terms' defaults."""
     base = [v for t in TERMS for v in t.default]
-    return base * len(STAGES)
+    plugin = [v for t in PLUGIN_TERMS for v in t.default]
+    return base * len(STAGES) + plugin * len(STAGES)
 
 
 def weight_bounds() -> tuple[list[int], list[int]]:
     """Per feature (index order), the lowest and highest weight a tuner may give it."""
     low = [t.bounds[0] for t in TERMS for _ in range(t.size)] * len(STAGES)
     high = [t.bounds[1] for t in TERMS for _ in range(t.size)] * len(STAGES)
+    low += [t.bounds[0] for t in PLUGIN_TERMS for _ in range(t.size)] * len(STAGES)
+    high += [t.bounds[1] for t in PLUGIN_TERMS for _ in range(t.size)] * len(STAGES)
     return low, high
 
 
@@ -175,8 +209,10 @@ def catalog_hash(names: tuple[str, ...] | list[str]) -> str:
 
 
 #: identity of the catalogue: weights files carry it; files of another one are refused unless
-#: it is a legacy catalogue (:data:`LEGACY_CATALOGS`)
+#: it is a legacy catalogue (:data:`LEGACY_CATALOGS`) or, with a plug-in, the built-in one
 CATALOG_HASH = catalog_hash(FEATURE_NAMES)
+#: the built-in catalogue's identity (equal to CATALOG_HASH without a plug-in)
+BUILTIN_HASH = catalog_hash(BUILTIN_FEATURE_NAMES)
 
 #: Earlier catalogues whose weights files are still read: their hash -> the groups added
 #: since. Such a catalogue is this one without those groups' features (same names, same
@@ -195,7 +231,7 @@ def legacy_feature_names(old_hash: str) -> tuple[str, ...] | None:
     added = LEGACY_CATALOGS.get(old_hash)
     if added is None:
         return None
-    return tuple(n for n, g in zip(FEATURE_NAMES, FEATURE_GROUPS) if g not in added)
+    return tuple(n for n, g in zip(BUILTIN_FEATURE_NAMES, FEATURE_GROUPS) if g not in added)
 
 
 for _old in LEGACY_CATALOGS:

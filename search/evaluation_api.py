@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from search.catalog import PHASE_MAX
+from search.catalog import PHASE_MAX, PLUGIN
 from search.convert import Board
-from search.feature_kernels import (evaluate_batch_kernel, evaluate_kernel, features_batch_kernel, features_kernel,
-                             new_feature_buffers)
+from search.feature_kernels import evaluate_batch_kernel, features_batch_kernel, features_kernel, new_feature_buffers
+from search.terms_kernels import plugin_scores, with_plugin_features
 from search.validate import check_board, check_boards, check_weights
 
 __all__ = ["EVAL_SCALE", "check_boards", "check_weights", "evaluate", "evaluate_batch", "evaluate_batch_units", "features",
@@ -30,6 +30,9 @@ def _features(b: Board) -> tuple[np.ndarray, np.ndarray]:
     """:func:`features` of a board known to be valid (no check)."""
     st, idx, val = new_feature_buffers()
     n = features_kernel(b, st, idx, val)
+    if PLUGIN is not None:  # an engine author's terms follow (search.terms_kernels)
+        _, pi, pv = with_plugin_features(b[None, :], (np.array([0, n], dtype=np.int64), idx[:n], val[:n]))
+        return pi, pv
     return idx[:n].copy(), val[:n].copy()
 
 
@@ -41,23 +44,31 @@ def features(b: Board) -> tuple[np.ndarray, np.ndarray]:
 def evaluate(b: Board, w: np.ndarray) -> float:
     """Static score of one board in centipawns, side to move's view."""
     b = check_board(b)
-    score = np.zeros(2, dtype=np.int64)
-    return float(evaluate_kernel(b, check_weights(w), score)) / EVAL_SCALE
+    return float(evaluate_batch_units(b[None, :], w)[0]) / EVAL_SCALE
 
 
 def features_batch(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR features of ``boards`` (uint64[n, BOARD_WORDS]): indptr int64[n+1], indices int32,
     values int32; row ``p`` is ``indices[indptr[p]:indptr[p+1]]``."""
-    csr: tuple[np.ndarray, np.ndarray, np.ndarray] = features_batch_kernel(check_boards(boards))
+    boards = check_boards(boards)
+    csr: tuple[np.ndarray, np.ndarray, np.ndarray] = features_batch_kernel(boards)
+    if PLUGIN is not None:
+        return with_plugin_features(boards, csr)
     return csr
 
 
 def evaluate_batch_units(boards: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Static scores (int64 eval units, 1/EVAL_SCALE centipawn, side to move's view) of ``boards``."""
-    scores: np.ndarray = evaluate_batch_kernel(check_boards(boards), check_weights(w))
+    boards = check_boards(boards)
+    w = check_weights(w)
+    scores: np.ndarray = evaluate_batch_kernel(boards, w)
+    if PLUGIN is not None:
+        with_terms: np.ndarray = scores + plugin_scores(boards, w)
+        return with_terms
     return scores
 
 
 def evaluate_batch(boards: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Static scores (float64 centipawns, side to move's view) of ``boards``."""
-    return evaluate_batch_kernel(check_boards(boards), check_weights(w)) / EVAL_SCALE
+    return evaluate_batch_units(boards, w) / EVAL_SCALE
+

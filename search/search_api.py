@@ -33,6 +33,7 @@ from search.batch import (
     signed_features_kernel,
     sweep_kernel,
 )
+from search.catalog import PLUGIN
 from search.convert import Board, _push, move_to_uci
 from search.evaluation_api import EVAL_SCALE, _features
 from search.validate import InvalidBoardError, InvalidWeightsError, check_board, check_boards, check_evaluator, check_weight_rows
@@ -304,4 +305,8 @@ def signed_features(boards: np.ndarray, signs: np.ndarray, *,
         raise ValueError("signs must be -1, 0 or 1")
     with threads(n_threads):
         csr: tuple[np.ndarray, np.ndarray, np.ndarray] = signed_features_kernel(boards, signs)
-        return csr
+    if PLUGIN is not None:  # an engine author's terms follow the built-in ones (search.terms_kernels)
+        from search.terms_kernels import with_plugin_features  # noqa: PLC0415 - only with a plug-in
+
+        return with_plugin_features(boards, csr, signs)
+    return csr

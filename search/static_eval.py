@@ -7,7 +7,10 @@ used to go; its numba type says its kind, and numba compiles each kernel once pe
 
 * the **linear** evaluator: ``int32[N_FEATURES]`` weights (:mod:`search.feature_kernels`);
 * the **network**: the tuple of :meth:`search.network.QuantizedNetwork.kernel_args`
-  (:mod:`search.network_kernels`).
+  (:mod:`search.network_kernels`);
+* the linear evaluator with an engine author's own **terms** (:mod:`search.terms`): the pair
+  ``(w, evaluate)`` of the weights and the plug-in's ``evaluate(b, w, scratch)``
+  (:mod:`search.terms_kernels`), compiled in each process that uses it (never cached).
 
 Beside the search workspace, a kernel holds the *evaluator state* ``es`` of
 :func:`new_eval_state`: ``None`` for the linear evaluator, so that its hooks receive no array
@@ -45,12 +48,22 @@ from search.network_kernels import (NET_B1, NET_B2, NET_B3, STACK_PLIES, network
 ES_NET, ES_ACC, ES_HIDDEN, ES_BOARDS = range(4)
 
 
+def _is_terms(ev: Any) -> bool:
+    """An engine author's terms: ``(w, evaluate)`` (:mod:`search.terms_kernels`)."""
+    return isinstance(ev, tuple) and len(ev) == 2 and hasattr(ev[1], "py_func")
+
+
 def _is_network(ev: Any) -> bool:
-    return isinstance(ev, tuple)
+    return isinstance(ev, tuple) and not _is_terms(ev)
+
+
+def _terms_type(ev: types.Type) -> bool:
+    parts: tuple[Any, ...] = getattr(ev, "types", ()) if isinstance(ev, types.BaseTuple) else ()
+    return len(parts) == 2 and isinstance(parts[1], types.Dispatcher)
 
 
 def _network_type(ev: types.Type) -> bool:
-    return isinstance(ev, types.BaseTuple)
+    return isinstance(ev, types.BaseTuple) and not _terms_type(ev)
 
 
 def _linear_type(ev: types.Type) -> bool:
@@ -90,6 +103,8 @@ def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray)
     int64[>= 2])."""
     if es is not None:
         return int(network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch))
+    if _is_terms(ev):
+        return int(ev[1](b, ev[0], scratch))
     return int(evaluate_kernel(b, ev, scratch))
 
 
@@ -97,6 +112,8 @@ def thread_evaluator(ev: Any) -> Any:
     """The evaluator argument one thread of a parallel kernel uses."""
     if _is_network(ev):
         return ev
+    if _is_terms(ev):
+        return (ev[0].copy(), ev[1])
     return ev.copy()
 
 
@@ -111,7 +128,7 @@ def _new_eval_state(ev, boards):  # type: ignore[no-untyped-def]
             return (ev, np.zeros((STACK_PLIES, 2, ev[NET_B1].shape[0]), dtype=np.int16),
                     np.zeros(ev[NET_B2].shape[0] + ev[NET_B3].shape[0], dtype=np.int32), boards)
         return network_state
-    if _linear_type(ev):
+    if _linear_type(ev) or _terms_type(ev):
         return lambda ev, boards: None
     return None
 
@@ -140,6 +157,8 @@ def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
 
 @overload(static_score, inline="always")
 def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
+    if _no_state(es) and _terms_type(ev):
+        return lambda ev, es, ply, b, scratch: ev[1](b, ev[0], scratch)
     if _no_state(es):
         return lambda ev, es, ply, b, scratch: evaluate_kernel(b, ev, scratch)
 
@@ -152,6 +171,8 @@ def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
 def _thread_evaluator(ev):  # type: ignore[no-untyped-def]
     if _network_type(ev):
         return lambda ev: ev
+    if _terms_type(ev):
+        return lambda ev: (ev[0].copy(), ev[1])
     if _linear_type(ev):
         return lambda ev: ev.copy()
     return None

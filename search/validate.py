@@ -43,7 +43,7 @@ from search.attacks import (
 )
 from search.board import PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING  # noqa: I001  (piece types in their order)
 from search.board import BOARD_WORDS, CASTLING_RIGHTS, NO_SQUARE, W_CASTLE, W_EP, W_OCC, W_STM
-from search.catalog import N_FEATURES, PHASE_MAX
+from search.catalog import N_FEATURES, PHASE_MAX, PLUGIN
 from search.network import QuantizedNetwork
 from search.types import BoardArray
 
@@ -157,7 +157,16 @@ def check_evaluator(ev: object) -> KernelEvaluator:
     :func:`check_weights`."""
     if isinstance(ev, QuantizedNetwork):
         return ev.kernel_args()
-    return check_weights(ev)
+    if isinstance(ev, tuple) and len(ev) == 2 and hasattr(ev[1], "py_func"):
+        ev = ev[0]  # already a plug-in's kernel pair (w, evaluate): checked again, made again
+    w = check_weights(ev)
+    if PLUGIN is not None:  # an engine author's terms (search.terms): the search calls their kernel too
+        from search.terms_kernels import plugin_kernels  # noqa: PLC0415 - compiled only with a plug-in
+
+        kernels = plugin_kernels()
+        assert kernels is not None
+        return (w, kernels.evaluate)
+    return w
 
 
 def check_weight_rows(w: object) -> np.ndarray:

@@ -43,6 +43,9 @@ from search.catalog import (
     FEATURE_NAMES,
     N_FEATURES,
     PHASE_MAX,
+    PLUGIN,
+    PLUGIN_START,
+    default_values,
 )
 
 from search.weights_base import CatalogMigrationWarning, Weights, WeightsFileError, catalogue_names, warn_migrated
@@ -58,7 +61,7 @@ BUILTIN_SETS = ("material", "classic", "gm")
 
 
 def to_document(w: Weights) -> dict[str, Any]:
-    return {
+    doc: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "catalog_hash": CATALOG_HASH,
@@ -67,6 +70,9 @@ def to_document(w: Weights) -> dict[str, Any]:
         "weights": w.by_name(),
         "metadata": w.metadata,
     }
+    if PLUGIN is not None:  # an engine author's own terms (search.terms): what loads the file again
+        doc["terms"] = {"name": PLUGIN.name, "group": PLUGIN.group, "file": PLUGIN.path}
+    return doc
 
 
 def dumps(w: Weights) -> str:
@@ -114,6 +120,10 @@ def parse_document(doc: Any, where: str) -> Weights:
         raise WeightsFileError(f"{where}: unsupported schema_version {doc.get('schema_version')!r} "
                                f"(this version reads {SCHEMA_VERSION})")
     found = doc.get("catalog_hash")
+    terms = doc.get("terms")
+    if isinstance(terms, dict) and found != CATALOG_HASH:
+        raise WeightsFileError(f"{where}: made with the term plug-in {terms.get('name')!r} (feature catalogue "
+                               f"{found!r}); load it with --terms {terms.get('file')}")
     expected = catalogue_names(found, where)
     migrated = expected is not FEATURE_NAMES
     allowed = set(expected) if migrated else FEATURE_INDEX
@@ -139,6 +149,7 @@ def parse_document(doc: Any, where: str) -> Weights:
     if not isinstance(metadata, dict):
         raise WeightsFileError(f"{where}: 'metadata' must be an object")
     if migrated:
+        values[PLUGIN_START:] = default_values()[PLUGIN_START:]  # a plug-in's terms: their defaults
         metadata = {**metadata, "migrated_from_catalog": found}
         warn_migrated(where, str(found))
     return Weights(values, metadata)

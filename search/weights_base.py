@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, FEATURE_NAMES, LEGACY_CATALOGS, N_FEATURES, legacy_feature_names
+from search.catalog import (BUILTIN_FEATURE_NAMES, BUILTIN_HASH, CATALOG_HASH, FEATURE_NAMES, LEGACY_CATALOGS, N_FEATURES,
+                            PLUGIN, legacy_feature_names)
 
 
 class WeightsFileError(ValueError):
@@ -30,6 +31,8 @@ def catalogue_names(found: object, where: str) -> tuple[str, ...]:
     Any other value is refused with a one-line :class:`WeightsFileError` naming ``where``."""
     if found == CATALOG_HASH:
         return FEATURE_NAMES
+    if PLUGIN is not None and found == BUILTIN_HASH:
+        return BUILTIN_FEATURE_NAMES
     names = legacy_feature_names(found) if isinstance(found, str) else None
     if names is None:
         readable = ", ".join([CATALOG_HASH, *LEGACY_CATALOGS])
@@ -40,10 +43,16 @@ def catalogue_names(found: object, where: str) -> tuple[str, ...]:
 
 def warn_migrated(where: str, old_hash: str) -> None:
     """Issue the one-line :class:`CatalogMigrationWarning` for a file of ``old_hash`` read."""
+    if old_hash == BUILTIN_HASH and PLUGIN is not None:
+        warnings.warn(CatalogMigrationWarning(
+            f"{where}: made for the built-in feature catalogue {old_hash!r}; read into {CATALOG_HASH!r} "
+            f"with the {PLUGIN.group} terms of plug-in {PLUGIN.name!r} at their defaults"), stacklevel=3)
+        return
     added = " and ".join(LEGACY_CATALOGS[old_hash])
     warnings.warn(CatalogMigrationWarning(
         f"{where}: made for the earlier feature catalogue {old_hash!r}; read into {CATALOG_HASH!r} "
-        f"with every {added} weight 0"), stacklevel=3)
+        f"with every {added} weight 0" + (f" and the {PLUGIN.group} terms at their defaults" if PLUGIN else "")),
+        stacklevel=3)
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.catalog import (
+    ALL_TERMS,
     CATALOG_HASH,
     FEATURE_INDEX,
     N_FEATURES,
     PHASE_FORMULA,
     PHASE_MAX,
+    PLUGIN,
     SQUARE_NAMES,
     STAGES,
-    TERMS,
 )
 from search.weights_base import Weights, WeightsFileError, catalogue_names, warn_migrated
 
@@ -50,9 +51,10 @@ TERMS_LINES = (
     "These weights assume exactly the terms of movetuner's docs/features.md (feature catalogue",
     f"{CATALOG_HASH}): they are right only for an engine that computes every one of those terms",
     "exactly as defined there. Either implement those terms in your engine, or declare your own",
-    "terms to movetuner (docs/features.md says how the catalogue declares them), tune them on your",
+    "terms to movetuner (docs/own-terms.md: a term plug-in, --terms FILE), tune them on your",
     "data and export again.",
-)
+) + ((f"With the terms of plug-in {PLUGIN.name!r} ({PLUGIN.path}), group {PLUGIN.group}: your engine computes",
+      "them as that file's count() does.") if PLUGIN is not None else ())
 
 
 class TextFormatError(WeightsFileError):
@@ -91,7 +93,7 @@ def tables() -> list[Table]:
     """Every base term in both stages, in catalogue order (all mg tables, then all eg)."""
     out: list[Table] = []
     for stage in STAGES:
-        for term in TERMS:
+        for term in ALL_TERMS:
             indices = tuple(FEATURE_INDEX[n] for n in term.feature_names(stage))
             out.append(Table(stage, term.group, term.name, term.labels, indices))
     assert sum(len(t.indices) for t in out) == N_FEATURES

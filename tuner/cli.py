@@ -40,6 +40,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tuner",
         description="Learn chess evaluation weights from grandmaster moves.",
+        epilog="Every command also takes --terms FILE (anywhere on the line): an engine author's own "
+               "evaluation terms, a plug-in file (docs/own-terms.md).",
     )
     parser.add_argument("--version", action="version", version=f"movetuner {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -70,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = note
         try:
             argv = list(sys.argv[1:] if argv is None else argv)
+            argv, terms = take_terms(argv)
+            if terms is not None:
+                use_terms(terms)
             parser = build_parser(argv)
             args = parser.parse_args(argv)
             if not getattr(args, "func", None):
@@ -97,6 +102,43 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
             print(f"{command}: interrupted", file=sys.stderr)
             return 130
+
+
+def take_terms(argv: list[str]) -> tuple[list[str], str | None]:
+    """``argv`` without its ``--terms FILE`` (or ``--terms=FILE``, anywhere on the line: every
+    command that evaluates takes it), and that FILE or None."""
+    out: list[str] = []
+    terms = None
+    it = iter(argv)
+    for a in it:
+        if a == "--terms":
+            terms = next(it, None)
+            if terms is None:
+                raise TunerError("--terms needs a plug-in file (docs/own-terms.md)")
+        elif a.startswith("--terms="):
+            terms = a.split("=", 1)[1]
+        else:
+            out.append(a)
+    return out, terms
+
+
+def use_terms(path: str) -> None:
+    """Make the plug-in file ``path`` (:mod:`search.terms`) this process's: checked now (one-line
+    error), read by :mod:`search.catalog` when first imported (before any command module)."""
+    import os  # noqa: PLC0415
+
+    from search.terms import ENV_VAR, TermsFileError, load_plugin  # noqa: PLC0415 - no numpy
+
+    try:
+        plugin = load_plugin(path)
+    except TermsFileError as exc:
+        raise TunerError(str(exc)) from None
+    if "search.catalog" in sys.modules and os.environ.get(ENV_VAR) != path:
+        raise TunerError(f"{path}: --terms must be given before the feature catalogue is loaded "
+                         "(in a fresh process)")
+    os.environ[ENV_VAR] = path
+    print(f"tuner: note: terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)",
+          file=sys.stderr)
 
 
 def _os_error(exc: OSError) -> str:
