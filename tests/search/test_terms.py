@@ -117,6 +117,25 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
     report["recheck"] = bool(np.array_equal(check_evaluator(pair)[0], w) and check_evaluator(pair)[1] is pair[1])
     ip, si, sv = signed_features(res.leaves, np.ones(len(fens), dtype=np.int8))
     report["signed_rows_equal"] = bool(np.array_equal(ip, features_batch(res.leaves)[0]))
+    # MMTO's compact table renumbers the plug-in's features (tuner.methods.mmto.TO_TABLE): its
+    # objective and gradient, in catalogue order, equal the reference kernel's on the same rows
+    from objectives.mmto import objective as reference_objective
+    from search.search_api import sweep
+    from tuner.methods.mmto import EVAL_SCALE, _keep_rows, table_objective
+    rook = ["4k3/8/8/3P4/8/8/8/3RK3 w - - 0 1", "3rk3/8/2p5/3p4/8/8/3P4/3RK3 w - - 0 1",
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"]
+    sw = sweep(np.stack([from_chess(chess.Board(f)) for f in rook]), 1, w)
+    played_rows = sw.pos_ptr[:-1]
+    leaves = _keep_rows(sw, played_rows, 0.0)
+    keep_signs = np.where(sw.kinds == 0, sw.signs, 0).astype(np.int8)
+    r_ip, r_ind, r_val = signed_features(sw.leaves, keep_signs)
+    r_off = np.where(sw.kinds == 0, 0, sw.scores).astype(np.int64)
+    ref = reference_objective(sw.pos_ptr, played_rows, r_off, r_ip, r_ind, r_val, w,
+                              0.02, EVAL_SCALE)
+    total, grad = table_objective(leaves, w, 0.02, loss="sigmoid", results=np.full(len(rook), np.nan), mu=0.0,
+                                  k_cp=0.0)
+    report["table_objective"] = [bool(total == ref.total), bool(np.array_equal(grad, ref.gradient)),
+                                 bool(np.any(grad[idx] != 0))]
     codes = {}
     for method, extra in (("texel", ["--epochs", "2", "--k", "1.0", "--lr", "5"]),
                           ("mmto", ["--iterations", "2", "--depth", "1"])):
@@ -166,6 +185,7 @@ def test_the_term_scores_in_features_evaluation_and_search(plugin_run: dict) -> 
         60 * 2 + 90 * 22, -(60 * 2 + 90 * 22), -(60 * 4 + 90 * 20)]
     assert plugin_run["search_equals_leaf_eval"] and plugin_run["signed_rows_equal"]
     assert plugin_run["recheck"]  # the kernel pair is checked again as it is (tuner uci's warm-up does so)
+    assert plugin_run["table_objective"] == [True, True, True]  # MMTO's compact table with the term
 
 
 @pytest.mark.parametrize("method", ["texel", "mmto"])

@@ -48,7 +48,7 @@ from objectives.mmto import sweep_loss
 from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
 from search.alphabeta import KIND_EVAL
 from search.search_api import signed_features, threads
-from search.catalog import N_BASE
+from search.catalog import N_BASE, N_PLUGIN_BASE
 from search.evaluation_api import EVAL_SCALE
 from tuner.training.positions import Positions
 from tuner.training.driver import drive
@@ -96,7 +96,8 @@ class LeafTable:
 
     def tapered(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(offset, indptr, indices, values)``: the rows in the tapered CSR layout of
-        :mod:`objectives.mmto` (the reference layout)."""
+        :mod:`objectives.mmto` (the reference layout); with a term plug-in, in the table's feature
+        order (:data:`TO_TABLE`)."""
         return self.leaves.tapered()
 
 
@@ -173,6 +174,39 @@ def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray,
                       _keep_rows(sw, rows, window, one_sided=loss == "softmax"), sw.scores[rows].astype(np.int64))
 
 
+#: the compact table's base terms: the built-in ones, then a term plug-in's (search.terms)
+TABLE_N_BASE = N_BASE + N_PLUGIN_BASE
+#: catalogue index -> the compact table's index, whose middle-game block (built-in, then
+#: plug-in terms) precedes the end-game block in the same order; None without a plug-in (the
+#: catalogue's own order: built-in mg, built-in eg, plug-in mg, plug-in eg)
+TO_TABLE: np.ndarray | None = None if N_PLUGIN_BASE == 0 else np.concatenate([
+    np.arange(N_BASE), np.arange(N_BASE, 2 * N_BASE) + N_PLUGIN_BASE,
+    np.arange(N_PLUGIN_BASE) + N_BASE, np.arange(N_PLUGIN_BASE) + 2 * N_BASE + N_PLUGIN_BASE]).astype(np.int64)
+#: the inverse map: table index -> catalogue index
+FROM_TABLE: np.ndarray | None = None if TO_TABLE is None else np.argsort(TO_TABLE)
+
+
+def _to_table_order(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of signed features in catalogue indices, renumbered by :data:`TO_TABLE` and sorted
+    within each row (the compact encoder wants each row's middle-game entries first, its
+    end-game ones after them in the same term order)."""
+    if TO_TABLE is None:
+        return indices, values
+    renamed = TO_TABLE[indices].astype(indices.dtype)
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    order = np.lexsort((renamed, rows))
+    return renamed[order], values[order]
+
+
+def table_objective(leaves: CompactLeaves, w: np.ndarray, slope_cp: float, *, loss: str, results: np.ndarray,
+                    mu: float, k_cp: float) -> tuple[float, np.ndarray]:
+    """:func:`objectives.leaf_table.objective_compact` of weights in catalogue order: the total and
+    its gradient (float64[N_FEATURES], catalogue order)."""
+    w_table = w if FROM_TABLE is None else np.asarray(w)[FROM_TABLE]
+    o = objective_compact(leaves, w_table, slope_cp, EVAL_SCALE, loss=loss, results=results, mu=mu, k_cp=k_cp)
+    return o.total, (o.gradient if TO_TABLE is None else o.gradient[TO_TABLE])
+
+
 def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bool = False) -> CompactLeaves:
     """The rows of one sweep batch that the updates use, with their signed leaf features
     (encoded in the compact layout of :mod:`objectives.leaf_table`):
@@ -200,7 +234,8 @@ def _keep_rows(sw: Any, played_rows: np.ndarray, window: float, *, one_sided: bo
     signs = np.where(leaf, sw.signs, 0)[keep].astype(np.int8)
     offset = np.where(leaf, 0, sw.scores)[keep].astype(np.int64)
     indptr, indices, values = signed_features(sw.leaves[keep], signs)
-    return encode(pos_ptr, played, offset, indptr, indices, values, n_base=N_BASE, phase_max=EVAL_SCALE)
+    indices, values = _to_table_order(indptr, indices, values)
+    return encode(pos_ptr, played, offset, indptr, indices, values, n_base=TABLE_N_BASE, phase_max=EVAL_SCALE)
 
 
 @dataclass(frozen=True)
@@ -255,16 +290,16 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, n_
     losses = []
     with threads(n_threads):
         for _ in progress_bar(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
-            o = objective_compact(table.leaves, w, cfg.slope, EVAL_SCALE, loss=cfg.loss, results=table.results,
-                                  mu=cfg.result_weight, k_cp=k)
-            if not math.isfinite(o.total) or not np.all(np.isfinite(o.gradient)):
+            total, gradient = table_objective(table.leaves, w, cfg.slope, loss=cfg.loss, results=table.results,
+                                              mu=cfg.result_weight, k_cp=k)
+            if not math.isfinite(total) or not np.all(np.isfinite(gradient)):
                 raise FloatingPointError("MMTO objective became NaN or infinite; lower --slope")
-            losses.append(o.total)
+            losses.append(total)
             if adam is None:
-                w = grid_adjacent_step(w, o.gradient, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
+                w = grid_adjacent_step(w, gradient, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
                                        l1_mask=masks.l1, constrained=masks.constrained).weights
             else:
-                adam.master = hold_sums(adam.opt.step(adam.master, o.gradient), adam.groups, adam.sums)
+                adam.master = hold_sums(adam.opt.step(adam.master, gradient), adam.groups, adam.sums)
                 w = to_search_weights(adam.master, adam.low, adam.high)
             check_interrupt()
     return w, losses
