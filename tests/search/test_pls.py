@@ -1,6 +1,6 @@
 """Probability-limited search (search/pls.py, search/pls_kernels.py): Giraffe's observation (a
-constant branching factor b and the threshold b**-d give the depth-d search), the values of a
-plain minimax oracle on the tree the threshold defines, probabilities summing to 1, node limits
+constant branching factor b and the threshold b**-d give the depth-d search), the values of the
+minimax oracle's alpha-beta on the tree the threshold defines, probabilities summing to 1, node limits
 and deterministic iterative deepening, on positions of the shipped games."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from search.convert import from_chess, move_to_uci
 from search.move_model import MoveModel, load_move_model, move_probabilities
 from search.pls import PlsSearcher, pls_iterate, pls_search
 from search.pls_kernels import LOG_SCALE, root_budget
-from search.search_api import KIND_EVAL, search
+from search.search_api import INF, KIND_EVAL, search
 from search.weights import load_weights
 from tests.oracles.minimax import Oracle
 
@@ -63,11 +63,14 @@ def test_uniform_model_on_a_constant_branching_position() -> None:
             search(arr, d, CLASSIC).nodes
 
 
-def _pls_minimax(oracle: Oracle, model: MoveModel, b: chess.Board, budget: int, ply: int) -> int:
-    """Plain minimax over the tree of the probability limit (no pruning)."""
+def _pls_value(oracle: Oracle, model: MoveModel, b: chess.Board, budget: int, ply: int, alpha: int, beta: int) -> int:
+    """The oracle's full-window alpha-beta (exact values, written independently of the kernel)
+    over the tree of the probability limit: a child's budget is its parent's plus the move's
+    log-probability (budget units) while the parent's is > 0."""
     settled, best, moves = oracle._node(b, budget, ply)
-    if settled:
+    if settled or best >= beta:
         return best
+    alpha = max(alpha, best)
     lps: dict[str, int] = {}
     if budget > 0:
         mp = move_probabilities(from_chess(b)[None, :], model)
@@ -76,19 +79,23 @@ def _pls_minimax(oracle: Oracle, model: MoveModel, b: chess.Board, budget: int, 
     for move in moves:
         child = budget + lps[move.uci()] if budget > 0 else budget - 1
         b.push(move)
-        best = max(best, -_pls_minimax(oracle, model, b, child, ply + 1))
+        v = -_pls_value(oracle, model, b, child, ply + 1, -beta, -alpha)
         b.pop()
+        best = max(best, v)
+        alpha = max(alpha, v)
+        if alpha >= beta:
+            break
     return best
 
 
 @pytest.mark.parametrize("model_name", ["gm", "uniform"])
-def test_values_are_the_minimax_oracle_s_on_the_tree_the_threshold_defines(boards: list[chess.Board],
+def test_values_are_the_oracle_s_on_the_tree_the_threshold_defines(boards: list[chess.Board],
                                                                           model_name: str) -> None:
     model = load_move_model(model_name)
     oracle = Oracle(CLASSIC)
-    for board in boards[:4]:
-        for threshold in (0.3, 0.05):
-            expected = _pls_minimax(oracle, model, board.copy(), root_budget(threshold), 0)
+    for board in boards[:8]:
+        for threshold in (0.3, 0.02):
+            expected = _pls_value(oracle, model, board.copy(), root_budget(threshold), 0, -INF, INF)
             for order in ("model", "default"):
                 result = pls_search(from_chess(board), threshold, CLASSIC, model, tt_bits=10, order=order)
                 assert not result.budget_exhausted
