@@ -1,0 +1,141 @@
+"""Probability-limited search (search/pls.py, search/pls_kernels.py): Giraffe's observation (a
+constant branching factor b and the threshold b**-d give the depth-d search), the values of the
+minimax oracle's alpha-beta on the tree the threshold defines, probabilities summing to 1, node limits
+and deterministic iterative deepening, on positions of the shipped games."""
+
+from __future__ import annotations
+
+import math
+
+import chess
+import numpy as np
+import pytest
+
+from search.convert import from_chess, move_to_uci
+from search.move_model import MoveModel, load_move_model, move_probabilities
+from search.pls import PlsSearcher, pls_iterate, pls_search
+from search.pls_kernels import LOG_SCALE, root_budget
+from search.search_api import INF, KIND_EVAL, search
+from search.weights import load_weights
+from tests.oracles.minimax import Oracle
+
+CLASSIC = load_weights("classic").values
+GM = load_move_model("gm")
+
+
+@pytest.fixture(scope="module")
+def boards(real_boards: list[chess.Board]) -> list[chess.Board]:
+    return [b.copy(stack=False) for b in real_boards[5::160]]
+
+
+@pytest.mark.parametrize("b", [3, 30])
+def test_constant_branching_gives_the_depth_limited_search(boards: list[chess.Board], b: int) -> None:
+    """Every move costing ln(b) (the constant-branching mock), the threshold b**-d gives the
+    depth-d search: the same nodes (same order: the default one), value, PV and leaf."""
+    for board in boards[:8]:
+        arr = from_chess(board)
+        for d in (1, 2, 3):
+            plain = search(arr, d, CLASSIC, tt_bits=12)
+            pls = PlsSearcher(CLASSIC, MoveModel.uniform(), tt_bits=12, order="default", flat=b).search(arr, b ** -d)
+            assert (pls.score, pls.pv, pls.kind, pls.nodes) == (plain.score, plain.pv, plain.kind, plain.nodes)
+            assert np.array_equal(pls.leaf, plain.leaf)
+
+
+def test_uniform_model_on_a_constant_branching_position() -> None:
+    """A hand-checked position where every node of the first plies has the same number of legal
+    moves: the uniform model's threshold b**-d is depth d there (Giraffe's observation)."""
+    board = chess.Board("8/k7/8/8/8/8/8/1K6 w - - 0 1")
+    assert board.legal_moves.count() == 5
+    for move in board.legal_moves:
+        board.push(move)
+        assert board.legal_moves.count() == 5
+        board.pop()
+    arr = from_chess(board)
+    for d in (1, 2):
+        plain = search(arr, d, CLASSIC, tt_bits=12)
+        pls = pls_search(arr, 5.0 ** -d, CLASSIC, MoveModel.uniform(), tt_bits=12, order="default")
+        assert (pls.score, pls.pv, pls.kind, pls.nodes) == (plain.score, plain.pv, plain.kind, plain.nodes)
+        assert pls_search(arr, 5.0 ** -d, CLASSIC, MoveModel.uniform(), tt_bits=12).score == plain.score
+    # the thresholds in [b**-d, b**-(d-1)) give depth d: a node is expanded while its path's
+    # probability stays above the threshold
+    for threshold, d in ((0.2 * 1.01, 1), (0.2 * 0.99, 2), (0.04 * 1.01, 2)):
+        assert pls_search(arr, threshold, CLASSIC, MoveModel.uniform(), order="default").nodes == \
+            search(arr, d, CLASSIC).nodes
+
+
+def _pls_value(oracle: Oracle, model: MoveModel, b: chess.Board, budget: int, ply: int, alpha: int, beta: int) -> int:
+    """The oracle's full-window alpha-beta (exact values, written independently of the kernel)
+    over the tree of the probability limit: a child's budget is its parent's plus the move's
+    log-probability (budget units) while the parent's is > 0."""
+    settled, best, moves = oracle._node(b, budget, ply)
+    if settled or best >= beta:
+        return best
+    alpha = max(alpha, best)
+    lps: dict[str, int] = {}
+    if budget > 0:
+        mp = move_probabilities(from_chess(b)[None, :], model)
+        lse = float(np.logaddexp.reduce(mp.scores))
+        lps = {move_to_uci(int(m)): min(0, int(round((s - lse) * LOG_SCALE))) for m, s in zip(mp.moves, mp.scores)}
+    for move in moves:
+        child = budget + lps[move.uci()] if budget > 0 else budget - 1
+        b.push(move)
+        v = -_pls_value(oracle, model, b, child, ply + 1, -beta, -alpha)
+        b.pop()
+        best = max(best, v)
+        alpha = max(alpha, v)
+        if alpha >= beta:
+            break
+    return best
+
+
+@pytest.mark.parametrize("model_name", ["gm", "uniform"])
+def test_values_are_the_oracle_s_on_the_tree_the_threshold_defines(boards: list[chess.Board],
+                                                                          model_name: str) -> None:
+    model = load_move_model(model_name)
+    oracle = Oracle(CLASSIC)
+    for board in boards[:8]:
+        for threshold in (0.3, 0.02):
+            expected = _pls_value(oracle, model, board.copy(), root_budget(threshold), 0, -INF, INF)
+            for order in ("model", "default"):
+                result = pls_search(from_chess(board), threshold, CLASSIC, model, tt_bits=10, order=order)
+                assert not result.budget_exhausted
+                assert result.score == expected, (board.fen(), threshold, order)
+                if result.kind == KIND_EVAL:  # the PV leaf's static evaluation is the value
+                    leaf = board.copy()
+                    for u in result.pv_uci():
+                        leaf.push_uci(u)
+                    assert result.score == result.leaf_sign * oracle.static(leaf)
+
+
+def test_the_probabilities_used_sum_to_one(boards: list[chess.Board]) -> None:
+    for board in boards:
+        s = PlsSearcher(CLASSIC, GM)
+        s.search(from_chess(board), 0.01)
+        n = board.legal_moves.count()
+        root_lps = s.ps[3][0, :n]
+        assert (root_lps <= 0).all()
+        assert abs(sum(math.exp(v / LOG_SCALE) for v in root_lps) - 1.0) < 1e-5 * n
+
+
+def test_node_limits_are_honoured_and_iterating_is_deterministic(boards: list[chess.Board]) -> None:
+    for board in boards[:6]:
+        arr = from_chess(board)
+        cut = pls_search(arr, 1e-9, CLASSIC, GM, budget=500)
+        assert cut.nodes == 500 and cut.budget_exhausted
+        first = pls_iterate(arr, CLASSIC, GM, node_limit=5000)
+        again = pls_iterate(arr, CLASSIC, GM, node_limit=5000)
+        assert [(i.threshold, i.result.score, i.result.pv, i.total_nodes) for i in first] == \
+               [(i.threshold, i.result.score, i.result.pv, i.total_nodes) for i in again]
+        assert 1 <= len(first) and first[-1].total_nodes <= 5000
+        assert all(a.threshold > b.threshold for a, b in zip(first, first[1:]))
+        assert all(it.result.pv for it in first)
+
+
+def test_bad_arguments_are_refused() -> None:
+    arr = from_chess(chess.Board())
+    with pytest.raises(ValueError, match="threshold must be a probability"):
+        pls_search(arr, 0.0, CLASSIC, GM)
+    with pytest.raises(ValueError, match="order must be one of"):
+        pls_search(arr, 0.1, CLASSIC, GM, order="best")
+    with pytest.raises(ValueError, match="factor must be in"):
+        pls_iterate(arr, CLASSIC, GM, node_limit=100, factor=1.5)
