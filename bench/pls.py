@@ -17,10 +17,15 @@ Measures, on the grandmaster position set (``datasets/built/gm``, built from
   by the model's score; ``quiet``: captures and killers as before, quiet moves by the model),
   and their wall times (1 thread); ``same_values`` checks that every order gave every value.
 
+With ``--play`` (or ``--play-only``, which skips the rest): ``pls_vs_depth``, probability-limited
+against depth-limited search, same ``gm`` weights, ``--nodes`` per move, ``--pairs`` openings
+with both colours (``bench/pls_play.py``), Elo from the probability-limited side.
+
 Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
-the model's order.
+the model's order; ``pls_vs_depth`` won (interval above 0).
 
     python bench/pls.py [--model FILE] [--depth2-positions 2000] [--depth4-positions 400]
+                        [--play | --play-only] [--pairs 200] [--nodes 20000]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 
 import numba
 from common import gm_position_set_or_skip, timed, tuner_json
+from pls_play import pls_vs_depth
 
 from search.move_model import BUILTIN_MOVE_MODELS, load_move_model, move_probabilities, search_with_order
 from search.search_api import sweep
@@ -48,7 +54,15 @@ def main() -> None:
     ap.add_argument("--model", default="gm", help="the move model (default: the built-in gm)")
     ap.add_argument("--depth2-positions", type=int, default=2000, help="test positions searched at depth 2")
     ap.add_argument("--depth4-positions", type=int, default=400, help="test positions searched at depth 4")
+    ap.add_argument("--play", action="store_true", help="also play probability-limited against depth-limited search")
+    ap.add_argument("--play-only", action="store_true", help="only play (no predictor, cost or ordering figures)")
+    ap.add_argument("--pairs", type=int, default=200, help="game pairs of the play figures (default 200: 400 games)")
+    ap.add_argument("--nodes", type=int, default=20_000, help="nodes per move of the play figures (default 20000)")
     args = ap.parse_args()
+    if args.play_only:
+        print(json.dumps({"bench": "pls", "model": args.model,
+                          "pls_vs_depth": pls_vs_depth(args.pairs, args.nodes, model=args.model)}))
+        return
     data = gm_position_set_or_skip("pls")
     if data is None:
         return
@@ -109,6 +123,11 @@ def main() -> None:
     record["targets"] = {"model_top1_above_search": fig.top1 > search["top1"],
                          "fewer_nodes_depth2": ordering["depth2"]["model_nodes_ratio"] < 1,  # type: ignore[index]
                          "fewer_nodes_depth4": ordering["depth4"]["model_nodes_ratio"] < 1}  # type: ignore[index]
+    if args.play:
+        play = pls_vs_depth(args.pairs, args.nodes, model=args.model)
+        record["pls_vs_depth"] = play
+        low = play["elo_ci95"][0]  # type: ignore[index]
+        record["targets"]["pls_vs_depth_won"] = low is not None and low > 0  # type: ignore[index]
     print(json.dumps(record))
     sys.stdout.flush()
 

@@ -25,7 +25,6 @@ from search.weights import WeightsFileError, load_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "rook_behind_passer.py"
-SAMPLE = ROOT / "datasets" / "built" / "sample"
 
 
 def _count(plugin, board: chess.Board) -> list[int]:  # type: ignore[no-untyped-def]
@@ -153,11 +152,11 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
 
 
 @pytest.fixture(scope="module")
-def plugin_run(tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
+def plugin_run(tmp_path_factory: pytest.TempPathFactory, sample_set: Path) -> dict:  # type: ignore[type-arg]
     out = tmp_path_factory.mktemp("terms")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MOVETUNER_TERMS": str(EXAMPLE)}
     legacy = ROOT / "tests" / "data" / "catalog_26fcb341cd55f948" / "classic.json"
-    proc = subprocess.run([sys.executable, "-c", _IN_PLUGIN_PROCESS, str(SAMPLE), str(out), str(legacy)],
+    proc = subprocess.run([sys.executable, "-c", _IN_PLUGIN_PROCESS, str(sample_set), str(out), str(legacy)],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=3000)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report: dict = json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[type-arg]
