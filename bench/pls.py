@@ -58,10 +58,13 @@ def main() -> None:
     ap.add_argument("--play-only", action="store_true", help="only play (no predictor, cost or ordering figures)")
     ap.add_argument("--pairs", type=int, default=200, help="game pairs of the play figures (default 200: 400 games)")
     ap.add_argument("--nodes", type=int, default=20_000, help="nodes per move of the play figures (default 20000)")
+    ap.add_argument("--depth-nodes", type=int, default=0,
+                    help="nodes per move of the depth-limited player (default: --nodes; e.g. 4 x --nodes for equal cost)")
     args = ap.parse_args()
     if args.play_only:
         print(json.dumps({"bench": "pls", "model": args.model,
-                          "pls_vs_depth": pls_vs_depth(args.pairs, args.nodes, model=args.model)}))
+                          "pls_vs_depth": pls_vs_depth(args.pairs, args.nodes, model=args.model,
+                                                       depth_nodes=args.depth_nodes)}))
         return
     data = gm_position_set_or_skip("pls")
     if data is None:
@@ -124,7 +127,7 @@ def main() -> None:
                          "fewer_nodes_depth2": ordering["depth2"]["model_nodes_ratio"] < 1,  # type: ignore[index]
                          "fewer_nodes_depth4": ordering["depth4"]["model_nodes_ratio"] < 1}  # type: ignore[index]
     if args.play:
-        play = pls_vs_depth(args.pairs, args.nodes, model=args.model)
+        play = pls_vs_depth(args.pairs, args.nodes, model=args.model, depth_nodes=args.depth_nodes)
         record["pls_vs_depth"] = play
         low = play["elo_ci95"][0]  # type: ignore[index]
         record["targets"]["pls_vs_depth_won"] = low is not None and low > 0  # type: ignore[index]

@@ -32,7 +32,8 @@ from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, Opening, choose_ope
 MAX_PLIES = 400
 
 
-def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: str) -> GameRecord:
+def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: str,
+          depth_nodes: int) -> GameRecord:
     gm = load_weights("gm").values
     model = load_move_model(model_spec)
     pls = PlsSearcher(gm, model, tt_bits=16)
@@ -50,7 +51,7 @@ def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: 
         if (board.turn == chess.WHITE) == pls_white:
             move = pls_iterate(b, gm, model, node_limit=nodes, history=keys, searcher=pls)[-1].result.pv[0]
         else:
-            it = depth.think(b, keys, node_limit=nodes)
+            it = depth.think(b, keys, node_limit=depth_nodes)
             assert it is not None
             move = it.pv[0]
         uci = move_to_uci(move)
@@ -63,9 +64,9 @@ def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: 
     return GameRecord(name, opening, "A" if pls_white else "B", tuple(moves), (), result, reason)
 
 
-def _pair(opening: Opening, nodes: int, model_spec: str, index: int) -> tuple[GameRecord, GameRecord]:
-    return (_game(opening, True, nodes, model_spec, f"{index}.1"),
-            _game(opening, False, nodes, model_spec, f"{index}.2"))
+def _pair(opening: Opening, nodes: int, model_spec: str, index: int, depth_nodes: int) -> tuple[GameRecord, GameRecord]:
+    return (_game(opening, True, nodes, model_spec, f"{index}.1", depth_nodes),
+            _game(opening, False, nodes, model_spec, f"{index}.2", depth_nodes))
 
 
 def _finite(x: float) -> float | None:
@@ -73,14 +74,21 @@ def _finite(x: float) -> float | None:
     return round(x, 1) if math.isfinite(x) else None
 
 
-def pls_vs_depth(pairs: int, nodes: int, *, model: str = "gm", workers: int = 2, seed: int = 0) -> dict[str, object]:
-    """Play ``pairs`` game pairs at ``nodes`` nodes per move; the summary as JSON figures."""
+def pls_vs_depth(pairs: int, nodes: int, *, model: str = "gm", workers: int = 2, seed: int = 0,
+                 depth_nodes: int = 0) -> dict[str, object]:
+    """Play ``pairs`` game pairs at ``nodes`` nodes per move (the depth-limited player
+    ``depth_nodes`` if given: an equal-cost match when the ratio is the two searches' speed
+    ratio); the summary as JSON figures."""
+    depth_nodes = depth_nodes or nodes
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), pairs, seed)
     t = time.perf_counter()
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        done = list(pool.map(_pair, openings, [nodes] * pairs, [model] * pairs, range(1, pairs + 1)))
+        done = list(pool.map(_pair, openings, [nodes] * pairs, [model] * pairs, range(1, pairs + 1),
+                             [depth_nodes] * pairs))
     s = summarize(done)
-    return {"limit": f"{nodes} nodes per move", "games": 2 * pairs, "wins": s.wins, "draws": s.draws,
+    limit = f"{nodes} nodes per move" if depth_nodes == nodes else \
+        f"{nodes} nodes per move against {depth_nodes}"
+    return {"limit": limit, "games": 2 * pairs, "wins": s.wins, "draws": s.draws,
             "losses": s.losses, "score": round(s.score, 4), "elo": round(s.elo, 1),
             "elo_ci95": [_finite(s.elo_low), _finite(s.elo_high)], "seconds": round(time.perf_counter() - t, 1)}
 
