@@ -54,12 +54,11 @@ from tuner.training.positions import Positions
 from tuner.training.driver import drive
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
-from tuner.methods.registry import Method
+from tuner.methods.registry import Method, by_evaluator
 from tuner.methods.mmto_config import MmtoConfig, stalled
 from tuner.arena.movematch import top_k_credit
 from tuner.methods.network_mmto import NetworkMmtoTrainer
 from search.evaluators import Evaluator
-from search.network import QuantizedNetwork
 from tuner.training.run_folder import Checkpoint, RunDir
 from tuner.training.paced import Pacer, paced_sweep
 from tuner.training.training_data import TrainingData
@@ -439,18 +438,10 @@ def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: Run
     return drive(METHOD, common, cfg, data, run, w0, resume=resume, progress=progress, log=log)
 
 
-def mmto_trainer(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, w0: Evaluator,
-                 ctx: RunContext) -> MmtoTrainer | NetworkMmtoTrainer:
-    """The trainer for the start's evaluator kind: linear weights or a network."""
-    if isinstance(w0, QuantizedNetwork):
-        return NetworkMmtoTrainer(common, cfg, data, w0, ctx)
-    return MmtoTrainer(common, cfg, data, w0, ctx)
-
-
 METHOD = Method(
     name="mmto",
     config=MmtoConfig,
-    trainer=mmto_trainer,
+    trainer=by_evaluator(MmtoTrainer, NetworkMmtoTrainer),
     summary="MMTO (Hoki & Kaneko 2014): sigmoid of score differences at PV leaves, grid-adjacent steps",
     panels=[("objective j (per position)", [("j", "j = j_main + j_l1 (+ the result term)"),
                                             ("j_main", "j_main"), ("j_l1", "j_l1")]),

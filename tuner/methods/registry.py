@@ -116,6 +116,17 @@ BUILTIN: dict[str, str] = {
 _REGISTRY: dict[str, Method] = {}
 
 
+def by_evaluator(linear: Callable[..., Trainer], network: Callable[..., Trainer]) -> Callable[..., Trainer]:
+    """A :attr:`Method.trainer` for a method that trains either evaluator kind: ``network``'s
+    trainer when the start ``w0`` is a network, else ``linear``'s."""
+    def make(common: Any, cfg: Any, data: Any, w0: Any, ctx: Any) -> Trainer:
+        from search.evaluators import is_network  # noqa: PLC0415 (the registry stays light)
+
+        return (network if is_network(w0) else linear)(common, cfg, data, w0, ctx)
+
+    return make
+
+
 def register(method: Method) -> Method:
     """Add (or replace) a method; returns it, so a module can write ``METHOD = register(...)``."""
     if not method.name or not method.name.replace("-", "").replace("_", "").isalnum():
@@ -155,5 +166,5 @@ def get(name: str) -> Method:
     return known[name]
 
 
-__all__ = ["BUILTIN", "PLAYED_MOVES", "RESULTS", "Method", "Panel", "Trainer", "get", "methods", "register",
-           "unregister"]
+__all__ = ["BUILTIN", "PLAYED_MOVES", "RESULTS", "Method", "Panel", "Trainer", "by_evaluator", "get", "methods",
+           "register", "unregister"]

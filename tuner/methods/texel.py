@@ -41,15 +41,13 @@ from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
 from search.alphabeta import KIND_EVAL
 from search.search_api import search_many, signed_features, threads
 from search.evaluation_api import EVAL_SCALE
-from search.evaluators import Evaluator
-from search.network import QuantizedNetwork
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.methods.network_texel import NetworkTexelTrainer
 from tuner.methods.texel_config import TexelConfig, results_of, with_results
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
-from tuner.methods.registry import RESULTS, Method
+from tuner.methods.registry import RESULTS, Method, by_evaluator
 from tuner.training.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.paced import Pacer
 from tuner.training.training_data import TrainingData
@@ -222,18 +220,10 @@ class TexelTrainer:
         return None
 
 
-def texel_trainer(common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: Evaluator,
-                  ctx: RunContext) -> TexelTrainer | NetworkTexelTrainer:
-    """The trainer for the start's evaluator kind: linear weights or a network."""
-    if isinstance(w0, QuantizedNetwork):
-        return NetworkTexelTrainer(common, cfg, data, w0, ctx)
-    return TexelTrainer(common, cfg, data, w0, ctx)
-
-
 METHOD = Method(
     name="texel",
     config=TexelConfig,
-    trainer=texel_trainer,
+    trainer=by_evaluator(TexelTrainer, NetworkTexelTrainer),
     summary="Texel: fit sigma(K q) of the quiescence value to game results (least squares, Adam)",
     iterations="epochs",
     unit="epoch",
