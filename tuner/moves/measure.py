@@ -14,29 +14,31 @@ import numpy as np
 
 from objectives.move_choice import MoveChoiceSet, mean_loss, row_scores
 from search.evaluators import Evaluator
-from search.move_model import move_features
+from search.move_model import MoveFeatures, move_features
 from search.search_api import move_credit, search_many
 from tuner.training.positions import Positions, check_played
 
 
-def choice_set(pos: Positions, *, n_threads: int | None = None) -> MoveChoiceSet:
+def choice_set(pos: Positions, *, n_threads: int | None = None, mf: MoveFeatures | None = None) -> MoveChoiceSet:
     """The arrays of :mod:`objectives.move_choice` for a set of positions (every one with a legal
-    played move: a one-line :class:`tuner.errors.TunerError` otherwise)."""
+    played move: a one-line :class:`tuner.errors.TunerError` otherwise); ``mf``: their move
+    features if already computed."""
     played = check_played(pos)
-    mf = move_features(pos.boards, n_threads=n_threads)
+    mf = mf if mf is not None else move_features(pos.boards, n_threads=n_threads)
     return MoveChoiceSet(mf.pos_ptr, played, mf.slots)
 
 
-def search_choice_set(pos: Positions, evaluator: Evaluator, depth: int, *,
-                      n_threads: int | None = None) -> tuple[MoveChoiceSet, int]:
+def search_choice_set(pos: Positions, evaluator: Evaluator, depth: int, *, n_threads: int | None = None,
+                      mf: MoveFeatures | None = None) -> tuple[MoveChoiceSet, int]:
     """The arrays of :mod:`objectives.move_choice` for a set of positions labelled by the engine's
     own choice instead of the played move: each position's label is the first move of a
     ``depth``-ply alpha-beta search (+ quiescence) with ``evaluator`` (Giraffe's training of its
     move model on the best moves of its searches). Positions whose search returns no move (a
-    budget exhausted before the first move) are left out; returns the set and how many were."""
+    budget exhausted before the first move) are left out; returns the set and how many were.
+    ``mf``: the positions' move features if already computed."""
     found = search_many(pos.boards, depth, evaluator, n_threads=n_threads)
     best = np.where(found.pv_len > 0, found.pv[:, 0], -1).astype(np.int64)
-    mf = move_features(pos.boards, n_threads=n_threads)
+    mf = mf if mf is not None else move_features(pos.boards, n_threads=n_threads)
     counts = np.diff(mf.pos_ptr)
     owner = np.repeat(np.arange(len(pos)), counts)
     hit = np.flatnonzero(mf.moves.astype(np.int64) == best[owner])

@@ -31,7 +31,7 @@ from tqdm import tqdm
 from objectives.move_choice import MoveChoiceSet, loss_and_gradient
 from search.evaluators import load_evaluator
 from search.move_catalog import MOVE_LAYOUT_HASH, N_MOVE_FEATURES
-from search.move_model import MoveModel
+from search.move_model import MoveModel, move_features
 from search.search_api import threads
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
@@ -151,14 +151,15 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
         pos = load_positions(data, split, limit=limit, seed=cfg.seed, progress=progress)
         if len(pos) == 0:
             raise TunerError(f"{data}: the {split} split holds no positions")
-        played = choice_set(pos, n_threads=cfg.threads or None) if split == "validation" or cfg.labels != "search" \
-            else None
+        mf = move_features(pos.boards, n_threads=cfg.threads or None)  # once, for either labelling
+        played = choice_set(pos, mf=mf) if split == "validation" or cfg.labels != "search" else None
         if split == "train" and cfg.labels != "played":
             try:
                 evaluator = load_evaluator(cfg.label_weights)
             except ValueError as exc:
                 raise TunerError(f"--label-weights: {exc}") from None
-            searched, unlabelled = search_choice_set(pos, evaluator, cfg.label_depth, n_threads=cfg.threads or None)
+            searched, unlabelled = search_choice_set(pos, evaluator, cfg.label_depth, n_threads=cfg.threads or None,
+                                                     mf=mf)
             if log is not None:
                 log(f"labelled {len(searched)} training positions by {cfg.label_weights}'s depth-{cfg.label_depth} "
                     f"search in {time.perf_counter() - start:.1f} s ({unlabelled} without a move)")
