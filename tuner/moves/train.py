@@ -9,11 +9,12 @@ from ``lr`` to ``lr / 10`` over the passes. After each pass the validation loss 
 the weights with the lowest validation loss over every L2 value and pass are the result. The
 test split is never read. The training positions are labelled with the played moves, the first
 moves of the engine's own searches (``labels = "search"``, as Giraffe trained its model), or both;
-the validation split is always measured on the played moves. With the same seed and data, the result is the same whatever the
-number of threads (the kernels add partial sums in a fixed order).
+the validation split is always measured on the played moves. With the same seed and data, the
+result is the same whatever the number of threads (the kernels add partial sums in a fixed
+order).
 
-Training on the 403,104 GM training positions takes about a minute on 2 cores, so a run is
-not resumable: run it again.
+A run is short (its measured time is in ``docs/move-model.md``, "Training"), so it is not
+resumable: run it again.
 """
 
 from __future__ import annotations
