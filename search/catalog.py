@@ -185,6 +185,15 @@ FEATURE_GROUPS: tuple[str, ...] = tuple(BASE_GROUPS) * 2 + tuple(
 FEATURE_INDEX: dict[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
+def stage_pairs() -> tuple[list[int], list[int]]:
+    """Each base term's two copies: (middle-game indices, end-game indices), aligned, over the
+    built-in terms (``i``, ``i + N_BASE``) and then a plug-in's (``PLUGIN_START + j``,
+    ``PLUGIN_START + N_PLUGIN_BASE + j``)."""
+    mg = list(range(N_BASE)) + [PLUGIN_START + j for j in range(N_PLUGIN_BASE)]
+    eg = [i + N_BASE for i in range(N_BASE)] + [PLUGIN_START + N_PLUGIN_BASE + j for j in range(N_PLUGIN_BASE)]
+    return mg, eg
+
+
 def default_values() -> list[int]:
     """Per feature (index order), its weight in the untrained start: the terms' defaults."""
     base = [v for t in TERMS for v in t.default]

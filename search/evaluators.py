@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from search.catalog import PLUGIN
 from search.network import (FloatNetwork, NetworkFileError, NetworkShape, QuantizedNetwork, is_network_file,
                             network_bytes, parse_network, quantize, read_network, write_network)
 from search.evaluation_api import evaluate_batch_units
@@ -60,6 +61,9 @@ def new_network(spec: str) -> QuantizedNetwork:
         raise ValueError(f"{spec!r}: a new network is written network:HxH2xH3[/none|/4][+LINEAR][@SEED], "
                          "e.g. network:64x16x16+gm")
     h, h2, h3, buckets, linear_spec, seed = m.groups()
+    if linear_spec and PLUGIN is not None:
+        raise ValueError(f"{spec!r}: a hybrid network's linear part takes the built-in terms only, not plug-in "
+                         f"{PLUGIN.name!r} (docs/own-terms.md); use a pure network or the linear evaluator")
     shape = NetworkShape(h=int(h), h2=int(h2), h3=int(h3), buckets=buckets or "none")
     linear = load_weights(linear_spec).values if linear_spec else None
     f = FloatNetwork.initial(shape, seed=int(seed or 0), linear=linear, output_zero=linear is not None)

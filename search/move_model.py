@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from search.catalog import PLUGIN_START
 from search.convert import Board, move_to_uci
 from search.move_catalog import (EVALUATION, MOVE_FEATURE_INDEX, MOVE_FEATURE_NAMES, MOVE_LAYOUT_HASH, N_GROUPS,
                                  N_MOVE_FEATURES)
@@ -66,9 +67,12 @@ def evaluation_weights() -> np.ndarray:
 
 @functools.cache
 def evaluation_hash() -> str:
-    """The first 16 hex digits of the SHA-256 of :func:`evaluation_weights` (int32, little-endian):
-    a model file records it, and one made with other evaluation weights is refused."""
-    return hashlib.sha256(evaluation_weights().astype("<i4").tobytes()).hexdigest()[:16]
+    """The first 16 hex digits of the SHA-256 of :func:`evaluation_weights` (int32, little-endian)
+    over the built-in terms: a model file records it, and one made with other evaluation weights
+    is refused. The features measure the built-in evaluation only (the kernels read the built-in
+    terms' weights), so a term plug-in (:mod:`search.terms`) changes neither."""
+    built_in = evaluation_weights()[:PLUGIN_START]
+    return hashlib.sha256(built_in.astype("<i4").tobytes()).hexdigest()[:16]
 
 
 class MoveModelFileError(ValueError):

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, N_FEATURES, PHASE_MAX
+from search.catalog import CATALOG_HASH, N_FEATURES, PHASE_MAX, PLUGIN
 from search.network_kernels import PSQ_INPUTS, QA, QB, QO
 from search.weights import atomic_write_bytes
 
@@ -301,6 +301,9 @@ def parse_network(data: bytes, where: str) -> QuantizedNetwork:
             raise NetworkFileError(f"{where}: made with {key} = {header.get(key)!r}; this movetuner uses {mine}")
     shape = NetworkShape.from_json(header.get("shape"), where)
     linear_doc = header.get("linear")
+    if linear_doc is not None and PLUGIN is not None:
+        raise NetworkFileError(f"{where}: a hybrid network (it has a linear part) cannot be used with the term "
+                               f"plug-in {PLUGIN.name!r}: its linear part takes the built-in terms only")
     if linear_doc is not None and linear_doc != {"catalog_hash": CATALOG_HASH, "n": N_FEATURES}:
         raise NetworkFileError(f"{where}: its linear part was made for feature catalogue "
                                f"{linear_doc.get('catalog_hash')!r}, this version's is {CATALOG_HASH!r}")

@@ -73,6 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             argv = list(sys.argv[1:] if argv is None else argv)
             argv, terms = take_terms(argv)
+            recorded = tune_settings_terms(argv)
+            if terms is not None and recorded is not None and not same_file(terms, recorded[0]):
+                raise TunerError(f"{recorded[1]}: its terms = {recorded[0]!r} is not the --terms file {terms}")
+            if terms is None and recorded is not None:
+                terms = recorded[0]
             if terms is not None:
                 use_terms(terms)
             parser = build_parser(argv)
@@ -122,6 +127,42 @@ def take_terms(argv: list[str]) -> tuple[list[str], str | None]:
     return out, terms
 
 
+def tune_settings_terms(argv: list[str]) -> tuple[str, str] | None:
+    """For ``tuner tune --config FILE`` or ``--resume RUN``: the term plug-in its TOML names
+    (top-level ``terms``, a path relative to the TOML's folder) and that TOML's path; None if
+    the command is another or the TOML names none (a TOML that cannot be read is left to the
+    command, which says so)."""
+    import tomllib  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    if not argv or argv[0] != "tune":
+        return None
+    toml: Path | None = None
+    for flag, name in (("--config", None), ("--resume", "config.toml")):
+        for i, a in enumerate(argv):
+            value = argv[i + 1] if a == flag and i + 1 < len(argv) else (
+                a.split("=", 1)[1] if a.startswith(flag + "=") else None)
+            if value is not None:
+                toml = Path(value) / name if name else Path(value)
+    if toml is None:
+        return None
+    try:
+        with open(toml, "rb") as f:
+            terms = tomllib.load(f).get("terms")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    if not isinstance(terms, str) or not terms:
+        return None
+    return str(toml.parent / terms), str(toml)
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name the same file (resolved)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    return Path(a).resolve() == Path(b).resolve()
+
+
 def use_terms(path: str) -> None:
     """Make the plug-in file ``path`` (:mod:`search.terms`) this process's: checked now (one-line
     error), read by :mod:`search.catalog` when first imported (before any command module)."""
@@ -133,7 +174,7 @@ def use_terms(path: str) -> None:
         plugin = load_plugin(path)
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
-    if "search.catalog" in sys.modules and os.environ.get(ENV_VAR) != path:
+    if "search.catalog" in sys.modules and not same_file(os.environ.get(ENV_VAR) or "", path):
         raise TunerError(f"{path}: --terms must be given before the feature catalogue is loaded "
                          "(in a fresh process)")
     os.environ[ENV_VAR] = path

@@ -2,11 +2,14 @@
 docs/examples/rook_behind_passer.py: its numba extractor against its python-chess reference,
 one-line refusals of broken plug-in files, and, in a process with the plug-in (the catalogue is
 read once per process), the catalogue hash, old weights files, w . phi == evaluate, the search,
-MMTO and Texel tuning the term on the sample, the export, and the refusal of a file made with
+MMTO, Texel and the GA (stages tied, from a configuration naming the plug-in) tuning the term
+on the sample, a hybrid network refused, the export, and the refusal of a file made with
 the term in a process without it."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -144,6 +147,27 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
         doc = json.loads(open(f"{out}/{method}/weights.json").read())
         report[method] = {"terms": doc.get("terms"), "hash": doc["catalog_hash"],
                           "weights": [doc["weights"][n] for n in names]}
+    # the GA, one gene per term for both stages (--tie-stages), from a configuration that names
+    # the plug-in (top-level terms, relative to the TOML's folder): the run records it resolved
+    import contextlib, io, os, pathlib
+    cfg = pathlib.Path(out) / "ga.toml"
+    rel = os.path.relpath(os.environ["MOVETUNER_TERMS"], out)
+    cfg.write_text(f'method = "ga"\\nterms = "{rel}"\\nstart = "classic"\\ntrain = ["passers"]\\n'
+                   'max_train = 1000\\nthreads = 1\\n[ga]\\ngenerations = 2\\npopulation = 6\\nsample = 100\\n'
+                   'tie_stages = true\\n')
+    codes["ga"] = main(["tune", "--config", str(cfg), "--data", sample, "--out", f"{out}/ga", "--quiet"])
+    doc = json.loads(open(f"{out}/ga/weights.json").read())
+    report["ga"] = {"terms": doc.get("terms"), "weights": [doc["weights"][n] for n in names],
+                    "recorded": [line for line in open(f"{out}/ga/config.toml") if line.startswith("terms")]}
+    # a hybrid network's linear part takes the built-in terms only: refused in one line
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        codes["hybrid"] = main(["tune", "--method", "mmto", "--start", "network:8x8x8+gm", "--data", sample,
+                                "--out", f"{out}/hybrid", "--quiet"])
+    report["hybrid_error"] = err.getvalue().strip().splitlines()
+    # the move model measures the built-in evaluation: the same probabilities with the plug-in
+    from search.move_model import load_move_model, move_probabilities
+    report["move_probs"] = [float(p) for p in move_probabilities(boards, load_move_model("gm")).probabilities]
     report["codes"] = codes
     report["export_code"] = main(["export", f"{out}/texel/weights.json", "--format", "c", "--out", f"{out}/w.h"])
     report["export"] = open(f"{out}/w.h").read()
@@ -194,6 +218,55 @@ def test_mmto_and_texel_tune_the_term_on_the_sample(plugin_run: dict, method: st
     assert made["hash"] == plugin_run["hash"]
     assert made["terms"]["name"] == "rook_behind_passer" and made["terms"]["group"] == "passers"
     assert made["weights"] != [20, 20], made  # the term's weights moved from their defaults
+
+
+def test_the_ga_ties_the_terms_stages_from_a_configuration_naming_the_plugin(plugin_run: dict) -> None:  # type: ignore[type-arg]
+    assert plugin_run["codes"]["ga"] == 0
+    made = plugin_run["ga"]
+    assert made["terms"]["name"] == "rook_behind_passer"
+    mg, eg = made["weights"]
+    assert mg == eg  # one gene sets both copies
+    assert made["recorded"] == [f'terms = "{EXAMPLE.resolve()}"\n']
+
+
+def test_a_hybrid_network_is_refused_with_a_plugin(plugin_run: dict) -> None:  # type: ignore[type-arg]
+    assert plugin_run["codes"]["hybrid"] == 2
+    assert plugin_run["hybrid_error"] == [
+        "tuner tune: error: 'network:8x8x8+gm': a hybrid network's linear part takes the built-in terms only, "
+        "not plug-in 'rook_behind_passer' (docs/own-terms.md); use a pure network or the linear evaluator"]
+
+
+def test_the_move_model_is_the_same_with_a_plugin(plugin_run: dict) -> None:  # type: ignore[type-arg]
+    from search.move_model import load_move_model, move_probabilities
+
+    fens = ["4k3/8/8/3P4/8/8/8/3RK3 w - - 0 1", "3rk3/8/8/8/3p4/8/8/4K3 w - - 0 1",
+            "r3k3/8/8/3P4/8/8/8/3RK3 b - - 0 1"]
+    boards = np.stack([from_chess(chess.Board(f)) for f in fens])
+    assert plugin_run["move_probs"] == [float(p) for p in move_probabilities(boards, load_move_model("gm")).probabilities]
+
+
+def test_tune_settings_name_their_plugin_relative_to_their_folder(tmp_path: Path) -> None:
+    from tuner.cli import main, tune_settings_terms
+
+    cfg = tmp_path / "sub" / "run.toml"
+    cfg.parent.mkdir()
+    cfg.write_text('method = "texel"\nterms = "../mine.py"\n')
+    assert tune_settings_terms(["tune", "--config", str(cfg), "--data", "x"]) == (str(cfg.parent / "../mine.py"), str(cfg))
+    assert tune_settings_terms(["tune", f"--config={cfg}"]) is not None
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.toml").write_text('terms = "/abs/mine.py"\n')
+    assert tune_settings_terms(["tune", "--resume", str(tmp_path / "run")]) == (
+        "/abs/mine.py", str(tmp_path / "run" / "config.toml"))
+    assert tune_settings_terms(["eval", "--config", str(cfg)]) is None
+    assert tune_settings_terms(["tune", "--data", "x"]) is None
+    # a TOML naming another file than --terms: one line naming the TOML
+    other = tmp_path / "other.py"
+    other.write_text("")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["--terms", str(other), "tune", "--config", str(cfg)])
+    assert code == 2
+    assert err.getvalue().strip() == f"tuner: error: {cfg}: its terms = '{cfg.parent / '../mine.py'}' is not the --terms file {other}"
 
 
 def test_the_export_names_the_term(plugin_run: dict) -> None:  # type: ignore[type-arg]

@@ -27,6 +27,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from search.catalog import PLUGIN
 from search.evaluators import kind_of
 from tuner.commands import command_help
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
@@ -99,7 +100,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--resume", metavar="RUN", help="continue the run in folder RUN from its last iteration")
     p.add_argument("--overwrite", action="store_true", help="replace a run already in the --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars or progress lines (errors only)")
-    add_arguments(p.add_argument_group("run"), TuneConfig)
+    add_arguments(p.add_argument_group("run"), TuneConfig, exclude=("terms",))  # tuner --terms FILE (tuner.cli)
     seen: dict[str, str] = {}
     for name, method in methods().items():
         fields = [f.name for f in dataclasses.fields(method.config) if f.init]
@@ -195,8 +196,23 @@ def run(args: argparse.Namespace) -> int:
         run_dir = RunDir(common.out)
     if args.resume and args.overwrite:
         raise TunerError("--overwrite cannot be combined with --resume")
+    base = run_dir.path if args.resume else Path(args.config).parent if args.config else Path(".")
+    common = dataclasses.replace(common, terms=active_terms(common.terms, base))
     return tune(common, method_cfg, run_dir, resume=bool(args.resume), overwrite=args.overwrite,
                 progress=not args.quiet, quiet=args.quiet)
+
+
+def active_terms(recorded: str, base: Path) -> str:
+    """The run's term plug-in file, as its ``config.toml`` records it: the process's plug-in
+    (``tuner --terms FILE`` or the settings' ``terms``, a path relative to ``base``, the TOML's
+    folder: :func:`tuner.cli.use_terms`), resolved; one-line error if the settings name another
+    plug-in than the one loaded."""
+    active = str(Path(PLUGIN.path).resolve()) if PLUGIN is not None else ""
+    if recorded and str((base / recorded).resolve()) != active:
+        raise TunerError(f"the settings name the term plug-in {recorded}, but "
+                         f"{'this process runs ' + active if active else 'none is loaded'} "
+                         "(give the same file to --terms, or none)")
+    return active
 
 
 def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, overwrite: bool = False,

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from deap import base, tools
 
-from search.catalog import N_BASE
+from search.catalog import stage_pairs
 from tuner.config import help_field
 from tuner.training.driver import drive
 from tuner.methods.registry import Method
@@ -179,8 +179,9 @@ def make_codec(common: TuneConfig, cfg: GaConfig, w0: np.ndarray) -> Codec:
     mask = mask_of(common.train, "train")
     start = np.asarray(w0, dtype=np.int32)
     if cfg.tie_stages:
-        base_terms = np.flatnonzero(mask[:N_BASE] | mask[N_BASE:])
-        trainable, tied = base_terms, base_terms + N_BASE
+        mg, eg = (np.asarray(ix, dtype=np.int64) for ix in stage_pairs())
+        pair = np.flatnonzero(mask[mg] | mask[eg])
+        trainable, tied = mg[pair], eg[pair]
     else:
         trainable = np.flatnonzero(mask)
         tied = np.full(len(trainable), -1, dtype=np.int64)
@@ -215,8 +216,11 @@ def _state_from_json(data: list[Any]) -> Any:
 
 
 def cx_two_point_copy(a: Individual, b: Individual) -> tuple[Individual, Individual]:
-    """DEAP's two-point crossover, with copies: numpy slices are views (DEAP's numpy example)."""
+    """DEAP's two-point crossover, with copies: numpy slices are views (DEAP's numpy example).
+    Individuals of fewer than two genes (one term tuned) have nothing to cross: left as they are."""
     size = len(a)
+    if size < 2:
+        return a, b
     p1 = random.randint(1, size)
     p2 = random.randint(1, size - 1)
     if p2 >= p1:

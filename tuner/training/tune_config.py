@@ -40,6 +40,9 @@ class TuneConfig:
     max_validation: int = help_field(5000, "validation positions for the move-match figures (0: all)")
     threads: int = help_field(0, "threads for the numba kernels (0: all cores)")
     seed: int = help_field(0, "seed of every random choice of the run")
+    terms: str = help_field("", "an engine author's own terms: a term plug-in file (docs/own-terms.md), as the "
+                                "command line's --terms FILE, which fills it in; a path relative to the TOML "
+                                "file's folder; a run records it and --resume uses it again", metavar="FILE")
     keep: str = help_field("best", "weights.json holds the weights of the best iteration by the method's "
                                    "criterion (best; the validation move-match, for texel its validation "
                                    "error e_validation) or of the last iteration (last)")

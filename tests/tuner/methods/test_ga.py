@@ -16,7 +16,7 @@ from search.catalog import FEATURE_INDEX, N_BASE, N_FEATURES
 from search.search_api import move_match
 from search.weights import load_weights
 from tuner.training.positions import check_played, from_boards
-from tuner.methods.ga import GaConfig, Individual, make_codec, python_random, sel_roulette_scaled, train_ga
+from tuner.methods.ga import GaConfig, Individual, cx_two_point_copy, make_codec, python_random, sel_roulette_scaled, train_ga
 from tuner.training.run_folder import RunDir
 from tuner.training.training_data import TrainingData
 from tuner.training.tune_config import TuneConfig
@@ -84,6 +84,17 @@ def test_tied_stages_set_both_copies_from_one_gene() -> None:
     assert len(codec.trainable) == 5 and np.all(codec.tied == codec.trainable + N_BASE)
     w = codec.weights(np.array([1, 2, 3, 4, 5]))
     assert [int(w[FEATURE_INDEX[f"{s}.material.{p}"]]) for s in ("mg", "eg") for p in ("knight", "queen")] == [2, 5, 2, 5]
+
+
+def test_crossover_of_one_gene_individuals_leaves_them_as_they_are() -> None:
+    a, b = Individual(np.array([3])), Individual(np.array([7]))
+    x, y = cx_two_point_copy(a, b)
+    assert (list(x), list(y)) == ([3], [7])
+    a, b = Individual(np.arange(4)), Individual(np.arange(4) + 10)
+    random.seed(1)
+    x, y = cx_two_point_copy(a, b)
+    assert sorted(list(x) + list(y)) == sorted(list(range(4)) + list(range(10, 14)))  # genes swapped, none lost
+    assert [int(v) % 10 for v in x] == [0, 1, 2, 3] and list(x) != list(range(4))
 
 
 def test_roulette_scaling_gives_the_best_twice_the_average_share() -> None:
