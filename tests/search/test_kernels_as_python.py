@@ -5,7 +5,9 @@ against the minimax oracle, SEE against the plain exchange) run in a subprocess 
 that only works compiled (or only as Python) fails here, as in stumpy's test habit.
 
 The subprocess gets its own ``NUMBA_CACHE_DIR``: ``search/__init__.py`` then leaves the cache
-next to the sources alone, and the test checks that nothing there changed.
+next to the sources alone, and the test checks that nothing there changed (under pytest-xdist,
+where another worker may be adding kernels to that cache meanwhile: that none was removed and the
+sources key is untouched).
 """
 
 from __future__ import annotations
@@ -41,5 +43,13 @@ def test_kernel_subset_passes_with_the_jit_disabled(tmp_path: Path) -> None:
     # every test of the subset ran and passed: none skipped, deselected or expected to fail
     summary = re.fullmatch(r"=* ?(\d+) passed(, \d+ warnings?)? in .*", proc.stdout.strip().splitlines()[-1])
     assert summary is not None and int(summary[1]) >= 50, tail
-    assert _numba_cache_files() == before
+    after = _numba_cache_files()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # another test process may be compiling (cold cache) and adding kernels meanwhile: what
+        # the subprocess could have done is remove cached kernels or rewrite the sources key
+        assert before.keys() <= after.keys()
+        assert {f: t for f, t in after.items() if f.suffix == ".key"} == \
+            {f: t for f, t in before.items() if f.suffix == ".key"}
+    else:
+        assert after == before
     assert not list((tmp_path / "numba-cache").rglob("*.nb[ic]"))  # nothing compiled at all
