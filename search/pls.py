@@ -70,13 +70,15 @@ class PlsSearcher:
     move-ordering table (``tt_bits`` log2 entries, 0: none) kept between searches."""
 
     def __init__(self, weights: Evaluator, model: MoveModel, *, tt_bits: int = 0, order: str = "model",
-                 flat: float = 0.0) -> None:
+                 flat: float = 0.0, start: float = START) -> None:
         if order not in PLS_ORDERS:
             raise ValueError(f"order must be one of {', '.join(PLS_ORDERS)}, not {order!r}")
         if not (isinstance(flat, (int, float)) and flat >= 0):
             raise ValueError(f"flat must be a branching factor >= 1 or 0, not {flat!r}")
         self.weights = check_evaluator(weights)
         self.model = model
+        #: the threshold of :meth:`think`'s first iteration
+        self.start = _check_threshold(start, "start")
         self.evw = evaluation_weights()
         self.mode = PLS_ORDERS[order]
         #: the constant-branching mock (budget units per move) or 0: the model's probabilities
@@ -177,15 +179,17 @@ class PlsSearcher:
 
     def think(self, board: Board, history: Sequence[int] | np.ndarray, *, max_depth: int = MAX_DEPTH,
               node_limit: int | None = None, plan: TimePlan | None = None,
-              on_iteration: Callable[[Iteration], None] | None = None, start: float = START,
+              on_iteration: Callable[[Iteration], None] | None = None, start: float | None = None,
               factor: float = FACTOR) -> Iteration | None:
         """:meth:`search.iterative.Searcher.think` by lowering the threshold: ``max_depth``
-        iterations at most (iteration ``d``: threshold ``start * factor**(d - 1)``); the last
-        kept iteration (``None`` only for a position without legal moves)."""
+        iterations at most (iteration ``d``: threshold ``start * factor**(d - 1)``, ``start``
+        by default :attr:`start`); the last kept iteration (``None`` only for a position
+        without legal moves)."""
         t0 = time.perf_counter()
         best: Iteration | None = None
         keys = [int(k) for k in history]
-        for depth, it in enumerate(self.iterations(board, node_limit=node_limit, plan=plan, start=start,
+        first = self.start if start is None else start
+        for depth, it in enumerate(self.iterations(board, node_limit=node_limit, plan=plan, start=first,
                                                    factor=factor, max_iterations=max(1, min(max_depth, MAX_DEPTH)),
                                                    history=keys), start=1):
             r = it.result
