@@ -19,13 +19,14 @@ Measures, on the grandmaster position set (``datasets/built/gm``, built from
 
 With ``--play`` (or ``--play-only``, which skips the rest): ``pls_vs_depth``, probability-limited
 against depth-limited search, same ``gm`` weights, ``--nodes`` per move, ``--pairs`` openings
-with both colours (``bench/pls_play.py``), Elo from the probability-limited side.
+with both colours (``bench/pls_play.py``), Elo from the probability-limited side; with
+``--movetime MS`` at equal time (MS milliseconds per move each) instead of equal nodes.
 
 Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
 the model's order; ``pls_vs_depth`` won (interval above 0).
 
     python bench/pls.py [--model FILE] [--depth2-positions 2000] [--depth4-positions 400]
-                        [--play | --play-only] [--pairs 200] [--nodes 20000]
+                        [--play | --play-only] [--pairs 200] [--nodes 20000 | --movetime MS]
 """
 
 from __future__ import annotations
@@ -60,11 +61,15 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=20_000, help="nodes per move of the play figures (default 20000)")
     ap.add_argument("--depth-nodes", type=int, default=0,
                     help="nodes per move of the depth-limited player (default: --nodes; e.g. 4 x --nodes for equal cost)")
+    ap.add_argument("--movetime", type=int, default=0, metavar="MS",
+                    help="play at equal time, MS milliseconds per move each, instead of --nodes (default: 0, equal nodes)")
     args = ap.parse_args()
+    if args.movetime < 0 or (args.movetime and args.depth_nodes):
+        ap.error("--movetime must be positive, and is not used with --depth-nodes")
     if args.play_only:
         print(json.dumps({"bench": "pls", "model": args.model,
                           "pls_vs_depth": pls_vs_depth(args.pairs, args.nodes, model=args.model,
-                                                       depth_nodes=args.depth_nodes)}))
+                                                       depth_nodes=args.depth_nodes, movetime=args.movetime)}))
         return
     data = gm_position_set_or_skip("pls")
     if data is None:
@@ -127,7 +132,8 @@ def main() -> None:
                          "fewer_nodes_depth2": ordering["depth2"]["model_nodes_ratio"] < 1,  # type: ignore[index]
                          "fewer_nodes_depth4": ordering["depth4"]["model_nodes_ratio"] < 1}  # type: ignore[index]
     if args.play:
-        play = pls_vs_depth(args.pairs, args.nodes, model=args.model, depth_nodes=args.depth_nodes)
+        play = pls_vs_depth(args.pairs, args.nodes, model=args.model, depth_nodes=args.depth_nodes,
+                            movetime=args.movetime)
         record["pls_vs_depth"] = play
         low = play["elo_ci95"][0]  # type: ignore[index]
         record["targets"]["pls_vs_depth_won"] = low is not None and low > 0  # type: ignore[index]
