@@ -14,6 +14,10 @@ search's watchdog: at the deadline the running iteration is aborted
 search (same arguments and :class:`search.iterative.Iteration` results, ``depth`` counting the
 iterations: iteration ``d`` searches to the threshold ``start * factor**(d - 1)``), so that
 ``tuner uci``, matches and EPD suites play with either.
+
+:func:`pls_sweep` is :func:`search.search_api.sweep` through the probability-limited search
+(:mod:`search.pls_sweep`): every legal move of every position searched as its subtree in the
+position's probability-limited tree, the PV leaves kept, so that MMTO trains through it.
 """
 
 from __future__ import annotations
@@ -31,9 +35,13 @@ from search.alphabeta import Workspace
 from search.convert import Board, _push, legal_moves
 from search.iterative import MAX_DEPTH, NPS_GUESS, UNLIMITED, Iteration, TimePlan, _Deadline, may_start
 from search.move_model import MoveModel, evaluation_weights
+from search.batch import count_moves_kernel
+from search.network import QuantizedNetwork
 from search.pls_kernels import LOG_SCALE, PLS_ORDER_DEFAULT, PLS_ORDER_MODEL, new_pls_scratch, pls_kernel, root_budget
-from search.search_api import DEFAULT_BUDGET, MAX_BUDGET, MAX_TT_BITS, Evaluator, SearchResult, _check_int
-from search.validate import check_board, check_evaluator
+from search.pls_sweep import pls_sweep_kernel
+from search.search_api import (DEFAULT_BUDGET, MAX_BUDGET, MAX_TT_BITS, Evaluator, SearchResult, Sweep, _check_int,
+                               threads)
+from search.validate import check_board, check_boards, check_evaluator
 
 #: the orders of :func:`pls_search`'s full-width nodes
 PLS_ORDERS = {"model": PLS_ORDER_MODEL, "default": PLS_ORDER_DEFAULT}
@@ -46,6 +54,20 @@ def _check_threshold(threshold: float, what: str = "threshold") -> float:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold <= 1.0:
         raise ValueError(f"{what} must be a probability in (0, 1], not {threshold!r}")
     return float(threshold)
+
+
+def _flat_units(flat: float) -> int:
+    """The constant-branching mock's cost of a move in budget units (``flat`` >= 1 moves per
+    node), or 0 (the model's probabilities) for ``flat`` 0."""
+    if isinstance(flat, bool) or not isinstance(flat, (int, float)) or not (flat >= 1 or flat == 0):
+        raise ValueError(f"flat must be a branching factor >= 1 or 0, not {flat!r}")
+    return int(round(math.log(flat) * LOG_SCALE)) if flat >= 1 else 0
+
+
+def _order(order: str) -> int:
+    if order not in PLS_ORDERS:
+        raise ValueError(f"order must be one of {', '.join(PLS_ORDERS)}, not {order!r}")
+    return PLS_ORDERS[order]
 
 
 def _history(history: Sequence[int]) -> tuple[np.ndarray, int]:
@@ -71,18 +93,14 @@ class PlsSearcher:
 
     def __init__(self, weights: Evaluator, model: MoveModel, *, tt_bits: int = 0, order: str = "model",
                  flat: float = 0.0, start: float = START) -> None:
-        if order not in PLS_ORDERS:
-            raise ValueError(f"order must be one of {', '.join(PLS_ORDERS)}, not {order!r}")
-        if not (isinstance(flat, (int, float)) and flat >= 0):
-            raise ValueError(f"flat must be a branching factor >= 1 or 0, not {flat!r}")
         self.weights = check_evaluator(weights)
         self.model = model
         #: the threshold of :meth:`think`'s first iteration
         self.start = _check_threshold(start, "start")
         self.evw = evaluation_weights()
-        self.mode = PLS_ORDERS[order]
+        self.mode = _order(order)
         #: the constant-branching mock (budget units per move) or 0: the model's probabilities
-        self.flat = int(round(math.log(flat) * LOG_SCALE)) if flat >= 1 else 0
+        self.flat = _flat_units(flat)
         tt_bits = _check_int(tt_bits, "tt_bits", 0, MAX_TT_BITS)
         self.tt_keys = np.zeros(1 << tt_bits if tt_bits else 0, dtype=np.uint64)
         self.tt_moves = np.zeros(len(self.tt_keys), dtype=np.int32)
@@ -228,4 +246,29 @@ def pls_iterate(board: Board, weights: Evaluator, model: MoveModel, *, node_limi
                              history=history))
 
 
-__all__ = ["FACTOR", "FLOOR", "PLS_ORDERS", "PlsIteration", "PlsSearcher", "START", "pls_iterate", "pls_search"]
+def pls_sweep(boards: np.ndarray, threshold: float, weights: Evaluator, model: MoveModel, *,
+              budget: int = DEFAULT_BUDGET, leaves: bool = True, n_threads: int | None = None, order: str = "model",
+              flat: float = 0.0) -> Sweep:
+    """For each position (uint64[P, BOARD_WORDS]) and each of its legal moves, search the child
+    as the move's subtree of the position's probability-limited tree to ``threshold`` in (0, 1]
+    (:mod:`search.pls_sweep`; ``budget`` nodes per child search), keeping the PV leaves: a
+    :class:`search.search_api.Sweep`, rows as :func:`search.search_api.sweep`'s. ``weights``
+    linear (a network: one-line ``ValueError``); ``order`` and ``flat`` as for
+    :class:`PlsSearcher`."""
+    threshold = _check_threshold(threshold)
+    budget = _check_int(budget, "node budget", 1, MAX_BUDGET)
+    if isinstance(weights, QuantizedNetwork):
+        raise ValueError("the probability-limited sweep takes linear weights, not a network")
+    mode, flat_units = _order(order), _flat_units(flat)
+    boards = check_boards(boards)
+    w = check_evaluator(weights)
+    with threads(n_threads):
+        counts = count_moves_kernel(boards)
+        pos_ptr = np.zeros(len(boards) + 1, dtype=np.int64)
+        np.cumsum(counts, out=pos_ptr[1:])
+        return Sweep(pos_ptr, *pls_sweep_kernel(boards, pos_ptr, root_budget(threshold), w, budget, model.weights,
+                                                evaluation_weights(), mode, flat_units, bool(leaves)))
+
+
+__all__ = ["FACTOR", "FLOOR", "PLS_ORDERS", "PlsIteration", "PlsSearcher", "START", "pls_iterate", "pls_search",
+           "pls_sweep"]
