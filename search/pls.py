@@ -35,12 +35,11 @@ from search.alphabeta import Workspace
 from search.convert import Board, _push, legal_moves
 from search.iterative import MAX_DEPTH, NPS_GUESS, UNLIMITED, Iteration, TimePlan, _Deadline, may_start
 from search.move_model import MoveModel, evaluation_weights
-from search.batch import count_moves_kernel
 from search.network import QuantizedNetwork
 from search.pls_kernels import LOG_SCALE, PLS_ORDER_DEFAULT, PLS_ORDER_MODEL, new_pls_scratch, pls_kernel, root_budget
 from search.pls_sweep import pls_sweep_kernel
 from search.search_api import (DEFAULT_BUDGET, MAX_BUDGET, MAX_TT_BITS, Evaluator, SearchResult, Sweep, _check_int,
-                               threads)
+                               move_pointers, threads)
 from search.validate import check_board, check_boards, check_evaluator
 
 #: the orders of :func:`pls_search`'s full-width nodes
@@ -263,9 +262,7 @@ def pls_sweep(boards: np.ndarray, threshold: float, weights: Evaluator, model: M
     boards = check_boards(boards)
     w = check_evaluator(weights)
     with threads(n_threads):
-        counts = count_moves_kernel(boards)
-        pos_ptr = np.zeros(len(boards) + 1, dtype=np.int64)
-        np.cumsum(counts, out=pos_ptr[1:])
+        pos_ptr = move_pointers(boards)
         return Sweep(pos_ptr, *pls_sweep_kernel(boards, pos_ptr, root_budget(threshold), w, budget, model.weights,
                                                 evaluation_weights(), mode, flat_units, bool(leaves)))
 
