@@ -17,15 +17,21 @@ Measures, on the grandmaster position set (``datasets/built/gm``, built from
   by the model's score; ``quiet``: captures and killers as before, quiet moves by the model),
   and their wall times (1 thread); ``same_values`` checks that every order gave every value.
 
+- ``sweep``: the MMTO sweep through the probability-limited search (:func:`search.pls.pls_sweep`,
+  every legal move's subtree to the threshold, leaves kept) on ``--sweep-positions`` test
+  positions at 1/32 and 1/128, next to the depth sweep (:func:`search.search_api.sweep`) at depth
+  1 and 2 on the same positions (best of two, all cores; ``--sweep-only`` measures only this).
+
 With ``--play`` (or ``--play-only``, which skips the rest): ``pls_vs_depth``, probability-limited
 against depth-limited search, same ``gm`` weights, ``--nodes`` per move, ``--pairs`` openings
-with both colours (``bench/pls_play.py``), Elo from the probability-limited side.
+with both colours (``bench/pls_play.py``), Elo from the probability-limited side; with
+``--movetime MS`` at equal time (MS milliseconds per move each) instead of equal nodes.
 
 Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
 the model's order; ``pls_vs_depth`` won (interval above 0).
 
     python bench/pls.py [--model FILE] [--depth2-positions 2000] [--depth4-positions 400]
-                        [--play | --play-only] [--pairs 200] [--nodes 20000]
+                        [--play | --play-only] [--pairs 200] [--nodes 20000 | --movetime MS]
 """
 
 from __future__ import annotations
@@ -36,10 +42,12 @@ import sys
 from pathlib import Path
 
 import numba
+import numpy as np
 from common import gm_position_set_or_skip, timed, tuner_json
 from pls_play import pls_vs_depth
 
-from search.move_model import BUILTIN_MOVE_MODELS, load_move_model, move_probabilities, search_with_order
+from search.move_model import BUILTIN_MOVE_MODELS, MoveModel, load_move_model, move_probabilities, search_with_order
+from search.pls import pls_sweep
 from search.search_api import sweep
 from search.weights import load_weights
 from tuner.moves.measure import choice_set, figures
@@ -47,6 +55,23 @@ from tuner.training.positions import load_positions
 
 #: positions timed for the cost figures
 COST_POSITIONS = 20_000
+
+
+def sweep_cost(data: Path, gm: np.ndarray, model: MoveModel, count: int) -> dict[str, object]:
+    """Seconds (best of two, all cores) and nodes of the probability-limited sweep at 1/32 and
+    1/128 and of the depth sweep at depth 1 and 2, on ``count`` seeded test positions."""
+    boards = load_positions(data, "test", limit=count, seed=5, progress=False).boards
+    pls_sweep(boards[:8], 1 / 32, gm, model)  # compile or load
+    sweep(boards[:8], 1, gm)
+    out: dict[str, object] = {"positions": len(boards)}
+    runs = {"pls_1/32": lambda: pls_sweep(boards, 1 / 32, gm, model), "depth1": lambda: sweep(boards, 1, gm),
+            "pls_1/128": lambda: pls_sweep(boards, 1 / 128, gm, model), "depth2": lambda: sweep(boards, 2, gm)}
+    for name, run in runs.items():
+        nodes = int(run().nodes.sum())
+        out[name] = {"seconds": round(min(timed(run, 2)), 3), "nodes": nodes}
+    out["ratio_1/32_over_depth1"] = round(out["pls_1/32"]["seconds"] / out["depth1"]["seconds"], 2)  # type: ignore[index]
+    out["ratio_1/128_over_depth2"] = round(out["pls_1/128"]["seconds"] / out["depth2"]["seconds"], 2)  # type: ignore[index]
+    return out
 
 
 def main() -> None:
@@ -60,11 +85,17 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=20_000, help="nodes per move of the play figures (default 20000)")
     ap.add_argument("--depth-nodes", type=int, default=0,
                     help="nodes per move of the depth-limited player (default: --nodes; e.g. 4 x --nodes for equal cost)")
+    ap.add_argument("--movetime", type=int, default=0, metavar="MS",
+                    help="play at equal time, MS milliseconds per move each, instead of --nodes (default: 0, equal nodes)")
+    ap.add_argument("--sweep-positions", type=int, default=500, help="test positions of the sweep figures")
+    ap.add_argument("--sweep-only", action="store_true", help="only the sweep figures")
     args = ap.parse_args()
+    if args.movetime < 0 or (args.movetime and args.depth_nodes):
+        ap.error("--movetime must be positive, and is not used with --depth-nodes")
     if args.play_only:
         print(json.dumps({"bench": "pls", "model": args.model,
                           "pls_vs_depth": pls_vs_depth(args.pairs, args.nodes, model=args.model,
-                                                       depth_nodes=args.depth_nodes)}))
+                                                       depth_nodes=args.depth_nodes, movetime=args.movetime)}))
         return
     data = gm_position_set_or_skip("pls")
     if data is None:
@@ -72,6 +103,10 @@ def main() -> None:
     model = load_move_model(args.model)
     path = BUILTIN_MOVE_MODELS.get(args.model, Path(args.model))
     gm = load_weights("gm").values
+    if args.sweep_only:
+        print(json.dumps({"bench": "pls", "data": str(data), "model": args.model,
+                          "sweep": sweep_cost(data, gm, model, args.sweep_positions)}))
+        return
     record: dict = {"bench": "pls", "data": str(data), "model": args.model,  # type: ignore[type-arg]
                     "model_file_bytes": path.stat().st_size}
 
@@ -123,11 +158,13 @@ def main() -> None:
             row[f"{order}_time_ratio"] = round(row[order]["seconds"] / row["default"]["seconds"], 3)  # type: ignore[index]
         ordering[f"depth{depth}"] = row
     record["ordering"] = ordering
+    record["sweep"] = sweep_cost(data, gm, model, args.sweep_positions)
     record["targets"] = {"model_top1_above_search": fig.top1 > search["top1"],
                          "fewer_nodes_depth2": ordering["depth2"]["model_nodes_ratio"] < 1,  # type: ignore[index]
                          "fewer_nodes_depth4": ordering["depth4"]["model_nodes_ratio"] < 1}  # type: ignore[index]
     if args.play:
-        play = pls_vs_depth(args.pairs, args.nodes, model=args.model, depth_nodes=args.depth_nodes)
+        play = pls_vs_depth(args.pairs, args.nodes, model=args.model, depth_nodes=args.depth_nodes,
+                            movetime=args.movetime)
         record["pls_vs_depth"] = play
         low = play["elo_ci95"][0]  # type: ignore[index]
         record["targets"]["pls_vs_depth_won"] = low is not None and low > 0  # type: ignore[index]

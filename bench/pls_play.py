@@ -1,7 +1,9 @@
 """Probability-limited search against depth-limited search in play (issue 25's third target),
 used by ``python bench/pls.py --play`` / ``--play-only``.
 
-Both players use the ``gm`` weights and the same node limit per move. The depth-limited player
+Both players use the ``gm`` weights and the same node limit per move (or, with ``movetime``,
+the same time per move: a fixed time plan for each, the running iteration aborted at the
+deadline; the games then depend on the machine's speed and load). The depth-limited player
 is :class:`search.iterative.Searcher` (iterative deepening, transposition table, the engine of
 ``tuner uci`` and ``tuner bench match``); the probability-limited one is
 :func:`search.pls.pls_iterate` (the threshold lowered from 1/32 by 4 each iteration, the move
@@ -22,7 +24,7 @@ import chess
 
 from search.board import W_KEY
 from search.convert import from_chess, move_to_uci
-from search.iterative import Searcher
+from search.iterative import Searcher, TimePlan
 from search.move_model import load_move_model
 from search.pls import PlsSearcher, pls_iterate
 from search.weights import load_weights
@@ -33,7 +35,7 @@ MAX_PLIES = 400
 
 
 def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: str,
-          depth_nodes: int) -> GameRecord:
+          depth_nodes: int, movetime: int = 0) -> GameRecord:
     gm = load_weights("gm").values
     model = load_move_model(model_spec)
     pls = PlsSearcher(gm, model, tt_bits=16)
@@ -49,9 +51,11 @@ def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: 
             break
         b = from_chess(board)
         if (board.turn == chess.WHITE) == pls_white:
-            move = pls_iterate(b, gm, model, node_limit=nodes, history=keys, searcher=pls)[-1].result.pv[0]
+            move = pls_iterate(b, gm, model, node_limit=None if movetime else nodes, movetime=movetime / 1000 or None,
+                               history=keys, searcher=pls)[-1].result.pv[0]
         else:
-            it = depth.think(b, keys, node_limit=depth_nodes)
+            it = depth.think(b, keys, node_limit=None if movetime else depth_nodes,
+                             plan=TimePlan.fixed(movetime / 1000) if movetime else None)
             assert it is not None
             move = it.pv[0]
         uci = move_to_uci(move)
@@ -64,9 +68,10 @@ def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: 
     return GameRecord(name, opening, "A" if pls_white else "B", tuple(moves), (), result, reason)
 
 
-def _pair(opening: Opening, nodes: int, model_spec: str, index: int, depth_nodes: int) -> tuple[GameRecord, GameRecord]:
-    return (_game(opening, True, nodes, model_spec, f"{index}.1", depth_nodes),
-            _game(opening, False, nodes, model_spec, f"{index}.2", depth_nodes))
+def _pair(opening: Opening, nodes: int, model_spec: str, index: int, depth_nodes: int,
+          movetime: int = 0) -> tuple[GameRecord, GameRecord]:
+    return (_game(opening, True, nodes, model_spec, f"{index}.1", depth_nodes, movetime),
+            _game(opening, False, nodes, model_spec, f"{index}.2", depth_nodes, movetime))
 
 
 def _finite(x: float) -> float | None:
@@ -75,21 +80,24 @@ def _finite(x: float) -> float | None:
 
 
 def pls_vs_depth(pairs: int, nodes: int, *, model: str = "gm", workers: int = 2, seed: int = 0,
-                 depth_nodes: int = 0) -> dict[str, object]:
+                 depth_nodes: int = 0, movetime: int = 0) -> dict[str, object]:
     """Play ``pairs`` game pairs at ``nodes`` nodes per move (the depth-limited player
     ``depth_nodes`` if given: an equal-cost match when the ratio is the two searches' speed
-    ratio); the summary as JSON figures."""
+    ratio), or with ``movetime`` > 0 at ``movetime`` milliseconds per move for both (an
+    equal-time match); the summary as JSON figures."""
     depth_nodes = depth_nodes or nodes
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), pairs, seed)
     t = time.perf_counter()
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
         done = list(pool.map(_pair, openings, [nodes] * pairs, [model] * pairs, range(1, pairs + 1),
-                             [depth_nodes] * pairs))
+                             [depth_nodes] * pairs, [movetime] * pairs))
     s = summarize(done)
     limit = f"{nodes} nodes per move" if depth_nodes == nodes else \
         f"{nodes} nodes per move against {depth_nodes}"
+    if movetime:
+        limit = f"{movetime} ms per move"
     return {"limit": limit, "games": 2 * pairs, "wins": s.wins, "draws": s.draws,
-            "losses": s.losses, "score": round(s.score, 4), "elo": round(s.elo, 1),
+            "losses": s.losses, "score": round(s.score, 4), "elo": _finite(s.elo),
             "elo_ci95": [_finite(s.elo_low), _finite(s.elo_high)], "seconds": round(time.perf_counter() - t, 1)}
 
 

@@ -241,15 +241,22 @@ class Searcher:
 
     def _may_start(self, plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int]) -> bool:
         """Whether the time plan lets the next iteration start (after at least one)."""
-        if plan is None or deadline is None:
-            return True
-        elapsed = time.perf_counter() - start
-        if deadline.expired.is_set() or elapsed >= plan.soft:
-            return False
-        if plan.fill:
-            return True
-        # predict the next iteration from the larger of the last two growth factors (odd and
-        # even depths grow differently)
-        ratios = [b / max(a, 1) for a, b in zip(counts[-3:], counts[-2:])]
-        branching = min(max([2.0, *ratios]), 12.0)
-        return elapsed + counts[-1] * branching / self.nps <= plan.hard
+        return may_start(plan, deadline, start, counts, self.nps)
+
+
+def may_start(plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int], nps: float) -> bool:
+    """Whether ``plan`` lets the next iteration of a search started at ``start``
+    (``time.perf_counter`` seconds) start, after the kept iterations of ``counts`` nodes each
+    (at least one) at ``nps`` nodes per second; shared by :mod:`search.pls`."""
+    if plan is None or deadline is None:
+        return True
+    elapsed = time.perf_counter() - start
+    if deadline.expired.is_set() or elapsed >= plan.soft:
+        return False
+    if plan.fill:
+        return True
+    # predict the next iteration from the larger of the last two growth factors (odd and
+    # even depths grow differently)
+    ratios = [b / max(a, 1) for a, b in zip(counts[-3:], counts[-2:])]
+    branching = min(max([2.0, *ratios]), 12.0)
+    return elapsed + counts[-1] * branching / nps <= plan.hard

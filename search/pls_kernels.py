@@ -62,6 +62,28 @@ def new_pls_scratch():  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
+def log_probs(b, moves, n, mw, evw, ps, flat, out):  # type: ignore[no-untyped-def]
+    """The log-probabilities of the ``n`` legal moves ``moves`` of ``b`` into ``out[:n]``
+    (int64, budget units, <= 0): the model's softmax (weights ``mw``, evaluation weights
+    ``evw``, scratch ``ps`` of :func:`new_pls_scratch`), or ``-flat`` each when ``flat`` > 0."""
+    if flat > 0:
+        for i in range(n):
+            out[i] = -flat
+        return
+    scores = ps[2]
+    score_moves(b, moves, n, mw, evw, ps[0], ps[1], scores)
+    mx = scores[0]
+    for i in range(1, n):
+        mx = max(mx, scores[i])
+    total = 0.0
+    for i in range(n):
+        total += math.exp(scores[i] - mx)
+    lse = mx + math.log(total)
+    for i in range(n):
+        out[i] = min(np.int64(0), np.int64(round((scores[i] - lse) * LOG_SCALE)))
+
+
+@njit(cache=True, inline="always")
 def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat):  # type: ignore[no-untyped-def]
     """Give the ``n`` moves of the node at ``ply`` their log-probabilities (full-width nodes:
     budget units, into ``ps[3][ply]``) and ordering keys, and start its move loop."""
@@ -73,21 +95,7 @@ def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat):  # t
     lps = ps[3]
     if ints[ply, _DEPTH] > 0:
         tt_move = tt_probe(boards[ply], tt_keys, tt_moves)
-        if flat > 0:
-            for i in range(n):
-                lps[ply, i] = -flat
-        else:
-            scores = ps[2]
-            score_moves(boards[ply], moves[ply], n, mw, evw, ps[0], ps[1], scores)
-            mx = scores[0]
-            for i in range(1, n):
-                mx = max(mx, scores[i])
-            total = 0.0
-            for i in range(n):
-                total += math.exp(scores[i] - mx)
-            lse = mx + math.log(total)
-            for i in range(n):
-                lps[ply, i] = min(np.int64(0), np.int64(round((scores[i] - lse) * LOG_SCALE)))
+        log_probs(boards[ply], moves[ply], n, mw, evw, ps, flat, lps[ply])
         for i in range(n):
             m = moves[ply, i]
             if mode == PLS_ORDER_DEFAULT:

@@ -46,8 +46,8 @@ Evaluator = np.ndarray | QuantizedNetwork
 __all__ = [
     "INF", "KIND_DRAW", "KIND_EVAL", "KIND_MATE", "MATE", "DEFAULT_BUDGET", "MAX_BUDGET", "MAX_TT_BITS",
     "InvalidBoardError", "InvalidWeightsError",
-    "SearchResult", "Sweep", "mate_in", "move_credit", "move_indices", "move_match", "search", "search_many",
-    "signed_features", "sweep", "threads",
+    "SearchResult", "Sweep", "mate_in", "move_credit", "move_indices", "move_match", "move_pointers", "search",
+    "search_many", "signed_features", "sweep", "threads",
 ]
 
 #: default node budget per search (a runaway guard: depth 1-2 searches use far fewer)
@@ -241,10 +241,16 @@ def sweep(boards: np.ndarray, depth: int, weights: Evaluator, *, budget: int = D
     boards = check_boards(boards)
     w = check_evaluator(weights)
     with threads(n_threads):
-        counts = count_moves_kernel(boards)
-        pos_ptr = np.zeros(len(boards) + 1, dtype=np.int64)
-        np.cumsum(counts, out=pos_ptr[1:])
+        pos_ptr = move_pointers(boards)
         return Sweep(pos_ptr, *sweep_kernel(boards, pos_ptr, depth, w, budget, bool(leaves)))
+
+
+def move_pointers(boards: np.ndarray) -> np.ndarray:
+    """The rows of a sweep of checked ``boards``: int64[P + 1], the prefix sum of their legal
+    move counts (position ``p``'s rows are ``pos_ptr[p]:pos_ptr[p + 1]``)."""
+    pos_ptr = np.zeros(len(boards) + 1, dtype=np.int64)
+    np.cumsum(count_moves_kernel(boards), out=pos_ptr[1:])
+    return pos_ptr
 
 
 def move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,

@@ -1,8 +1,12 @@
 """A UCI engine over the numba search: the protocol only.
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
-``Weights``/``Hash``/``MoveOverhead``, ``position``, ``go``, ``stop``, ``quit``) and plays with
-the iterative-deepening :class:`search.iterative.Searcher`. Searches run in a worker thread;
+``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``, ``position``, ``go``,
+``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
+or with ``Search pls`` the probability-limited :class:`search.pls.PlsSearcher` (Giraffe's search,
+Lai 2015: iteration ``d`` searches while the path's probability under the move model
+``MoveModel`` stays above ``PlsStart * 4**-(d - 1)``, so ``go depth D`` is D such iterations;
+``nodes``, ``movetime`` and the clock limit it as they limit the depth-limited search). Searches run in a worker thread;
 the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
 which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
 :class:`search.iterative.TimePlan` (:meth:`GoLimits.plan`):
@@ -47,6 +51,10 @@ from search.alphabeta import search_kernel
 from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, Searcher, TimePlan, tt_bits_for
 from search.evaluators import Evaluator, checked_evaluator, load_evaluator
 from search.kernel_cache import is_compiled
+from search.move_model import MoveModel, load_move_model
+from search.pls import START
+from search.pls_kernels import pls_kernel
+from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Engine, as_player, new_engine
 from search.validate import check_board
 from tuner import __version__
 
@@ -108,6 +116,19 @@ _INT_PARAMS: dict[str, tuple[int | None, int, int | None]] = {
     "mate": (None, MAX_MS, None),
 }
 _FLAGS = ("infinite", "ponder", "searchmoves")
+
+
+def parse_threshold(text: str) -> float:
+    """A ``PlsStart`` value: a probability in (0, 1] as a decimal (``0.03125``) or a fraction
+    (``1/32``); one-line ``ValueError`` otherwise."""
+    num, sep, den = text.strip().partition("/")
+    try:
+        value = float(num) / float(den) if sep else float(num)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{text[:20]!r} is not a number or a fraction") from None
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{text[:20]!r} is not a probability in (0, 1]")
+    return value
 
 
 def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
@@ -176,9 +197,15 @@ class UciEngine:
         self._out = out if out is not None else sys.stdout
         self._out_lock = threading.Lock()
         self.weights_name = weights_name
+        self.weights = checked_evaluator(weights)
         self.hash_mb = DEFAULT_HASH_MB
         self.overhead_ms = DEFAULT_OVERHEAD_MS
-        self.searcher = Searcher(weights, tt_bits=tt_bits_for(self.hash_mb))
+        #: the ``Search``, ``MoveModel`` and ``PlsStart`` options (the model loaded when first used)
+        self.search = "depth"
+        self.move_model_name = DEFAULT_MOVE_MODEL
+        self.move_model: MoveModel | None = None
+        self.pls_start = START
+        self.searcher: Engine = Searcher(self.weights, tt_bits=tt_bits_for(self.hash_mb))
         #: the position ``go`` searches; ``None`` after a rejected ``position`` (then
         #: :attr:`position_error` says why and ``go`` answers the null move)
         self.board: Board | None = from_fen(STARTING_FEN)
@@ -189,6 +216,7 @@ class UciEngine:
         self._busy = threading.Event()  # set from go until just before its bestmove
         #: whether the warm-up compiles (not loads) the kernel; cleared once the GUI was told
         self._compiling = not is_compiled(search_kernel)
+        self._pls_warm = False  # whether the probability-limited search's kernel was warmed up
         self._warmup = threading.Thread(target=self._warm_up, name="uci-warmup", daemon=True)
         self._warmup.start()
 
@@ -235,7 +263,26 @@ class UciEngine:
         self.send(f"option name Weights type string default {self.weights_name}")
         self.send(f"option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}")
         self.send(f"option name MoveOverhead type spin default {DEFAULT_OVERHEAD_MS} min 0 max 5000")
+        self.send(f"option name Search type combo default depth {' '.join('var ' + v for v in SEARCHES)}")
+        self.send(f"option name MoveModel type string default {DEFAULT_MOVE_MODEL}")
+        self.send(f"option name PlsStart type string default {START}")
         self.send("uciok")
+
+    def _rebuild(self) -> None:
+        """A new engine for the current options (its table empty: as after ``ucinewgame``);
+        switching to the probability-limited search loads (or compiles) its kernel in the
+        background, as the warm-up does for the depth-limited one."""
+        if self.search == "pls" and self.move_model is None:
+            self.move_model = load_move_model(self.move_model_name)
+        player = as_player(self.weights, self.search, self.move_model, self.pls_start)
+        self.searcher = new_engine(player, tt_bits_for(self.hash_mb))
+        if self.search == "pls" and not self._pls_warm:
+            self._pls_warm = True
+            with self._out_lock:
+                self._compiling = self._compiling or not is_compiled(pls_kernel)
+            self._warmup = threading.Thread(target=self._warm_up, args=(self._warmup,), name="uci-warmup-pls",
+                                            daemon=True)
+            self._warmup.start()
 
     def _wait_for_kernels(self) -> None:
         """Wait for the warm-up, saying first that it compiles (once) when it does."""
@@ -285,8 +332,8 @@ class UciEngine:
             except ValueError as exc:
                 self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
                 return
-            self.searcher.set_weights(weights)
-            self.weights_name = value
+            self.weights, self.weights_name = weights, value
+            self._rebuild()
             self.info(f"weights {value} loaded")
         elif key in ("hash", "moveoverhead"):
             low, high = (1, MAX_HASH_MB) if key == "hash" else (0, 5000)
@@ -300,9 +347,32 @@ class UciEngine:
                 return
             if key == "hash":
                 self.hash_mb = number
-                self.searcher.resize(tt_bits_for(number))
+                self._rebuild()
             else:
                 self.overhead_ms = number
+        elif key == "search":
+            if value.lower() not in SEARCHES:
+                self.info(f"setoption Search: {value[:20]!r} is not one of {', '.join(SEARCHES)}; "
+                          f"keeping {self.search}")
+                return
+            self.search = value.lower()
+            self._rebuild()
+        elif key == "movemodel":
+            try:
+                model = load_move_model(value or DEFAULT_MOVE_MODEL)
+            except ValueError as exc:
+                self.info(f"setoption MoveModel: {exc}; keeping {self.move_model_name}")
+                return
+            self.move_model, self.move_model_name = model, value or DEFAULT_MOVE_MODEL
+            self._rebuild()
+            self.info(f"move model {self.move_model_name} loaded")
+        elif key == "plsstart":
+            try:
+                self.pls_start = parse_threshold(value)
+            except ValueError as exc:
+                self.info(f"setoption PlsStart: {exc}; keeping {self.pls_start}")
+                return
+            self._rebuild()
         else:
             self.info(f"setoption: unknown option {name!r}")
 
@@ -388,9 +458,13 @@ class UciEngine:
     }
 
     # -------------------------------------------------------- search thread
-    def _warm_up(self) -> None:
-        """Load (or compile) the numba kernels of a ``go`` before the first one."""
-        best = Searcher(self.searcher.weights, tt_bits=4).think(from_fen(STARTING_FEN), [], max_depth=1)
+    def _warm_up(self, after: threading.Thread | None = None) -> None:
+        """Load (or compile) the numba kernels of a ``go`` before the first one (after the
+        warm-up ``after``, still running or not)."""
+        if after is not None:
+            after.join()
+        engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start), 4)
+        best = engine.think(from_fen(STARTING_FEN), [], max_depth=1)
         if best is not None:
             move_to_uci(best.pv[0])
 

@@ -31,15 +31,19 @@ _SMALL = {"population": 4, "games": 1, "positions": 100}
 
 
 def warm_search(folder: Path) -> None:
-    """A ``go`` of the UCI engine with each built-in weight set's evaluator kind (linear)."""
+    """A ``go`` of the UCI engine with each built-in weight set's evaluator kind (linear), with
+    the depth-limited and the probability-limited search (``Search pls``, ``NAME@pls``)."""
     from search.convert import STARTING_FEN, from_fen, move_to_uci  # noqa: PLC0415 - numba on demand
     from search.evaluators import checked_evaluator, load_evaluator  # noqa: PLC0415
     from search.iterative import Searcher  # noqa: PLC0415
+    from search.move_model import load_move_model  # noqa: PLC0415
+    from search.pls import PlsSearcher  # noqa: PLC0415
 
-    best = Searcher(checked_evaluator(load_evaluator("classic")), tt_bits=4).think(from_fen(STARTING_FEN), [],
-                                                                                   max_depth=3)
-    if best is not None:
-        move_to_uci(best.pv[0])
+    weights = checked_evaluator(load_evaluator("classic"))
+    for engine in (Searcher(weights, tt_bits=4), PlsSearcher(weights, load_move_model("gm"), tt_bits=4)):
+        best = engine.think(from_fen(STARTING_FEN), [], max_depth=3)
+        if best is not None:
+            move_to_uci(best.pv[0])
 
 
 def _sample_set(folder: Path) -> Path:

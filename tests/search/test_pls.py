@@ -13,7 +13,7 @@ import pytest
 
 from search.convert import from_chess, move_to_uci
 from search.move_model import MoveModel, load_move_model, move_probabilities
-from search.pls import PlsSearcher, pls_iterate, pls_search
+from search.pls import FACTOR, START, PlsSearcher, pls_iterate, pls_search
 from search.pls_kernels import LOG_SCALE, root_budget
 from search.search_api import INF, KIND_EVAL, search
 from search.weights import load_weights
@@ -131,6 +131,44 @@ def test_node_limits_are_honoured_and_iterating_is_deterministic(boards: list[ch
         assert all(it.result.pv for it in first)
 
 
+def test_a_movetime_cuts_the_running_iteration_and_keeps_a_completed_one(boards: list[chess.Board]) -> None:
+    """At the deadline the watchdog aborts the running iteration: it is discarded unless it is
+    the first (then it is the answer, cut short), the answer is a legal move, and the nodes of
+    a discarded iteration count in :attr:`PlsSearcher.searched_nodes`."""
+    board = boards[3]
+    arr = from_chess(board)
+    searcher = PlsSearcher(CLASSIC, GM, tt_bits=12)
+    searcher.search(arr, 0.5)  # load the kernel before the clock runs
+    huge = pls_iterate(arr, CLASSIC, GM, movetime=0.05, start=1e-12, floor=1e-12, searcher=searcher)
+    assert searcher.timed_out and searcher.cut  # a 1e-12 tree takes far more than 50 ms
+    assert len(huge) == 1 and huge[0].result.budget_exhausted  # the first iteration, kept though cut
+    assert chess.Move.from_uci(move_to_uci(huge[0].result.pv[0])) in board.legal_moves
+    kept = pls_iterate(arr, CLASSIC, GM, movetime=0.05, searcher=searcher)
+    assert searcher.timed_out  # the floor (1e-12) is far beyond 50 ms
+    assert chess.Move.from_uci(move_to_uci(kept[-1].result.pv[0])) in board.legal_moves
+    if searcher.cut and len(kept) > 1:
+        assert searcher.searched_nodes > kept[-1].total_nodes and not kept[-1].result.budget_exhausted
+    assert searcher.searched_seconds < 30  # generous: the deadline ended it, not the floor
+
+
+def test_think_counts_iterations_as_depths_and_stops_on_abort(boards: list[chess.Board]) -> None:
+    """:meth:`PlsSearcher.think`: iteration d searches to start * factor**(d - 1) (the value of
+    :func:`pls_search` at that threshold: the tree, hence the value, does not depend on the
+    move order the table gives); after :meth:`abort` only the first iteration runs."""
+    for board in boards[:3]:
+        arr = from_chess(board)
+        searcher = PlsSearcher(CLASSIC, GM, tt_bits=12)
+        seen: list[int] = []
+        best = searcher.think(arr, [], max_depth=3, on_iteration=lambda it: seen.append(it.depth))
+        assert best is not None and seen == [1, 2, 3] and best.depth == 3
+        assert best.score == pls_search(arr, START * FACTOR ** 2, CLASSIC, GM).score
+        assert best.total_nodes == searcher.searched_nodes
+        searcher.abort()
+        first = searcher.think(arr, [], max_depth=3)
+        assert first is not None and first.depth == 1 and first.pv
+        searcher.rearm()
+
+
 def test_bad_arguments_are_refused() -> None:
     arr = from_chess(chess.Board())
     with pytest.raises(ValueError, match="threshold must be a probability"):
@@ -139,3 +177,7 @@ def test_bad_arguments_are_refused() -> None:
         pls_search(arr, 0.1, CLASSIC, GM, order="best")
     with pytest.raises(ValueError, match="factor must be in"):
         pls_iterate(arr, CLASSIC, GM, node_limit=100, factor=1.5)
+    with pytest.raises(ValueError, match="give node_limit or movetime"):
+        pls_iterate(arr, CLASSIC, GM)
+    with pytest.raises(ValueError, match="movetime must be"):
+        pls_iterate(arr, CLASSIC, GM, movetime=-1.0)

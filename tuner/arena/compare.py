@@ -19,6 +19,9 @@ settings its figures are theirs:
   to an interruption not included).
 
 External UCI engines (:class:`tuner.arena.engines.EngineSpec`) take part in the games only.
+An entrant ``NAME@pls`` (or every one with ``--search pls``) plays its games and EPD suite with
+the probability-limited search (:mod:`tuner.arena.players`); its move-match is its weights'
+(the depth-limited sweep of ``bench move-match``).
 """
 
 from __future__ import annotations
@@ -32,13 +35,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from collections.abc import Callable
 
 
 from search.evaluators import Evaluator, load_evaluator
+from search.move_model import MoveModel
 from search.weights import BUILTIN_SETS
 from tuner.config import read_toml
 from tuner.arena.engines import EngineSpec
 from tuner.arena.epd import SearchLimits, parse_epd, process_pool, run_suite, summarise
+from tuner.arena.players import PlsPlayer, Searchable, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
@@ -62,7 +68,8 @@ RUN_FILES = ("weights.json", "config.toml", "metrics.jsonl")
 class Entrant:
     """One column of the comparison: a built-in set or weights file (``kind`` "weights"), a
     run folder ("run") or an external engine ("engine"). ``weights`` int32[N_FEATURES] unless
-    an engine; ``method``, ``iterations`` and ``wall_seconds`` (seconds) only for runs."""
+    an engine; ``method``, ``iterations`` and ``wall_seconds`` (seconds) only for runs;
+    ``pls`` the probability-limited player of ``weights`` (``NAME@pls``), else None."""
 
     name: str
     kind: str
@@ -71,14 +78,20 @@ class Entrant:
     method: str | None = None
     iterations: int | None = None
     wall_seconds: float | None = None
+    pls: PlsPlayer | None = None
 
     @property
-    def player(self) -> Evaluator | EngineSpec:
+    def player(self) -> Searchable | EngineSpec:
         """What :func:`tuner.arena.match.run_match` plays with."""
         if self.engine is not None:
             return self.engine
+        return self.searchable
+
+    @property
+    def searchable(self) -> Searchable:
+        """What the numba engine plays with (not an external engine)."""
         assert self.weights is not None
-        return self.weights
+        return self.pls if self.pls is not None else self.weights
 
 
 def _weights(path: str | Path) -> Evaluator:
@@ -120,9 +133,20 @@ def load_entrant(spec: str) -> Entrant:
     raise TunerError(f"{spec}: no such run folder or weights file (built-in sets: {', '.join(BUILTIN_SETS)})")
 
 
-def entrants(specs: list[str], engines: list[EngineSpec]) -> list[Entrant]:
-    """The entrants in order: positional arguments, then engines; names must differ."""
-    out = [load_entrant(s) for s in specs] + [Entrant(e.name, "engine", engine=e) for e in engines]
+def entrants(specs: list[str], engines: list[EngineSpec], *, search: str = "depth",
+             models: Callable[[], MoveModel] | None = None) -> list[Entrant]:
+    """The entrants in order: positional arguments (``NAME@pls``: the probability-limited
+    search with the move model ``models()``; ``search`` for those without a suffix), then
+    engines; names must differ."""
+    out = []
+    for spec in specs:
+        name, kind = split_search(spec, search)
+        e = load_entrant(name)
+        if kind == "pls":
+            assert e.weights is not None and models is not None
+            e = dataclasses.replace(e, name=player_label(e.name, kind), pls=PlsPlayer(e.weights, models()))
+        out.append(e)
+    out += [Entrant(e.name, "engine", engine=e) for e in engines]
     if not out:
         raise TunerError("nothing to compare: give weight sets, run folders or --engine")
     seen: set[str] = set()
@@ -322,7 +346,7 @@ def _epd_scores(weighted: list[tuple[int, Entrant, Evaluator]], positions: list[
     for k, p, w in weighted:
         t = time.perf_counter()
         with _bar(len(positions), f"EPD {p.name}", progress) as bar:
-            results = run_suite(positions, w, settings.epd_limits, settings.workers, pool=pool,
+            results = run_suite(positions, p.searchable, settings.epd_limits, settings.workers, pool=pool,
                                 progress=bar.update)
         epd[k] = {**summarise(results), "seconds": round(time.perf_counter() - t, 2)}
     return epd

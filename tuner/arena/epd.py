@@ -46,7 +46,8 @@ Answering
 ---------
 :func:`run_suite` asks the engine of ``tuner uci`` (:class:`search.iterative.Searcher`: iterative
 deepening with its move-ordering table, as many plies / nodes / milliseconds as the limits
-say) for each position, with the table cleared before each one (as after ``ucinewgame``), so
+say; or, for a :class:`tuner.arena.players.PlsPlayer`, the probability-limited
+:class:`search.pls.PlsSearcher`, ``depth`` counting its iterations) for each position, with the table cleared before each one (as after ``ucinewgame``), so
 answers do not depend on the order or on how positions are split between worker processes.
 Positions run in a process pool (spawned workers, which load the numba kernels from the disk
 cache), in contiguous chunks; results come back in file order.
@@ -67,8 +68,8 @@ from typing import Any
 import chess
 
 from search.convert import from_fen, move_to_uci
-from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan, tt_bits_for
-from search.evaluators import Evaluator, checked_evaluator
+from search.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
+from tuner.arena.players import Engine, Searchable, checked_player, new_engine
 from search.validate import check_board
 from tuner.config import help_field
 from tuner.limits import check_limits
@@ -306,7 +307,7 @@ def _tt_bits() -> int:
     return tt_bits_for(DEFAULT_HASH_MB)
 
 
-def engine_answer(searcher: Searcher, fen: str, limits: SearchLimits) -> Answer:
+def engine_answer(searcher: Engine, fen: str, limits: SearchLimits) -> Answer:
     """The engine's move in ``fen`` under ``limits``: the one call into :mod:`tuner.uci`.
 
     As ``tuner uci`` after ``ucinewgame`` / ``position fen`` / ``go``: the table is cleared, the
@@ -331,15 +332,15 @@ def engine_answer(searcher: Searcher, fen: str, limits: SearchLimits) -> Answer:
                   seconds)
 
 
-def _new_searcher(weights: Evaluator) -> Searcher:
+def _new_searcher(player: Searchable) -> Engine:
     """An engine with its kernel loaded (as ``tuner uci`` warms up before the first ``go``), so
     that loading it from numba's cache does not eat the first position's ``movetime``."""
-    searcher = Searcher(weights, tt_bits=_tt_bits())
+    searcher = new_engine(player, _tt_bits())
     searcher.think(from_fen(chess.STARTING_FEN), [], max_depth=1)
     return searcher
 
 
-def _answer_chunk(weights: Evaluator, limits: SearchLimits, fens: Sequence[str]) -> list[Answer]:
+def _answer_chunk(weights: Searchable, limits: SearchLimits, fens: Sequence[str]) -> list[Answer]:
     """Answers for consecutive positions with one engine (a worker's task)."""
     searcher = _new_searcher(weights)
     return [engine_answer(searcher, fen, limits) for fen in fens]
@@ -379,10 +380,11 @@ def _chunks(n: int, workers: int) -> list[range]:
     return [range(i, min(i + size, n)) for i in range(0, n, size)]
 
 
-def run_suite(positions: Sequence[EpdPosition], weights: Evaluator, limits: SearchLimits, workers: int = 1, *,
+def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: SearchLimits, workers: int = 1, *,
               pool: concurrent.futures.Executor | None = None,
               progress: Callable[[int], object] | None = None) -> list[PositionResult]:
-    """The engine's answer to every position with ``weights``, scored, in the order given.
+    """The engine's answer to every position with ``weights`` (an evaluator, or a
+    :class:`~tuner.arena.players.PlsPlayer`), scored, in the order given.
 
     ``workers`` processes (1: in this process), from ``pool`` when given (see
     :func:`process_pool`), else from a pool made for this call; ``progress`` is called with the
@@ -390,7 +392,7 @@ def run_suite(positions: Sequence[EpdPosition], weights: Evaluator, limits: Sear
     workers.
     """
     limits.validate()
-    w = checked_evaluator(weights)
+    w = checked_player(weights)
     if workers < 1:
         raise ValueError(f"workers must be positive, not {workers}")
     fens = [p.fen for p in positions]

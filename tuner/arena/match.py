@@ -6,7 +6,9 @@ engines use the same search (:class:`search.iterative.Searcher`: iterative deepe
 and differ only in their weights. The engines receive the game's history, so repetitions count
 in their search.
 
-Either side may instead be an external UCI engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
+Either side may instead search probability-limited (a :class:`tuner.arena.players.PlsPlayer`,
+``NAME@pls`` on the command line: :class:`search.pls.PlsSearcher`, its ``depth`` counting
+iterations), or be an external UCI engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
 Stockfish with ``UCI_LimitStrength``): it plays the same openings with the same colour swaps
 under the same limit (as a :class:`chess.engine.Limit`), and the games are scored the same way.
 Its score for adjudication is the one of its last ``info`` line. An external engine that
@@ -55,7 +57,6 @@ import numpy as np
 
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.evaluators import checked_evaluator
 from search.network import QuantizedNetwork
 from search.weights import atomic_write_text
 from tuner.config import help_field
@@ -63,7 +64,8 @@ from tuner.cores import workers_or_cores
 from tuner.limits import check_limits
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
-from search.iterative import MAX_DEPTH, Iteration, Searcher, TimePlan
+from tuner.arena.players import Engine, PlsPlayer, checked_player, new_engine
+from search.iterative import MAX_DEPTH, Iteration, TimePlan
 
 #: the openings shipped with the repository
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "datasets" / "openings" / "openings.epd"
@@ -191,9 +193,9 @@ class GameRecord:
         return p if self.white == "A" else 1.0 - p
 
 
-#: a side of a match: an evaluator (linear weights or a network) for the numba search, or an
-#: external UCI engine
-Player = np.ndarray | QuantizedNetwork | EngineSpec
+#: a side of a match: an evaluator (linear weights or a network) for the numba search, one for
+#: the probability-limited search, or an external UCI engine
+Player = np.ndarray | QuantizedNetwork | PlsPlayer | EngineSpec
 
 
 @dataclass(frozen=True)
@@ -247,11 +249,12 @@ def play_game(task: PairTask, white: str, round_name: str,
               external: dict[str, ExternalEngine] | None = None) -> GameRecord:
     """Play one game from ``task.opening`` with engine ``white`` ("A" or "B") as White.
 
-    Weights play with a fresh :class:`~search.iterative.Searcher`; an :class:`EngineSpec` side plays
+    Weights play with a fresh :class:`~search.iterative.Searcher` (a :class:`PlsPlayer` with a
+    fresh :class:`~search.pls.PlsSearcher`); an :class:`EngineSpec` side plays
     with the running engine ``external[side]`` (a new game for it), or with one started for
     this game when ``external`` does not hold it."""
     with contextlib.ExitStack() as stack:
-        engines: dict[str, Searcher | ExternalEngine] = {}
+        engines: dict[str, Engine | ExternalEngine] = {}
         for side, player in (("A", task.weights_a), ("B", task.weights_b)):
             if isinstance(player, EngineSpec):
                 running = (external or {}).get(side)
@@ -260,11 +263,11 @@ def play_game(task: PairTask, white: str, round_name: str,
                 running.new_game()
                 engines[side] = running
             else:
-                engines[side] = Searcher(player, tt_bits=_TT_BITS)
+                engines[side] = new_engine(player, _TT_BITS)
         return _play(task, white, round_name, engines)
 
 
-def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Searcher | ExternalEngine]) -> GameRecord:
+def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Engine | ExternalEngine]) -> GameRecord:
     black = "B" if white == "A" else "A"
     board = chess.Board(task.opening.fen)
     b = from_fen(task.opening.fen)
@@ -447,7 +450,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 def _checked(player: Player) -> Player:
-    return player if isinstance(player, EngineSpec) else checked_evaluator(player)
+    return player if isinstance(player, EngineSpec) else checked_player(player)
 
 
 def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,

@@ -7,7 +7,9 @@ import dataclasses
 
 
 from search.evaluators import Evaluator, load_evaluator
+from search.move_model import MoveModel, load_move_model
 from tuner.arena.epd import SearchLimits
+from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Searchable, as_player, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.sprt import Sprt, parse_sprt
 
@@ -26,6 +28,46 @@ def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:
         return [(name, load_evaluator(name)) for name in names]
     except ValueError as exc:
         raise TunerError(str(exc)) from None
+
+
+def add_search_arguments(p: argparse.ArgumentParser) -> None:
+    """``--search depth|pls`` and ``--move-model FILE`` (:mod:`tuner.arena.players`)."""
+    p.add_argument("--search", choices=SEARCHES, default="depth",
+                   help="the numba engine's search: depth-limited, or probability-limited (pls: Giraffe's, "
+                        "iteration D to the threshold 1/32 * 4^-(D-1)); a player named NAME@pls or NAME@depth "
+                        "overrides it (default: depth)")
+    p.add_argument("--move-model", metavar="FILE", default=None,
+                   help=f"move model of the probability-limited search (default: the built-in {DEFAULT_MOVE_MODEL})")
+
+
+class MoveModels:
+    """The move model of ``--move-model``, loaded once when a player first needs it (one-line
+    :class:`TunerError` when it cannot be read)."""
+
+    def __init__(self, spec: str | None) -> None:
+        self.spec = spec or DEFAULT_MOVE_MODEL
+        self._model: MoveModel | None = None
+
+    def get(self) -> MoveModel:
+        if self._model is None:
+            try:
+                self._model = load_move_model(self.spec)
+            except ValueError as exc:
+                raise TunerError(str(exc)) from None
+        return self._model
+
+
+def load_players(specs: list[str], search: str, move_model: str | None) -> list[tuple[str, Searchable]]:
+    """``(label, player)`` of each spec (a weight set, optionally ``@pls`` or ``@depth``;
+    :func:`tuner.arena.players.split_search`), the label with ``@pls`` for the
+    probability-limited search; a one-line :class:`TunerError` for the first that cannot be read."""
+    models = MoveModels(move_model)
+    out: list[tuple[str, Searchable]] = []
+    for spec in specs:
+        name, kind = split_search(spec, search)
+        weights = load_weight_sets([name])[0][1]
+        out.append((player_label(name, kind), as_player(weights, kind, models.get() if kind == "pls" else None)))
+    return out
 
 
 def add_limit_arguments(p: argparse.ArgumentParser, *, required: bool, prefix: str = "") -> None:
@@ -61,5 +103,5 @@ def check_workers(workers: int | None) -> None:
         raise TunerError(f"workers must be positive, not {workers}")
 
 
-__all__ = ["add_limit_arguments", "add_sprt_argument", "add_weights_argument", "check_workers", "load_weight_sets",
-           "sprt_of"]
+__all__ = ["MoveModels", "add_limit_arguments", "add_search_arguments", "add_sprt_argument", "add_weights_argument",
+           "check_workers", "load_players", "load_weight_sets", "sprt_of"]

@@ -17,11 +17,11 @@ import time
 from typing import TYPE_CHECKING
 
 
-from search.evaluators import load_evaluator
 from search.weights import load_weights
 from tuner.commands import command_help
 from tuner.commands import bench_compare, bench_epd
-from tuner.commands.arguments import add_sprt_argument, add_weights_argument, load_weight_sets, sprt_of
+from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, load_players,
+                                      load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
@@ -148,12 +148,15 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
         "match", help="play games between two weight sets with the numba search",
         description="Play games between weight sets A and B: each opening twice with colours "
                     "swapped, both sides searching to --depth plies (or --nodes per move) with the "
-                    "same search. Prints W/D/L from A's view, the score and the Elo difference with "
-                    "a 95% interval, and writes the games as PGN.",
+                    "same search (--search pls, or per player NAME@pls: the probability-limited one). "
+                    "Prints W/D/L from A's view, the score and the Elo difference with a 95% interval, "
+                    "and writes the games as PGN.",
         epilog=MATCH_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("a", metavar="A", nargs="?", help="weights file or built-in set (material, classic, gm)")
-    p.add_argument("b", metavar="B", nargs="?", help="weights file or built-in set to play against")
+    p.add_argument("a", metavar="A", nargs="?", help="weights file or built-in set (material, classic, gm); "
+                                                      "NAME@pls: with the probability-limited search")
+    p.add_argument("b", metavar="B", nargs="?", help="weights file or built-in set to play against (NAME@pls too)")
     add_engine_arguments(p)
+    add_search_arguments(p)
     add_arguments(p, MatchConfig)
     add_sprt_argument(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
@@ -171,8 +174,9 @@ def run_match_command(args: argparse.Namespace) -> int:
         if len(given) + len(engines) != 2:
             raise ValueError(f"a match has two players: got {len(given)} weight sets and {len(engines)} --engine "
                              "(several: use 'tuner bench compare')")
-        players = [load_evaluator(x) for x in given] + list(engines)
-        labels = given + [e.name for e in engines]
+        loaded = load_players(given, args.search, args.move_model)
+        players = [p for _, p in loaded] + list(engines)
+        labels = [name for name, _ in loaded] + [e.name for e in engines]
         openings = load_openings(config.openings or DEFAULT_OPENINGS)
     except ValueError as exc:
         raise TunerError(str(exc)) from None

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tuner.commands.arguments import add_limit_arguments, add_sprt_argument, check_workers, sprt_of
+from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_search_arguments, add_sprt_argument,
+                                      check_workers, sprt_of)
 from tuner.config import add_arguments, from_namespace
 from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
@@ -55,7 +56,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                     "'bench move-match', 'bench match' (a round robin, with Elo ratings) and 'bench epd', "
                     "and print one Markdown table; write compare.json and compare.png to --out.",
         epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("entrants", nargs="*", metavar="RUN_OR_WEIGHTS", help="run folders, weights files or built-in sets")
+    p.add_argument("entrants", nargs="*", metavar="RUN_OR_WEIGHTS", help="run folders, weights files or built-in sets; NAME@pls: with the probability-limited search")
     p.add_argument("--data", required=True, metavar="DIR", help="position set written by 'tuner ingest'")
     p.add_argument("--split", default="test", choices=("train", "validation", "test"),
                    help="the split for move-match (default: test)")
@@ -72,6 +73,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="processes for the games and the EPD suite (default: one per core)")
     add_arguments(p, MatchConfig, exclude=("games", "depth", "nodes", "movetime", "out", "seed", "workers"))
     add_engine_arguments(p)
+    add_search_arguments(p)
     add_sprt_argument(p, what="each pair's games")
     p.add_argument("--anchor", metavar="NAME", help="the entrant rated --anchor-elo (default: the first)")
     p.add_argument("--anchor-elo", type=float, default=0.0, metavar="ELO",
@@ -115,7 +117,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         engines = engine_specs(args.engine, args.engine_options)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    players = entrants(args.entrants, engines)
+    players = entrants(args.entrants, engines, search=args.search, models=MoveModels(args.move_model).get)
     anchor = find_anchor(players, args.anchor)
     match = from_namespace(MatchConfig, args) if args.games > 0 else None
     epd_limits = None

@@ -1,10 +1,10 @@
-"""``tuner bench epd FILE --weights W... (--depth D | --nodes N | --movetime MS)``: EPD test suites.
+"""``tuner bench epd FILE --weights W... (--depth D | --nodes N | --movetime MS) [--search pls]``: EPD test suites.
 
 A thin wrapper over :mod:`tuner.arena.epd`: parse the file (bad lines are reported on stderr with
 their line numbers and skipped), let the ``tuner uci`` engine answer every position with each
-weight set, and print the positions solved and the points, overall and per theme, with 95 %
-intervals; ``--out`` writes every answer as JSON. :func:`register` adds the subcommand to the
-``tuner bench`` subparsers.
+weight set (``W@pls`` or ``--search pls``: with the probability-limited search), and print the
+positions solved and the points, overall and per theme, with 95 % intervals; ``--out`` writes
+every answer as JSON. :func:`register` adds the subcommand to the ``tuner bench`` subparsers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import Any
 
 
 from search.weights import atomic_write_text
-from tuner.commands.arguments import add_limit_arguments, add_weights_argument, check_workers, load_weight_sets
+from tuner.commands.arguments import (add_limit_arguments, add_search_arguments, add_weights_argument, check_workers,
+                                      load_players)
 from tuner.arena.epd import (
     DEFAULT_SUITE,
     MAX_POINTS,
@@ -58,6 +59,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("file", metavar="FILE", help="EPD file")
     add_weights_argument(p)
     add_limit_arguments(p, required=True)
+    add_search_arguments(p)
     p.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
     p.add_argument("--scheduler", default="", metavar="ADDR",
                    help="answer on the workers of a running Dask scheduler (tcp://host:8786) instead of "
@@ -74,7 +76,7 @@ def run_epd_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     check_workers(args.workers)
-    weight_sets = load_weight_sets(args.weights)
+    weight_sets = load_players(args.weights, args.search, args.move_model)
     positions, problems = parse_epd(args.file)
     for problem in problems:
         print(f"skipped {problem}", file=sys.stderr)

@@ -14,7 +14,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "uci", help=command_help("uci"),
         description="Speak the UCI protocol on standard input/output, searching with the numba "
                     "alpha-beta (iterative deepening, transposition table for move ordering) and "
-                    "evaluating with WEIGHTS. Options: Weights, Hash (MiB), MoveOverhead (ms).")
+                    "evaluating with WEIGHTS. Options: Weights, Hash (MiB), MoveOverhead (ms), "
+                    "Search (depth|pls: the probability-limited search), MoveModel, PlsStart.")
     p.add_argument("--weights", default="classic", metavar="FILE",
                    help="weights file (JSON or text view), or a built-in set: material, classic, gm "
                         "(default: classic)")

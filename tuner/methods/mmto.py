@@ -55,7 +55,7 @@ from tuner.training.driver import drive
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.methods.registry import Method, by_evaluator
-from tuner.methods.mmto_config import MmtoConfig, stalled
+from tuner.methods.mmto_config import MmtoConfig, pls_options, refusing_pls, stalled
 from tuner.arena.movematch import top_k_credit
 from tuner.methods.network_mmto import NetworkMmtoTrainer
 from search.evaluators import Evaluator
@@ -130,7 +130,8 @@ class SweepSummary:
 def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
                         budget: int, slope: float, window: float, n_threads: int,
                         progress: bool, pacer: Pacer | None = None, executor: Executor | None = None,
-                        batch: int = SWEEP_BATCH, loss: str = "sigmoid") -> SweepSummary:
+                        batch: int = SWEEP_BATCH, loss: str = "sigmoid", pls_threshold: float = 0.0,
+                        pls_model: str = "gm") -> SweepSummary:
     """Step 1: sweep every position, measure the move loss and move-match, store the PV leaves.
 
     The positions go in chunks of ``batch`` through ``executor`` (default: this process with
@@ -147,7 +148,8 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     with threads(n_threads):
         for a, z, chunk in executor.map_chunks(
                 search_chunk, (pos.boards, played_index), size=batch, shared={"w": w}, pacer=pacer,
-                what="mmto-sweep", depth=depth, budget=budget, slope=slope, window=window, loss=loss):
+                what="mmto-sweep", depth=depth, budget=budget, slope=slope, window=window, loss=loss,
+                **pls_options(pls_threshold, pls_model)):
             j_sum += chunk.j_sum
             match_sum += chunk.match_sum
             rows_total += chunk.rows
@@ -163,9 +165,11 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
 
 
 def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray, depth: int, budget: int,
-                 slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid") -> SweepChunk:
+                 slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid",
+                 pls_threshold: float = 0.0, pls_model: str = "gm") -> SweepChunk:
     """One chunk of :func:`search_training_set` (run by an executor, perhaps on a Dask worker)."""
-    sw = paced_sweep(boards, depth, w, budget=budget, pacer=pacer or Pacer())
+    sw = paced_sweep(boards, depth, w, budget=budget, pacer=pacer or Pacer(), pls_threshold=pls_threshold,
+                     pls_model=pls_model)
     rows = sw.pos_ptr[:-1] + played_index
     j_part = sweep_loss(sw.pos_ptr, rows, sw.scores, slope, EVAL_SCALE, loss=loss) * len(boards)
     match_part = float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum())
@@ -371,7 +375,7 @@ class MmtoTrainer:
                                 budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
                                 n_threads=self.ctx.threads, progress=self.ctx.progress, pacer=self.ctx.pacer("sweep"),
                                 executor=self.ctx.executor, batch=self.ctx.chunk,
-                                loss=self.cfg.loss)
+                                loss=self.cfg.loss, pls_threshold=self.cfg.pls_threshold, pls_model=self.cfg.pls_model)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
         return s, time.perf_counter() - t
@@ -441,7 +445,7 @@ def train_mmto(common: TuneConfig, cfg: MmtoConfig, data: TrainingData, run: Run
 METHOD = Method(
     name="mmto",
     config=MmtoConfig,
-    trainer=by_evaluator(MmtoTrainer, NetworkMmtoTrainer),
+    trainer=by_evaluator(MmtoTrainer, refusing_pls(NetworkMmtoTrainer)),
     summary="MMTO (Hoki & Kaneko 2014): sigmoid of score differences at PV leaves, grid-adjacent steps",
     panels=[("objective j (per position)", [("j", "j = j_main + j_l1 (+ the result term)"),
                                             ("j_main", "j_main"), ("j_l1", "j_l1")]),

@@ -5,13 +5,16 @@ mmto`` options) and its patience rule: shared by the trainer of linear weights
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from objectives.mmto import LOSSES
 from search.catalog import GROUPS
 from tuner.config import help_field
+from tuner.errors import TunerError
 from tuner.training.weight_masks import constraint_masks, mask_of
 
 
@@ -57,6 +60,13 @@ class MmtoConfig:
     patience: int = help_field(2, "stop after J_main failed to fall this many iterations in a row "
                                   "(a round value, not tuned)")
     min_improvement: float = help_field(0.0, "relative fall of J_main that counts as falling")
+    pls_threshold: float = help_field(0.0, "train through the probability-limited search (Giraffe, Lai 2015): "
+                                           "each root move's subtree searched while the path's probability "
+                                           "under pls_model stays above this threshold (e.g. 0.03125; about "
+                                           "depth 1 at 32 moves a node) instead of to the common depth; 0: the "
+                                           "depth sweep. Linear weights only")
+    pls_model: str = help_field("gm", "the move model of pls_threshold: built-in gm or uniform, or a move-model "
+                                      "file", metavar="FILE")
 
     def validate(self) -> None:
         if self.iterations < 0 or self.inner_steps < 1 or self.step < 1 or self.patience < 1:
@@ -78,6 +88,9 @@ class MmtoConfig:
         if np.any(l1_mask & constrained):
             raise ValueError("l1_on and constraint must not name the same weights")
         constraint_masks(self.constraint)
+        if not 0.0 <= self.pls_threshold <= 1.0:
+            raise ValueError(f"pls_threshold must be a probability in (0, 1], or 0 (the depth sweep), "
+                             f"not {self.pls_threshold}")
 
 
 def stalled(history: list[float], cfg: MmtoConfig) -> bool:
@@ -88,4 +101,22 @@ def stalled(history: list[float], cfg: MmtoConfig) -> bool:
     return all(b >= a * (1 - cfg.min_improvement) for a, b in zip(recent, recent[1:]))
 
 
-__all__ = ["MmtoConfig", "stalled"]
+def pls_options(threshold: float, model: str) -> dict[str, Any]:
+    """The sweep's settings for :func:`tuner.methods.mmto.search_chunk`: the probability-limited
+    sweep's when ``threshold`` > 0, none for the depth sweep (its calls stay as they were)."""
+    return {"pls_threshold": threshold, "pls_model": model} if threshold > 0 else {}
+
+
+def refusing_pls(network: Callable[..., Any]) -> Callable[..., Any]:
+    """The network trainer ``network``, refusing ``pls_threshold`` in one line: the
+    probability-limited sweep (:func:`search.pls.pls_sweep`) takes linear weights only."""
+    def make(common: Any, cfg: MmtoConfig, data: Any, w0: Any, ctx: Any) -> Any:
+        if cfg.pls_threshold > 0:
+            raise TunerError("[mmto] pls_threshold: the probability-limited sweep takes linear weights, not a "
+                             "network start (set pls_threshold = 0 to train the network through the depth sweep)")
+        return network(common, cfg, data, w0, ctx)
+
+    return make
+
+
+__all__ = ["MmtoConfig", "pls_options", "refusing_pls", "stalled"]

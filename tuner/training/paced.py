@@ -10,6 +10,8 @@ import numpy as np
 from search.evaluators import Evaluator
 from search.network import QuantizedNetwork
 from search.search_api import Sweep, move_credit, move_indices, move_match, sweep
+from search.move_model import load_move_model
+from search.pls import pls_sweep
 from tuner.errors import check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.training.pacer import Pacer
@@ -63,13 +65,18 @@ def move_match_chunk(boards: np.ndarray, played: np.ndarray, *, weights: np.ndar
     return out
 
 
-def paced_sweep(boards: np.ndarray, depth: int, w: Evaluator, *, budget: int, pacer: Pacer) -> Sweep:
+def paced_sweep(boards: np.ndarray, depth: int, w: Evaluator, *, budget: int, pacer: Pacer,
+                pls_threshold: float = 0.0, pls_model: str = "gm") -> Sweep:
     """:func:`search.search_api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
-    Ctrl-C check between them; the same arrays as one call (see :class:`Pacer`)."""
+    Ctrl-C check between them; the same arrays as one call (see :class:`Pacer`). With
+    ``pls_threshold`` > 0: :func:`search.pls.pls_sweep` to that threshold with the move model
+    ``pls_model`` instead (``depth`` unused)."""
     parts = []
+    model = load_move_model(pls_model) if pls_threshold > 0 else None
     for a, z in pacer.pieces(len(boards)):
         t = time.perf_counter()
-        parts.append(sweep(boards[a:z], depth, w, budget=budget, leaves=True))
+        parts.append(sweep(boards[a:z], depth, w, budget=budget, leaves=True) if model is None else
+                     pls_sweep(boards[a:z], pls_threshold, w, model, budget=budget))
         pacer.record(z - a, time.perf_counter() - t)
         check_interrupt()
     if len(parts) == 1:

@@ -1,0 +1,90 @@
+"""Probability-limited players in ``tuner bench match|epd|compare`` (tuner/arena/players.py):
+``NAME@pls`` parsing, a small match with a ``gm@pls`` side recorded under that name, the same
+game from the match code and from the probability-limited search called directly, an EPD
+mate in one solved, and a bad move model refused in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from search.board import W_KEY
+from search.convert import from_fen, move_from_uci, move_to_uci, push
+from search.move_model import load_move_model
+from search.pls import PlsSearcher
+from search.weights import load_weights
+from tuner.arena.compare import entrants
+from tuner.arena.epd import SearchLimits, parse_epd_text, run_suite
+from tuner.arena.match import Opening, PairTask, play_game
+from tuner.arena.players import PlsPlayer, as_player, split_search
+from tuner.cli import main as tuner_main
+
+GM = load_weights("gm").values
+MODEL = load_move_model("gm")
+
+
+def test_split_search() -> None:
+    assert split_search("gm@pls") == ("gm", "pls")
+    assert split_search("gm@depth", "pls") == ("gm", "depth")
+    assert split_search("gm", "pls") == ("gm", "pls")
+    assert split_search("@pls") == ("@pls", "depth")  # no name before the suffix: a file name
+    assert split_search("results/a@b/weights.json") == ("results/a@b/weights.json", "depth")
+    with pytest.raises(ValueError, match="search must be one of"):
+        as_player(GM, "breadth")
+
+
+def test_a_two_game_match_records_the_pls_player(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "games.pgn"
+    assert tuner_main(["bench", "match", "gm@pls", "gm", "--games", "2", "--nodes", "300", "--max-plies", "12",
+                       "--workers", "1", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["a"], doc["b"], doc["games"]) == ("gm@pls", "gm", 2)
+    with out.open() as fh:
+        games = [chess.pgn.read_game(fh) for _ in range(2)]
+    assert {(g.headers["White"], g.headers["Black"]) for g in games if g is not None} == \
+        {("gm@pls", "gm"), ("gm", "gm@pls")}
+
+
+def test_the_match_plays_the_pls_search_s_moves() -> None:
+    """The probability-limited side's moves are :meth:`PlsSearcher.think`'s at the match's
+    node limit (both sides deterministic: the game replays from the direct calls)."""
+    opening = Opening("test", "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9")
+    task = PairTask(0, opening, PlsPlayer(GM, MODEL), GM, None, 400, 6, 1000, 4)
+    game = play_game(task, "A", "1.1")
+    pls = PlsSearcher(GM, MODEL, tt_bits=16)
+    b = from_fen(opening.fen)
+    keys: list[int] = []
+    for ply, uci in enumerate(game.moves):
+        if ply % 2 == 0:  # the probability-limited side is White
+            best = pls.think(b, keys, node_limit=400)
+            assert best is not None and move_to_uci(best.pv[0]) == uci
+        keys.append(int(b[W_KEY]))
+        b = push(b, move_from_uci(b, uci))
+    assert len(game.moves) == 6
+
+
+def test_epd_with_pls_solves_a_mate_in_one() -> None:
+    positions, problems = parse_epd_text('6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Ra8#; id "mate.1";')
+    assert not problems
+    for limits in (SearchLimits(depth=1), SearchLimits(nodes=500)):
+        [result] = run_suite(positions, PlsPlayer(GM, MODEL), limits)
+        assert result.solved and result.answer.move == "a1a8" and result.answer.mate == 1
+
+
+def test_a_bad_move_model_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code = tuner_main(["bench", "match", "gm", "gm", "--search", "pls", "--move-model", "/no/such/model.json",
+                       "--games", "2", "--depth", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and "no such move-model file" in err[0]
+
+
+def test_compare_entrants_take_the_suffix_and_the_default_search() -> None:
+    players = entrants(["gm@pls", "gm"], [], models=lambda: MODEL)
+    assert [p.name for p in players] == ["gm@pls", "gm"]
+    assert isinstance(players[0].player, PlsPlayer) and not isinstance(players[1].player, PlsPlayer)
+    every = entrants(["gm", "classic@depth"], [], search="pls", models=lambda: MODEL)
+    assert [p.name for p in every] == ["gm@pls", "classic"]
