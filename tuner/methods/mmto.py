@@ -259,7 +259,8 @@ def sweep_kept(pos: Positions, played_index: np.ndarray, results: np.ndarray, w:
             bar.update(z - a)
     bar.close()
     n = len(pos)
-    return KeptSweep(j_sum / n, match_sum / n, rows, nodes, stored, n_played, n_result, leaf_bytes, handles)
+    return KeptSweep(j_main=j_sum / n, match=match_sum / n, rows_total=rows, rows_stored=stored, nodes=nodes,
+                     n_played=n_played, n_result=n_result, leaf_bytes=leaf_bytes, handles=handles)
 
 
 def kept_objective(kept: KeptChunk, *, w: np.ndarray, slope_cp: float, loss: str, move_scale: float,

@@ -346,6 +346,7 @@ class DaskExecutor:
             self.close()
             raise
         self._datasets: dict[tuple[tuple[int, ...], int], tuple[Sequence[np.ndarray], list[Any]]] = {}
+        self._homes: dict[str, str] = {}  # a position chunk's key -> the worker it was sent to
         self._removals_seen = len(self._removals())
         self.traffic = {"positions": 0, "shared": 0, "results": 0, "between_workers": 0}
         nt = self.n_threads or "all cores"
@@ -386,7 +387,9 @@ class DaskExecutor:
             self.traffic["positions"] += sum(x.nbytes for x in part)
             where = [addresses[k * len(addresses) // len(bounds)]] if addresses else None
             futures.append(self.client.submit(_positions, *part, key=f"positions-{token}-{k}", pure=False,
-                                              workers=where, allow_other_workers=True))
+                                              workers=where, allow_other_workers=bool(where)))
+            if where:
+                self._homes[futures[-1].key] = where[0]
         self._datasets[key] = (tuple(dataset), futures)
         return futures
 
@@ -407,8 +410,10 @@ class DaskExecutor:
                 if i0 == i1:
                     continue
                 out, local = (i0, i1), np.asarray(rows[i0:i1], dtype=np.int64) - a
+            home = self._homes.get(chunks[k].key) if keep else None  # a kept result stays with its chunk
             future = self.client.submit(_run_chunk, fn, self.n_threads, chunks[k], local, shared_f, static,
-                                        key=f"{what}-{token}-{k}", pure=False)
+                                        key=f"{what}-{token}-{k}", pure=False, workers=[home] if home else None,
+                                        allow_other_workers=bool(home))
             if keep:  # the summary comes here, the kept half stays on the worker
                 kept.append(self.client.submit(_item, future, 1, key=f"{what}-kept-{token}-{k}", pure=False))
                 future = self.client.submit(_item, future, 0, key=f"{what}-summary-{token}-{k}", pure=False)
@@ -439,13 +444,22 @@ class DaskExecutor:
         return out
 
     def _apply(self, fn: Callable[..., Any], handles: Sequence[Any], shared: dict[str, Any] | None, what: str,
-               static: dict[str, Any]) -> tuple[str, dict[str, Any], list[Any]]:
-        """The tasks of ``fn`` on each kept result, each on the worker that holds it."""
+               static: dict[str, Any]) -> tuple[str, dict[str, Any], list[Any], list[str | None]]:
+        """The tasks of ``fn`` on each kept result, each on a worker that holds it (one worker per
+        result, the previous result's when it holds it too, so that runs of consecutive results
+        share a worker), and those workers."""
         token = uuid.uuid4().hex[:8]
         shared_f = self._share(shared, what, token)
+        holders = self.client.who_has([h.future for h in handles])
+        where: list[str | None] = []
+        for h in handles:
+            options = sorted(holders.get(h.future.key) or ())
+            where.append(where[-1] if where and where[-1] in options else (options[0] if options else None))
         parts = [self.client.submit(_apply_kept, fn, self.n_threads, h.future, shared_f, static,
-                                    key=f"{what}-{token}-{k}", pure=False) for k, h in enumerate(handles)]
-        return token, shared_f, parts
+                                    key=f"{what}-{token}-{k}", pure=False, workers=[at] if at else None,
+                                    allow_other_workers=bool(at))
+                 for k, (h, at) in enumerate(zip(handles, where))]
+        return token, shared_f, parts, where
 
     def _settle(self, what: str, handles: Sequence[Any], temporary: list[Any]) -> None:
         """Drop a kept map's temporary tasks (done or not) and log the workers lost meanwhile."""
@@ -455,7 +469,7 @@ class DaskExecutor:
 
     def map_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
                  what: str = "work", **static: Any) -> Iterator[Any]:
-        _, shared_f, parts = self._apply(fn, handles, shared, what, static)
+        _, shared_f, parts, _ = self._apply(fn, handles, shared, what, static)
         try:
             for future in parts:
                 result = self._result(future)
@@ -470,11 +484,9 @@ class DaskExecutor:
         in order, one task per run of consecutive results on the same worker, each starting
         from the previous run's sum: only the running sum moves, once per change of worker
         (counted in ``traffic["between_workers"]``), and the driver receives the total."""
-        token, shared_f, parts = self._apply(fn, handles, shared, what, static)
-        holders = self.client.who_has([h.future for h in handles])
+        token, shared_f, parts, places = self._apply(fn, handles, shared, what, static)
         runs: list[tuple[str | None, list[Any]]] = []
-        for h, part in zip(handles, parts):
-            where = sorted(holders.get(h.future.key) or [None])[0]
+        for where, part in zip(places, parts):
             if runs and runs[-1][0] == where:
                 runs[-1][1].append(part)
             else:
@@ -483,7 +495,7 @@ class DaskExecutor:
         folds = []
         for i, (where, run) in enumerate(runs):
             acc = self.client.submit(fold, acc, *run, key=f"{what}-fold-{token}-{i}", pure=False,
-                                     workers=[where] if where else None, allow_other_workers=True)
+                                     workers=[where] if where else None, allow_other_workers=bool(where))
             folds.append(acc)
         try:
             result = self._result(acc) if acc is not None else None
@@ -546,6 +558,7 @@ class DaskExecutor:
     def close(self) -> None:
         client, cluster = getattr(self, "client", None), self.cluster
         self._datasets = {}
+        self._homes = {}
         if client is not None:
             with contextlib.suppress(Exception):
                 client.close()
