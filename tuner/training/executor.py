@@ -3,8 +3,10 @@
 Every heavy step of ``tuner tune`` is an embarrassingly parallel map over chunks of positions,
 whose per-chunk results the caller reduces:
 
-* MMTO's sweep of the training set (:func:`tuner.methods.mmto.search_training_set`): per chunk, the
-  partial sums of J_main and of the move-match, and the chunk's PV-leaf table;
+* MMTO's sweep of the training set (:func:`tuner.methods.mmto.sweep_kept`): per chunk, the
+  partial sums of J_main and of the move-match, and the chunk's PV-leaf table, which stays
+  where it was computed (``keep=True``); each update step then maps the objective's share of
+  every kept table where it lives and folds the shares in chunk order (:meth:`Executor.reduce_kept`);
 * Texel's refresh of the quiescence leaves (:func:`tuner.methods.texel.quiescence_leaves`): per chunk,
   one leaf row per position;
 * move-match (:func:`tuner.training.paced.paced_move_match`: the GA's fitness on a generation's sample,
@@ -25,8 +27,10 @@ floating-point sum is reduced per chunk in chunk order by the caller).
   task, not lost); the weights once per map call. A lost worker's tasks are recomputed by the
   scheduler on the other workers (``distributed.scheduler.allowed-failures`` times per task at
   most) and the run says so in its log. Waiting for results checks for Ctrl-C every 0.2 s and
-  cancels the outstanding tasks when it comes. ``distributed`` is imported only here, inside the
-  class: the base install does not need it (``pip install 'movetuner[dask]'``).
+  cancels the outstanding tasks when it comes. Kept results stay in the workers' memory as
+  futures (:class:`Kept`); the scheduler keeps their lineage, so a lost worker's kept results
+  are recomputed too. ``distributed`` is imported only here, inside the class: the base install
+  does not need it (``pip install 'movetuner[dask]'``).
 
 A run opens its executor once, in its :class:`tuner.training.run_context.RunContext`, which the
 driver hands to the method's trainer.
