@@ -3,7 +3,8 @@ same machine, and the per-position costs that size a cluster (``docs/scaling.md`
 
 Each run is a child process of its own (``--child``), so that each reports its own peak memory:
 the local run, and the Dask run's *driver*, whose cluster (a LocalCluster of one worker process
-per core, its scheduler in this parent process) holds the positions and the leaf tables. Both
+per core, its scheduler in this parent process, no work stealing as in the executor's own
+LocalCluster) holds the positions and the leaf tables. Both
 children load the same seeded sample of ``--max-train`` training positions (and 5,000
 validation positions), measure the start (``begin``: the first sweep, which also ships the
 positions to the workers and warms their numba caches), then time one outer iteration as the
@@ -25,9 +26,12 @@ Prints one JSON line:
   counted as the executor counts them; with ``--old-sweep`` also measured by a sweep that returns
   the tables, ``bytes_per_iteration_tables_measured``); ``traffic_ratio`` (target at most 0.02);
   ``positions_bytes_once``: the positions shipped once per run;
-- ``driver_peak_rss_mb`` (the Dask run's driver) and ``local_peak_rss_mb``; with
-  ``--memory-at N ...`` the Dask driver's peak at those numbers of training positions too
-  (``driver_peak_rss_mb_at``; target: equal within 10 % at 50,000 and 400,000);
+- ``driver_peak_rss_mb`` (the Dask run's driver, the whole process) and ``local_peak_rss_mb``;
+  ``driver_load_peak_rss_mb``: its peak while loading the positions; ``driver_training_peak_rss_mb``
+  (and ``local_training_peak_rss_mb``): the peak from the end of the loading to the end of the
+  iteration (Linux's VmHWM, reset after the loading); with ``--memory-at N ...`` the Dask
+  driver's three figures at those numbers of training positions too (``*_at``; target: equal
+  within 10 % at 50,000 and 400,000);
 - per-position costs for ``docs/scaling.md``: ``search_core_seconds_per_position`` at depth 1
   (sweep seconds times cores over positions) and at depth 2 (a depth-2 sweep of
   ``DEPTH2_SAMPLE`` positions), the stored leaf-table bytes per position at both depths
@@ -42,8 +46,10 @@ Arguments: ``python bench/scale.py [--data DIR] [--max-train N] [--workers W] [-
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import math
 import resource
 import subprocess
 import sys
@@ -58,6 +64,7 @@ from objectives.leaf_table import concatenate
 from search.weights import load_weights
 from tuner.cores import available_cores, threads_for
 from tuner.methods.mmto import MmtoConfig, MmtoTrainer, search_training_set
+from tuner.training.executor import NO_STEALING
 from tuner.training.paced import validation_match
 from tuner.training.run_context import open_run_context
 from tuner.training.training_data import load_training_data
@@ -104,8 +111,10 @@ def one_iteration(common: TuneConfig, data: Any, *, old_sweep: bool, depth2: boo
             kept = ex.fetch(summary.handles[:max(1, TAPERED_SAMPLE // ctx.chunk)])
             out["tapered_per_position"] = tapered_bytes(concatenate([k.leaves for k in kept])) / sum(
                 len(k.results) for k in kept)
-        # the driver's peak so far (the old sweep below holds the tables here)
+        # the driver's peaks so far (the old sweep below holds the tables here): the whole
+        # process's (with the loading of the positions) and the training's since the loading
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        out["training_peak_rss_mb"] = peak_since_reset_mb()
         if old_sweep:  # the sweep as before item 3: every chunk's table back to the driver
             r0 = ex.traffic["results"]  # type: ignore[attr-defined]
             search_training_set(data.train, data.train_played_index, trainer.weights(), depth=common.depth,
@@ -124,12 +133,29 @@ def one_iteration(common: TuneConfig, data: Any, *, old_sweep: bool, depth2: boo
     return out
 
 
+def peak_since_reset_mb() -> float:
+    """This process's peak resident memory since :func:`reset_peak` (VmHWM, Linux), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return math.nan
+
+
+def reset_peak() -> None:
+    """Reset VmHWM to the current resident memory (Linux's /proc/self/clear_refs, value 5)."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
 def child(args: argparse.Namespace) -> None:
     """One run (``--child local`` or ``dask``), its figures as one JSON line on stdout."""
     where = {"executor": "dask", "scheduler": args.scheduler, "threads": args.threads} if args.child == "dask" else {}
     common = TuneConfig(data=args.data, out="-", max_train=args.max_train, **where)
     data = load_training_data(common, progress=False)
+    load_peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    reset_peak()  # from here: the training's own peak, the positions held
     out = one_iteration(common, data, old_sweep=args.old_sweep, depth2=args.child == "local")
+    out["load_peak_rss_mb"] = load_peak
     out["train_positions"], out["validation_positions"] = len(data.train), len(data.validation)
     print(json.dumps(out))
 
@@ -164,16 +190,17 @@ def main() -> None:
     if data_dir is None:
         print(json.dumps({"bench": "scale", "skipped": "no GM games"}))
         return
+    import dask  # noqa: PLC0415
     import distributed  # noqa: PLC0415
 
     cores = available_cores()
     workers = args.workers or cores
     local = run_child("local", args, data_dir, args.max_train)
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+    with dask.config.set(NO_STEALING), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=logging.ERROR) as cluster:
         address, per_worker = cluster.scheduler_address, max(1, cores // workers)
         dask = run_child("dask", args, data_dir, args.max_train, address, per_worker, old_sweep=args.old_sweep)
-        memory = {n: run_child("dask", args, data_dir, n, address, per_worker)["peak_rss_mb"] for n in args.memory_at}
+        memory = {n: run_child("dask", args, data_dir, n, address, per_worker) for n in args.memory_at}
 
     def strip(m: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in m.items() if not k.endswith("_seconds")}
@@ -204,7 +231,12 @@ def main() -> None:
         "traffic_ratio": round(new_bytes / tables_bytes, 4), "target_traffic_met": new_bytes <= 0.02 * tables_bytes,
         "positions_bytes_once": dask["positions_once"],
         "driver_peak_rss_mb": dask["peak_rss_mb"], "local_peak_rss_mb": local["peak_rss_mb"],
-        **({"driver_peak_rss_mb_at": memory} if memory else {}),
+        "driver_load_peak_rss_mb": dask["load_peak_rss_mb"], "driver_training_peak_rss_mb": dask["training_peak_rss_mb"],
+        "local_training_peak_rss_mb": local["training_peak_rss_mb"],
+        **({"driver_peak_rss_mb_at": {n: m["peak_rss_mb"] for n, m in memory.items()},
+            "driver_load_peak_rss_mb_at": {n: m["load_peak_rss_mb"] for n, m in memory.items()},
+            "driver_training_peak_rss_mb_at": {n: m["training_peak_rss_mb"] for n, m in memory.items()}}
+           if memory else {}),
         "search_seconds_local": round(search1, 2), "update_seconds_local": local["metrics"]["update_seconds"],
         "update_seconds_dask": dask["metrics"]["update_seconds"],
         "search_core_seconds_per_position_depth1": round(search1 * cores / n, 7),

@@ -229,6 +229,12 @@ def _value(x: Any) -> Any:
     return x
 
 
+#: Dask configuration of the clusters the executor starts: no work stealing, so that each
+#: chunk's task runs where its positions were sent (consecutive chunks on one worker) and a
+#: chunk-ordered fold of kept results passes its running sum between workers once per worker,
+#: not once per stolen chunk
+NO_STEALING = {"distributed.scheduler.work-stealing": False}
+
 #: one task at a time per worker process: numba's parallel kernels run their own threads, and
 #: its default threading layer (workqueue) must not be entered from two threads at once
 _TASK_LOCK = threading.Lock()
@@ -337,8 +343,10 @@ class DaskExecutor:
             where = f"scheduler {scheduler}"
         else:
             n = workers or cores
-            with _sigint_ignored():  # the workers inherit it: Ctrl-C is the driver's to handle
-                # (":0": the HTTP server on a free port, rather than a warning when 8787 is taken)
+            dask: Any = importlib.import_module("dask")
+            with _sigint_ignored(), dask.config.set(NO_STEALING):  # the workers inherit SIGINT's
+                # disposition: Ctrl-C is the driver's to handle (":0": the HTTP server on a free
+                # port, rather than a warning when 8787 is taken)
                 self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                         dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = distributed.Client(self.cluster)
@@ -589,5 +597,5 @@ def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int 
     raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")
 
 
-__all__ = ["DEFAULT_CHUNK", "EXECUTORS", "DaskExecutor", "Executor", "Kept", "LocalExecutor", "add_parts", "chunk_bounds", "fold",
+__all__ = ["DEFAULT_CHUNK", "EXECUTORS", "NO_STEALING", "DaskExecutor", "Executor", "Kept", "LocalExecutor", "add_parts", "chunk_bounds", "fold",
            "code_fingerprint", "open_executor", "worker_facts"]

@@ -29,6 +29,8 @@ import pytest
 distributed = pytest.importorskip(
     "distributed", reason="dask[distributed] is not installed: pip install -e '.[dask]' (the test extra includes it)")
 
+import dask  # noqa: E402
+
 import tuner.training.executor  # noqa: E402
 import tuner.methods.mmto  # noqa: E402
 from search.weights import load_weights  # noqa: E402
@@ -36,7 +38,7 @@ from tuner.cli import main  # noqa: E402
 from tuner.errors import DeferredSigint, Interrupted, TunerError  # noqa: E402
 from objectives.leaf_table import concatenate, objective_compact  # noqa: E402
 from search.evaluation_api import EVAL_SCALE  # noqa: E402
-from tuner.training.executor import DaskExecutor, Kept, LocalExecutor, fold  # noqa: E402
+from tuner.training.executor import NO_STEALING, DaskExecutor, Kept, LocalExecutor, fold  # noqa: E402
 from tuner.methods.ga import GaConfig, train_ga  # noqa: E402
 from tuner.methods.mmto import MmtoConfig, masks_of, sweep_kept, train_mmto, update  # noqa: E402
 from tuner.training.run_folder import RunDir  # noqa: E402
@@ -54,9 +56,10 @@ CHUNK = 64
 
 @pytest.fixture(scope="module")
 def cluster() -> Any:
-    """Two worker processes (not threads), one task at a time each."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=logging.ERROR) as c:
+    """Two worker processes (not threads), one task at a time each, no work stealing (as the
+    executor's own LocalCluster: tasks stay with their chunks)."""
+    with dask.config.set(NO_STEALING), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR) as c:
         yield c
 
 
@@ -427,3 +430,4 @@ def test_bench_commands_on_the_cluster_print_the_local_figures(sample_set: Path,
     for name in ("material", "classic"):  # the same answers, whatever answered them
         assert {k: v for k, v in remote["weights"][name].items() if k != "seconds"} == \
             {k: v for k, v in local["weights"][name].items() if k != "seconds"}
+
