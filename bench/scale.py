@@ -113,8 +113,7 @@ def one_iteration(common: TuneConfig, data: Any, *, old_sweep: bool, depth2: boo
                 len(k.results) for k in kept)
         # the driver's peaks so far (the old sweep below holds the tables here): the whole
         # process's (with the loading of the positions) and the training's since the loading
-        out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-        out["training_peak_rss_mb"] = peak_since_reset_mb()
+        out["training_peak_rss_mb"] = peak_since_reset_mb()  # (ru_maxrss is reset with VmHWM)
         if old_sweep:  # the sweep as before item 3: every chunk's table back to the driver
             r0 = ex.traffic["results"]  # type: ignore[attr-defined]
             search_training_set(data.train, data.train_played_index, trainer.weights(), depth=common.depth,
@@ -156,6 +155,7 @@ def child(args: argparse.Namespace) -> None:
     reset_peak()  # from here: the training's own peak, the positions held
     out = one_iteration(common, data, old_sweep=args.old_sweep, depth2=args.child == "local")
     out["load_peak_rss_mb"] = load_peak
+    out["peak_rss_mb"] = max(load_peak, out["training_peak_rss_mb"])
     out["train_positions"], out["validation_positions"] = len(data.train), len(data.validation)
     print(json.dumps(out))
 
