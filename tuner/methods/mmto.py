@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -43,9 +43,10 @@ import numpy as np
 from tuner.progress import progress_bar
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.optim.grid import grid_adjacent_step, l1_penalty
+from objectives.leaf_sums import objective_sums
 from objectives.leaf_table import CompactLeaves, concatenate, encode, objective_compact
 from objectives.mmto import sweep_loss
-from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
+from objectives.texel import KBracketError, _k_eu, _scores_loss_kernel, fit_k_scores
 from search.alphabeta import KIND_EVAL
 from search.search_api import signed_features, threads
 from search.catalog import N_BASE, N_PLUGIN_BASE
@@ -177,6 +178,122 @@ def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray,
                       _keep_rows(sw, rows, window, one_sided=loss == "softmax"), sw.scores[rows].astype(np.int64))
 
 
+class KeptChunk(NamedTuple):
+    """What a chunk of :func:`sweep_kept` keeps where it was searched (a Dask worker's memory,
+    or this process): its leaf table, its positions' game results (float64[p], mover's view,
+    NaN: none) and their played moves' search scores (int64[p], eval units)."""
+
+    leaves: CompactLeaves
+    results: np.ndarray
+    played_scores: np.ndarray
+
+
+class SweepSums(NamedTuple):
+    """What a chunk of :func:`sweep_kept` sends back: the figures :class:`SweepChunk` sums
+    (move loss times positions, move-match credits, rows, nodes), the rows it kept, its
+    positions with a played move and those with a game result too, and its table's bytes."""
+
+    j_sum: float
+    match_sum: float
+    rows: int
+    nodes: int
+    rows_stored: int
+    n_played: int
+    n_result: int
+    leaf_bytes: int
+
+
+@dataclass(frozen=True)
+class KeptSweep:
+    """A search of the training set whose leaf tables stay where they were computed
+    (``handles``: one per chunk, in order, for the executor's ``map_kept``/``reduce_kept``),
+    with the figures summed over its chunks in chunk order. ``j_result``: the mean result error
+    of the played moves' scores at the run's K (NaN until computed, :meth:`MmtoTrainer._search`)."""
+
+    j_main: float
+    match: float
+    rows_total: int
+    rows_stored: int
+    nodes: int
+    n_played: int
+    n_result: int
+    leaf_bytes: int
+    handles: list[Any]
+    j_result: float = math.nan
+
+
+def sweep_kept_chunk(boards: np.ndarray, played_index: np.ndarray, results: np.ndarray, *, w: np.ndarray, depth: int,
+                     budget: int, slope: float, window: float, pacer: Pacer | None = None,
+                     loss: str = "sigmoid", pls_threshold: float = 0.0,
+                     pls_model: str = "gm") -> tuple[SweepSums, KeptChunk]:
+    """One chunk of :func:`sweep_kept`: :func:`search_chunk`, its summary and what it keeps."""
+    c = search_chunk(boards, played_index, w=w, depth=depth, budget=budget, slope=slope, window=window, pacer=pacer,
+                     loss=loss, pls_threshold=pls_threshold, pls_model=pls_model)
+    results = np.asarray(results, dtype=np.float64)
+    has = c.kept.played >= 0
+    sums = SweepSums(c.j_sum, c.match_sum, c.rows, c.nodes, c.kept.rows, int(has.sum()),
+                     int((has & ~np.isnan(results)).sum()), c.kept.nbytes)
+    return sums, KeptChunk(c.kept, results, c.played_scores)
+
+
+def sweep_kept(pos: Positions, played_index: np.ndarray, results: np.ndarray, w: np.ndarray, *, depth: int,
+               budget: int, slope: float, window: float, executor: Executor, batch: int, n_threads: int,
+               progress: bool, pacer: Pacer | None = None, loss: str = "sigmoid", pls_threshold: float = 0.0,
+               pls_model: str = "gm") -> KeptSweep:
+    """Step 1 with the leaf tables kept by ``executor`` where they were computed (issue 26,
+    item 3): on a Dask cluster they stay on the workers and only each chunk's
+    :class:`SweepSums` (64 bytes) comes back; the figures are summed in chunk order, as in
+    :func:`search_training_set`. ``results`` (float64[P], NaN: none) must be the same array at
+    every call (a Dask executor ships the positions once per array)."""
+    handles: list[Any] = []
+    j_sum = match_sum = 0.0
+    rows = nodes = stored = n_played = n_result = leaf_bytes = 0
+    bar = progress_bar(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
+    with threads(n_threads):
+        for a, z, (s, handle) in executor.map_chunks(
+                sweep_kept_chunk, (pos.boards, played_index, results), size=batch, shared={"w": w}, pacer=pacer,
+                what="mmto-sweep", keep=True, depth=depth, budget=budget, slope=slope, window=window, loss=loss,
+                **pls_options(pls_threshold, pls_model)):
+            j_sum += s.j_sum
+            match_sum += s.match_sum
+            rows += s.rows
+            nodes += s.nodes
+            stored += s.rows_stored
+            n_played += s.n_played
+            n_result += s.n_result
+            leaf_bytes += s.leaf_bytes
+            handles.append(handle)
+            bar.update(z - a)
+    bar.close()
+    n = len(pos)
+    return KeptSweep(j_main=j_sum / n, match=match_sum / n, rows_total=rows, rows_stored=stored, nodes=nodes,
+                     n_played=n_played, n_result=n_result, leaf_bytes=leaf_bytes, handles=handles)
+
+
+def kept_objective(kept: KeptChunk, *, w: np.ndarray, slope_cp: float, loss: str, move_scale: float,
+                   res_scale: float, k_cp: float) -> tuple[float, float, np.ndarray]:
+    """A kept chunk's share of the update's objective (:func:`objectives.leaf_sums.objective_sums`;
+    ``w`` in the table's order), computed where the chunk is kept."""
+    return objective_sums(kept.leaves, w, slope_cp, EVAL_SCALE, loss=loss, results=kept.results,
+                          move_scale=move_scale, res_scale=res_scale, k_cp=k_cp)
+
+
+def kept_result_sums(kept: KeptChunk, *, k_cp: float) -> tuple[float, float]:
+    """A kept chunk's ``(sum of (R - sigma(K s_played))^2, positions)`` over its positions with a
+    game result (:func:`objectives.texel.loss_of_scores` before the division)."""
+    has = ~np.isnan(kept.results)
+    if not has.any():
+        return 0.0, 0.0
+    total, den = _scores_loss_kernel(kept.played_scores[has].astype(np.float64), kept.results[has],
+                                     np.zeros(0, dtype=np.float64), _k_eu(k_cp, EVAL_SCALE))
+    return float(total), float(den)
+
+
+def kept_played_scores(kept: KeptChunk) -> tuple[np.ndarray, np.ndarray]:
+    """A kept chunk's played moves' scores and game results (the fit of K, once per run)."""
+    return kept.played_scores, kept.results
+
+
 #: the compact table's base terms: the built-in ones, then a term plug-in's (search.terms)
 TABLE_N_BASE = N_BASE + N_PLUGIN_BASE
 #: catalogue index -> the compact table's index, whose middle-game block (built-in, then
@@ -260,30 +377,34 @@ def constraint_sums(w: np.ndarray, masks: Masks) -> list[int]:
     return [int(w64[g].sum()) for g in masks.constrained]
 
 
-def fit_result_k(summary: SweepSummary) -> float:
+def fit_result_k(executor: Executor, summary: KeptSweep) -> float:
     """K per centipawn of the game-result term, fitted on the played moves' scores of the start
     (Texel's first step, :func:`objectives.texel.fit_k_scores`); one-line error if it cannot be."""
-    results = summary.table.results
+    parts = list(executor.map_kept(kept_played_scores, summary.handles, what="mmto-fit-k"))
+    scores = np.concatenate([p[0] for p in parts])
+    results = np.concatenate([p[1] for p in parts])
     has = ~np.isnan(results)
     try:
-        return fit_k_scores(summary.played_scores[has].astype(np.float64), results[has], EVAL_SCALE)
+        return fit_k_scores(scores[has].astype(np.float64), results[has], EVAL_SCALE)
     except KBracketError as exc:
         raise TunerError(f"result term: {exc}; give result_k (--result-k) instead") from None
 
 
-def result_error(summary: SweepSummary, k: float) -> float:
-    """Mean (R - sigma(K s_played))^2 over the training positions with a result."""
-    results = summary.table.results
-    has = ~np.isnan(results)
-    if not has.any():
-        return 0.0
-    return loss_of_scores(summary.played_scores[has].astype(np.float64), results[has], k, EVAL_SCALE)
+def result_error(executor: Executor, summary: KeptSweep, k: float) -> float:
+    """Mean (R - sigma(K s_played))^2 over the training positions with a result, summed chunk by
+    chunk in chunk order where the chunks are kept."""
+    total, den = executor.reduce_kept(kept_result_sums, summary.handles, what="mmto-result", k_cp=k)
+    return total / den if den > 0 else 0.0
 
 
-def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, n_threads: int,
+def update(summary: KeptSweep, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, executor: Executor, n_threads: int,
            progress: bool, k: float = 0.0, adam: AdamState | None = None) -> tuple[np.ndarray, list[float]]:
     """Step 2: ``inner_steps`` updates from the stored leaves; returns the new weights and the
     objective (on the stored rows, without L1) before each step.
+
+    Each step sends the weights to where the chunks' leaf tables are kept and gets back the
+    objective's sums (:func:`kept_objective`), added in chunk order by ``executor.reduce_kept``:
+    a Dask run and a local one take the same steps, bit for bit.
 
     ``grid``: grid-adjacent steps on the integer weights (L1 by subgradient, each constraint by
     the median rule). ``adam``: Adam steps on ``adam.master`` (float64, updated in place), each
@@ -291,10 +412,17 @@ def update(table: LeafTable, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, n_
     by removing its subset's mean shift (the Euclidean projection), and the result is rounded.
     """
     losses = []
+    n = max(summary.n_played, 1)
+    cnt = max(summary.n_result, 1)
+    mu = cfg.result_weight
     with threads(n_threads):
         for _ in progress_bar(range(cfg.inner_steps), desc="update", unit="step", leave=False, disable=not progress):
-            total, gradient = table_objective(table.leaves, w, cfg.slope, loss=cfg.loss, results=table.results,
-                                              mu=cfg.result_weight, k_cp=k)
+            w_table = np.ascontiguousarray(w if FROM_TABLE is None else np.asarray(w)[FROM_TABLE], dtype=np.int32)
+            move, res, grad = executor.reduce_kept(kept_objective, summary.handles, shared={"w": w_table},
+                                                   what="mmto-update", slope_cp=cfg.slope, loss=cfg.loss,
+                                                   move_scale=1.0 / n, res_scale=float(mu) / cnt, k_cp=k)
+            total = move / n + mu * (res / cnt if mu > 0 else 0.0)
+            gradient = grad if TO_TABLE is None else grad[TO_TABLE]
             if not math.isfinite(total) or not np.all(np.isfinite(gradient)):
                 raise FloatingPointError("MMTO objective became NaN or infinite; lower --slope")
             losses.append(total)
@@ -327,13 +455,13 @@ class AdamState:
                    *tuning_bounds(w0))
 
 
-def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: list[int],
+def _metrics(summary: KeptSweep, w: np.ndarray, cfg: MmtoConfig, masks: Masks, constraint_sum0: list[int],
              seconds: dict[str, float], k: float) -> dict[str, Any]:
     """The metrics of the weights ``w`` whose sweep is ``summary`` (the validation figures are
     the driver's)."""
     j_l1 = l1_penalty(w, cfg.l1, masks.l1)
     residuals = [a - b for a, b in zip(constraint_sums(w, masks), constraint_sum0)]
-    e = result_error(summary, k) if cfg.result_weight > 0 else 0.0
+    e = summary.j_result if cfg.result_weight > 0 else 0.0
     extra = {"j_result": e, "k": k} if cfg.result_weight > 0 else {}
     return {
         "j": summary.j_main + cfg.result_weight * e + j_l1,
@@ -344,7 +472,7 @@ def _metrics(summary: SweepSummary, w: np.ndarray, cfg: MmtoConfig, masks: Masks
         "match_train": summary.match,
         "nonzero_weights": int(np.count_nonzero(w)),
         "rows": summary.rows_total,
-        "rows_stored": summary.table.leaves.rows,
+        "rows_stored": summary.rows_stored,
         "nodes": summary.nodes,
         **{f"{k}_seconds": round(v, 3) for k, v in seconds.items()},
     }
@@ -367,31 +495,43 @@ class MmtoTrainer:
         self.k = cfg.result_k
         self.adam = AdamState.start(self.w, cfg, self.masks) if cfg.optimizer == "adam" else None
         self.history: list[float] = []
-        self.summary: SweepSummary | None = None
+        self.summary: KeptSweep | None = None
+        # one array for the run: a Dask executor ships the positions (with it) once
+        self.results = (np.full(len(data.train), np.nan) if data.train.results is None
+                        else np.asarray(data.train.results, dtype=np.float64))
 
-    def _search(self) -> tuple[SweepSummary, float]:
+    def _search(self) -> tuple[KeptSweep, float]:
+        """Sweep with the current weights, keeping the leaf tables where they are computed (the
+        previous sweep's are released first); with a result term, its error at the run's K (K
+        fitted on this sweep when not given and not yet fitted)."""
         t = time.perf_counter()
-        s = search_training_set(self.data.train, self.data.train_played_index, self.w, depth=self.common.depth,
-                                budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window,
-                                n_threads=self.ctx.threads, progress=self.ctx.progress, pacer=self.ctx.pacer("sweep"),
-                                executor=self.ctx.executor, batch=self.ctx.chunk,
-                                loss=self.cfg.loss, pls_threshold=self.cfg.pls_threshold, pls_model=self.cfg.pls_model)
+        ex = self.ctx.executor
+        if self.summary is not None:
+            ex.release(self.summary.handles)
+            self.summary = None
+        s = sweep_kept(self.data.train, self.data.train_played_index, self.results, self.w, depth=self.common.depth,
+                       budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window, executor=ex,
+                       batch=self.ctx.chunk, n_threads=self.ctx.threads, progress=self.ctx.progress,
+                       pacer=self.ctx.pacer("sweep"), loss=self.cfg.loss, pls_threshold=self.cfg.pls_threshold,
+                       pls_model=self.cfg.pls_model)
         if not math.isfinite(s.j_main):
             raise FloatingPointError("MMTO objective became NaN or infinite")
+        if self.cfg.result_weight > 0:
+            if self.k == 0:
+                self.k = fit_result_k(ex, s)
+                self.ctx.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start weights)")
+            s = replace(s, j_result=result_error(ex, s, self.k))
         return s, time.perf_counter() - t
 
     def _objective(self) -> float:
         """The objective the patience rule watches: the move loss plus the weighted result term."""
         assert self.summary is not None
         if self.cfg.result_weight > 0:
-            return self.summary.j_main + self.cfg.result_weight * result_error(self.summary, self.k)
+            return self.summary.j_main + self.cfg.result_weight * self.summary.j_result
         return self.summary.j_main
 
     def begin(self) -> dict[str, Any]:
         self.summary, t_s = self._search()
-        if self.cfg.result_weight > 0 and self.k == 0:
-            self.k = fit_result_k(self.summary)
-            self.ctx.log(f"result term: K = {self.k:.6g} per centipawn (fitted on the start weights)")
         self.history = [self._objective()]
         return _metrics(self.summary, self.w, self.cfg, self.masks, self.constraint_sum0,
                         {"search": t_s, "update": 0.0}, self.k)
@@ -411,8 +551,8 @@ class MmtoTrainer:
     def step(self, iteration: int) -> dict[str, Any]:
         assert self.summary is not None
         t = time.perf_counter()
-        self.w, _ = update(self.summary.table, self.w, self.cfg, self.masks, n_threads=self.ctx.threads,
-                           progress=self.ctx.progress, k=self.k, adam=self.adam)
+        self.w, _ = update(self.summary, self.w, self.cfg, self.masks, executor=self.ctx.executor,
+                           n_threads=self.ctx.threads, progress=self.ctx.progress, k=self.k, adam=self.adam)
         t_update = time.perf_counter() - t
         self.summary, t_s = self._search()
         self.history.append(self._objective())

@@ -3,8 +3,10 @@
 Every heavy step of ``tuner tune`` is an embarrassingly parallel map over chunks of positions,
 whose per-chunk results the caller reduces:
 
-* MMTO's sweep of the training set (:func:`tuner.methods.mmto.search_training_set`): per chunk, the
-  partial sums of J_main and of the move-match, and the chunk's PV-leaf table;
+* MMTO's sweep of the training set (:func:`tuner.methods.mmto.sweep_kept`): per chunk, the
+  partial sums of J_main and of the move-match, and the chunk's PV-leaf table, which stays
+  where it was computed (``keep=True``); each update step then maps the objective's share of
+  every kept table where it lives and folds the shares in chunk order (:meth:`Executor.reduce_kept`);
 * Texel's refresh of the quiescence leaves (:func:`tuner.methods.texel.quiescence_leaves`): per chunk,
   one leaf row per position;
 * move-match (:func:`tuner.training.paced.paced_move_match`: the GA's fitness on a generation's sample,
@@ -25,8 +27,10 @@ floating-point sum is reduced per chunk in chunk order by the caller).
   task, not lost); the weights once per map call. A lost worker's tasks are recomputed by the
   scheduler on the other workers (``distributed.scheduler.allowed-failures`` times per task at
   most) and the run says so in its log. Waiting for results checks for Ctrl-C every 0.2 s and
-  cancels the outstanding tasks when it comes. ``distributed`` is imported only here, inside the
-  class: the base install does not need it (``pip install 'movetuner[dask]'``).
+  cancels the outstanding tasks when it comes. Kept results stay in the workers' memory as
+  futures (:class:`Kept`); the scheduler keeps their lineage, so a lost worker's kept results
+  are recomputed too. ``distributed`` is imported only here, inside the class: the base install
+  does not need it (``pip install 'movetuner[dask]'``).
 
 A run opens its executor once, in its :class:`tuner.training.run_context.RunContext`, which the
 driver hands to the method's trainer.
@@ -74,7 +78,7 @@ class Executor(Protocol):
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
                    rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
-                   pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
+                   pacer: Any = None, what: str = "work", keep: bool = False, **static: Any) -> Iterator[Part]:
         """Call ``fn(*chunk, pacer=..., **shared, **static)`` on consecutive chunks of ``size``
         positions of ``dataset`` (arrays with one row per position, the same length; ``size``
         None: the executor's choice) and yield ``(a, z, result)`` in chunk order.
@@ -84,12 +88,55 @@ class Executor(Protocol):
         (the weights) go to the workers once per call; ``static`` values are small settings.
         ``fn`` must be a module-level function (a Dask worker imports it by name) that treats
         ``pacer`` as :func:`tuner.training.paced.paced_sweep` does.
+
+        ``keep``: ``fn`` returns a pair ``(summary, kept)``; the summary comes back, the kept
+        part stays where it was computed, and each chunk yields ``(a, z, (summary, handle))``
+        for :meth:`map_kept`, :meth:`reduce_kept`, :meth:`fetch` and :meth:`release`.
         """
+        ...
+
+    def map_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
+                 what: str = "work", **static: Any) -> Iterator[Any]:
+        """Call ``fn(kept, **shared, **static)`` on each kept result of ``handles`` (from
+        :meth:`map_chunks` with ``keep=True``) where it lives, and yield the (small) results in
+        the order of ``handles``."""
+        ...
+
+    def reduce_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
+                    what: str = "work", **static: Any) -> Any:
+        """The left fold, in the order of ``handles``, of ``fn(kept, **shared, **static)`` over
+        the kept results (:func:`fold`: floats, arrays and tuples of them added element by
+        element): the same float64 sums whatever ran them and wherever the results live."""
+        ...
+
+    def fetch(self, handles: Sequence[Any]) -> list[Any]:
+        """The kept results themselves, here (tests and benchmarks: they may be large)."""
+        ...
+
+    def release(self, handles: Sequence[Any]) -> None:
+        """Free the kept results of ``handles`` (they must not be used afterwards)."""
         ...
 
     def close(self) -> None:
         """Release the executor's resources (a Dask client and the cluster it started)."""
         ...
+
+
+def add_parts(a: Any, b: Any) -> Any:
+    """``a + b`` for floats and float64 arrays, element by element for tuples of them."""
+    if isinstance(a, tuple):
+        return type(a)(*(add_parts(x, y) for x, y in zip(a, b))) if hasattr(a, "_fields") else \
+            tuple(add_parts(x, y) for x, y in zip(a, b))
+    return a + b
+
+
+def fold(acc: Any, *parts: Any) -> Any:
+    """``acc`` (None: nothing yet) plus each of ``parts`` in turn (:func:`add_parts`): the one
+    reduction order of :meth:`Executor.reduce_kept`; folding a sequence in consecutive runs,
+    each run starting from the previous run's result, gives the same bits as one fold."""
+    for part in parts:
+        acc = part if acc is None else add_parts(acc, part)
+    return acc
 
 
 def chunk_bounds(n: int, size: int) -> list[tuple[int, int]]:
@@ -104,7 +151,8 @@ class LocalExecutor:
 
     Chunks run one after the other; ``fn`` gets the caller's ``pacer``, so each chunk is
     searched in calls of about ``pacer.target`` seconds with a Ctrl-C check between them.
-    ``size`` None maps the whole set (or selection) as one chunk.
+    ``size`` None maps the whole set (or selection) as one chunk. Kept results stay in this
+    process: a handle is the kept object itself.
     """
 
     name = "local"
@@ -114,13 +162,33 @@ class LocalExecutor:
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
                    rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
-                   pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
+                   pacer: Any = None, what: str = "work", keep: bool = False, **static: Any) -> Iterator[Part]:
         n = len(dataset[0]) if rows is None else len(rows)
         for a, z in chunk_bounds(n, size or max(n, 1)):
             take = slice(a, z) if rows is None else rows[a:z]
             with threads(self.n_threads):
                 result = fn(*(x[take] for x in dataset), pacer=pacer, **(shared or {}), **static)
             yield a, z, result
+
+    def map_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
+                 what: str = "work", **static: Any) -> Iterator[Any]:
+        for kept in handles:
+            check_interrupt()
+            with threads(self.n_threads):
+                yield fn(kept, **(shared or {}), **static)
+
+    def reduce_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
+                    what: str = "work", **static: Any) -> Any:
+        acc = None
+        for part in self.map_kept(fn, handles, shared=shared, what=what, **static):
+            acc = fold(acc, part)
+        return acc
+
+    def fetch(self, handles: Sequence[Any]) -> list[Any]:
+        return list(handles)
+
+    def release(self, handles: Sequence[Any]) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -161,6 +229,12 @@ def _value(x: Any) -> Any:
     return x
 
 
+#: Dask configuration of the clusters the executor starts: no work stealing, so that each
+#: chunk's task runs where its positions were sent (consecutive chunks on one worker) and a
+#: chunk-ordered fold of kept results passes its running sum between workers once per worker,
+#: not once per stolen chunk
+NO_STEALING = {"distributed.scheduler.work-stealing": False}
+
 #: one task at a time per worker process: numba's parallel kernels run their own threads, and
 #: its default threading layer (workqueue) must not be entered from two threads at once
 _TASK_LOCK = threading.Lock()
@@ -174,6 +248,29 @@ def _run_chunk(fn: Callable[..., Any], n_threads: int | None, chunk: tuple[np.nd
     arrays = chunk if local_rows is None else tuple(x[local_rows] for x in chunk)
     with _TASK_LOCK, threads(n_threads):
         return fn(*arrays, pacer=Pacer(target=math.inf, first=1 << 62), **shared, **static)
+
+
+def _item(pair: tuple[Any, Any], i: int) -> Any:
+    """One half of a kept map's ``(summary, kept)`` result, taken where the pair lives."""
+    return pair[i]
+
+
+def _apply_kept(fn: Callable[..., Any], n_threads: int | None, kept: Any, shared: dict[str, Any],
+                static: dict[str, Any]) -> Any:
+    """A :meth:`DaskExecutor.map_kept` task: ``fn`` on a kept result, on the worker that holds it."""
+    with _TASK_LOCK, threads(n_threads):
+        return fn(kept, **shared, **static)
+
+
+class Kept:
+    """A result kept on a Dask worker (:meth:`DaskExecutor.map_chunks` with ``keep=True``): the
+    future that holds it there. Its lineage (the chunk's positions and the map's shared values)
+    stays with the scheduler, so a lost worker's kept results are recomputed on the others."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: Any) -> None:
+        self.future = future
 
 
 @contextlib.contextmanager
@@ -217,7 +314,8 @@ class DaskExecutor:
     process (checked on opening: package version, catalogue hash and source fingerprint).
 
     ``traffic`` counts the bytes this process shipped and received (arrays' ``nbytes``):
-    ``positions`` (once per run per set), ``shared`` (the weights, per map call) and ``results``.
+    ``positions`` (once per run per set), ``shared`` (the weights, per map call) and ``results``;
+    ``between_workers``: the running sums a :meth:`reduce_kept` passes from one worker to the next.
     """
 
     name = "dask"
@@ -245,8 +343,10 @@ class DaskExecutor:
             where = f"scheduler {scheduler}"
         else:
             n = workers or cores
-            with _sigint_ignored():  # the workers inherit it: Ctrl-C is the driver's to handle
-                # (":0": the HTTP server on a free port, rather than a warning when 8787 is taken)
+            dask: Any = importlib.import_module("dask")
+            with _sigint_ignored(), dask.config.set(NO_STEALING):  # the workers inherit SIGINT's
+                # disposition: Ctrl-C is the driver's to handle (":0": the HTTP server on a free
+                # port, rather than a warning when 8787 is taken)
                 self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                         dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = distributed.Client(self.cluster)
@@ -258,8 +358,9 @@ class DaskExecutor:
             self.close()
             raise
         self._datasets: dict[tuple[tuple[int, ...], int], tuple[Sequence[np.ndarray], list[Any]]] = {}
+        self._homes: dict[str, str] = {}  # a position chunk's key -> the worker it was sent to
         self._removals_seen = len(self._removals())
-        self.traffic = {"positions": 0, "shared": 0, "results": 0}
+        self.traffic = {"positions": 0, "shared": 0, "results": 0, "between_workers": 0}
         nt = self.n_threads or "all cores"
         self.log(f"dask: {len(facts)} worker(s) at {where}, numba threads per worker: {nt}")
 
@@ -289,24 +390,30 @@ class DaskExecutor:
             return held[1]
         token = uuid.uuid4().hex[:8]
         futures = []
-        for k, (a, z) in enumerate(chunk_bounds(len(dataset[0]), size)):
+        bounds = chunk_bounds(len(dataset[0]), size)
+        # consecutive chunks on the same worker (a preference: another takes them if it is
+        # lost), so that a chunk-ordered fold of kept results crosses between workers rarely
+        addresses = sorted(self.client.nthreads())
+        for k, (a, z) in enumerate(bounds):
             part = [np.ascontiguousarray(x[a:z]) for x in dataset]
             self.traffic["positions"] += sum(x.nbytes for x in part)
-            futures.append(self.client.submit(_positions, *part, key=f"positions-{token}-{k}", pure=False))
+            where = [addresses[k * len(addresses) // len(bounds)]] if addresses else None
+            futures.append(self.client.submit(_positions, *part, key=f"positions-{token}-{k}", pure=False,
+                                              workers=where, allow_other_workers=bool(where)))
+            if where:
+                self._homes[futures[-1].key] = where[0]
         self._datasets[key] = (tuple(dataset), futures)
         return futures
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
                    rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
-                   pacer: Any = None, what: str = "work", **static: Any) -> Iterator[Part]:
+                   pacer: Any = None, what: str = "work", keep: bool = False, **static: Any) -> Iterator[Part]:
         size = size or self.chunk
         chunks = self._ship(dataset, size)
         token = uuid.uuid4().hex[:8]
-        shared_f = {}
-        for name, value in (shared or {}).items():
-            self.traffic["shared"] += _nbytes(value)
-            shared_f[name] = self.client.submit(_value, value, key=f"{what}-{name}-{token}", pure=False)
+        shared_f = self._share(shared, what, token)
         tasks: list[tuple[int, int, Any]] = []
+        kept: list[Any] = []
         for k, (a, z) in enumerate(chunk_bounds(len(dataset[0]), size)):
             if rows is None:
                 out, local = (a, z), None
@@ -315,20 +422,109 @@ class DaskExecutor:
                 if i0 == i1:
                     continue
                 out, local = (i0, i1), np.asarray(rows[i0:i1], dtype=np.int64) - a
+            home = self._homes.get(chunks[k].key) if keep else None  # a kept result stays with its chunk
             future = self.client.submit(_run_chunk, fn, self.n_threads, chunks[k], local, shared_f, static,
-                                        key=f"{what}-{token}-{k}", pure=False)
+                                        key=f"{what}-{token}-{k}", pure=False, workers=[home] if home else None,
+                                        allow_other_workers=bool(home))
+            if keep:  # the summary comes here, the kept half stays on the worker
+                kept.append(self.client.submit(_item, future, 1, key=f"{what}-kept-{token}-{k}", pure=False))
+                future = self.client.submit(_item, future, 0, key=f"{what}-summary-{token}-{k}", pure=False)
             tasks.append((*out, future))
-        keys = {f.key for *_, f in tasks}
+        keys = {f.key for *_, f in tasks} | {f.key for f in kept}
+        done = False
         try:
-            for a, z, future in tasks:
+            for k, (a, z, future) in enumerate(tasks):
                 result = self._result(future)
                 self.traffic["results"] += _nbytes(result)
-                yield a, z, result
+                yield a, z, ((result, Kept(kept[k])) if keep else result)
+            done = True
         finally:
             if self.client.status == "running":  # not after close(), when a forgotten map is collected
-                # the results are the caller's now; the tasks not yet run are dropped (Ctrl-C, an error)
-                self.client.cancel([f for *_, f in tasks] + list(shared_f.values()))
+                # the results are the caller's now; the tasks not yet run are dropped (Ctrl-C, an
+                # error). Kept results stay, and with them their lineage: the tasks are only
+                # forgotten here, not cancelled, so that a lost worker's kept results can be rebuilt
+                if not (keep and done):
+                    self.client.cancel([f for *_, f in tasks] + kept + list(shared_f.values()))
                 self._report_lost(what, keys | {f.key for f in shared_f.values()} | {f.key for f in chunks})
+
+    def _share(self, shared: dict[str, Any] | None, what: str, token: str) -> dict[str, Any]:
+        """Futures of a map's ``shared`` values (the weights), shipped once per call."""
+        out = {}
+        for name, value in (shared or {}).items():
+            self.traffic["shared"] += _nbytes(value)
+            out[name] = self.client.submit(_value, value, key=f"{what}-{name}-{token}", pure=False)
+        return out
+
+    def _apply(self, fn: Callable[..., Any], handles: Sequence[Any], shared: dict[str, Any] | None, what: str,
+               static: dict[str, Any]) -> tuple[str, dict[str, Any], list[Any], list[str | None]]:
+        """The tasks of ``fn`` on each kept result, each on a worker that holds it (one worker per
+        result, the previous result's when it holds it too, so that runs of consecutive results
+        share a worker), and those workers."""
+        token = uuid.uuid4().hex[:8]
+        shared_f = self._share(shared, what, token)
+        holders = self.client.who_has([h.future for h in handles])
+        where: list[str | None] = []
+        for h in handles:
+            options = sorted(holders.get(h.future.key) or ())
+            where.append(where[-1] if where and where[-1] in options else (options[0] if options else None))
+        parts = [self.client.submit(_apply_kept, fn, self.n_threads, h.future, shared_f, static,
+                                    key=f"{what}-{token}-{k}", pure=False, workers=[at] if at else None,
+                                    allow_other_workers=bool(at))
+                 for k, (h, at) in enumerate(zip(handles, where))]
+        return token, shared_f, parts, where
+
+    def _settle(self, what: str, handles: Sequence[Any], temporary: list[Any]) -> None:
+        """Drop a kept map's temporary tasks (done or not) and log the workers lost meanwhile."""
+        if self.client.status == "running":
+            self.client.cancel(temporary)
+            self._report_lost(what, {f.key for f in temporary} | {h.future.key for h in handles})
+
+    def map_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
+                 what: str = "work", **static: Any) -> Iterator[Any]:
+        _, shared_f, parts, _ = self._apply(fn, handles, shared, what, static)
+        try:
+            for future in parts:
+                result = self._result(future)
+                self.traffic["results"] += _nbytes(result)
+                yield result
+        finally:
+            self._settle(what, handles, parts + list(shared_f.values()))
+
+    def reduce_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
+                    what: str = "work", **static: Any) -> Any:
+        """Each kept result's part is computed where it lives; then :func:`fold` runs over them
+        in order, one task per run of consecutive results on the same worker, each starting
+        from the previous run's sum: only the running sum moves, once per change of worker
+        (counted in ``traffic["between_workers"]``), and the driver receives the total."""
+        token, shared_f, parts, places = self._apply(fn, handles, shared, what, static)
+        runs: list[tuple[str | None, list[Any]]] = []
+        for where, part in zip(places, parts):
+            if runs and runs[-1][0] == where:
+                runs[-1][1].append(part)
+            else:
+                runs.append((where, [part]))
+        acc: Any = None
+        folds = []
+        for i, (where, run) in enumerate(runs):
+            acc = self.client.submit(fold, acc, *run, key=f"{what}-fold-{token}-{i}", pure=False,
+                                     workers=[where] if where else None, allow_other_workers=bool(where))
+            folds.append(acc)
+        try:
+            result = self._result(acc) if acc is not None else None
+            self.traffic["results"] += _nbytes(result)
+            self.traffic["between_workers"] += (len(runs) - 1) * _nbytes(result)
+            return result
+        finally:
+            self._settle(what, handles, parts + folds + list(shared_f.values()))
+
+    def fetch(self, handles: Sequence[Any]) -> list[Any]:
+        out = [self._result(h.future) for h in handles]
+        self.traffic["results"] += sum(_nbytes(x) for x in out)
+        return out
+
+    def release(self, handles: Sequence[Any]) -> None:
+        if self.client.status == "running":
+            self.client.cancel([h.future for h in handles])
 
     def _result(self, future: Any) -> Any:
         """The future's result, checking for Ctrl-C first and every :data:`POLL_SECONDS` while
@@ -374,6 +570,7 @@ class DaskExecutor:
     def close(self) -> None:
         client, cluster = getattr(self, "client", None), self.cluster
         self._datasets = {}
+        self._homes = {}
         if client is not None:
             with contextlib.suppress(Exception):
                 client.close()
@@ -400,5 +597,5 @@ def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int 
     raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")
 
 
-__all__ = ["DEFAULT_CHUNK", "EXECUTORS", "DaskExecutor", "Executor", "LocalExecutor", "chunk_bounds",
+__all__ = ["DEFAULT_CHUNK", "EXECUTORS", "NO_STEALING", "DaskExecutor", "Executor", "Kept", "LocalExecutor", "add_parts", "chunk_bounds", "fold",
            "code_fingerprint", "open_executor", "worker_facts"]

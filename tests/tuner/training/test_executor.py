@@ -1,7 +1,9 @@
 """The Dask executor against the local one: MMTO, the GA and Texel give the same weights and
 metrics on a LocalCluster of two worker processes as in this process, also when a worker
-process is killed in the middle of an iteration; Ctrl-C cancels the outstanding tasks; bad
-set-ups are one-line errors.
+process is killed in the middle of an iteration; results kept on the workers (MMTO's leaf
+tables) reduce to the same bits as in this process, send back sums rather than the tables, and
+are recomputed when their worker is lost; Ctrl-C cancels the outstanding tasks; bad set-ups are
+one-line errors.
 
 "The same metrics" means every metric except the wall times (``*_seconds``), which differ
 from run to run whatever executes them.
@@ -27,14 +29,18 @@ import pytest
 distributed = pytest.importorskip(
     "distributed", reason="dask[distributed] is not installed: pip install -e '.[dask]' (the test extra includes it)")
 
+import dask  # noqa: E402
+
 import tuner.training.executor  # noqa: E402
 import tuner.methods.mmto  # noqa: E402
 from search.weights import load_weights  # noqa: E402
 from tuner.cli import main  # noqa: E402
 from tuner.errors import DeferredSigint, Interrupted, TunerError  # noqa: E402
-from tuner.training.executor import DaskExecutor, LocalExecutor  # noqa: E402
+from objectives.leaf_table import concatenate, objective_compact  # noqa: E402
+from search.evaluation_api import EVAL_SCALE  # noqa: E402
+from tuner.training.executor import NO_STEALING, DaskExecutor, Kept, LocalExecutor, fold  # noqa: E402
 from tuner.methods.ga import GaConfig, train_ga  # noqa: E402
-from tuner.methods.mmto import MmtoConfig, train_mmto  # noqa: E402
+from tuner.methods.mmto import MmtoConfig, masks_of, sweep_kept, train_mmto, update  # noqa: E402
 from tuner.training.run_folder import RunDir  # noqa: E402
 from tuner.methods.texel import TexelConfig  # noqa: E402
 from tuner.methods.texel import METHOD as TEXEL  # noqa: E402
@@ -50,9 +56,10 @@ CHUNK = 64
 
 @pytest.fixture(scope="module")
 def cluster() -> Any:
-    """Two worker processes (not threads), one task at a time each."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=logging.ERROR) as c:
+    """Two worker processes (not threads), one task at a time each, no work stealing (as the
+    executor's own LocalCluster: tasks stay with their chunks)."""
+    with dask.config.set(NO_STEALING), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR) as c:
         yield c
 
 
@@ -153,6 +160,130 @@ def test_a_worker_killed_mid_iteration_changes_nothing(sample_set: Path, cluster
     assert lost and armed["killed"] in lost[0] and "recomputed" in lost[0], log
     with distributed.Client(cluster) as client:
         client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+
+
+def _keep_scaled(x: np.ndarray, *, pacer: Any = None, w: np.ndarray, scale: float) -> tuple[int, np.ndarray]:
+    """A kept map's chunk: its length comes back, ``x * w * scale`` stays where computed."""
+    return len(x), x * w * scale
+
+
+def _weighted(kept: np.ndarray, *, w: np.ndarray) -> tuple[float, np.ndarray]:
+    """A kept result's share of a sum: a float and a float64[3]."""
+    return float(kept[:, 0].sum()), (kept * w).sum(axis=0)
+
+
+def _values(rng: np.random.Generator, n: int) -> np.ndarray:
+    """float64[n, 3] over 16 orders of magnitude: their sums depend on the order of the additions."""
+    return rng.standard_normal((n, 3)) * 10.0 ** rng.integers(-8, 8, (n, 3))
+
+
+def _same(a: tuple[float, np.ndarray], b: tuple[float, np.ndarray]) -> bool:
+    return a[0] == b[0] and np.array_equal(a[1], b[1])
+
+
+def _gone(cluster: Any, prefix: str) -> bool:
+    for _ in range(50):
+        if not _tasks(cluster, prefix):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_kept_results_reduce_to_the_same_bits_on_every_executor(cluster: Any) -> None:
+    rng = np.random.default_rng(4)
+    x, w = _values(rng, 200), np.array([1.0, 3.0, 0.5])
+    ex = DaskExecutor(scheduler=cluster.scheduler_address, log=lambda _m: None)
+    try:
+        got = {}
+        for name, executor in (("local", LocalExecutor(1)), ("dask", ex)):
+            parts = list(executor.map_chunks(_keep_scaled, (x,), size=16, shared={"w": w}, keep=True, what="kt",
+                                             scale=2.0))
+            assert [(a, z, s) for a, z, (s, _h) in parts] == [(a, min(a + 16, 200), min(16, 200 - a))
+                                                            for a in range(0, 200, 16)]
+            handles = [h for *_, (_s, h) in parts]
+            assert all(isinstance(h, Kept) == (name == "dask") for h in handles)  # local: the objects
+            assert np.array_equal(np.concatenate(executor.fetch(handles)), x * w * 2.0)
+            each = list(executor.map_kept(_weighted, handles, shared={"w": w}, what="kt-each"))
+            before = dict(getattr(executor, "traffic", {}))
+            total = executor.reduce_kept(_weighted, handles, shared={"w": w}, what="kt-sum")
+            if name == "dask":  # one sum back, not one per chunk; the running sum moved at most once
+                assert ex.traffic["results"] - before["results"] == 8 + 3 * 8
+                assert ex.traffic["between_workers"] - before["between_workers"] <= 8 + 3 * 8
+            acc = each[0]
+            for part in each[1:]:  # the fold in chunk order, written out
+                acc = (acc[0] + part[0], acc[1] + part[1])
+            assert _same(total, acc) and _same(fold(None, *each), acc)
+            assert not _same(fold(None, *each[::-1]), acc)  # another order gives other bits
+            got[name] = total
+            executor.release(handles)
+        assert _same(got["local"], got["dask"])
+        assert _gone(cluster, "kt-")  # released: nothing of the maps is left on the cluster
+    finally:
+        ex.close()
+
+
+def test_kept_results_of_a_lost_worker_are_recomputed(cluster: Any) -> None:
+    rng = np.random.default_rng(8)
+    x, w = _values(rng, 160), np.array([2.0, 1.0, 0.25])
+    log: list[str] = []
+    ex = DaskExecutor(scheduler=cluster.scheduler_address, log=log.append)
+    try:
+        parts = list(ex.map_chunks(_keep_scaled, (x,), size=16, shared={"w": w}, keep=True, what="kl", scale=3.0))
+        handles = [h for *_, (_s, h) in parts]
+        want = ex.reduce_kept(_weighted, handles, shared={"w": w}, what="kl-sum")
+        holders = ex.client.who_has([h.future for h in handles])
+        victim = holders[handles[0].future.key][0]
+        assert 0 < sum(victim in holders[h.future.key] for h in handles) < len(handles)  # on both workers
+        os.kill(ex.worker_pids()[victim], signal.SIGKILL)
+        for _ in range(300):  # until the scheduler has noticed
+            if victim not in ex.client.nthreads():
+                break
+            time.sleep(0.1)
+        # the victim's tables are rebuilt from their chunks and the map's shared weights
+        assert _same(ex.reduce_kept(_weighted, handles, shared={"w": w}, what="kl-sum"), want)
+        assert np.array_equal(np.concatenate(ex.fetch(handles)), x * w * 3.0)
+        lost = [line for line in log if "was lost" in line]
+        assert lost and victim in lost[0] and "recomputed" in lost[0], log
+        ex.release(handles)
+        ex.client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+    finally:
+        ex.close()
+
+
+def test_mmto_updates_from_kept_tables_take_the_same_steps_everywhere(cluster: Any, data: TrainingData) -> None:
+    w0 = load_weights("material").values
+    cfg = MmtoConfig(inner_steps=3)
+    masks = masks_of(TuneConfig(), cfg)
+    results = np.asarray(data.train.results, dtype=np.float64)
+    pos = data.train.subset(np.arange(300))
+    index, res = data.train_played_index[:300], results[:300]
+    ex = DaskExecutor(scheduler=cluster.scheduler_address, log=lambda _m: None)
+    try:
+        out = {}
+        for name, executor in (("local", LocalExecutor(1)), ("dask", ex)):
+            kw = {"depth": 1, "budget": 100_000, "slope": cfg.slope, "window": cfg.window, "executor": executor,
+                  "batch": CHUNK, "n_threads": 1, "progress": False}
+            s = sweep_kept(pos, index, res, w0, **kw)
+            before = dict(getattr(executor, "traffic", {}))
+            w, losses = update(s, w0, cfg, masks, executor=executor, n_threads=1, progress=False)
+            moved = {k: v - before.get(k, 0) for k, v in getattr(executor, "traffic", {}).items()}
+            out[name] = (s, w, losses, moved, executor.fetch(s.handles))
+            executor.release(s.handles)
+    finally:
+        ex.close()
+    (s_l, w_l, loss_l, _, kept_l), (s_d, w_d, loss_d, moved, kept_d) = out["local"], out["dask"]
+    assert np.array_equal(w_l, w_d) and loss_l == loss_d and not np.array_equal(w_l, w0)
+    assert (s_l.j_main, s_l.match, s_l.rows_stored, s_l.leaf_bytes) == (s_d.j_main, s_d.match, s_d.rows_stored,
+                                                                        s_d.leaf_bytes)
+    # the driver got the weights out and one objective's sums back per step (of all 5 chunks),
+    # not the tables
+    n_w = len(w0)
+    assert len(s_d.handles) == 5 and moved["results"] == 3 * (8 + 8 + 8 * n_w) and moved["shared"] == 3 * 4 * n_w
+    assert s_d.rows_stored < s_d.rows_total < s_d.nodes
+    # the fold over chunks gives the one-table objective up to the last bits
+    one = objective_compact(concatenate([k.leaves for k in kept_d]), w0, cfg.slope, EVAL_SCALE)
+    assert loss_l[0] == pytest.approx(one.total, rel=1e-12)
+    assert all(np.array_equal(a.played_scores, b.played_scores) for a, b in zip(kept_l, kept_d))
 
 
 def _slow_identity(x: np.ndarray, *, pacer: Any = None, seconds: float) -> np.ndarray:
@@ -299,3 +430,4 @@ def test_bench_commands_on_the_cluster_print_the_local_figures(sample_set: Path,
     for name in ("material", "classic"):  # the same answers, whatever answered them
         assert {k: v for k, v in remote["weights"][name].items() if k != "seconds"} == \
             {k: v for k, v in local["weights"][name].items() if k != "seconds"}
+
