@@ -20,7 +20,8 @@ the same walk, which then sums weighted terms directly (no scratch vector).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_attacks, rook_attacks
 from search.bits import FILE_A, FILE_H, ZERO, bit, lsb, pop_lsb, popcount
@@ -139,15 +140,13 @@ def new_feature_buffers():  # type: ignore[no-untyped-def]
     return new_scratch(), np.zeros(MAX_FEATURES, dtype=np.int32), np.zeros(MAX_FEATURES, dtype=np.int32)
 
 
-@njit(cache=True, inline="always")
 def _add(w, st, nt, f, x):  # type: ignore[no-untyped-def]
     """Add ``x`` to base term ``f``: into the weighted sums ``st[0]`` (middle game) and
     ``st[1]`` (end game) when weights ``w`` are given, else into the scratch vector ``st``
     (layout in :func:`new_scratch`); return the number of distinct terms touched.
 
-    Only two arrays cross this inlined helper on purpose: numba reference-counts every array
-    argument of an ``inline="always"`` function at each call site (atomic increments), which
-    with five arrays took over half of the evaluation time."""
+    This Python body is the reference run with ``NUMBA_DISABLE_JIT=1``; compiled kernels get
+    one of the two versions of :func:`_add_overload`, picked by the type of ``w``."""
     if x != 0:
         if w is not None:
             st[0] += np.int64(w[f]) * x
@@ -159,6 +158,31 @@ def _add(w, st, nt, f, x):  # type: ignore[no-untyped-def]
                 nt += 1
             st[f] += x
     return nt
+
+
+@overload(_add)
+def _add_overload(w, st, nt, f, x):  # type: ignore[no-untyped-def]
+    """:func:`_add` compiled for one use, chosen when the calling kernel is typed: with
+    ``w=None`` the counting version, else the weighted sums without a branch (a zero ``x``
+    adds zero). Not inlined by numba (LLVM inlines it): an array argument of a numba-inlined
+    function is reference-counted at every call site (an atomic operation), which with the
+    runtime branch took about half of the evaluation's time."""
+    if isinstance(w, (types.NoneType, types.Omitted)):
+        def counting(w, st, nt, f, x):  # type: ignore[no-untyped-def]
+            if x != 0:
+                if st[N_BASE + f] == 0:
+                    st[N_BASE + f] = 1
+                    st[2 * N_BASE + nt] = f
+                    nt += 1
+                st[f] += x
+            return nt
+        return counting
+
+    def weighted(w, st, nt, f, x):  # type: ignore[no-untyped-def]
+        st[0] += np.int64(w[f]) * x
+        st[1] += np.int64(w[f + N_BASE]) * x
+        return nt
+    return weighted
 
 
 @njit(cache=True, inline="always")
@@ -190,7 +214,7 @@ def _pairs(x: np.uint64, p: np.uint64, n: np.uint64, bi: np.uint64, r: np.uint64
             | (popcount(x & r) << (3 * PAIR_BITS)) | (popcount(x & q) << (4 * PAIR_BITS)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add_pairs(w, st, nt, f, net):  # type: ignore[no-untyped-def]
     """Add the net pair counts ``net`` (packed, each field biased by PAIR_ZERO; see
     :data:`PAIR_BIAS`) to the five base terms from ``f`` (target pawn .. queen).
