@@ -22,22 +22,25 @@ from search.alphabeta import MAX_PLY, new_workspace, search_kernel, search_windo
 from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.feature_kernels import features_kernel, new_feature_buffers
 from search.movegen import MAX_MOVES, generate_moves
-from search.static_eval import new_eval_state, thread_evaluator
+from search.static_eval import new_thread_eval_state, thread_evaluator
 
 #: positions per parallel work item (one workspace each)
 CHUNK = 16
 
 
 @njit(cache=True)
-def _replay(root, pv, n, out):  # type: ignore[no-untyped-def]
-    """``out`` = ``root`` with the first ``n`` moves of ``pv`` played."""
-    cur = root.copy()
-    nxt = np.empty(BOARD_WORDS, dtype=np.uint64)
-    for i in range(n):
-        make_move(cur, nxt, pv[i])
-        cur, nxt = nxt, cur
+def _replay(root, pv, n, out, tmp):  # type: ignore[no-untyped-def]
+    """``out`` = ``root`` with the first ``n`` moves of ``pv`` played; ``tmp`` is
+    uint64[2, BOARD_WORDS] scratch (no allocation: a sweep replays one PV per row, and the
+    threads of a parallel kernel would contend for the allocator)."""
     for k in range(BOARD_WORDS):
-        out[k] = cur[k]
+        tmp[0, k] = root[k]
+    cur = 0
+    for i in range(n):
+        make_move(tmp[cur], tmp[1 - cur], pv[i])
+        cur = 1 - cur
+    for k in range(BOARD_WORDS):
+        out[k] = tmp[cur, k]
 
 
 @njit(cache=True, parallel=True)
@@ -61,10 +64,11 @@ def search_batch_kernel(boards, depth, ev, budget):  # type: ignore[no-untyped-d
     for c in prange(n_chunks):
         evl = thread_evaluator(ev)
         ws = new_workspace()
-        es = new_eval_state(evl, ws[0])
+        es = new_thread_eval_state(evl, ws[0])
         hist = np.zeros(1, dtype=np.uint64)
         tt_keys = np.zeros(0, dtype=np.uint64)
         tt_moves = np.zeros(0, dtype=np.int32)
+        tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, 0, tt_keys, tt_moves)
             ints = ws[3]
@@ -73,7 +77,7 @@ def search_batch_kernel(boards, depth, ev, budget):  # type: ignore[no-untyped-d
             kinds[p] = ints[0, 9]
             for k in range(n):
                 pvs[p, k] = ws[4][0, k]
-            _replay(boards[p], pvs[p], n, leaves[p])
+            _replay(boards[p], pvs[p], n, leaves[p], tmp)
             nodes[p] = ws[7][0]
             budget_hit[p] = ws[7][1] != 0
     return scores, pvs, pv_len, kinds, leaves, nodes, budget_hit
@@ -94,12 +98,11 @@ def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
 @njit(cache=True)
 def _sweep_position(  # type: ignore[no-untyped-def]
         ws, es, board, depth, ev, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,
-        child, hist):
-    """Search every legal move of ``board``; write one row per move; return (moves, nodes)."""
+        child, hist, tt_keys, tt_moves, tmp):
+    """Search every legal move of ``board``; write one row per move; return (moves, nodes).
+    ``tt_keys``, ``tt_moves``: the (empty) move-ordering table; ``tmp``: :func:`_replay`'s scratch."""
     n = generate_moves(board, buf, 0, False)
     hist[0] = board[W_KEY]
-    tt_keys = np.zeros(0, dtype=np.uint64)
-    tt_moves = np.zeros(0, dtype=np.int32)
     nodes = 0
     for i in range(n):
         m = buf[i]
@@ -113,7 +116,7 @@ def _sweep_position(  # type: ignore[no-untyped-def]
         # the child's score is (-1)**pvl * eval(leaf); the mover's is its negation
         signs_out[i] = -1 if pvl % 2 == 0 else 1
         if want_leaves:
-            _replay(child, ws[4][0], pvl, leaves_out[i])
+            _replay(child, ws[4][0], pvl, leaves_out[i], tmp)
         nodes += ws[7][0]
     return n, nodes
 
@@ -138,16 +141,20 @@ def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: igno
     for c in prange((p_count + CHUNK - 1) // CHUNK):
         evl = thread_evaluator(ev)
         ws = new_workspace()
-        es = new_eval_state(evl, ws[0])
+        es = new_thread_eval_state(evl, ws[0])
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         child = np.zeros(BOARD_WORDS, dtype=np.uint64)
         hist = np.zeros(1, dtype=np.uint64)
         dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
+        tt_keys = np.zeros(0, dtype=np.uint64)
+        tt_moves = np.zeros(0, dtype=np.int32)
+        tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             a, z = pos_ptr[p], pos_ptr[p + 1]
             leaf_rows = leaves[a:z] if want_leaves else dummy
             _, nodes[p] = _sweep_position(ws, es, boards[p], depth, evl, budget, moves[a:z], scores[a:z],
-                                          kinds[a:z], signs[a:z], leaf_rows, want_leaves, buf, child, hist)
+                                          kinds[a:z], signs[a:z], leaf_rows, want_leaves, buf, child, hist,
+                                          tt_keys, tt_moves, tmp)
     return moves, scores, kinds, signs, leaves, nodes
 
 
@@ -264,9 +271,12 @@ def full_match_kernel(boards, played, weights, depth, budget):  # type: ignore[n
         kinds = np.zeros(MAX_MOVES, dtype=np.int8)
         signs = np.zeros(MAX_MOVES, dtype=np.int8)
         dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
+        tt_keys = np.zeros(0, dtype=np.uint64)
+        tt_moves = np.zeros(0, dtype=np.int32)
+        tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             n, _ = _sweep_position(ws, None, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
-                                   False, buf, child, hist)
+                                   False, buf, child, hist, tt_keys, tt_moves, tmp)
             row = -1
             for i in range(n):
                 if move_uci_key(moves[i]) == move_uci_key(played[p]):

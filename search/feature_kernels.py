@@ -20,7 +20,8 @@ the same walk, which then sums weighted terms directly (no scratch vector).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_attacks, rook_attacks
 from search.bits import FILE_A, FILE_H, ZERO, bit, lsb, pop_lsb, popcount
@@ -139,26 +140,46 @@ def new_feature_buffers():  # type: ignore[no-untyped-def]
     return new_scratch(), np.zeros(MAX_FEATURES, dtype=np.int32), np.zeros(MAX_FEATURES, dtype=np.int32)
 
 
-@njit(cache=True, inline="always")
-def _add(w, st, nt, f, x):  # type: ignore[no-untyped-def]
+@njit(cache=True)
+def _count(st, nt, f, x):  # type: ignore[no-untyped-def]
+    """:func:`_add` without weights: count ``x`` into the scratch vector ``st``."""
+    if x != 0:
+        if st[N_BASE + f] == 0:
+            st[N_BASE + f] = 1
+            st[2 * N_BASE + nt] = f
+            nt += 1
+        st[f] += x
+    return nt
+
+
+@njit(cache=True)
+def _weigh(w, st, nt, f, x):  # type: ignore[no-untyped-def]
+    """:func:`_add` with weights: no branch (a zero ``x`` adds zero)."""
+    st[0] += np.int64(w[f]) * x
+    st[1] += np.int64(w[f + N_BASE]) * x
+    return nt
+
+
+def _add(w: np.ndarray | None, st: np.ndarray, nt: int, f: int, x: int) -> int:
     """Add ``x`` to base term ``f``: into the weighted sums ``st[0]`` (middle game) and
     ``st[1]`` (end game) when weights ``w`` are given, else into the scratch vector ``st``
     (layout in :func:`new_scratch`); return the number of distinct terms touched.
 
-    Only two arrays cross this inlined helper on purpose: numba reference-counts every array
-    argument of an ``inline="always"`` function at each call site (atomic increments), which
-    with five arrays took over half of the evaluation time."""
-    if x != 0:
-        if w is not None:
-            st[0] += np.int64(w[f]) * x
-            st[1] += np.int64(w[f + N_BASE]) * x
-        else:
-            if st[N_BASE + f] == 0:
-                st[N_BASE + f] = 1
-                st[2 * N_BASE + nt] = f
-                nt += 1
-            st[f] += x
-    return nt
+    This Python body runs with ``NUMBA_DISABLE_JIT=1``; compiled kernels get the version
+    :func:`_add_overload` picks by the type of ``w``."""
+    return int(_count(st, nt, f, x)) if w is None else int(_weigh(w, st, nt, f, x))
+
+
+@overload(_add)
+def _add_overload(w, st, nt, f, x):  # type: ignore[no-untyped-def]
+    """:func:`_add` for one use, chosen when the calling kernel is typed: :func:`_count` for
+    ``w=None``, else :func:`_weigh`; no test of ``w`` at run time. Neither is inlined by numba
+    (LLVM inlines them): numba reference-counts an array argument of a numba-inlined function
+    at every call site (an atomic operation), which the term walk did about 20 times per
+    evaluation; now twice."""
+    if isinstance(w, (types.NoneType, types.Omitted)):
+        return lambda w, st, nt, f, x: _count(st, nt, f, x)
+    return lambda w, st, nt, f, x: _weigh(w, st, nt, f, x)
 
 
 @njit(cache=True, inline="always")
@@ -190,7 +211,7 @@ def _pairs(x: np.uint64, p: np.uint64, n: np.uint64, bi: np.uint64, r: np.uint64
             | (popcount(x & r) << (3 * PAIR_BITS)) | (popcount(x & q) << (4 * PAIR_BITS)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add_pairs(w, st, nt, f, net):  # type: ignore[no-untyped-def]
     """Add the net pair counts ``net`` (packed, each field biased by PAIR_ZERO; see
     :data:`PAIR_BIAS`) to the five base terms from ``f`` (target pawn .. queen).
@@ -215,52 +236,40 @@ def phase_of(b: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
-    """Walk every term of ``b`` once, White's counts positive and Black's negative.
+def _side(b, c):  # type: ignore[no-untyped-def]
+    """Colour ``c``'s view of ``b``: ``(sign, own, opp, own pawns, opponent's pawns, own pawn
+    attacks, opponent's pawn attacks, enemy king zone)`` (the zone: the enemy king's square and
+    the squares it attacks; empty without an enemy king)."""
+    own = b[W_OCC + c]
+    opp = b[W_OCC + 1 - c]
+    own_p = b[PAWN] & own
+    opp_p = b[PAWN] & opp
+    ezone = ZERO
+    ek = b[KING] & opp
+    if ek:
+        eksq = lsb(ek)
+        ezone = KING_ATTACKS[eksq] | bit(eksq)
+    return (1 if c == 0 else -1, own, opp, own_p, opp_p, _pawn_attack_set(own_p, c),
+            _pawn_attack_set(opp_p, 1 - c), ezone)
 
-    With ``w=None``: add the counts into the scratch vector ``st`` (see :func:`new_scratch`)
-    and return how many distinct base terms were touched.
-    With a weight vector ``w``: add ``w[f] * x`` and ``w[f + N_BASE] * x`` into ``st[0]``
-    and ``st[1]`` instead (numba compiles the two uses separately).
-    """
-    nt = 0
-    occ = b[W_OCC] | b[W_OCC + 1]
-    stm = np.int64(b[W_STM])
-    bp = b[PAWN]
-    bn = b[KNIGHT]
-    bbi = b[BISHOP]
-    br = b[ROOK]
-    bq = b[QUEEN]
-    # attack and defence pairs by attacker type, packed (_pairs), net White minus Black
-    ap = an = ab = ar = aq = ak = PAIR_BIAS
-    dp = dn = db = dr = dq = dk = PAIR_BIAS
+
+@njit(cache=True)
+def _pawn_king(b, w, st, nt):  # type: ignore[no-untyped-def]
+    """The terms of ``b`` that depend on the pawns and the kings only (:func:`_add` into ``st``
+    with weights ``w`` or None): doubled, isolated, backward, passed (by rank), phalanx and
+    supported pawns, pawns attacking the enemy king zone, the king's pawn shield and its open
+    and half-open files.
+
+    Returns ``(nt, passed_w, passed_b, zone_w, zone_b)``: each colour's passed pawns (bitboards,
+    for the free-passer term, which depends on every piece) and its number of pawns attacking
+    the enemy king zone (part of the zone count)."""
+    passed_w = ZERO
+    passed_b = ZERO
+    zone_w = 0
+    zone_b = 0
     for c in range(2):
-        s = 1 if c == 0 else -1
-        own = b[W_OCC + c]
-        opp = b[W_OCC + 1 - c]
-        own_p = b[PAWN] & own
-        opp_p = b[PAWN] & opp
-        own_pa = _pawn_attack_set(own_p, c)
-        opp_pa = _pawn_attack_set(opp_p, 1 - c)
-        flip = 0 if c == 0 else 56
-        ezone = ZERO
-        ek = b[KING] & opp
-        if ek:
-            eksq = lsb(ek)
-            ezone = KING_ATTACKS[eksq] | bit(eksq)
-
-        # material and piece-square tables
-        for pt in range(6):
-            bb = b[pt] & own
-            if pt < 5:
-                nt = _add(w, st, nt, F_MATERIAL + pt, s * popcount(bb))
-            while bb:
-                sq = lsb(bb)
-                bb = pop_lsb(bb)
-                nt = _add(w, st, nt, F_PST + 64 * pt + (sq ^ flip), s)
-
-        # pawn structure; pawns attacking the enemy king zone
-        zone_total = 0
+        s, own, opp, own_p, opp_p, own_pa, opp_pa, ezone = _side(b, c)
+        passed = ZERO
         zone_n = 0
         bb = own_p
         while bb:
@@ -278,8 +287,7 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
                 nt = _add(w, st, nt, F_BACKWARD, s)
             if ((FILE_MASK[f] | ADJACENT_FILES[f]) & AHEAD[c, sq] & opp_p) == ZERO:
                 nt = _add(w, st, nt, F_PASSED + rr - 1, s)
-                if not (occ & bit(stop)):
-                    nt = _add(w, st, nt, F_PASSED_FREE + rr - 1, s)
+                passed |= bit(sq)
             if adj_own & RANK_MASK[sq >> 3]:
                 nt = _add(w, st, nt, F_PHALANX, s)
             if bit(sq) & own_pa:
@@ -288,7 +296,146 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
                 zone_n += 1
         if zone_n:
             nt = _add(w, st, nt, F_ZONE_ATTACKERS + PAWN, s * zone_n)
-            zone_total += zone_n
+
+        # king: pawn shield and files next to the king (files as 8-bit masks)
+        kb = b[KING] & own
+        if kb:
+            ksq = lsb(kb)
+            kfiles = KING_FILES[ksq & 7]
+            kr = (ksq >> 3) if c == 0 else 7 - (ksq >> 3)
+            shield1 = 0
+            shield2 = 0
+            if kr <= 6:
+                row1 = own_p & RANK_MASK[kr + 1 if c == 0 else 6 - kr] & kfiles
+                shield1 = popcount(row1)
+                if kr <= 5:
+                    row2 = own_p & RANK_MASK[kr + 2 if c == 0 else 5 - kr] & kfiles & ~_file_fill(row1)
+                    shield2 = popcount(row2)
+            kf8 = _files_of(kfiles)
+            own_f8 = _files_of(_file_fill(own_p))
+            opp_f8 = _files_of(_file_fill(opp_p))
+            nt = _add(w, st, nt, F_SHIELD1, s * shield1)
+            nt = _add(w, st, nt, F_SHIELD2, s * shield2)
+            nt = _add(w, st, nt, F_KING_OPEN, s * popcount(kf8 & ~own_f8 & ~opp_f8))
+            nt = _add(w, st, nt, F_KING_SEMIOPEN, s * popcount(kf8 & ~own_f8 & opp_f8))
+        if c == 0:
+            passed_w = passed
+            zone_w = zone_n
+        else:
+            passed_b = passed
+            zone_b = zone_n
+    return nt, passed_w, passed_b, zone_w, zone_b
+
+
+#: rows of a pawn-king table (:func:`new_pawn_king_table`), a power of two
+PK_ROWS = 2048
+#: a pawn-king table row: the entry's white pawns, black pawns and kings (its identity), its
+#: passed pawns by colour, its middle-game and end-game sums (two's complement) and its pawns
+#: attacking the enemy king zone by colour
+PK_WP, PK_BP, PK_KINGS, PK_PASSED_W, PK_PASSED_B, PK_MG, PK_EG, PK_ZONE_W, PK_ZONE_B = range(9)
+PK_WIDTH = 9
+
+
+@njit(cache=True)
+def new_pawn_king_table():  # type: ignore[no-untyped-def]
+    """An empty pawn-king table, uint64[PK_ROWS, PK_WIDTH] (all zero: a row of no pawns and no
+    kings, whose terms are indeed all zero): one per thread and weight vector."""
+    return np.zeros((PK_ROWS, PK_WIDTH), dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def _pk_slot(wp: np.uint64, bpawns: np.uint64, kings: np.uint64, rows: int) -> int:
+    """The row of a pawn-king structure in a table of ``rows`` rows, a power of two
+    (multiplicative hashing; the row's identity words decide whether it holds this structure)."""
+    h = (wp * np.uint64(0x9E3779B97F4A7C15)) ^ (bpawns * np.uint64(0xC2B2AE3D27D4EB4F)) ^ (
+        kings * np.uint64(0x165667B19E3779F9))
+    h ^= h >> np.uint64(31)
+    return int(h & np.uint64(rows - 1))
+
+
+@njit(cache=True)
+def _pawn_king_cached(b, w, st, pk, tmp):  # type: ignore[no-untyped-def]
+    """:func:`_pawn_king` with weights ``w``, its sums added into ``st[0]``, ``st[1]``, read
+    from the pawn-king table ``pk`` (uint64[2**k, PK_WIDTH]) when it holds this structure (else computed, into the
+    int64[2] scratch ``tmp``, and stored). Pawns move rarely in a search tree, so most nodes
+    find their structure there. Integer sums: the score is exactly the uncached one's."""
+    own_w = b[W_OCC]
+    wp = b[PAWN] & own_w
+    bpawns = b[PAWN] & b[W_OCC + 1]
+    kings = b[KING]
+    r = _pk_slot(wp, bpawns, kings, pk.shape[0])
+    if pk[r, PK_WP] != wp or pk[r, PK_BP] != bpawns or pk[r, PK_KINGS] != kings:
+        tmp[0] = 0
+        tmp[1] = 0
+        _, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, tmp, 0)
+        pk[r, PK_WP] = wp
+        pk[r, PK_BP] = bpawns
+        pk[r, PK_KINGS] = kings
+        pk[r, PK_PASSED_W] = passed_w
+        pk[r, PK_PASSED_B] = passed_b
+        pk[r, PK_MG] = np.uint64(np.int64(tmp[0]))
+        pk[r, PK_EG] = np.uint64(np.int64(tmp[1]))
+        pk[r, PK_ZONE_W] = np.uint64(zone_w)
+        pk[r, PK_ZONE_B] = np.uint64(zone_b)
+    st[0] += np.int64(pk[r, PK_MG])
+    st[1] += np.int64(pk[r, PK_EG])
+    return pk[r, PK_PASSED_W], pk[r, PK_PASSED_B], np.int64(pk[r, PK_ZONE_W]), np.int64(pk[r, PK_ZONE_B])
+
+
+@njit(cache=True)
+def collect(b, w, st, pk) -> int:  # type: ignore[no-untyped-def]
+    """Walk every term of ``b`` once, White's counts positive and Black's negative.
+
+    With ``w=None``: add the counts into the scratch vector ``st`` (see :func:`new_scratch`)
+    and return how many distinct base terms were touched.
+    With a weight vector ``w``: add ``w[f] * x`` and ``w[f + N_BASE] * x`` into ``st[0]``
+    and ``st[1]`` instead (numba compiles the two uses separately); then ``pk`` may be a
+    pawn-king table (:func:`new_pawn_king_table`, made for these weights) whose cached sums
+    stand for the pawn-king terms, and ``st[2:4]`` is scratch. ``pk`` None: no table.
+    """
+    if pk is None:
+        nt, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, st, 0)
+    else:
+        nt = 0
+        passed_w, passed_b, zone_w, zone_b = _pawn_king_cached(b, w, st, pk, st[2:4])
+    passed = (passed_w, passed_b)
+    zone_pawns = (zone_w, zone_b)
+    occ = b[W_OCC] | b[W_OCC + 1]
+    stm = np.int64(b[W_STM])
+    bp = b[PAWN]
+    bn = b[KNIGHT]
+    bbi = b[BISHOP]
+    br = b[ROOK]
+    bq = b[QUEEN]
+    # attack and defence pairs by attacker type, packed (_pairs), net White minus Black
+    ap = an = ab = ar = aq = ak = PAIR_BIAS
+    dp = dn = db = dr = dq = dk = PAIR_BIAS
+    for c in range(2):
+        s, own, opp, own_p, opp_p, own_pa, opp_pa, ezone = _side(b, c)
+        flip = 0 if c == 0 else 56
+
+        # material and piece-square tables
+        for pt in range(6):
+            bb = b[pt] & own
+            if pt < 5:
+                nt = _add(w, st, nt, F_MATERIAL + pt, s * popcount(bb))
+            while bb:
+                sq = lsb(bb)
+                bb = pop_lsb(bb)
+                nt = _add(w, st, nt, F_PST + 64 * pt + (sq ^ flip), s)
+
+        # pawn structure, pawns attacking the enemy king zone, the king's pawn shield and files
+        # (pawns and kings only: cached by :func:`_pawn_king_cached`); free passed pawns
+        zone_n = zone_pawns[c]
+        zone_total = zone_n
+        bb = passed[c]
+        while bb:
+            sq = lsb(bb)
+            bb = pop_lsb(bb)
+            stop = sq + 8 if c == 0 else sq - 8
+            if not (occ & bit(stop)):
+                rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
+                nt = _add(w, st, nt, F_PASSED_FREE + rr - 1, s)
 
         # attacks / defends by pawns: each capture direction maps pawns one-to-one onto
         # squares; squares in one direction's set only are attacked by one pawn, in both by two
@@ -394,30 +541,12 @@ def collect(b, w, st) -> int:  # type: ignore[no-untyped-def]
         if c == stm:
             nt = _add(w, st, nt, F_TEMPO, s)
 
-        # king: pawn shield and files next to the king (files as 8-bit masks)
+        # king: attack and defence pairs
         kb = b[KING] & own
         if kb:
-            ksq = lsb(kb)
-            katt = KING_ATTACKS[ksq]
+            katt = KING_ATTACKS[lsb(kb)]
             ak += s * _pairs(katt & opp, bp, bn, bbi, br, bq)
             dk += s * _pairs(katt & own, bp, bn, bbi, br, bq)
-            kfiles = KING_FILES[ksq & 7]
-            kr = (ksq >> 3) if c == 0 else 7 - (ksq >> 3)
-            shield1 = 0
-            shield2 = 0
-            if kr <= 6:
-                row1 = own_p & RANK_MASK[kr + 1 if c == 0 else 6 - kr] & kfiles
-                shield1 = popcount(row1)
-                if kr <= 5:
-                    row2 = own_p & RANK_MASK[kr + 2 if c == 0 else 5 - kr] & kfiles & ~_file_fill(row1)
-                    shield2 = popcount(row2)
-            kf8 = _files_of(kfiles)
-            own_f8 = _files_of(_file_fill(own_p))
-            opp_f8 = _files_of(_file_fill(opp_p))
-            nt = _add(w, st, nt, F_SHIELD1, s * shield1)
-            nt = _add(w, st, nt, F_SHIELD2, s * shield2)
-            nt = _add(w, st, nt, F_KING_OPEN, s * popcount(kf8 & ~own_f8 & ~opp_f8))
-            nt = _add(w, st, nt, F_KING_SEMIOPEN, s * popcount(kf8 & ~own_f8 & opp_f8))
 
     nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * PAWN, ap)
     nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KNIGHT, an)
@@ -439,7 +568,7 @@ def features_kernel(b, st, out_idx, out_val):  # type: ignore[no-untyped-def]
     """Write the side to move's feature vector as sorted pairs into ``out_idx``/``out_val``
     (int32, length >= MAX_FEATURES); return the number of pairs. Values are
     ``x * phase`` (middle-game copy) and ``x * (PHASE_MAX - phase)`` (end-game copy)."""
-    nt = collect(b, None, st)
+    nt = collect(b, None, st, None)
     touched = st[2 * N_BASE:]
     # insertion sort of the touched base indices (a few dozen)
     for i in range(1, nt):
@@ -484,9 +613,16 @@ def evaluate_kernel(b, w, score):  # type: ignore[no-untyped-def]
 
     ``w`` is the integer weight vector (int32, length N_FEATURES); ``score`` is an int64[2]
     scratch array."""
+    return evaluate_cached_kernel(b, w, score, None)
+
+
+@njit(cache=True)
+def evaluate_cached_kernel(b, w, score, pk):  # type: ignore[no-untyped-def]
+    """:func:`evaluate_kernel` with the pawn-king table ``pk`` (:func:`new_pawn_king_table`,
+    for these weights only) or None; ``score`` is int64[>= 4] scratch. The same score."""
     score[0] = 0
     score[1] = 0
-    collect(b, w, score)
+    collect(b, w, score, pk)
     phase = phase_of(b)
     total = score[0] * phase + score[1] * (PHASE_MAX - phase)
     return total if b[W_STM] == ZERO else -total

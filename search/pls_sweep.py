@@ -32,7 +32,7 @@ from search.static_eval import new_eval_state, thread_evaluator
 @njit(cache=True)
 def _pls_sweep_position(ws, es, board, units, ev, budget, mw, evw, ps, mode, flat, root_lps,  # type: ignore[no-untyped-def]
                         moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf, child, hist,
-                        tt_keys, tt_moves):
+                        tt_keys, tt_moves, tmp):
     """Search every legal move of ``board`` with the budget ``units`` at ``board``; one row
     per move (module docstring); returns the nodes searched."""
     n = generate_moves(board, buf, 0, False)
@@ -52,7 +52,7 @@ def _pls_sweep_position(ws, es, board, units, ev, budget, mw, evw, ps, mode, fla
         # the child's score is (-1)**pvl * eval(leaf); the mover's is its negation
         signs_out[i] = -1 if pvl % 2 == 0 else 1
         if want_leaves:
-            _replay(child, ws[WS_PV][0], pvl, leaves_out[i])
+            _replay(child, ws[WS_PV][0], pvl, leaves_out[i], tmp)
         nodes += ws[WS_STATS][0]
     return nodes
 
@@ -88,10 +88,11 @@ def pls_sweep_kernel(boards, pos_ptr, units, ev, budget, mw, evw, mode, flat, wa
         tt_keys = np.zeros(0, dtype=np.uint64)
         tt_moves = np.zeros(0, dtype=np.int32)
         dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
+        tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             a, z = pos_ptr[p], pos_ptr[p + 1]
             leaf_rows = leaves[a:z] if want_leaves else dummy
             nodes[p] = _pls_sweep_position(ws, es, boards[p], units, evl, budget, mw, evw, ps, mode, flat, root_lps,
                                            moves[a:z], scores[a:z], kinds[a:z], signs[a:z], leaf_rows, want_leaves,
-                                           buf, child, hist, tt_keys, tt_moves)
+                                           buf, child, hist, tt_keys, tt_moves, tmp)
     return moves, scores, kinds, signs, leaves, nodes

@@ -15,7 +15,8 @@ used to go; its numba type says its kind, and numba compiles each kernel once pe
 Beside the search workspace, a kernel holds the *evaluator state* ``es`` of
 :func:`new_eval_state`: ``None`` for the linear evaluator, so that its hooks receive no array
 and compile to nothing (numba counts a reference to every array an inlined function receives,
-an atomic operation per node); for a network, ``(net, acc, hidden, boards)``: the network, its
+an atomic operation per node) or, in a batch kernel (:func:`new_thread_eval_state`), its
+pawn-king table; for a network, ``(net, acc, hidden, boards)``: the network, its
 accumulator stack int16[STACK_PLIES, 2, H] (one pair per ply), int32 scratch and the
 workspace's board stack. The hooks:
 
@@ -40,7 +41,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from search.feature_kernels import evaluate_kernel
+from search.feature_kernels import evaluate_cached_kernel, evaluate_kernel, new_pawn_king_table
 from search.network_kernels import (NET_B1, NET_B2, NET_B3, STACK_PLIES, network_score, refresh_accumulators,
                                     update_accumulators)
 
@@ -74,6 +75,11 @@ def _no_state(es: types.Type) -> bool:
     return isinstance(es, (types.NoneType, types.Omitted)) or es is None
 
 
+def _table_state(es: types.Type) -> bool:
+    """A linear evaluator's pawn-king table (:func:`new_thread_eval_state`)."""
+    return isinstance(es, types.Array)
+
+
 def new_eval_state(ev: Any, boards: np.ndarray) -> Any:
     """The evaluator state of a search workspace whose board stack is ``boards``
     (uint64[STACK_PLIES, BOARD_WORDS]): ``None`` for the linear evaluator; ``(ev, acc, hidden,
@@ -84,27 +90,39 @@ def new_eval_state(ev: Any, boards: np.ndarray) -> Any:
     return None
 
 
+def new_thread_eval_state(ev: Any, boards: np.ndarray) -> Any:
+    """The evaluator state of one thread of a batch kernel, whose weights stay the same for
+    the whole call: :func:`new_eval_state`, except that the linear evaluator gets a pawn-king
+    table (:func:`search.feature_kernels.new_pawn_king_table`; valid for one weight vector
+    only, so never in a workspace that outlives the call)."""
+    if isinstance(ev, np.ndarray):
+        return new_pawn_king_table()
+    return new_eval_state(ev, boards)
+
+
 def eval_root(es: Any, root: np.ndarray) -> None:
     """A search starts at ``root``: set the accumulators of ply 0 (network) or nothing (linear)."""
-    if es is not None:
+    if isinstance(es, tuple):
         refresh_accumulators(root, es[ES_NET], es[ES_ACC][0])
 
 
 def eval_move(es: Any, ply: int, m: int) -> None:
     """Move ``m`` took the board at ``ply`` to the one at ``ply + 1``: set the accumulators of
     ``ply + 1`` from those of ``ply`` (network) or nothing (linear)."""
-    if es is not None:
+    if isinstance(es, tuple):
         acc, boards = es[ES_ACC], es[ES_BOARDS]
         update_accumulators(acc[ply], acc[ply + 1], es[ES_NET], boards[ply], boards[ply + 1], m)
 
 
 def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray) -> int:
     """Static score of board ``b`` at ``ply`` in eval units, side to move's view (``scratch``:
-    int64[>= 2])."""
-    if es is not None:
+    int64[>= 2], >= 4 with a pawn-king table)."""
+    if isinstance(es, tuple):
         return int(network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch))
     if _is_terms(ev):
         return int(ev[1](b, ev[0], scratch))
+    if es is not None:
+        return int(evaluate_cached_kernel(b, ev, scratch, es))
     return int(evaluate_kernel(b, ev, scratch))
 
 
@@ -133,9 +151,16 @@ def _new_eval_state(ev, boards):  # type: ignore[no-untyped-def]
     return None
 
 
+@overload(new_thread_eval_state)
+def _new_thread_eval_state(ev, boards):  # type: ignore[no-untyped-def]
+    if _linear_type(ev):
+        return lambda ev, boards: new_pawn_king_table()
+    return lambda ev, boards: new_eval_state(ev, boards)
+
+
 @overload(eval_root, inline="always")
 def _eval_root(es, root):  # type: ignore[no-untyped-def]
-    if _no_state(es):
+    if _no_state(es) or _table_state(es):
         return lambda es, root: None
 
     def network_root(es, root):  # type: ignore[no-untyped-def]
@@ -145,7 +170,7 @@ def _eval_root(es, root):  # type: ignore[no-untyped-def]
 
 @overload(eval_move, inline="always")
 def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
-    if _no_state(es):
+    if _no_state(es) or _table_state(es):
         return lambda es, ply, m: None
 
     def network_move(es, ply, m):  # type: ignore[no-untyped-def]
@@ -161,6 +186,8 @@ def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
         return lambda ev, es, ply, b, scratch: ev[1](b, ev[0], scratch)
     if _no_state(es):
         return lambda ev, es, ply, b, scratch: evaluate_kernel(b, ev, scratch)
+    if _table_state(es):
+        return lambda ev, es, ply, b, scratch: evaluate_cached_kernel(b, ev, scratch, es)
 
     def network_static(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
         return network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch)

@@ -213,3 +213,24 @@ def test_numba_values_are_sorted_nonzero_int32() -> None:
     assert idx.dtype == np.int32 and val.dtype == np.int32
     assert np.all(np.diff(idx) > 0) and np.all(val != 0)
     assert (idx.tolist(), val.tolist()) == reference_features(board)
+
+
+def test_pawn_king_table_gives_the_uncached_scores(real_boards: list[chess.Board]) -> None:
+    # the cached pawn-king sums stand for the recomputed ones: the same score for every position
+    # of the shipped games in game order (hits), in a shuffled order through a two-row table
+    # (rows replaced at almost every call), and for another weight vector with a fresh table
+    from search.feature_kernels import PK_ROWS, evaluate_cached_kernel, evaluate_kernel, new_pawn_king_table
+    from search.weights import load_weights
+
+    boards = [from_chess(b) for b in real_boards]
+    rng = np.random.default_rng(3)
+    for w in (load_weights("gm").values, rng.integers(-300, 300, load_weights("gm").values.shape[0]).astype(np.int32)):
+        score = np.zeros(4, dtype=np.int64)
+        want = [evaluate_kernel(b, w, score) for b in boards]
+        table = new_pawn_king_table()
+        assert table.shape[0] == PK_ROWS
+        assert [evaluate_cached_kernel(b, w, score, table) for b in boards] == want
+        assert [evaluate_cached_kernel(b, w, score, table) for b in boards] == want  # all hits now
+        small = new_pawn_king_table()[:2]
+        order = rng.permutation(len(boards))
+        assert [evaluate_cached_kernel(boards[i], w, score, small) for i in order] == [want[i] for i in order]
