@@ -64,6 +64,15 @@ def playout_boards(limit: int, seed: int = 0) -> list[chess.Board]:
     return out
 
 
+def bench_boards(limit: int, min_ply: int = 0) -> tuple[list[chess.Board], str]:
+    """``limit`` GM positions (from ply ``min_ply`` on) and ``"gm"``, or, when the GM files give
+    fewer, seeded random playouts and ``"random playouts"`` (a bench's ``source`` field)."""
+    boards = [b for b in gm_boards(limit if min_ply == 0 else 4 * limit) if b.ply() >= min_ply][:limit]
+    if len(boards) < limit:
+        return playout_boards(limit), "random playouts"
+    return boards, "gm"
+
+
 def timed(fn: Callable[[], object], repeats: int) -> list[float]:
     """Wall seconds of each of ``repeats`` calls of ``fn``."""
     times = []

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from common import gm_boards, playout_boards
+from common import bench_boards
 from numba import njit, typeof
 
 from search.board import BOARD_WORDS, make_move
@@ -103,10 +103,7 @@ def _increfs(kernel: object, *args: object) -> int:
 
 def main() -> None:
     load = round(os.getloadavg()[0], 2)
-    boards = gm_boards(N_POSITIONS)
-    source = "gm"
-    if len(boards) < N_POSITIONS:
-        boards, source = playout_boards(N_POSITIONS), "random playouts"
+    boards, source = bench_boards(N_POSITIONS)
     arr = np.ascontiguousarray(np.stack([from_chess(b) for b in boards]))
     w = np.ascontiguousarray(load_weights("gm").values, dtype=np.int32)
     n = len(arr)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import gm_boards, playout_boards, timed
+from common import bench_boards, timed
 
 from search.convert import from_chess
 from search.feature_kernels import evaluate_batch_kernel, features_batch_kernel
@@ -38,10 +38,7 @@ TARGET = 1_000_000
 
 
 def main() -> None:
-    boards = gm_boards(N_POSITIONS)
-    source = "gm"
-    if len(boards) < N_POSITIONS:
-        boards, source = playout_boards(N_POSITIONS), "random playouts"
+    boards, source = bench_boards(N_POSITIONS)
     arrays = np.ascontiguousarray(np.stack([from_chess(b) for b in boards]))
     w = np.ascontiguousarray(load_weights("classic").values, dtype=np.int32)
 

@@ -33,7 +33,7 @@ import time
 
 import numba
 import numpy as np
-from common import gm_boards, playout_boards, timed
+from common import bench_boards, timed
 
 from search.search_api import search_many, sweep
 from search.convert import from_chess
@@ -45,10 +45,7 @@ REPEATS = 3
 
 
 def main() -> None:
-    boards = [b for b in gm_boards(4 * N_POSITIONS) if b.ply() >= 16][:N_POSITIONS]
-    source = "gm"
-    if len(boards) < N_POSITIONS:
-        boards, source = playout_boards(N_POSITIONS), "random playouts"
+    boards, source = bench_boards(N_POSITIONS, min_ply=16)
     arr = np.stack([from_chess(b) for b in boards])
     w = load_weights("classic").values
     cores = numba.config.NUMBA_NUM_THREADS

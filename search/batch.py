@@ -121,6 +121,20 @@ def _sweep_position(  # type: ignore[no-untyped-def]
     return n, nodes
 
 
+@njit(cache=True)
+def sweep_outputs(p_count, m_count, want_leaves):  # type: ignore[no-untyped-def]
+    """A sweep's zeroed outputs for ``p_count`` positions and ``m_count`` rows: moves int32[M],
+    scores int64[M], kinds int8[M], signs int8[M], leaves uint64[M or 0, BOARD_WORDS] (rows only
+    when ``want_leaves``), nodes int64[P]."""
+    moves = np.zeros(m_count, dtype=np.int32)
+    scores = np.zeros(m_count, dtype=np.int64)
+    kinds = np.zeros(m_count, dtype=np.int8)
+    signs = np.zeros(m_count, dtype=np.int8)
+    leaves = np.zeros((m_count if want_leaves else 0, BOARD_WORDS), dtype=np.uint64)
+    nodes = np.zeros(p_count, dtype=np.int64)
+    return moves, scores, kinds, signs, leaves, nodes
+
+
 @njit(cache=True, parallel=True)
 def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: ignore[no-untyped-def]
     """Search every legal move of every board with the evaluator argument ``ev``.
@@ -132,12 +146,7 @@ def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: igno
     """
     p_count = boards.shape[0]
     m_count = pos_ptr[p_count]
-    moves = np.zeros(m_count, dtype=np.int32)
-    scores = np.zeros(m_count, dtype=np.int64)
-    kinds = np.zeros(m_count, dtype=np.int8)
-    signs = np.zeros(m_count, dtype=np.int8)
-    leaves = np.zeros((m_count if want_leaves else 0, BOARD_WORDS), dtype=np.uint64)
-    nodes = np.zeros(p_count, dtype=np.int64)
+    moves, scores, kinds, signs, leaves, nodes = sweep_outputs(p_count, m_count, want_leaves)
     for c in prange((p_count + CHUNK - 1) // CHUNK):
         evl = thread_evaluator(ev)
         ws = new_workspace()

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from search.alphabeta import WS_INTS, WS_PV, WS_STATS, _KIND, _PVLEN, new_workspace
-from search.batch import CHUNK, _replay
+from search.batch import CHUNK, _replay, sweep_outputs
 from search.board import BOARD_WORDS, W_KEY, make_move
 from search.movegen import MAX_MOVES, generate_moves
 from search.pls_kernels import log_probs, new_pls_scratch, pls_kernel
@@ -70,12 +70,7 @@ def pls_sweep_kernel(boards, pos_ptr, units, ev, budget, mw, evw, mode, flat, wa
     """
     p_count = boards.shape[0]
     m_count = pos_ptr[p_count]
-    moves = np.zeros(m_count, dtype=np.int32)
-    scores = np.zeros(m_count, dtype=np.int64)
-    kinds = np.zeros(m_count, dtype=np.int8)
-    signs = np.zeros(m_count, dtype=np.int8)
-    leaves = np.zeros((m_count if want_leaves else 0, BOARD_WORDS), dtype=np.uint64)
-    nodes = np.zeros(p_count, dtype=np.int64)
+    moves, scores, kinds, signs, leaves, nodes = sweep_outputs(p_count, m_count, want_leaves)
     for c in prange((p_count + CHUNK - 1) // CHUNK):
         evl = thread_evaluator(ev)
         ws = new_workspace()
