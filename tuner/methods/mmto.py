@@ -137,38 +137,23 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
 
     The positions go in chunks of ``batch`` through ``executor`` (default: this process with
     ``n_threads`` threads, each chunk searched in shorter calls (``pacer``) with Ctrl-C checks
-    between them); the figures are summed per chunk in chunk order, whatever ran them."""
+    between them); the figures are summed per chunk in chunk order, whatever ran them
+    (:func:`sweep_kept`, whose kept tables are then fetched here and joined)."""
     executor = executor or LocalExecutor(n_threads)
-    parts: list[CompactLeaves] = []
-    played_scores: list[np.ndarray] = []
-    j_sum = 0.0
-    match_sum = 0.0
-    rows_total = 0
-    nodes = 0
-    bar = progress_bar(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
-    with threads(n_threads):
-        for a, z, chunk in executor.map_chunks(
-                search_chunk, (pos.boards, played_index), size=batch, shared={"w": w}, pacer=pacer,
-                what="mmto-sweep", depth=depth, budget=budget, slope=slope, window=window, loss=loss,
-                **pls_options(pls_threshold, pls_model)):
-            j_sum += chunk.j_sum
-            match_sum += chunk.match_sum
-            rows_total += chunk.rows
-            nodes += chunk.nodes
-            parts.append(chunk.kept)
-            played_scores.append(chunk.played_scores)
-            bar.update(z - a)
-    bar.close()
-    results = pos.results if pos.results is not None else np.full(len(pos), np.nan)
-    table = LeafTable(concatenate(parts), np.asarray(results, dtype=np.float64))
-    n = len(pos)
-    return SweepSummary(j_sum / n, match_sum / n, table, rows_total, nodes, np.concatenate(played_scores))
+    results = np.asarray(pos.results if pos.results is not None else np.full(len(pos), np.nan), dtype=np.float64)
+    s = sweep_kept(pos, played_index, results, w, depth=depth, budget=budget, slope=slope, window=window,
+                   executor=executor, batch=batch, n_threads=n_threads, progress=progress, pacer=pacer, loss=loss,
+                   pls_threshold=pls_threshold, pls_model=pls_model)
+    kept: list[KeptChunk] = executor.fetch(s.handles)
+    executor.release(s.handles)
+    table = LeafTable(concatenate([k.leaves for k in kept]), results)
+    return SweepSummary(s.j_main, s.match, table, s.rows_total, s.nodes, np.concatenate([k.played_scores for k in kept]))
 
 
 def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray, depth: int, budget: int,
                  slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid",
                  pls_threshold: float = 0.0, pls_model: str = "gm") -> SweepChunk:
-    """One chunk of :func:`search_training_set` (run by an executor, perhaps on a Dask worker)."""
+    """One chunk's sweep (:func:`sweep_kept_chunk`, run by an executor, perhaps on a Dask worker)."""
     sw = paced_sweep(boards, depth, w, budget=budget, pacer=pacer or Pacer(), pls_threshold=pls_threshold,
                      pls_model=pls_model)
     rows = sw.pos_ptr[:-1] + played_index
