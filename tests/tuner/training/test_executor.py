@@ -343,7 +343,7 @@ def test_the_command_line_starts_its_own_local_cluster(sample_set: Path, tmp_pat
     common = ["tune", "--data", str(sample_set), "--max-train", "300", "--max-validation", "100", "--chunk", "64",
               "--iterations", "1", "--inner-steps", "3", "--quiet"]
     assert main([*common, "--out", str(tmp_path / "local")]) == 0
-    assert main([*common, "--out", str(tmp_path / "dask"), "--executor", "dask", "--workers", "2"]) == 0
+    assert main([*common, "--out", str(tmp_path / "dask"), "--executor", "dask", "--workers", "1"]) == 0
     metrics = [_no_seconds([__import__("json").loads(line) for line in (tmp_path / r / "metrics.jsonl").open()])
                for r in ("local", "dask")]
     assert metrics[0] == metrics[1] and len(metrics[0]) == 2
@@ -391,7 +391,7 @@ def test_ctrl_c_in_a_terminal_stops_a_dask_run_with_one_line(sample_set: Path, t
     run = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "tune", "--data", str(sample_set), "--out", str(run),
                              "--max-train", "500", "--max-validation", "100", "--chunk", "64", "--iterations", "200",
-                             "--patience", "200", "--executor", "dask", "--workers", "2", "--quiet"],
+                             "--patience", "200", "--executor", "dask", "--workers", "1", "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         for _ in range(1200):  # until iteration 0 is written: the run is inside its iterations
