@@ -263,7 +263,7 @@ def test_mmto_updates_from_kept_tables_take_the_same_steps_everywhere(cluster: A
         for name, executor in (("local", LocalExecutor(1)), ("dask", ex)):
             kw = {"depth": 1, "budget": 100_000, "slope": cfg.slope, "window": cfg.window, "executor": executor,
                   "batch": CHUNK, "n_threads": 1, "progress": False}
-            s = sweep_kept(pos, index, res, w0, **kw)
+            s = sweep_kept((pos.boards, index, res), w0, **kw)
             before = dict(getattr(executor, "traffic", {}))
             w, losses = update(s, w0, cfg, masks, executor=executor, n_threads=1, progress=False)
             moved = {k: v - before.get(k, 0) for k, v in getattr(executor, "traffic", {}).items()}
