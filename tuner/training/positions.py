@@ -169,7 +169,7 @@ def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positio
 class PositionRows:
     """Positions described rather than loaded: rows of one split's Parquet file.
 
-    ``folder``, ``split``: the position set and the split; ``rows``: int64[P], the row numbers
+    ``folder``, ``split``: the position set (an absolute path) and the split; ``rows``: int64[P], the row numbers
     (sorted, distinct) of the positions, 8 bytes each; ``file_size`` and ``file_mtime_ns``: the
     split file's size and modification time when the rows were chosen, so that whoever reads
     them (a Dask worker, perhaps on another machine) reads the same file or says it cannot.
@@ -229,8 +229,9 @@ def position_rows(data_dir: str | Path, split: str, *, limit: int = 0, seed: int
     rows = sample_rows(len(moves), limit, seed)
     if moves_only:
         rows = rows[moves.is_not_null().to_numpy()[rows]]
-    st = os.stat(_split_path(data_dir, split))
-    return PositionRows(str(data_dir), split, rows, st.st_size, st.st_mtime_ns)
+    folder = os.path.abspath(data_dir)  # a worker's working folder need not be this process's
+    st = os.stat(_split_path(folder, split))
+    return PositionRows(folder, split, rows, st.st_size, st.st_mtime_ns)
 
 
 #: FENs parsed per call of the batch parser when loading

@@ -53,7 +53,7 @@ def test_a_selection_of_rows_reads_as_those_rows_of_the_whole_split(sample_set: 
 def test_position_rows_read_as_the_positions_load_positions_keeps(sample_set: Path, limit: int) -> None:
     rows = position_rows(sample_set, "train", limit=limit, seed=4)
     loaded = load_positions(sample_set, "train", limit=limit, seed=4, progress=False)
-    assert rows.rows.dtype == np.int64 and len(rows) == len(loaded)
+    assert rows.rows.dtype == np.int64 and len(rows) == len(loaded) and Path(rows.folder).is_absolute()
     _same_positions(rows.read(), loaded)
     _same_positions(rows.part(100, 164).read(), loaded.subset(np.arange(100, 164)))
 
@@ -95,6 +95,14 @@ def test_a_local_sweep_over_chunks_built_on_demand_is_the_same_bit_for_bit(sampl
     for x, y in zip(kept_l, kept_c):
         assert np.array_equal(x.played_scores, y.played_scores) and np.array_equal(x.results, y.results, equal_nan=True)
         assert np.array_equal(x.leaves.pos_ptr, y.leaves.pos_ptr) and x.leaves.nbytes == y.leaves.nbytes
+
+
+def test_rows_of_a_set_named_by_a_relative_path_are_read_from_any_folder(sample_set: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(sample_set.parent)
+    rows = position_rows(sample_set.name, "train", limit=50, seed=2)
+    monkeypatch.chdir("/")  # a Dask worker started elsewhere
+    assert rows.problem() is None and len(rows.read()) == 50
 
 
 def test_a_missing_set_is_the_same_one_line_error_chunked(tmp_path: Path) -> None:
