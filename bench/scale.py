@@ -5,9 +5,12 @@ Each run is a child process of its own (``--child``), so that each reports its o
 the local run, and the Dask run's *driver*, whose cluster (a LocalCluster of one worker process
 per core, its scheduler in this parent process, no work stealing as in the executor's own
 LocalCluster) holds the positions and the leaf tables. Both
-children load the same seeded sample of ``--max-train`` training positions (and 5,000
-validation positions), measure the start (``begin``: the first sweep, which also ships the
-positions to the workers and warms their numba caches), then time one outer iteration as the
+children use the same seeded sample of ``--max-train`` training positions (and 5,000
+validation positions): the local one loads them, the Dask driver only chooses their rows (as
+``tuner tune --executor dask`` does for MMTO: chunked :class:`tuner.training.training_data.TrainingData`)
+and its workers build each chunk from the position set. Each measures the start (``begin``: the
+first sweep, which also builds or ships the positions on the workers and warms their numba
+caches), then times one outer iteration as the
 driver runs it: 32 update steps, the sweep of every training position and the validation
 move-match. Each child uses every core (the Dask run's workers divide them).
 
@@ -25,7 +28,9 @@ Prints one JSON line:
   sent its leaf table back (the tables' bytes, each played move's score and the chunk's figures,
   counted as the executor counts them; with ``--old-sweep`` also measured by a sweep that returns
   the tables, ``bytes_per_iteration_tables_measured``); ``traffic_ratio`` (target at most 0.02);
-  ``positions_bytes_once``: the positions shipped once per run;
+  ``positions_bytes_once``: what the driver sent once per run for the training positions (since
+  the driver no longer loads them, their row numbers in the position set, 8 bytes each: the
+  workers build the chunks; before, the positions themselves, 144 bytes each);
 - ``driver_peak_rss_mb`` (the Dask run's driver, the whole process) and ``local_peak_rss_mb``;
   ``driver_load_peak_rss_mb``: its peak while loading the positions; ``driver_training_peak_rss_mb``
   (and ``local_training_peak_rss_mb``): the peak from the end of the loading to the end of the
@@ -63,7 +68,7 @@ from common import gm_position_set
 from objectives.leaf_table import concatenate
 from search.weights import load_weights
 from tuner.cores import available_cores, threads_for
-from tuner.methods.mmto import MmtoConfig, MmtoTrainer, search_training_set
+from tuner.methods.mmto import MmtoConfig, MmtoTrainer, search_training_set, sweep_kept
 from tuner.training.executor import NO_STEALING
 from tuner.training.paced import validation_match
 from tuner.training.run_context import open_run_context
@@ -98,7 +103,7 @@ def one_iteration(common: TuneConfig, data: Any, *, old_sweep: bool, depth2: boo
         after = dict(getattr(ex, "traffic", {}))
         summary = trainer.summary
         assert summary is not None  # set by the step just taken
-        n = len(data.train)
+        n = data.n_train
         out: dict[str, Any] = {
             "seconds": seconds, "begin_seconds": begin_seconds, "metrics": metrics,
             "weights": [int(v) for v in trainer.weights()], "moved": {k: after[k] - before.get(k, 0) for k in after},
@@ -116,9 +121,11 @@ def one_iteration(common: TuneConfig, data: Any, *, old_sweep: bool, depth2: boo
         out["training_peak_rss_mb"] = peak_since_reset_mb()  # (ru_maxrss is reset with VmHWM)
         if old_sweep:  # the sweep as before item 3: every chunk's table back to the driver
             r0 = ex.traffic["results"]  # type: ignore[attr-defined]
-            search_training_set(data.train, data.train_played_index, trainer.weights(), depth=common.depth,
-                                budget=common.budget, slope=0.02, window=300.0, n_threads=ctx.threads,
-                                progress=False, executor=ex, batch=ctx.chunk)
+            s = sweep_kept(data.train_chunks(), trainer.weights(), depth=common.depth, budget=common.budget,
+                           slope=0.02, window=300.0, n_threads=ctx.threads, progress=False, executor=ex,
+                           batch=ctx.chunk)
+            ex.fetch(s.handles)  # what search_training_set fetches
+            ex.release(s.handles)
             out["old_sweep_results"] = ex.traffic["results"] - r0  # type: ignore[attr-defined]
     if depth2:  # depth 2 on a sample: seconds and stored leaf-table bytes per position
         sample = data.train.subset(np.arange(min(DEPTH2_SAMPLE, len(data.train))))
@@ -150,13 +157,14 @@ def child(args: argparse.Namespace) -> None:
     """One run (``--child local`` or ``dask``), its figures as one JSON line on stdout."""
     where = {"executor": "dask", "scheduler": args.scheduler, "threads": args.threads} if args.child == "dask" else {}
     common = TuneConfig(data=args.data, out="-", max_train=args.max_train, **where)
-    data = load_training_data(common, progress=False)
+    # the Dask run's driver as tuner tune runs it: chunked training positions, built by the workers
+    data = load_training_data(common, progress=False, chunked=args.child == "dask")
     load_peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     reset_peak()  # from here: the training's own peak, the positions held
     out = one_iteration(common, data, old_sweep=args.old_sweep, depth2=args.child == "local")
     out["load_peak_rss_mb"] = load_peak
     out["peak_rss_mb"] = max(load_peak, out["training_peak_rss_mb"])
-    out["train_positions"], out["validation_positions"] = len(data.train), len(data.validation)
+    out["train_positions"], out["validation_positions"] = data.n_train, len(data.validation)
     print(json.dumps(out))
 
 

@@ -245,14 +245,18 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             able = [m.name for m in methods().values() if kind_of(w0) in m.evaluators]
             raise TunerError(f"--start {common.start}: a {kind_of(w0)} evaluator, and {common.method} trains "
                              f"{' and '.join(method.evaluators)} ones; methods that train it: {', '.join(able)}")
+        # a Dask run of a method that reads its training positions chunk by chunk: the workers
+        # build them from the position set, this process keeps their row numbers only
+        chunked = common.executor == "dask" and kind_of(w0) in method.streams_train
         try:
-            data = load_training_data(common, needs=get_method(common.method).needs, progress=progress)
+            data = load_training_data(common, needs=method.needs, progress=progress, chunked=chunked)
         except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C is not deferred while loading
             if not is_interrupt(exc):
                 raise
             raise _stopped(run_dir, started=resume) from None
-        log(f"{common.method}: {len(data.train)} training and {len(data.validation)} validation positions "
-            f"from {common.data}; run folder {run_dir.path}")
+        log(f"{common.method}: {data.n_train} training and {len(data.validation)} validation positions "
+            f"from {common.data}{' (their chunks built as the workers need them, not loaded here)' if chunked else ''}; "
+            f"run folder {run_dir.path}")
         try:
             with DeferredSigint():  # from here on Ctrl-C stops the run between two kernel calls
                 if checkpoint is not None:
@@ -271,7 +275,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
         except OSError as exc:  # a full or read-only disk: the last checkpoint is still whole
             raise TunerError(f"{_os_error(exc)}; {_kept(run_dir)}") from None
     log(f"{common.method}: weights written to {run_dir.weights_path}")
-    note = small_data_note(len(data.train), run_dir)
+    note = small_data_note(data.n_train, run_dir)
     if note:
         log(note)
     return 0

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from tuner.errors import TunerError
@@ -44,7 +45,8 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     return manifest
 
 
-def read_split(folder: str | Path, split: str, columns: list[str] | None = None) -> pl.DataFrame:
+def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
+               rows: np.ndarray | None = None) -> pl.DataFrame:
     """One split of a position set as a polars frame, rows sorted by ``(game_id, ply)``.
 
     Parameters
@@ -52,6 +54,9 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None)
     folder : the position-set folder written by ``tuner ingest``.
     split : ``"train"``, ``"validation"`` or ``"test"``.
     columns : the columns to load (default: all of :data:`tuner.ingest.schema.SCHEMA`).
+    rows : only these rows (int64, sorted, distinct row numbers of the file), in that order:
+        read as the slice from the first to the last of them (the row groups outside it are
+        skipped), then taken; a row number past the end is an error.
 
     Raises
     ------
@@ -80,10 +85,19 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None)
     wrong = [f"{c} is {schema[c]}, not {SCHEMA[c]}" for c in wanted if c in schema and schema[c] != SCHEMA[c]]
     if wrong:
         raise TunerError(f"{path}: wrong column type(s): {'; '.join(wrong)}")
+    present = [c for c in wanted if c not in later]
     try:
-        frame = pl.read_parquet(path, columns=[c for c in wanted if c not in later])
+        if rows is None:
+            frame = pl.read_parquet(path, columns=present)
+        else:
+            lo, hi = (int(rows[0]), int(rows[-1]) + 1) if len(rows) else (0, 0)
+            frame = pl.scan_parquet(path).select(present).slice(lo, hi - lo).collect()
     except Exception as exc:  # noqa: BLE001  (as above)
         raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
+    if rows is not None:
+        if frame.height < hi - lo:
+            raise TunerError(f"{path}: has {lo + frame.height} rows, row {hi - 1} was asked for")
+        frame = frame[np.asarray(rows, dtype=np.int64) - lo]
     if later:  # a set written before these columns existed: they read as nulls
         frame = frame.with_columns(pl.lit(None, dtype=SCHEMA[c]).alias(c) for c in later).select(wanted)
     return frame

@@ -54,7 +54,7 @@ from search.evaluation_api import EVAL_SCALE
 from tuner.training.positions import Positions
 from tuner.training.driver import drive
 from tuner.errors import TunerError, check_interrupt
-from tuner.training.executor import Executor, LocalExecutor
+from tuner.training.executor import Dataset, Executor, LocalExecutor, dataset_length
 from tuner.methods.registry import Method, by_evaluator
 from tuner.methods.mmto_config import MmtoConfig, pls_options, refusing_pls, stalled
 from tuner.arena.movematch import top_k_credit
@@ -141,7 +141,7 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     (:func:`sweep_kept`, whose kept tables are then fetched here and joined)."""
     executor = executor or LocalExecutor(n_threads)
     results = np.asarray(pos.results if pos.results is not None else np.full(len(pos), np.nan), dtype=np.float64)
-    s = sweep_kept(pos, played_index, results, w, depth=depth, budget=budget, slope=slope, window=window,
+    s = sweep_kept((pos.boards, played_index, results), w, depth=depth, budget=budget, slope=slope, window=window,
                    executor=executor, batch=batch, n_threads=n_threads, progress=progress, pacer=pacer, loss=loss,
                    pls_threshold=pls_threshold, pls_model=pls_model)
     kept: list[KeptChunk] = executor.fetch(s.handles)
@@ -221,22 +221,27 @@ def sweep_kept_chunk(boards: np.ndarray, played_index: np.ndarray, results: np.n
     return sums, KeptChunk(c.kept, results, c.played_scores)
 
 
-def sweep_kept(pos: Positions, played_index: np.ndarray, results: np.ndarray, w: np.ndarray, *, depth: int,
-               budget: int, slope: float, window: float, executor: Executor, batch: int, n_threads: int,
-               progress: bool, pacer: Pacer | None = None, loss: str = "sigmoid", pls_threshold: float = 0.0,
-               pls_model: str = "gm") -> KeptSweep:
+def sweep_kept(positions: Dataset, w: np.ndarray, *, depth: int, budget: int, slope: float, window: float,
+               executor: Executor, batch: int, n_threads: int, progress: bool, pacer: Pacer | None = None,
+               loss: str = "sigmoid", pls_threshold: float = 0.0, pls_model: str = "gm") -> KeptSweep:
     """Step 1 with the leaf tables kept by ``executor`` where they were computed (issue 26,
     item 3): on a Dask cluster they stay on the workers and only each chunk's
     :class:`SweepSums` (64 bytes) comes back; the figures are summed in chunk order, as in
-    :func:`search_training_set`. ``results`` (float64[P], NaN: none) must be the same array at
-    every call (a Dask executor ships the positions once per array)."""
+    :func:`search_training_set`.
+
+    ``positions``: ``(boards, played_index, results)`` (results float64[P], NaN: none), or a
+    :class:`tuner.training.executor.ChunkSource` that builds those arrays chunk by chunk where
+    they are searched (:meth:`tuner.training.training_data.TrainingData.train_chunks`); it must
+    be the same object, or the same arrays, at every call (a Dask executor ships the positions
+    once per dataset)."""
     handles: list[Any] = []
     j_sum = match_sum = 0.0
     rows = nodes = stored = n_played = n_result = leaf_bytes = 0
-    bar = progress_bar(total=len(pos), desc="search", unit="pos", leave=False, disable=not progress)
+    n = dataset_length(positions)
+    bar = progress_bar(total=n, desc="search", unit="pos", leave=False, disable=not progress)
     with threads(n_threads):
         for a, z, (s, handle) in executor.map_chunks(
-                sweep_kept_chunk, (pos.boards, played_index, results), size=batch, shared={"w": w}, pacer=pacer,
+                sweep_kept_chunk, positions, size=batch, shared={"w": w}, pacer=pacer,
                 what="mmto-sweep", keep=True, depth=depth, budget=budget, slope=slope, window=window, loss=loss,
                 **pls_options(pls_threshold, pls_model)):
             j_sum += s.j_sum
@@ -250,7 +255,6 @@ def sweep_kept(pos: Positions, played_index: np.ndarray, results: np.ndarray, w:
             handles.append(handle)
             bar.update(z - a)
     bar.close()
-    n = len(pos)
     return KeptSweep(j_main=j_sum / n, match=match_sum / n, rows_total=rows, rows_stored=stored, nodes=nodes,
                      n_played=n_played, n_result=n_result, leaf_bytes=leaf_bytes, handles=handles)
 
@@ -481,9 +485,6 @@ class MmtoTrainer:
         self.adam = AdamState.start(self.w, cfg, self.masks) if cfg.optimizer == "adam" else None
         self.history: list[float] = []
         self.summary: KeptSweep | None = None
-        # one array for the run: a Dask executor ships the positions (with it) once
-        self.results = (np.full(len(data.train), np.nan) if data.train.results is None
-                        else np.asarray(data.train.results, dtype=np.float64))
 
     def _search(self) -> tuple[KeptSweep, float]:
         """Sweep with the current weights, keeping the leaf tables where they are computed (the
@@ -494,7 +495,9 @@ class MmtoTrainer:
         if self.summary is not None:
             ex.release(self.summary.handles)
             self.summary = None
-        s = sweep_kept(self.data.train, self.data.train_played_index, self.results, self.w, depth=self.common.depth,
+        # the same dataset at every sweep (a Dask executor ships it once); chunked data's
+        # positions are built by the workers, never loaded here (TrainingData.train_chunks)
+        s = sweep_kept(self.data.train_chunks(), self.w, depth=self.common.depth,
                        budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window, executor=ex,
                        batch=self.ctx.chunk, n_threads=self.ctx.threads, progress=self.ctx.progress,
                        pacer=self.ctx.pacer("sweep"), loss=self.cfg.loss, pls_threshold=self.cfg.pls_threshold,
@@ -577,4 +580,5 @@ METHOD = Method(
             ("training move-match (ties as fractions)", [("match_train", "train")])],
     headline=("j_main", "match_train"),
     evaluators=("linear", "network"),
+    streams_train=("linear",),
 )

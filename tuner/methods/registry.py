@@ -81,6 +81,10 @@ class Method:
     from or is judged by the moves played, as the driver keeps the weights of the best
     validation move-match) and/or :data:`RESULTS` (game results only: Texel). ``tuner tune``
     refuses a set without played moves for a method that needs them.
+    ``streams_train``: the evaluator kinds whose trainer reads the training positions only
+    through ``TrainingData.train_chunks`` (MMTO's linear one): with ``--executor dask``,
+    ``tuner tune`` gives it chunked data (:mod:`tuner.training.training_data`), whose positions
+    the workers build chunk by chunk and the driver never loads.
     ``best_by``: the metric (a key of the iteration's metrics) and direction (``"max"`` or
     ``"min"``) by which the driver keeps the best iteration and stops early: the validation
     move-match unless the method has its own validation criterion (Texel: its validation
@@ -99,6 +103,7 @@ class Method:
     evaluators: tuple[str, ...] = ("linear",)
     needs: frozenset[str] = frozenset({PLAYED_MOVES})
     best_by: tuple[str, str] = ("match_validation", "max")
+    streams_train: tuple[str, ...] = ()
 
 
 #: name -> "module:attribute" of the built-in methods' :class:`Method` objects (imported when

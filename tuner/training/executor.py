@@ -24,7 +24,16 @@ floating-point sum is reduced per chunk in chunk order by the caller).
   ADDR`` or on a :class:`distributed.LocalCluster` of ``--workers`` processes started for the
   run. The positions are shipped once per run, as one task per chunk (kept on the workers;
   being tasks rather than scattered data, a chunk held by a lost worker is recomputed from its
-  task, not lost); the weights once per map call. A lost worker's tasks are recomputed by the
+  task, not lost); the weights once per map call. A :class:`ChunkSource` (MMTO's training
+  positions in a Dask run, :class:`tuner.training.training_data.TrainingChunks`) is shipped as
+  descriptions instead: each chunk's task carries its row numbers in the position set and the
+  worker builds the arrays, so that neither this process nor the scheduler ever holds the
+  positions, and a lost chunk is read again by another worker. That needs the position set at
+  the same path on every worker (a shared filesystem, as on one machine), which is checked
+  first: if a worker cannot read it, this process builds the chunks one at a time and ships
+  each as arrays (holding one chunk at a time), and says so. Building on the workers was
+  chosen over building here because it also keeps the positions off the scheduler (1.4 GB at
+  10 million) and spreads the parsing over the workers. A lost worker's tasks are recomputed by the
   scheduler on the other workers (``distributed.scheduler.allowed-failures`` times per task at
   most) and the run says so in its log. Waiting for results checks for Ctrl-C every 0.2 s and
   cancels the outstanding tasks when it comes. Kept results stay in the workers' memory as
@@ -50,7 +59,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -71,17 +80,60 @@ EXECUTORS = ("local", "dask")
 Part = tuple[int, int, Any]
 
 
+@runtime_checkable
+class ChunkSource(Protocol):
+    """Positions a map builds chunk by chunk instead of receiving them as arrays
+    (:class:`tuner.training.training_data.TrainingChunks`: rows of a position set's file).
+
+    ``part(a, z)`` describes positions ``a:z`` in a small picklable object (what a Dask task
+    carries); its ``arrays()`` builds their arrays (one row per position, as a dataset of
+    arrays would hold them) wherever it is called; ``problem()`` says why this process could
+    not build them (the file missing here, say), or None.
+    """
+
+    def __len__(self) -> int: ...
+
+    def part(self, a: int, z: int) -> ChunkSource: ...
+
+    def arrays(self) -> tuple[np.ndarray, ...]: ...
+
+    def problem(self) -> str | None: ...
+
+
+#: what a map runs over: arrays with one row per position (the same length), or a source that
+#: builds them chunk by chunk
+Dataset = Sequence[np.ndarray] | ChunkSource
+
+
+def dataset_length(dataset: Dataset) -> int:
+    """The positions of a map's dataset."""
+    return len(dataset) if isinstance(dataset, ChunkSource) else len(dataset[0])
+
+
+def chunk_arrays(dataset: Dataset, a: int, z: int, rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """The arrays of positions ``a:z`` of ``dataset`` (``rows``: of the sorted selection ``rows``,
+    positions ``rows[a:z]``), built here when ``dataset`` is a :class:`ChunkSource`."""
+    if isinstance(dataset, ChunkSource):
+        if rows is None:
+            return dataset.part(a, z).arrays()
+        lo, hi = int(rows[a]), int(rows[z - 1]) + 1
+        return tuple(x[rows[a:z] - lo] for x in dataset.part(lo, hi).arrays())
+    take = slice(a, z) if rows is None else rows[a:z]
+    return tuple(x[take] for x in dataset)
+
+
 class Executor(Protocol):
     """Runs a function over the chunks of a set of positions (see the module docstring)."""
 
     name: str
 
-    def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
+    def map_chunks(self, fn: Callable[..., Any], dataset: Dataset, *, size: int | None = None,
                    rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
                    pacer: Any = None, what: str = "work", keep: bool = False, **static: Any) -> Iterator[Part]:
         """Call ``fn(*chunk, pacer=..., **shared, **static)`` on consecutive chunks of ``size``
-        positions of ``dataset`` (arrays with one row per position, the same length; ``size``
-        None: the executor's choice) and yield ``(a, z, result)`` in chunk order.
+        positions of ``dataset`` (arrays with one row per position, the same length, or a
+        :class:`ChunkSource` whose chunks are built where they are used; ``size`` None: the
+        executor's choice) and yield ``(a, z, result)`` in chunk order.
 
         ``rows`` (sorted int64 indices), if given, restricts the map to those positions: each
         chunk receives only its selected rows, and ``a:z`` index ``rows``. ``shared`` arrays
@@ -160,14 +212,13 @@ class LocalExecutor:
     def __init__(self, n_threads: int | None = None) -> None:
         self.n_threads = n_threads
 
-    def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
+    def map_chunks(self, fn: Callable[..., Any], dataset: Dataset, *, size: int | None = None,
                    rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
                    pacer: Any = None, what: str = "work", keep: bool = False, **static: Any) -> Iterator[Part]:
-        n = len(dataset[0]) if rows is None else len(rows)
+        n = dataset_length(dataset) if rows is None else len(rows)
         for a, z in chunk_bounds(n, size or max(n, 1)):
-            take = slice(a, z) if rows is None else rows[a:z]
             with threads(self.n_threads):
-                result = fn(*(x[take] for x in dataset), pacer=pacer, **(shared or {}), **static)
+                result = fn(*chunk_arrays(dataset, a, z, rows), pacer=pacer, **(shared or {}), **static)
             yield a, z, result
 
     def map_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
@@ -222,6 +273,25 @@ def worker_facts() -> dict[str, Any]:
 def _positions(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     """A chunk of positions as a task's result: kept on a worker for the run."""
     return tuple(np.ascontiguousarray(x) for x in arrays)
+
+
+def _build_positions(source: ChunkSource, n_threads: int | None) -> tuple[np.ndarray, ...]:
+    """A chunk of positions built from its description (:class:`ChunkSource`) by the worker that
+    keeps it for the run: a task, so that a lost worker's chunk is built again elsewhere."""
+    with _TASK_LOCK, threads(n_threads):
+        return tuple(np.ascontiguousarray(x) for x in source.arrays())
+
+
+def _source_problem(source: ChunkSource) -> str | None:
+    """Why this worker cannot build ``source``'s chunks (run on every worker), or None."""
+    return source.problem()
+
+
+def _same_dataset(a: Dataset, b: Dataset) -> bool:
+    """Whether two datasets are the same objects (a source, or arrays one by one)."""
+    if isinstance(a, ChunkSource) or isinstance(b, ChunkSource):
+        return a is b
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _value(x: Any) -> Any:
@@ -357,7 +427,7 @@ class DaskExecutor:
         except BaseException:
             self.close()
             raise
-        self._datasets: dict[tuple[tuple[int, ...], int], tuple[Sequence[np.ndarray], list[Any]]] = {}
+        self._datasets: dict[tuple[tuple[int, ...], int], tuple[Dataset, list[Any]]] = {}
         self._homes: dict[str, str] = {}  # a position chunk's key -> the worker it was sent to
         self._removals_seen = len(self._removals())
         self.traffic = {"positions": 0, "shared": 0, "results": 0, "between_workers": 0}
@@ -381,31 +451,53 @@ class DaskExecutor:
         return {a: int(f["pid"]) for a, f in self.client.run(worker_facts).items()}
 
     # -- the data
-    def _ship(self, dataset: Sequence[np.ndarray], size: int) -> list[Any]:
+    def _ship(self, dataset: Dataset, size: int) -> list[Any]:
         """The futures of ``dataset``'s chunks of ``size`` positions, shipped on first use (the
-        executor keeps a reference to the arrays, so their identity stays a valid key)."""
-        key = (tuple(id(x) for x in dataset), size)
+        executor keeps a reference to the dataset, so its identity stays a valid key).
+
+        Arrays are cut here and each chunk sent as a task's argument. A :class:`ChunkSource`'s
+        chunks are built by the workers themselves, each from its description (the task carries
+        the row numbers, not the positions: neither this process nor the scheduler holds them);
+        if a worker cannot build them (the position set is not at the same path there), this
+        process builds them one at a time and sends each as arrays, as above, saying so."""
+        source = dataset if isinstance(dataset, ChunkSource) else None
+        key = ((id(dataset),) if isinstance(dataset, ChunkSource) else tuple(id(x) for x in dataset), size)
         held = self._datasets.get(key)
-        if held is not None and all(a is b for a, b in zip(held[0], dataset)):
+        if held is not None and _same_dataset(held[0], dataset):
             return held[1]
+        on_workers = source is not None and self._workers_build(source)
         token = uuid.uuid4().hex[:8]
         futures = []
-        bounds = chunk_bounds(len(dataset[0]), size)
+        bounds = chunk_bounds(dataset_length(dataset), size)
         # consecutive chunks on the same worker (a preference: another takes them if it is
         # lost), so that a chunk-ordered fold of kept results crosses between workers rarely
         addresses = sorted(self.client.nthreads())
         for k, (a, z) in enumerate(bounds):
-            part = [np.ascontiguousarray(x[a:z]) for x in dataset]
-            self.traffic["positions"] += sum(x.nbytes for x in part)
             where = [addresses[k * len(addresses) // len(bounds)]] if addresses else None
-            futures.append(self.client.submit(_positions, *part, key=f"positions-{token}-{k}", pure=False,
+            if source is not None and on_workers:
+                piece = source.part(a, z)
+                self.traffic["positions"] += _nbytes(piece)
+                args: tuple[Any, ...] = (_build_positions, piece, self.n_threads)
+            else:
+                part = [np.ascontiguousarray(x) for x in chunk_arrays(dataset, a, z)]
+                self.traffic["positions"] += sum(x.nbytes for x in part)
+                args = (_positions, *part)
+            futures.append(self.client.submit(*args, key=f"positions-{token}-{k}", pure=False,
                                               workers=where, allow_other_workers=bool(where)))
             if where:
                 self._homes[futures[-1].key] = where[0]
-        self._datasets[key] = (tuple(dataset), futures)
+        self._datasets[key] = (dataset if isinstance(dataset, ChunkSource) else tuple(dataset), futures)
         return futures
 
-    def map_chunks(self, fn: Callable[..., Any], dataset: Sequence[np.ndarray], *, size: int | None = None,
+    def _workers_build(self, source: ChunkSource) -> bool:
+        """Whether every worker can build ``source``'s chunks; if not, say why (once per source)."""
+        problems = {a: p for a, p in self.client.run(_source_problem, source.part(0, 0)).items() if p}
+        for address, problem in sorted(problems.items())[:1]:
+            self.log(f"dask: worker {address} cannot build the position chunks ({problem}); this process builds "
+                     f"them one at a time and sends them instead")
+        return not problems
+
+    def map_chunks(self, fn: Callable[..., Any], dataset: Dataset, *, size: int | None = None,
                    rows: np.ndarray | None = None, shared: dict[str, Any] | None = None,
                    pacer: Any = None, what: str = "work", keep: bool = False, **static: Any) -> Iterator[Part]:
         size = size or self.chunk
@@ -414,7 +506,7 @@ class DaskExecutor:
         shared_f = self._share(shared, what, token)
         tasks: list[tuple[int, int, Any]] = []
         kept: list[Any] = []
-        for k, (a, z) in enumerate(chunk_bounds(len(dataset[0]), size)):
+        for k, (a, z) in enumerate(chunk_bounds(dataset_length(dataset), size)):
             if rows is None:
                 out, local = (a, z), None
             else:
@@ -597,5 +689,6 @@ def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int 
     raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")
 
 
-__all__ = ["DEFAULT_CHUNK", "EXECUTORS", "NO_STEALING", "DaskExecutor", "Executor", "Kept", "LocalExecutor", "add_parts", "chunk_bounds", "fold",
+__all__ = ["DEFAULT_CHUNK", "EXECUTORS", "NO_STEALING", "ChunkSource", "DaskExecutor", "Dataset", "Executor", "Kept", "LocalExecutor", "add_parts", "chunk_arrays", "chunk_bounds",
+           "dataset_length", "fold",
            "code_fingerprint", "open_executor", "worker_facts"]

@@ -8,8 +8,11 @@ Positions from position files may have no played move (:data:`NO_PLAYED_MOVE`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import socket
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import chess
 import numpy as np
@@ -109,25 +112,43 @@ def played_indices(pos: Positions) -> np.ndarray:
 REQUIRED_COLUMNS = ["game_id", "ply", "fen", "move", "stm", "result"]
 
 
+def sample_rows(n: int, limit: int, seed: int) -> np.ndarray:
+    """The row numbers (int64, sorted) that :func:`load_positions` keeps of a split of ``n``
+    rows: all of them, or with ``0 < limit < n`` a seeded random sample of ``limit``."""
+    if 0 < limit < n:
+        return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False)).astype(np.int64)
+    return np.arange(n, dtype=np.int64)
+
+
 def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: int = 0,
                    progress: bool = True) -> Positions:
     """Read ``split`` (train, validation, test) of the position set in ``data_dir``.
 
-    ``limit`` > 0 keeps a seeded random sample of that many positions (in their stored order).
+    ``limit`` > 0 keeps a seeded random sample of that many positions (in their stored order,
+    :func:`sample_rows`).
     """
     from tuner.ingest.reader import read_split  # noqa: PLC0415 - keeps polars out of search-only imports
 
     frame = read_split(data_dir, split, columns=REQUIRED_COLUMNS)
     n = frame.height
-    rows = np.arange(n)
     if 0 < limit < n:
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False))
-        frame = frame[rows]
+        frame = frame[sample_rows(n, limit, seed)]
+    return _from_frame(frame, _split_path(data_dir, split), split, progress)
+
+
+def _split_path(folder: str | Path, split: str) -> Path:
+    from tuner.ingest.schema import split_file  # noqa: PLC0415 - keeps polars out of search-only imports
+
+    return Path(folder) / split_file(split)
+
+
+def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positions:
+    """The positions of a frame of :data:`REQUIRED_COLUMNS` read from ``source``, every played
+    move checked legal (one-line errors naming the file, game and ply)."""
     fens = frame["fen"].to_list()
     ucis = frame["move"].to_list()
     game_ids = frame["game_id"].to_numpy().astype(np.int64)
     plies = frame["ply"].to_list()
-    source = Path(data_dir) / f"{split}.parquet"
     labels = [f"{source}: game {g} ply {p}" for g, p in zip(game_ids.tolist(), plies)]
     boards = _boards(fens, labels, progress and len(fens) >= 20000, split)
     keys = np.full(len(fens), NO_PLAYED_MOVE, dtype=np.int32)
@@ -142,6 +163,75 @@ def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: in
     pos = Positions(boards, keys, game_ids, labels, results)
     played_indices(pos)
     return pos
+
+
+@dataclass(frozen=True)
+class PositionRows:
+    """Positions described rather than loaded: rows of one split's Parquet file.
+
+    ``folder``, ``split``: the position set (an absolute path) and the split; ``rows``: int64[P], the row numbers
+    (sorted, distinct) of the positions, 8 bytes each; ``file_size`` and ``file_mtime_ns``: the
+    split file's size and modification time when the rows were chosen, so that whoever reads
+    them (a Dask worker, perhaps on another machine) reads the same file or says it cannot.
+    :meth:`read` gives the same positions as :func:`load_positions` gives for those rows.
+    """
+
+    folder: str
+    split: str
+    rows: np.ndarray
+    file_size: int
+    file_mtime_ns: int
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def path(self) -> Path:
+        return _split_path(self.folder, self.split)
+
+    def part(self, a: int, z: int) -> PositionRows:
+        """The positions ``a:z`` of these (their own copy of the row numbers)."""
+        return replace(self, rows=self.rows[a:z].copy())
+
+    def problem(self) -> str | None:
+        """Why this process cannot read the rows (the file missing here, or not the file they
+        were chosen from), or None when it can."""
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            return f"{self.path}: cannot be read on {socket.gethostname()} ({exc.strerror or exc})"
+        if (st.st_size, st.st_mtime_ns) != (self.file_size, self.file_mtime_ns):
+            return (f"{self.path}: on {socket.gethostname()} not the file the positions were sampled from "
+                    f"(size {st.st_size}, modified {st.st_mtime_ns} ns; sampled from size {self.file_size}, "
+                    f"modified {self.file_mtime_ns} ns)")
+        return None
+
+    def read(self, *, progress: bool = False) -> Positions:
+        """The positions of these rows, in their order; a one-line :class:`TunerError` naming the
+        file if it cannot be read here (:meth:`problem`) or holds a bad position."""
+        from tuner.ingest.reader import read_split  # noqa: PLC0415 - keeps polars out of search-only imports
+
+        problem = self.problem()
+        if problem is not None:
+            raise TunerError(problem)
+        frame = read_split(self.folder, self.split, columns=REQUIRED_COLUMNS, rows=self.rows)
+        return _from_frame(frame, self.path, self.split, progress)
+
+
+def position_rows(data_dir: str | Path, split: str, *, limit: int = 0, seed: int = 0,
+                  moves_only: bool = False) -> PositionRows:
+    """The rows of ``split`` that :func:`load_positions` with the same ``limit`` and ``seed``
+    keeps (``moves_only``: of those, the ones with a played move), without loading them: only
+    the split's ``move`` column is read (one-line errors for a missing or unreadable set)."""
+    from tuner.ingest.reader import read_split  # noqa: PLC0415 - keeps polars out of search-only imports
+
+    moves = read_split(data_dir, split, columns=["move"])["move"]
+    rows = sample_rows(len(moves), limit, seed)
+    if moves_only:
+        rows = rows[moves.is_not_null().to_numpy()[rows]]
+    folder = os.path.abspath(data_dir)  # a worker's working folder need not be this process's
+    st = os.stat(_split_path(folder, split))
+    return PositionRows(folder, split, rows, st.st_size, st.st_mtime_ns)
 
 
 #: FENs parsed per call of the batch parser when loading

@@ -1,5 +1,21 @@
 """The positions a run trains and validates on: the train and validation splits of a position
-set, sampled per the run's settings, with each played move's index among the legal moves."""
+set, sampled per the run's settings, with each played move's index among the legal moves.
+
+Two ways to hold the training positions (:class:`TrainingData`):
+
+* **loaded** (the default, and every local run): their arrays in this process, read at once
+  and checked before the run starts;
+* **chunked** (``load_training_data(..., chunked=True)``: ``tuner tune --executor dask`` for a
+  method whose trainer reads them only through :meth:`TrainingData.train_chunks`, MMTO's linear
+  one, :attr:`tuner.methods.registry.Method.streams_train`): this process keeps only their row
+  numbers in the split's Parquet file (:class:`tuner.training.positions.PositionRows`, one int64
+  per position: 3.2 MB at 400,000), and each chunk's arrays are built where the chunk is
+  searched, by the Dask worker that holds it (:class:`TrainingChunks`, an executor's
+  :class:`tuner.training.executor.ChunkSource`). The driver's memory then no longer grows with
+  the training positions (issue 26, item 3). A position that cannot be read is still a one-line
+  error naming the file, game and ply, raised by the chunk's first sweep rather than before the
+  run starts.
+"""
 
 from __future__ import annotations
 
@@ -8,25 +24,109 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.search_api import threads
-from tuner.training.positions import Positions, load_positions, played_indices
+from tuner.training.positions import PositionRows, Positions, load_positions, played_indices, position_rows
 from tuner.cores import threads_for
 from tuner.errors import TunerError
 from tuner.methods.registry import PLAYED_MOVES, methods
 from tuner.training.tune_config import TuneConfig
 
 
+def train_arrays(pos: Positions, played_index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a sweep maps over: ``(boards, played_index, results)``, the results float64[P] from
+    the mover's view (NaN: none, also for a source without results)."""
+    results = np.full(len(pos), np.nan) if pos.results is None else np.asarray(pos.results, dtype=np.float64)
+    return pos.boards, played_index, results
+
+
 @dataclass(frozen=True)
+class TrainingChunks:
+    """The training positions of chunked :class:`TrainingData`, as a
+    :class:`tuner.training.executor.ChunkSource`: :meth:`part` describes positions ``a:z`` (their
+    row numbers, 8 bytes each: what a Dask task carries), :meth:`arrays` builds them where it is
+    called: :func:`train_arrays` of the rows read from the split's file, bit for bit the slice
+    ``a:z`` of the arrays a loaded run maps over (the same rows through the same conversion)."""
+
+    rows: PositionRows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def part(self, a: int, z: int) -> TrainingChunks:
+        return TrainingChunks(self.rows.part(a, z))
+
+    def problem(self) -> str | None:
+        """Why this process cannot build the chunks (:meth:`PositionRows.problem`), or None."""
+        return self.rows.problem()
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        pos = self.rows.read()
+        return train_arrays(pos, played_indices(pos))
+
+
 class TrainingData:
     """The training and validation positions of a run, and each played move's index among the
-    legal moves of its position (the row order of a sweep; -1 for a position without one)."""
+    legal moves of its position (the row order of a sweep; -1 for a position without one).
 
-    train: Positions
-    validation: Positions
-    train_played_index: np.ndarray  # int64[P_train]
+    ``TrainingData(train, validation, train_played_index)``: loaded training positions; or
+    ``TrainingData(None, validation, train_rows=rows)``: chunked ones (see the module
+    docstring), of which this process holds only the row numbers. :meth:`train_chunks` is what
+    a sweep maps over either way; :attr:`train` and :attr:`train_played_index` of chunked data
+    load every training position into this process on first use (for the trainers that need
+    the arrays; MMTO's linear trainer does not use them).
+    """
+
+    def __init__(self, train: Positions | None, validation: Positions, train_played_index: np.ndarray | None = None,
+                 *, train_rows: PositionRows | None = None) -> None:
+        if train is None and train_rows is None:
+            raise ValueError("TrainingData needs the training positions or their rows")
+        if train is not None and train_played_index is None:
+            raise ValueError("TrainingData needs the played moves' indices of loaded training positions")
+        self.validation = validation
+        self.train_rows = train_rows
+        self._train = train
+        self._index = train_played_index
+        self._chunks: tuple[np.ndarray, np.ndarray, np.ndarray] | TrainingChunks | None = None
+
+    @property
+    def chunked(self) -> bool:
+        """Whether the training positions are described by their rows (not loaded up front)."""
+        return self.train_rows is not None
+
+    @property
+    def n_train(self) -> int:
+        """The number of training positions (without loading chunked ones)."""
+        return len(self.train_rows) if self.train_rows is not None else len(self.train)
+
+    @property
+    def train(self) -> Positions:
+        """The training positions (chunked ones are loaded here, all of them, on first use)."""
+        return self._loaded()[0]
+
+    @property
+    def train_played_index(self) -> np.ndarray:
+        """int64[P_train]: each played move's index among its position's legal moves."""
+        return self._loaded()[1]
+
+    def _loaded(self) -> tuple[Positions, np.ndarray]:
+        if self._train is None or self._index is None:
+            assert self.train_rows is not None
+            self._train = self.train_rows.read()
+            self._index = played_indices(self._train)
+        return self._train, self._index
+
+    def train_chunks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | TrainingChunks:
+        """What a sweep maps over (``Executor.map_chunks``), the same object at every call (a
+        Dask executor ships it once per run): loaded data's ``(boards, played_index, results)``
+        (:func:`train_arrays`), or chunked data's :class:`TrainingChunks`, which build those
+        arrays chunk by chunk where they are searched."""
+        if self._chunks is None:
+            self._chunks = (TrainingChunks(self.train_rows) if self.train_rows is not None
+                            else train_arrays(self.train, self.train_played_index))
+        return self._chunks
 
 
 def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PLAYED_MOVES}),
-                       progress: bool = True) -> TrainingData:
+                       progress: bool = True, chunked: bool = False) -> TrainingData:
     """The train and validation splits of ``cfg.data`` (sampled per ``max_train`` and
     ``max_validation``), with every played move checked legal; one-line errors.
 
@@ -34,18 +134,32 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
     ``played_moves``, a set whose train split has no played move (built from a position file
     with results only) is refused before its positions are read, naming the methods that do
     without; of a set with some, only the positions that have one are used.
+
+    ``chunked``: the training positions are not loaded, only their rows chosen (the same rows:
+    :func:`tuner.training.positions.position_rows`); their positions are checked when their
+    chunks are built (see the module docstring). The validation positions are loaded either way.
     """
     if not cfg.data:
         raise TunerError("no position set given: pass --data DIR (built by 'tuner ingest')")
     if PLAYED_MOVES in needs:
         _require_moves(cfg.data)
-    train = load_positions(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, progress=progress)
-    if len(train) == 0:
-        raise TunerError(f"{cfg.data}: the train split holds no positions")
+    rows = None
+    if chunked:
+        rows = position_rows(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, moves_only=PLAYED_MOVES in needs)
+        if len(rows) == 0:
+            raise TunerError(f"{cfg.data}: the train split holds no positions")
+    else:
+        train = load_positions(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, progress=progress)
+        if len(train) == 0:
+            raise TunerError(f"{cfg.data}: the train split holds no positions")
     validation = load_positions(cfg.data, "validation", limit=cfg.max_validation, seed=cfg.seed + 1,
                                 progress=progress)
     if PLAYED_MOVES in needs:
-        train, validation = (p.subset(np.flatnonzero(p.has_moves())) for p in (train, validation))
+        validation = validation.subset(np.flatnonzero(validation.has_moves()))
+    if rows is not None:
+        return TrainingData(None, validation, train_rows=rows)
+    if PLAYED_MOVES in needs:
+        train = train.subset(np.flatnonzero(train.has_moves()))
     with threads(threads_for(cfg.threads)):
         index = played_indices(train)
     return TrainingData(train, validation, index)
@@ -61,4 +175,4 @@ def _require_moves(data: str) -> None:
                          f"methods that use results: {', '.join(users) or 'none'}")
 
 
-__all__ = ["TrainingData", "load_training_data"]
+__all__ = ["TrainingChunks", "TrainingData", "load_training_data", "train_arrays"]

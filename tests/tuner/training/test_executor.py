@@ -68,6 +68,14 @@ def data(sample_set: Path) -> TrainingData:
     return load_training_data(TuneConfig(data=str(sample_set), max_train=500, max_validation=150), progress=False)
 
 
+@pytest.fixture(scope="module")
+def chunked(sample_set: Path) -> TrainingData:
+    """The same positions as ``data``, chunked: their rows only, the workers build the chunks
+    (as ``tuner tune --executor dask`` gives MMTO)."""
+    return load_training_data(TuneConfig(data=str(sample_set), max_train=500, max_validation=150), progress=False,
+                              chunked=True)
+
+
 def _common(sample_set: Path, cluster: Any | None, **kw: Any) -> TuneConfig:
     where = {"executor": "dask", "scheduler": cluster.scheduler_address, "threads": 1} if cluster else {}
     return TuneConfig(data=str(sample_set), out="-", max_train=500, max_validation=150, chunk=CHUNK, **where, **kw)
@@ -87,7 +95,7 @@ def _run(train: Any, tmp_path: Path, name: str, common: TuneConfig, cfg: Any, da
 
 
 def test_mmto_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster: Any, data: TrainingData,
-                                                      tmp_path: Path) -> None:
+                                                      chunked: TrainingData, tmp_path: Path) -> None:
     cfg = MmtoConfig(iterations=2, inner_steps=4, patience=5)
     w_local, m_local = _run(train_mmto, tmp_path, "local", _common(sample_set, None), cfg, data)
     log: list[str] = []
@@ -96,6 +104,11 @@ def test_mmto_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster:
     assert m_local == m_dask  # every metric but the wall times, bit for bit
     assert m_local[-1]["j_main"] < m_local[0]["j_main"]  # the run did train
     assert any(line.startswith("dask: 2 worker(s)") for line in log)
+    # the positions built by the workers from their rows: the same run again
+    log = []
+    w_chunked, m_chunked = _run(train_mmto, tmp_path, "chunked", _common(sample_set, cluster), cfg, chunked, log)
+    assert np.array_equal(w_local, w_chunked) and m_local == m_chunked
+    assert not any("cannot build" in line for line in log), log  # the workers read the set themselves
 
 
 def test_ga_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster: Any, data: TrainingData,
@@ -122,8 +135,12 @@ def test_texel_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster
     assert m_dask[1]["e_train"] < m_dask[0]["e_train"]
 
 
+@pytest.mark.parametrize("positions", ["shipped", "built by the workers"])
 def test_a_worker_killed_mid_iteration_changes_nothing(sample_set: Path, cluster: Any, data: TrainingData,
-                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      request: pytest.FixtureRequest, positions: str) -> None:
+    # the killed worker's position chunks are recomputed from their tasks: the shipped arrays
+    # (held by the scheduler), or the rows, which another worker reads from the position set
     cfg = MmtoConfig(iterations=2, inner_steps=4, patience=5)
     w_local, m_local = _run(train_mmto, tmp_path, "local", _common(sample_set, None), cfg, data)
 
@@ -153,7 +170,8 @@ def test_a_worker_killed_mid_iteration_changes_nothing(sample_set: Path, cluster
     monkeypatch.setattr(tuner.methods.mmto, "update", update)
     monkeypatch.setattr(DaskExecutor, "_result", result)
     log: list[str] = []
-    w_dask, m_dask = _run(train_mmto, tmp_path, "killed", _common(sample_set, cluster), cfg, data, log)
+    on_cluster = data if positions == "shipped" else request.getfixturevalue("chunked")
+    w_dask, m_dask = _run(train_mmto, tmp_path, "killed", _common(sample_set, cluster), cfg, on_cluster, log)
     assert armed["killed"] is not None
     assert np.array_equal(w_local, w_dask) and m_local == m_dask
     lost = [line for line in log if "was lost" in line]
@@ -263,7 +281,7 @@ def test_mmto_updates_from_kept_tables_take_the_same_steps_everywhere(cluster: A
         for name, executor in (("local", LocalExecutor(1)), ("dask", ex)):
             kw = {"depth": 1, "budget": 100_000, "slope": cfg.slope, "window": cfg.window, "executor": executor,
                   "batch": CHUNK, "n_threads": 1, "progress": False}
-            s = sweep_kept(pos, index, res, w0, **kw)
+            s = sweep_kept((pos.boards, index, res), w0, **kw)
             before = dict(getattr(executor, "traffic", {}))
             w, losses = update(s, w0, cfg, masks, executor=executor, n_threads=1, progress=False)
             moved = {k: v - before.get(k, 0) for k, v in getattr(executor, "traffic", {}).items()}
@@ -295,6 +313,96 @@ def _slow_identity(x: np.ndarray, *, pacer: Any = None, seconds: float) -> np.nd
 
 def _tasks(cluster: Any, prefix: str) -> list[Any]:
     return [k for k in list(cluster.scheduler.tasks) if str(k).startswith(prefix)]
+
+
+def test_chunked_positions_cross_as_row_numbers_and_sweep_the_same(cluster: Any, data: TrainingData,
+                                                                     chunked: TrainingData) -> None:
+    w0 = load_weights("material").values
+    kw: dict[str, Any] = {"depth": 1, "budget": 100_000, "slope": 0.02, "window": 300.0, "batch": CHUNK,
+                          "n_threads": 1, "progress": False}
+    local = sweep_kept(data.train_chunks(), w0, executor=LocalExecutor(1), **kw)
+    log: list[str] = []
+    ex = DaskExecutor(scheduler=cluster.scheduler_address, log=log.append)
+    try:
+        s = sweep_kept(chunked.train_chunks(), w0, executor=ex, **kw)
+        n = chunked.n_train
+        # the driver sent each chunk's row numbers (8 bytes a position and a few fields), not
+        # the positions (boards 128 bytes, played move, result: 144)
+        assert 8 * n <= ex.traffic["positions"] <= 8 * n + 64 * len(s.handles)
+        assert ex.traffic["positions"] < 144 * n / 10
+        kept_d, kept_l = ex.fetch(s.handles), LocalExecutor(1).fetch(local.handles)
+        ex.release(s.handles)
+        again = sweep_kept(chunked.train_chunks(), w0, executor=ex, **kw)  # shipped once per source
+        assert ex.traffic["positions"] <= 8 * n + 64 * len(s.handles)
+        ex.release(again.handles)
+    finally:
+        ex.close()
+    assert (s.j_main, s.match, s.rows_total, s.rows_stored, s.nodes, s.leaf_bytes) == \
+        (local.j_main, local.match, local.rows_total, local.rows_stored, local.nodes, local.leaf_bytes)
+    for x, y in zip(kept_d, kept_l):
+        assert np.array_equal(x.played_scores, y.played_scores) and np.array_equal(x.leaves.pos_ptr, y.leaves.pos_ptr)
+    assert not any("cannot build" in line for line in log), log
+
+
+@dataclasses.dataclass(frozen=True)
+class _DriverOnly:
+    """A chunk source over arrays that only the process that made it can build (as a position
+    set the workers do not see)."""
+
+    x: np.ndarray
+    pid: int
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def part(self, a: int, z: int) -> _DriverOnly:
+        return _DriverOnly(self.x[a:z].copy(), self.pid)
+
+    def problem(self) -> str | None:
+        return None if os.getpid() == self.pid else "the set is not on this machine"
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        assert self.problem() is None
+        return (self.x,)
+
+
+def _total(x: np.ndarray, *, pacer: Any = None) -> float:
+    return float(x.sum())
+
+
+def test_chunks_the_workers_cannot_build_are_built_and_sent_by_the_driver(cluster: Any) -> None:
+    x = _values(np.random.default_rng(3), 100)
+    source = _DriverOnly(x, os.getpid())
+    log: list[str] = []
+    ex = DaskExecutor(scheduler=cluster.scheduler_address, log=log.append)
+    try:
+        got = list(ex.map_chunks(_total, source, size=16, what="driver-built"))
+        assert ex.traffic["positions"] == x.nbytes  # the arrays, built here chunk by chunk
+    finally:
+        ex.close()
+    assert got == list(LocalExecutor(1).map_chunks(_total, source, size=16)) == \
+        list(LocalExecutor(1).map_chunks(_total, (x,), size=16))
+    assert [line for line in log if "cannot build the position chunks (the set is not on this machine)" in line]
+
+
+def test_a_bad_position_of_a_chunked_set_is_one_line_from_the_workers(sample_set: Path, cluster: Any, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil  # noqa: PLC0415
+
+    import polars as pl  # noqa: PLC0415
+
+    folder = tmp_path / "set"
+    shutil.copytree(sample_set, folder)
+    frame = pl.read_parquet(folder / "train.parquet")
+    frame = frame.with_columns(pl.when(pl.int_range(pl.len()) == 150).then(pl.lit("8/8/8 w - - 0 1"))
+                               .otherwise(pl.col("fen")).alias("fen"))
+    frame.write_parquet(folder / "train.parquet")
+    args = ["tune", "--data", str(folder), "--max-train", "0", "--max-validation", "100", "--chunk", "64",
+            "--iterations", "1", "--inner-steps", "2", "--quiet", "--executor", "dask", "--scheduler",
+            cluster.scheduler_address, "--threads", "1"]
+    assert main([*args, "--out", str(tmp_path / "run")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and f"{folder / 'train.parquet'}: game {frame['game_id'][150]} ply {frame['ply'][150]}: " in err[0], err
 
 
 def test_ctrl_c_cancels_the_outstanding_tasks(cluster: Any) -> None:
