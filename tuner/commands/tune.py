@@ -245,6 +245,9 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             able = [m.name for m in methods().values() if kind_of(w0) in m.evaluators]
             raise TunerError(f"--start {common.start}: a {kind_of(w0)} evaluator, and {common.method} trains "
                              f"{' and '.join(method.evaluators)} ones; methods that train it: {', '.join(able)}")
+        refusal = method.refuses(method_cfg, kind_of(w0)) if method.refuses else None
+        if refusal:
+            raise TunerError(refusal)
         # a Dask run of a method that reads its training positions chunk by chunk: the workers
         # build them from the position set, this process keeps their row numbers only
         chunked = common.executor == "dask" and kind_of(w0) in method.streams_train

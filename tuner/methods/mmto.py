@@ -56,7 +56,7 @@ from tuner.training.driver import drive
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Dataset, Executor, LocalExecutor, dataset_length
 from tuner.methods.registry import Method, by_evaluator
-from tuner.methods.mmto_config import MmtoConfig, pls_options, refusing_pls, stalled
+from tuner.methods.mmto_config import MmtoConfig, pls_options, pls_refusal, refusing_pls, stalled
 from tuner.arena.movematch import top_k_credit
 from tuner.methods.network_mmto import NetworkMmtoTrainer
 from search.evaluators import Evaluator
@@ -581,4 +581,5 @@ METHOD = Method(
     headline=("j_main", "match_train"),
     evaluators=("linear", "network"),
     streams_train=("linear",),
+    refuses=pls_refusal,
 )

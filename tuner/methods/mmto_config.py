@@ -107,16 +107,26 @@ def pls_options(threshold: float, model: str) -> dict[str, Any]:
     return {"pls_threshold": threshold, "pls_model": model} if threshold > 0 else {}
 
 
+def pls_refusal(cfg: MmtoConfig, kind: str) -> str | None:
+    """Why MMTO cannot train a ``kind`` evaluator with ``cfg`` (``Method.refuses``, checked
+    before the positions load): the probability-limited sweep (:func:`search.pls.pls_sweep`)
+    takes linear weights only."""
+    if kind == "network" and cfg.pls_threshold > 0:
+        return ("[mmto] pls_threshold: the probability-limited sweep takes linear weights, not a network start "
+                "(set pls_threshold = 0 to train the network through the depth sweep)")
+    return None
+
+
 def refusing_pls(network: Callable[..., Any]) -> Callable[..., Any]:
-    """The network trainer ``network``, refusing ``pls_threshold`` in one line: the
-    probability-limited sweep (:func:`search.pls.pls_sweep`) takes linear weights only."""
+    """The network trainer ``network``, refusing ``pls_threshold`` in one line (as
+    :func:`pls_refusal`; ``tuner tune`` refuses it earlier, this guards the trainer's other callers)."""
     def make(common: Any, cfg: MmtoConfig, data: Any, w0: Any, ctx: Any) -> Any:
-        if cfg.pls_threshold > 0:
-            raise TunerError("[mmto] pls_threshold: the probability-limited sweep takes linear weights, not a "
-                             "network start (set pls_threshold = 0 to train the network through the depth sweep)")
+        reason = pls_refusal(cfg, "network")
+        if reason:
+            raise TunerError(reason)
         return network(common, cfg, data, w0, ctx)
 
     return make
 
 
-__all__ = ["MmtoConfig", "pls_options", "refusing_pls", "stalled"]
+__all__ = ["MmtoConfig", "pls_options", "pls_refusal", "refusing_pls", "stalled"]

@@ -85,6 +85,9 @@ class Method:
     through ``TrainingData.train_chunks`` (MMTO's linear one): with ``--executor dask``,
     ``tuner tune`` gives it chunked data (:mod:`tuner.training.training_data`), whose positions
     the workers build chunk by chunk and the driver never loads.
+    ``refuses``: ``(cfg, kind) -> reason or None``, a setting its trainer for the start's
+    evaluator kind cannot take, checked by ``tuner tune`` before the positions load (a
+    one-line error then, not after minutes of loading).
     ``best_by``: the metric (a key of the iteration's metrics) and direction (``"max"`` or
     ``"min"``) by which the driver keeps the best iteration and stops early: the validation
     move-match unless the method has its own validation criterion (Texel: its validation
@@ -104,6 +107,7 @@ class Method:
     needs: frozenset[str] = frozenset({PLAYED_MOVES})
     best_by: tuple[str, str] = ("match_validation", "max")
     streams_train: tuple[str, ...] = ()
+    refuses: Callable[[Any, str], str | None] | None = None
 
 
 #: name -> "module:attribute" of the built-in methods' :class:`Method` objects (imported when

@@ -85,3 +85,16 @@ def test_a_network_start_is_refused_in_one_line() -> None:
     with pytest.raises(TunerError, match="takes linear weights, not a network") as err:
         make(None, MmtoConfig(pls_threshold=THRESHOLD), None, None, None)
     assert "\n" not in str(err.value)
+
+
+def test_tune_refuses_a_network_start_with_pls_before_loading_the_positions(
+        sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.cli import main  # noqa: PLC0415
+
+    argv = ["tune", "--method", "mmto", "--data", str(sample_set), "--out", str(tmp_path / "run"),
+            "--start", "network:8x8x8", "--max-train", "50", "--max-validation", "20", "--iterations", "1"]
+    assert main([*argv, "--pls-threshold", str(THRESHOLD)]) == 2
+    err = capsys.readouterr().err
+    assert "takes linear weights, not a network start" in err
+    assert "training and" not in err  # refused before the positions were loaded (their count is logged)
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
