@@ -62,7 +62,7 @@ from tuner.methods.network_mmto import NetworkMmtoTrainer
 from search.evaluators import Evaluator
 from tuner.training.run_folder import Checkpoint, RunDir
 from tuner.training.paced import Pacer, paced_sweep
-from tuner.training.training_data import TrainingData
+from tuner.training.training_data import TrainingData, train_arrays
 from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
@@ -140,13 +140,13 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     between them); the figures are summed per chunk in chunk order, whatever ran them
     (:func:`sweep_kept`, whose kept tables are then fetched here and joined)."""
     executor = executor or LocalExecutor(n_threads)
-    results = np.asarray(pos.results if pos.results is not None else np.full(len(pos), np.nan), dtype=np.float64)
-    s = sweep_kept((pos.boards, played_index, results), w, depth=depth, budget=budget, slope=slope, window=window,
+    arrays = train_arrays(pos, played_index)
+    s = sweep_kept(arrays, w, depth=depth, budget=budget, slope=slope, window=window,
                    executor=executor, batch=batch, n_threads=n_threads, progress=progress, pacer=pacer, loss=loss,
                    pls_threshold=pls_threshold, pls_model=pls_model)
     kept: list[KeptChunk] = executor.fetch(s.handles)
     executor.release(s.handles)
-    table = LeafTable(concatenate([k.leaves for k in kept]), results)
+    table = LeafTable(concatenate([k.leaves for k in kept]), arrays[2])
     return SweepSummary(s.j_main, s.match, table, s.rows_total, s.nodes, np.concatenate([k.played_scores for k in kept]))
 
 

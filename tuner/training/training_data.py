@@ -146,12 +146,10 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
     rows = None
     if chunked:
         rows = position_rows(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, moves_only=PLAYED_MOVES in needs)
-        if len(rows) == 0:
-            raise TunerError(f"{cfg.data}: the train split holds no positions")
     else:
         train = load_positions(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, progress=progress)
-        if len(train) == 0:
-            raise TunerError(f"{cfg.data}: the train split holds no positions")
+    if len(rows if rows is not None else train) == 0:
+        raise TunerError(f"{cfg.data}: the train split holds no positions")
     validation = load_positions(cfg.data, "validation", limit=cfg.max_validation, seed=cfg.seed + 1,
                                 progress=progress)
     if PLAYED_MOVES in needs:
