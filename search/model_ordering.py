@@ -135,9 +135,9 @@ def model_search_batch_kernel(boards, depth, ev, budget, mw, evw, mode):  # type
         tt_moves = np.zeros(0, dtype=np.int32)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             if mode == ORDER_DEFAULT:
-                scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, 0, tt_keys, tt_moves)
+                scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys, tt_moves)
             else:
-                scores[p] = model_search_kernel(ws, es, boards[p], depth, evl, budget, hist, 0, tt_keys, tt_moves,
+                scores[p] = model_search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys, tt_moves,
                                                 mw, evw, ms, mode)
             nodes[p] = ws[WS_STATS][0]
             budget_hit[p] = ws[WS_STATS][1] != 0

@@ -48,7 +48,16 @@ from search.board import (
 
 #: upper bound on the number of legal moves in any chess position (218 is the known maximum)
 MAX_MOVES = 256
+#: :func:`generate_moves`'s ``start`` and ``tactical`` arguments as typed values for the kernels
+#: to pass: a literal ``0`` or ``True`` in a caller makes numba compile a separate copy of the
+#: generator (and of a search kernel called with a literal, of the whole search) per literal
+FROM_START = np.int64(0)
+ALL_MOVES = np.bool_(False)
+TACTICAL_ONLY = np.bool_(True)
 
+#: the squares a castling king crosses, typed (see FROM_START)
+_C1, _D1, _F1, _G1 = np.int64(2), np.int64(3), np.int64(5), np.int64(6)
+_C8, _D8, _F8, _G8 = np.int64(58), np.int64(59), np.int64(61), np.int64(62)
 _F1G1 = np.uint64((1 << 5) | (1 << 6))
 _B1C1D1 = np.uint64((1 << 1) | (1 << 2) | (1 << 3))
 _F8G8 = _F1G1 << np.uint64(56)
@@ -231,20 +240,20 @@ def generate_moves(b: np.ndarray, out: np.ndarray, start: int, tactical: bool) -
         rights = np.int64(b[W_CASTLE])
         if us == WHITE:
             if rights & 1 and not (occ & _F1G1):
-                if not is_attacked(b, 5, them, occ) and not is_attacked(b, 6, them, occ):  # type: ignore[arg-type]
+                if not is_attacked(b, _F1, them, occ) and not is_attacked(b, _G1, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(4, 6, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
             if rights & 2 and not (occ & _B1C1D1):
-                if not is_attacked(b, 3, them, occ) and not is_attacked(b, 2, them, occ):  # type: ignore[arg-type]
+                if not is_attacked(b, _D1, them, occ) and not is_attacked(b, _C1, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(4, 2, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
         else:
             if rights & 4 and not (occ & _F8G8):
-                if not is_attacked(b, 61, them, occ) and not is_attacked(b, 62, them, occ):  # type: ignore[arg-type]
+                if not is_attacked(b, _F8, them, occ) and not is_attacked(b, _G8, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(60, 62, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
             if rights & 8 and not (occ & _B8C8D8):
-                if not is_attacked(b, 59, them, occ) and not is_attacked(b, 58, them, occ):  # type: ignore[arg-type]
+                if not is_attacked(b, _D8, them, occ) and not is_attacked(b, _C8, them, occ):  # type: ignore[arg-type]
                     out[n] = encode_move(60, 58, 0, FLAG_CASTLE, KING, NO_PIECE)
                     n += 1
     return n

@@ -103,8 +103,8 @@ def refresh_one(b, net, persp, out):  # type: ignore[no-untyped-def]
 @njit(cache=True)
 def refresh_accumulators(b, net, out):  # type: ignore[no-untyped-def]
     """Both perspectives' accumulators of board ``b`` into ``out`` (int16[2, H])."""
-    refresh_one(b, net, 0, out)
-    refresh_one(b, net, 1, out)
+    refresh_one(b, net, np.int64(0), out)  # typed: a literal perspective would compile refresh_one twice more
+    refresh_one(b, net, np.int64(1), out)
 
 
 @njit(cache=True)
