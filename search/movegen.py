@@ -103,7 +103,7 @@ def checkers_of(b: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
-def generate_moves(b: np.ndarray, out: np.ndarray, start: int, tactical: bool) -> int:
+def generate_moves(b: np.ndarray, out: np.ndarray, start: int | np.int64, tactical: bool | np.bool_) -> int:
     """Write the legal moves of board ``b`` into ``out[start:]``; return the new end index.
 
     Parameters
@@ -124,7 +124,7 @@ def generate_moves(b: np.ndarray, out: np.ndarray, start: int, tactical: bool) -
     nchk = popcount(checkers)
     if nchk > 0:
         tactical = False
-    n = start
+    n = int(start)
 
     # king moves: test the destination with the king lifted off the board
     targets = KING_ATTACKS[ksq] & ~own
