@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 SUBSET = REPO / "tests" / "search" / "kernels_python_subset.py"
@@ -30,6 +32,7 @@ def _numba_cache_files() -> dict[Path, int]:
     return {f: f.stat().st_mtime_ns for f in files}
 
 
+@pytest.mark.slow
 def test_kernel_subset_passes_with_the_jit_disabled(tmp_path: Path) -> None:
     before = _numba_cache_files()
     env = dict(os.environ, NUMBA_DISABLE_JIT="1", NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"),

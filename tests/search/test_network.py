@@ -136,9 +136,9 @@ def test_search_with_a_network_equals_the_independent_oracle(name: str, linear: 
                                                              real_boards: list[chess.Board]) -> None:
     net = net_of(SHAPES[name], seed=11, linear=CLASSIC if linear else None)
     oracle = NetworkOracle(net)
-    boards = real_boards[20::97][:24]
+    boards = real_boards[20::97][:12]
     for depth in (0, 1, 2):
-        for board in boards[: 24 if depth < 2 else 8]:
+        for board in boards[: 12 if depth < 2 else 4]:
             result = search(from_chess(board), depth, net)
             assert result.score == oracle.value(board, depth), (board.fen(), depth)
             oracle.check_line(board, depth, result.score, [move_to_chess(m) for m in result.pv])

@@ -188,6 +188,7 @@ def plugin_run(tmp_path_factory: pytest.TempPathFactory, sample_set: Path) -> di
     return report
 
 
+@pytest.mark.slow
 def test_the_catalogue_hash_changes_with_the_term_and_old_files_load(plugin_run: dict) -> None:  # type: ignore[type-arg]
     assert plugin_run["builtin_hash"] == CATALOG_HASH != plugin_run["hash"]
     assert plugin_run["n"] == N_FEATURES + 2
@@ -195,6 +196,7 @@ def test_the_catalogue_hash_changes_with_the_term_and_old_files_load(plugin_run:
     assert any("built-in feature catalogue" in n and "rook_behind_passer" in n for n in plugin_run["notes"])
 
 
+@pytest.mark.slow
 def test_the_term_scores_in_features_evaluation_and_search(plugin_run: dict) -> None:  # type: ignore[type-arg]
     assert plugin_run["w_dot_phi"] == plugin_run["evaluate"]
     plain = load_weights("classic").values
@@ -211,6 +213,7 @@ def test_the_term_scores_in_features_evaluation_and_search(plugin_run: dict) -> 
     assert plugin_run["table_objective"] == [True, True, True]  # MMTO's compact table with the term
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["texel", "mmto"])
 def test_mmto_and_texel_tune_the_term_on_the_sample(plugin_run: dict, method: str) -> None:  # type: ignore[type-arg]
     assert plugin_run["codes"][method] == 0
@@ -220,6 +223,7 @@ def test_mmto_and_texel_tune_the_term_on_the_sample(plugin_run: dict, method: st
     assert made["weights"] != [20, 20], made  # the term's weights moved from their defaults
 
 
+@pytest.mark.slow
 def test_the_ga_ties_the_terms_stages_from_a_configuration_naming_the_plugin(plugin_run: dict) -> None:  # type: ignore[type-arg]
     assert plugin_run["codes"]["ga"] == 0
     made = plugin_run["ga"]
@@ -229,6 +233,7 @@ def test_the_ga_ties_the_terms_stages_from_a_configuration_naming_the_plugin(plu
     assert made["recorded"] == [f'terms = "{EXAMPLE.resolve()}"\n']
 
 
+@pytest.mark.slow
 def test_a_hybrid_network_is_refused_with_a_plugin(plugin_run: dict) -> None:  # type: ignore[type-arg]
     assert plugin_run["codes"]["hybrid"] == 2
     assert plugin_run["hybrid_error"] == [
@@ -236,6 +241,7 @@ def test_a_hybrid_network_is_refused_with_a_plugin(plugin_run: dict) -> None:  #
         "not plug-in 'rook_behind_passer' (docs/own-terms.md); use a pure network or the linear evaluator"]
 
 
+@pytest.mark.slow
 def test_the_move_model_is_the_same_with_a_plugin(plugin_run: dict) -> None:  # type: ignore[type-arg]
     from search.move_model import load_move_model, move_probabilities
 
@@ -269,12 +275,14 @@ def test_tune_settings_name_their_plugin_relative_to_their_folder(tmp_path: Path
     assert err.getvalue().strip() == f"tuner: error: {cfg}: its terms = '{cfg.parent / '../mine.py'}' is not the --terms file {other}"
 
 
+@pytest.mark.slow
 def test_the_export_names_the_term(plugin_run: dict) -> None:  # type: ignore[type-arg]
     assert plugin_run["export_code"] == 0
     assert "passers" in plugin_run["export"] and "rook_behind" in plugin_run["export"]
     assert plugin_run["hash"] in plugin_run["export"]
 
 
+@pytest.mark.slow
 def test_a_file_made_with_the_term_is_refused_without_it(plugin_run: dict) -> None:  # type: ignore[type-arg]
     path = Path(plugin_run["out"]) / "texel" / "weights.json"
     with pytest.raises(WeightsFileError) as err:

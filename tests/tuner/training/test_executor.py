@@ -111,6 +111,7 @@ def test_mmto_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster:
     assert not any("cannot build" in line for line in log), log  # the workers read the set themselves
 
 
+@pytest.mark.slow
 def test_ga_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster: Any, data: TrainingData,
                                                     tmp_path: Path) -> None:
     cfg = GaConfig(generations=2, population=6, sample=90)
@@ -135,6 +136,7 @@ def test_texel_on_a_local_cluster_equals_the_local_run(sample_set: Path, cluster
     assert m_dask[1]["e_train"] < m_dask[0]["e_train"]
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_iteration_changes_nothing(sample_set: Path, cluster: Any, data: TrainingData,
                                                       chunked: TrainingData, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
@@ -447,6 +449,7 @@ def test_move_match_of_a_selection_is_the_same_on_every_executor(cluster: Any, d
     assert one_call[1].mean() != one_call[0].mean()  # two different weight sets were measured
 
 
+@pytest.mark.slow
 def test_the_command_line_starts_its_own_local_cluster(sample_set: Path, tmp_path: Path) -> None:
     common = ["tune", "--data", str(sample_set), "--max-train", "300", "--max-validation", "100", "--chunk", "64",
               "--iterations", "1", "--inner-steps", "3", "--quiet"]
@@ -491,6 +494,7 @@ def test_the_executor_settings_have_their_defaults() -> None:
         dataclasses.replace(common, executor="slurm").validate()
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_terminal_stops_a_dask_run_with_one_line(sample_set: Path, tmp_path: Path) -> None:
     # a real SIGINT to the whole process group, as a terminal sends it: the LocalCluster's
     # worker processes ignore it, the driver stops between two results and closes the cluster
