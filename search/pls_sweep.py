@@ -42,7 +42,7 @@ def _pls_sweep_position(ws, es, board, units, ev, budget, mw, evw, ps, mode, fla
     for i in range(n):
         m = buf[i]
         make_move(board, child, m)
-        v = pls_kernel(ws, es, child, units + root_lps[i], ev, budget, hist, 1, tt_keys, tt_moves, mw, evw, ps, mode,
+        v = pls_kernel(ws, es, child, units + root_lps[i], ev, budget, hist, np.int64(1), tt_keys, tt_moves, mw, evw, ps, mode,
                        flat)
         ints = ws[WS_INTS]
         pvl = ints[0, _PVLEN]
