@@ -47,6 +47,13 @@ def _require_gm() -> None:
         pytest.skip(f"the grandmaster games are absent ({_GM_DIR}); set MOVETUNER_GM_DIR")
 
 
+def without_compile_note(err: str) -> str:
+    """A command's standard error without the note it prints when numba compiles (a cold
+    cache: which test meets a kernel first depends on the order the test processes take)."""
+    from tuner.compiling import COMPILING_NOTE  # noqa: PLC0415
+    return "\n".join(line for line in err.splitlines() if not line.endswith(f"note: {COMPILING_NOTE}"))
+
+
 def read_games(path: Path, max_plies: int) -> list[list[chess.Move]]:
     """Move lists of the standard-start games of ``path``, in file order, until their plies
     add up to at least ``max_plies`` (or the file ends)."""

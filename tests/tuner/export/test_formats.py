@@ -16,7 +16,7 @@ from search.weights import CatalogMigrationWarning, Weights, load_weights, save_
 from search.weights_text import TextFormatError, parse_text, tables, to_text
 from tuner.cli import main as tuner_main
 from tuner.export.formats import export, to_c, to_rust
-from tests.conftest import REPO
+from tests.conftest import REPO, without_compile_note
 
 
 def random_weights(seed: int) -> Weights:
@@ -171,7 +171,7 @@ def test_cli_text_round_trip_through_files(tmp_path, capsys) -> None:  # type: i
     assert np.array_equal(load_weights(text_file).values, load_weights("classic").values)
     text_file.write_text(text_file.read_text().replace("\n8 ", "\n9 ", 1))
     assert tuner_main(["export", str(text_file)]) == 2
-    err = capsys.readouterr().err.strip()
+    err = without_compile_note(capsys.readouterr().err.strip())
     assert err.startswith("tuner export: error: ") and "line " in err and "\n" not in err
 
 

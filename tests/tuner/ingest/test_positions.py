@@ -19,7 +19,7 @@ import chess.polyglot
 import polars as pl
 import pytest
 import zstandard
-from tests.conftest import SAMPLE_PGN
+from tests.conftest import SAMPLE_PGN, without_compile_note
 
 from tuner.cli import main
 from tuner.errors import TunerError
@@ -185,7 +185,7 @@ def test_bad_lines_are_counted_by_reason_with_file_and_line(tmp_path: Path) -> N
 def test_a_file_without_a_valid_position_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path / "notes.txt", ["just some notes", "about chess"])
     assert main(["ingest", "--no-progress", "--workers", "1", str(path), "--out", str(tmp_path / "set")]) == 2
-    err = capsys.readouterr().err.strip()
+    err = without_compile_note(capsys.readouterr().err.strip())
     assert err.startswith(f"tuner ingest: error: {path}: no valid position in its 2 line(s)") and "\n" not in err
     assert not (tmp_path / "set").exists()
 
