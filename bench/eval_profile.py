@@ -36,7 +36,7 @@ from search.board import BOARD_WORDS, make_move
 from search.convert import from_chess
 from search.feature_kernels import (collect, evaluate_batch_kernel, evaluate_cached_kernel, features_batch_kernel,
                                     new_pawn_king_table, new_scratch, phase_of)
-from search.movegen import MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.weights import load_weights
 
 N_POSITIONS = 20_000
@@ -66,7 +66,7 @@ def _movegen_all(boards):  # type: ignore[no-untyped-def]
     buf = np.zeros(MAX_MOVES, dtype=np.int32)
     t = 0
     for p in range(boards.shape[0]):
-        t += generate_moves(boards[p], buf, 0, False)
+        t += generate_moves(boards[p], buf, ALL_MOVES)
     return t
 
 
@@ -76,7 +76,7 @@ def _make_all(boards):  # type: ignore[no-untyped-def]
     child = np.zeros(BOARD_WORDS, dtype=np.uint64)
     t = 0
     for p in range(boards.shape[0]):
-        n = generate_moves(boards[p], buf, 0, False)
+        n = generate_moves(boards[p], buf, ALL_MOVES)
         for i in range(n):
             make_move(boards[p], child, buf[i])
         t += n

@@ -31,7 +31,7 @@ from numba import njit
 
 from search.board import (BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, in_check, make_move, move_captured, move_piece,
                           move_promo)
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.quiescence import quiescence_moves
 from search.static_eval import eval_move, eval_root, new_eval_state, static_score
 
@@ -188,7 +188,7 @@ def rule_verdict(boards, moves, ply, hist, nhist):  # type: ignore[no-untyped-de
     fifty = np.int64(b[W_HALFMOVE]) >= 100
     if not (fifty or _is_repetition(boards, ply, hist, nhist)):
         return -1
-    if fifty and in_check(b) and generate_moves(b, moves[ply], FROM_START, ALL_MOVES) == 0:
+    if fifty and in_check(b) and generate_moves(b, moves[ply], ALL_MOVES) == 0:
         return KIND_MATE
     return KIND_DRAW
 
@@ -218,7 +218,7 @@ def node_moves(b, moves, ply, depth, checked, evs):  # type: ignore[no-untyped-d
     """Write the moves the node at ``ply`` tries into ``moves[ply]``; return their number: every
     legal move at remaining ``depth`` > 0, else those of quiescence."""
     if depth > 0:
-        return generate_moves(b, moves[ply], FROM_START, ALL_MOVES)
+        return generate_moves(b, moves[ply], ALL_MOVES)
     return quiescence_moves(b, moves[ply], checked, evs)
 
 
@@ -463,6 +463,7 @@ def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_move
         or a network's kernel tuple
     budget : node budget (> 0)
     hist : uint64[>= nhist] Zobrist keys of the game positions before the root, oldest first
+    nhist : int64 (kernels pass ``np.int64(k)``: a literal would compile the search once more)
     tt_keys, tt_moves : uint64[2**k], int32[2**k] transposition table for move ordering, or
         arrays of length 0 for none
 

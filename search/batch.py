@@ -21,7 +21,7 @@ from numba import njit, prange
 from search.alphabeta import MAX_PLY, new_workspace, search_kernel, search_window_kernel
 from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.feature_kernels import features_kernel, new_feature_buffers
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.static_eval import new_thread_eval_state, thread_evaluator
 
 #: positions per parallel work item (one workspace each)
@@ -91,7 +91,7 @@ def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
     for c in prange((p_count + CHUNK - 1) // CHUNK):
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            out[p] = generate_moves(boards[p], buf, FROM_START, ALL_MOVES)
+            out[p] = generate_moves(boards[p], buf, ALL_MOVES)
     return out
 
 
@@ -101,7 +101,7 @@ def _sweep_position(  # type: ignore[no-untyped-def]
         child, hist, tt_keys, tt_moves, tmp):
     """Search every legal move of ``board``; write one row per move; return (moves, nodes).
     ``tt_keys``, ``tt_moves``: the (empty) move-ordering table; ``tmp``: :func:`_replay`'s scratch."""
-    n = generate_moves(board, buf, FROM_START, ALL_MOVES)
+    n = generate_moves(board, buf, ALL_MOVES)
     hist[0] = board[W_KEY]
     nodes = 0
     for i in range(n):
@@ -210,7 +210,7 @@ def _match_position(ws, board, depth, w, budget, played_key, buf, child, hist): 
     (fail-soft bounds, :func:`search.alphabeta.search_window_kernel`); the first better move
     ends the position (credit 0). The same credit as a full sweep's (each child search is
     independent, its budget counted per search) unless a search runs out of node budget."""
-    n = generate_moves(board, buf, FROM_START, ALL_MOVES)
+    n = generate_moves(board, buf, ALL_MOVES)
     hist[0] = board[W_KEY]
     tt_keys = np.zeros(0, dtype=np.uint64)
     tt_moves = np.zeros(0, dtype=np.int32)
@@ -341,7 +341,7 @@ def move_index_kernel(boards, keys):  # type: ignore[no-untyped-def]
     for c in prange((p_count + CHUNK - 1) // CHUNK):
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            n = generate_moves(boards[p], buf, FROM_START, ALL_MOVES)
+            n = generate_moves(boards[p], buf, ALL_MOVES)
             for i in range(n):
                 if move_uci_key(buf[i]) == keys[p]:
                     out[p] = i

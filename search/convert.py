@@ -37,7 +37,7 @@ from search.board import (
     uci_key_of_text,
     uci_texts,
 )
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.validate import InvalidBoardError, check_board, check_board_array
 
 Board = np.ndarray
@@ -254,7 +254,7 @@ def legal_moves(b: Board) -> np.ndarray:
 def _legal_moves(b: Board) -> np.ndarray:
     """:func:`legal_moves` of a board already checked."""
     out = np.zeros(MAX_MOVES, dtype=np.int32)
-    n = generate_moves(b, out, FROM_START, ALL_MOVES)
+    n = generate_moves(b, out, ALL_MOVES)
     return out[:n].copy()
 
 

@@ -30,7 +30,7 @@ from search.board import (BOARD_WORDS, FLAG_CASTLE, FLAG_EP, KING, NO_SQUARE, W_
                           is_attacked, move_flag, move_from, move_piece, move_promo, move_to, move_uci_key,
                           uci_key_of_text)
 from search.convert import MAX_FEN_COUNTER
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.replay import FEN_STRIDE, _PIECE_CHARS, _write_fen
 from search.validate import RULES, board_problems
 
@@ -264,7 +264,7 @@ def _analyse_kernel(boards, todo, kinds, uci, piece, from_file, from_rank, to, p
         key = _key(b)
         b[W_KEY] = key
         keys[i] = key
-        n = generate_moves(b, moves, FROM_START, ALL_MOVES)
+        n = generate_moves(b, moves, ALL_MOVES)
         n_legal[i] = n
         ep_legal = False
         kind = kinds[i]

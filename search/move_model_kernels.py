@@ -31,7 +31,7 @@ from search.move_catalog import (CAPTURE_EDGES, CHANGE_EDGES, ENDGAME_PHASE, EXC
                                  OFF_EXCHANGE_GAP, OFF_FROM_ATTACKED, OFF_FROM_HANGING, OFF_OWN_THREAT, OFF_PASSED,
                                  OFF_PIECE_FROM, OFF_PIECE_TO, OFF_PROMOTION, OFF_REPLY_CAPTURE, OFF_SEE, OFF_THREATS,
                                  OFF_TO_ATTACKED, OFF_TO_DEFENDED, SEE_EDGES)
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, TACTICAL_ONLY, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, TACTICAL_ONLY, generate_moves
 from search.quiescence import SEE_VALUE, see
 
 #: positions per parallel work item
@@ -111,7 +111,7 @@ def best_capture(b, buf, gain):  # type: ignore[no-untyped-def]
     """The side to move's best static exchange value (centipawns, at least 0) among its legal
     captures (a capturing promotion only to a queen) and queen promotions; ``buf`` int32[MAX_MOVES]
     and ``gain`` int64[>= 34] scratch."""
-    n = generate_moves(b, buf, FROM_START, TACTICAL_ONLY)
+    n = generate_moves(b, buf, TACTICAL_ONLY)
     best = 0
     for i in range(n):
         m = buf[i]
@@ -259,7 +259,7 @@ def count_kernel(boards):  # type: ignore[no-untyped-def]
     for c in prange((p_count + CHUNK - 1) // CHUNK):
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            out[p] = generate_moves(boards[p], buf, FROM_START, ALL_MOVES)
+            out[p] = generate_moves(boards[p], buf, ALL_MOVES)
     return out
 
 
@@ -277,7 +277,7 @@ def features_kernel(boards, pos_ptr, evw):  # type: ignore[no-untyped-def]
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             a = pos_ptr[p]
-            n = generate_moves(boards[p], buf, FROM_START, ALL_MOVES)
+            n = generate_moves(boards[p], buf, ALL_MOVES)
             for i in range(n):
                 moves[a + i] = buf[i]
             position_slots(boards[p], buf, n, evw, scratch, slots[a:a + n])
@@ -301,7 +301,7 @@ def probabilities_kernel(boards, pos_ptr, w, evw):  # type: ignore[no-untyped-de
         out = np.zeros(MAX_MOVES, dtype=np.float64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             a = pos_ptr[p]
-            n = generate_moves(boards[p], buf, FROM_START, ALL_MOVES)
+            n = generate_moves(boards[p], buf, ALL_MOVES)
             score_moves(boards[p], buf, n, w, evw, scratch, slots, out)
             top = -math.inf
             for i in range(n):

@@ -48,14 +48,13 @@ from search.board import (
 
 #: upper bound on the number of legal moves in any chess position (218 is the known maximum)
 MAX_MOVES = 256
-#: :func:`generate_moves`'s ``start`` and ``tactical`` arguments as typed values for the kernels
-#: to pass: a literal ``0`` or ``True`` in a caller makes numba compile a separate copy of the
-#: generator (and of a search kernel called with a literal, of the whole search) per literal
-FROM_START = np.int64(0)
+#: :func:`generate_moves`'s ``tactical`` argument as typed values for the kernels to pass: a
+#: literal ``False`` or ``True`` in a caller makes numba compile a separate copy of the generator
+#: per literal (and a search kernel called with a literal, a copy of the whole search)
 ALL_MOVES = np.bool_(False)
 TACTICAL_ONLY = np.bool_(True)
 
-#: the squares a castling king crosses, typed (see FROM_START)
+#: the squares a castling king crosses, typed (see ALL_MOVES)
 _C1, _D1, _F1, _G1 = np.int64(2), np.int64(3), np.int64(5), np.int64(6)
 _C8, _D8, _F8, _G8 = np.int64(58), np.int64(59), np.int64(61), np.int64(62)
 _F1G1 = np.uint64((1 << 5) | (1 << 6))
@@ -103,14 +102,13 @@ def checkers_of(b: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
-def generate_moves(b: np.ndarray, out: np.ndarray, start: int | np.int64, tactical: bool | np.bool_) -> int:
-    """Write the legal moves of board ``b`` into ``out[start:]``; return the new end index.
+def generate_moves(b: np.ndarray, out: np.ndarray, tactical: bool | np.bool_) -> int:
+    """Write the legal moves of board ``b`` into ``out[:n]``; return their number ``n``.
 
     Parameters
     ----------
     b : uint64[BOARD_WORDS]
-    out : int32[>= start + MAX_MOVES]
-    start : first index of ``out`` to write
+    out : int32[>= MAX_MOVES]
     tactical : when true, only captures (en passant included) and queen promotions are
         generated, except that in check every legal evasion is (quiescence search).
     """
@@ -124,7 +122,7 @@ def generate_moves(b: np.ndarray, out: np.ndarray, start: int | np.int64, tactic
     nchk = popcount(checkers)
     if nchk > 0:
         tactical = False
-    n = int(start)
+    n = 0
 
     # king moves: test the destination with the king lifted off the board
     targets = KING_ATTACKS[ksq] & ~own

@@ -16,7 +16,7 @@ from numba import njit
 from search.alphabeta import MAX_PLY
 from search.board import BOARD_WORDS, make_move
 from search.convert import move_to_uci
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.types import BoardArray
 from search.validate import check_board
 
@@ -45,7 +45,7 @@ def _perft_from(boards: np.ndarray, moves: np.ndarray, depth: int, bulk: bool) -
     index = np.zeros(depth, dtype=np.int64)
     total = 0
     ply = 0
-    count[0] = generate_moves(boards[0], moves[0], FROM_START, ALL_MOVES)
+    count[0] = generate_moves(boards[0], moves[0], ALL_MOVES)
     while ply >= 0:
         if ply == depth - 1:  # last ply: count the moves here
             if bulk:
@@ -63,7 +63,7 @@ def _perft_from(boards: np.ndarray, moves: np.ndarray, depth: int, bulk: bool) -
         index[ply] = i + 1
         make_move(boards[ply], boards[ply + 1], moves[ply, i])
         ply += 1
-        count[ply] = generate_moves(boards[ply], moves[ply], FROM_START, ALL_MOVES)
+        count[ply] = generate_moves(boards[ply], moves[ply], ALL_MOVES)
         index[ply] = 0
     return total
 
@@ -86,7 +86,7 @@ def divide_kernel(board: np.ndarray, depth: int, bulk: bool):  # type: ignore[no
     boards = np.zeros((depth + 1, BOARD_WORDS), dtype=np.uint64)
     moves = np.zeros((depth + 1, MAX_MOVES), dtype=np.int32)
     root = np.zeros(MAX_MOVES, dtype=np.int32)
-    n = generate_moves(board, root, FROM_START, ALL_MOVES)
+    n = generate_moves(board, root, ALL_MOVES)
     counts = np.zeros(n, dtype=np.int64)
     for i in range(n):
         make_move(board, boards[0], root[i])

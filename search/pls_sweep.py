@@ -24,7 +24,7 @@ from numba import njit, prange
 from search.alphabeta import WS_INTS, WS_PV, WS_STATS, _KIND, _PVLEN, new_workspace
 from search.batch import CHUNK, _replay, sweep_outputs
 from search.board import BOARD_WORDS, W_KEY, make_move
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.pls_kernels import log_probs, new_pls_scratch, pls_kernel
 from search.static_eval import new_eval_state, thread_evaluator
 
@@ -35,7 +35,7 @@ def _pls_sweep_position(ws, es, board, units, ev, budget, mw, evw, ps, mode, fla
                         tt_keys, tt_moves, tmp):
     """Search every legal move of ``board`` with the budget ``units`` at ``board``; one row
     per move (module docstring); returns the nodes searched."""
-    n = generate_moves(board, buf, FROM_START, ALL_MOVES)
+    n = generate_moves(board, buf, ALL_MOVES)
     log_probs(board, buf, n, mw, evw, ps, flat, root_lps)
     hist[0] = board[W_KEY]
     nodes = 0

@@ -16,7 +16,7 @@ from search.attacks import bishop_attacks, rook_attacks
 from search.bits import ZERO, bit, lsb
 from search.board import (BISHOP, FLAG_EP, KING, NO_PIECE, PAWN, QUEEN, ROOK, W_OCC, W_STM, attackers_to, move_captured,
                           move_flag, move_from, move_piece, move_promo, move_to)
-from search.movegen import ALL_MOVES, FROM_START, TACTICAL_ONLY, generate_moves
+from search.movegen import ALL_MOVES, TACTICAL_ONLY, generate_moves
 
 SEE_VALUE = np.array([100, 300, 300, 500, 900, 20000, 0], dtype=np.int64)
 
@@ -72,8 +72,8 @@ def quiescence_moves(b: np.ndarray, out: np.ndarray, in_check: bool, gain: np.nd
     """Write the moves quiescence tries at ``b`` into ``out``; return their number.
     ``gain`` is int64[>= 34] scratch for :func:`see`."""
     if in_check:
-        return generate_moves(b, out, FROM_START, ALL_MOVES)
-    n = generate_moves(b, out, FROM_START, TACTICAL_ONLY)
+        return generate_moves(b, out, ALL_MOVES)
+    n = generate_moves(b, out, TACTICAL_ONLY)
     k = 0
     for i in range(n):
         m = out[i]

@@ -21,7 +21,7 @@ from numba import njit
 
 from search.board import (BOARD_WORDS, CASTLING_RIGHTS, FLAG_EP, NO_SQUARE, W_CASTLE, W_EP, W_FULLMOVE, W_HALFMOVE,
                           W_KEY, W_OCC, W_STM, make_move, make_uci_key, move_flag, move_uci_key)
-from search.movegen import ALL_MOVES, FROM_START, MAX_MOVES, generate_moves
+from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.validate import check_boards_array
 
 #: Bytes reserved per FEN in the output buffer (the longest FEN is well under 100 characters).
@@ -126,7 +126,7 @@ def _replay_kernel(starts, offsets, frm, to, promo, want_fen, chars,  # type: ig
             cur[w] = starts[g, w]
         bad_ply[g] = -1
         for i in range(offsets[g], offsets[g + 1]):
-            n = generate_moves(cur, moves, FROM_START, ALL_MOVES)
+            n = generate_moves(cur, moves, ALL_MOVES)
             n_legal[i] = n
             keys[i] = cur[W_KEY]
             stm[i] = np.int8(cur[W_STM])
