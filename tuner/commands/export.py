@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from search.weights import atomic_write_text, load_weights
+from search.weights import BUILTIN_DIR, atomic_write_text, load_weights
 from tuner.commands import command_help
 from tuner.errors import TunerError
 from tuner.export.formats import FORMATS, display_name, export
@@ -30,23 +30,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "documented binary file again (mtnn); see docs/network.md.")
     p.add_argument("weights", metavar="WEIGHTS",
                    help="weights file (JSON or a text view), a built-in set (material, classic, gm), "
-                        "or a network file (.mtnn)")
+                        "a network file (.mtnn) or the built-in network gm-nn")
     p.add_argument("--format", choices=(*FORMATS, "mtnn"), default=None,
                    help="output format (default: json for weights, c for a network)")
     p.add_argument("--out", metavar="FILE", default=None, help="write to FILE (default: standard output)")
     p.set_defaults(func=run)
 
 
-def _is_network(spec: str) -> bool:
-    if not Path(spec).is_file():
-        return False
+def _network_file(spec: str) -> str | None:
+    """The network file ``spec`` names: itself when it is one, a built-in network's file
+    (``gm-nn``: search/data/gm-nn.mtnn) for its name; None for weights."""
+    path = Path(spec)
+    if not path.exists() and path.name == spec and (BUILTIN_DIR / f"{spec}.mtnn").is_file():
+        return str(BUILTIN_DIR / f"{spec}.mtnn")
+    if not path.is_file():
+        return None
     from search.network import is_network_file  # noqa: PLC0415 (loads numba: only for a file)
 
-    return is_network_file(spec)
+    return spec if is_network_file(spec) else None
 
 
-def _export_network(args: argparse.Namespace) -> None:
-    """Write the network file ``args.weights`` as its C header or as the binary file again."""
+def _export_network(args: argparse.Namespace, path: str) -> None:
+    """Write the network ``args.weights`` (its file: ``path``) as its C header or as the binary
+    file again."""
     from search.network import network_bytes, read_network, write_network  # noqa: PLC0415
     from tuner.export.network_c import to_c_network  # noqa: PLC0415
 
@@ -55,7 +61,7 @@ def _export_network(args: argparse.Namespace) -> None:
         raise TunerError(f"{args.weights}: a network file exports as --format {' or '.join(NETWORK_FORMATS)}, "
                          f"not {fmt}")
     try:
-        net = read_network(args.weights)
+        net = read_network(path)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     if fmt == "c":
@@ -75,8 +81,9 @@ def _write_text(out: str | None, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if _is_network(args.weights):
-        _export_network(args)
+    path = _network_file(args.weights)
+    if path is not None:
+        _export_network(args, path)
         return 0
     fmt = args.format or "json"
     if fmt == "mtnn":

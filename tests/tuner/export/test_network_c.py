@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from search.catalog import CATALOG_HASH
+from search.evaluators import load_evaluator
 from search.convert import from_chess
 from search.network import FloatNetwork, NetworkShape, QuantizedNetwork, quantize, read_network, write_network
 from search.network_kernels import (QA, QB, accumulators_batch_kernel, network_evaluate_batch_kernel,
@@ -222,6 +223,22 @@ def test_the_header_names_the_network_and_states_its_shape_and_layout() -> None:
                  "#define MTNN_HAS_LINEAR 0"):
         assert line in header.splitlines()
     assert "{ /* 1601: bucket 2, own knight b1 */" in header  # ((2 * 2 + 0) * 6 + 1) * 64 + 1
+
+
+@needs_cc
+def test_the_built_in_gm_nn_exports_by_name_and_its_c_pass_gives_the_kernels_network_part(
+        thousand_boards: list[chess.Board], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no file called gm-nn here: the name is the built-in network's
+    assert tuner_main(["export", "gm-nn", "--out", "gm_nn.h"]) == 0
+    q = load_evaluator("gm-nn")
+    assert isinstance(q, QuantizedNetwork)
+    header = (tmp_path / "gm_nn.h").read_text()
+    assert header == to_c_network(q, "gm-nn") and "HYBRID NETWORK" in header
+    arr = np.stack([from_chess(b) for b in thousand_boards])
+    parts = network_parts_batch_kernel(arr, q.kernel_args())
+    exe = compile_main(header, tmp_path)
+    got = [int(line.split()[0]) for line in c_scores(exe, [b.fen() for b in thousand_boards])]
+    assert got == parts.tolist()
 
 
 def test_cli_writes_the_header_and_the_binary_file(tmp_path: Path) -> None:
