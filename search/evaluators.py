@@ -33,14 +33,12 @@ from search.network import (FloatNetwork, NetworkFileError, NetworkShape, Quanti
 from search.evaluation_api import evaluate_batch_units
 from search.network_kernels import network_evaluate_batch_kernel, network_parts_batch_kernel
 from search.validate import check_boards, check_weights
-from search.weights import Weights, WeightsFileError, atomic_write_text, dumps, load_weights
+from search.weights import (BUILTIN_NETWORKS, Weights, WeightsFileError, atomic_write_text, builtin_network, dumps,
+                            load_weights)
 
 #: either evaluator kind (the search's :data:`search.search_api.Evaluator`)
 Evaluator = np.ndarray | QuantizedNetwork
 
-#: built-in networks (files in search/data/)
-BUILTIN_NETWORKS = ("gm-nn",)
-_DATA = Path(__file__).resolve().parent / "data"
 _SPEC = re.compile(r"network:(\d+)x(\d+)x(\d+)(?:/(\w+))?(?:\+([^@]+))?(?:@(\d+))?$")
 
 
@@ -76,8 +74,8 @@ def load_evaluator(spec: str | Path) -> Evaluator:
     text = str(spec)
     if text.startswith("network:"):
         return new_network(text)
-    if text in BUILTIN_NETWORKS and not Path(text).exists():
-        path = _DATA / f"{text}.mtnn"
+    path = builtin_network(text)
+    if path is not None:
         if not path.exists():
             raise NetworkFileError(f"{text}: the built-in network is not in this installation ({path} is missing)")
         return read_network(path)

@@ -58,6 +58,17 @@ BUILTIN_DIR = Path(__file__).resolve().parent / "data"
 #: (``material`` and ``classic`` are written from code by :mod:`search.weight_sets`; ``gm`` is
 #: the output of the recipe ``tuner/recipes/gm.toml`` on the grandmaster games, docs/quality.md)
 BUILTIN_SETS = ("material", "classic", "gm")
+#: networks that ship with the package, by name (``BUILTIN_DIR / NAME.mtnn``; ``gm-nn`` is the
+#: output of the recipe ``tuner/recipes/gm-nn.toml``, docs/quality.md)
+BUILTIN_NETWORKS = ("gm-nn",)
+
+
+def builtin_network(spec: str) -> Path | None:
+    """The file of the built-in network that ``spec`` names, or None when ``spec`` names none
+    (a file called ``spec`` wins over the name). The file may be missing from an installation."""
+    if spec in BUILTIN_NETWORKS and not Path(spec).exists():
+        return BUILTIN_DIR / f"{spec}.mtnn"
+    return None
 
 
 def to_document(w: Weights) -> dict[str, Any]:
@@ -191,6 +202,6 @@ def resolve(spec: str | Path) -> Path:
     return Path(spec)
 
 
-__all__ = ["BUILTIN_DIR", "BUILTIN_SETS", "CatalogMigrationWarning", "SCHEMA", "SCHEMA_VERSION", "Weights",
-           "WeightsFileError", "atomic_write_bytes", "atomic_write_text", "catalogue_names", "dumps", "load_weights",
+__all__ = ["BUILTIN_DIR", "BUILTIN_NETWORKS", "BUILTIN_SETS", "CatalogMigrationWarning", "SCHEMA", "SCHEMA_VERSION", "Weights",
+           "WeightsFileError", "atomic_write_bytes", "atomic_write_text", "builtin_network", "catalogue_names", "dumps", "load_weights",
            "parse_document", "resolve", "save_weights", "to_document", "warn_migrated"]

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from search.weights import BUILTIN_DIR, atomic_write_text, load_weights
+from search.weights import atomic_write_text, builtin_network, load_weights
 from tuner.commands import command_help
 from tuner.errors import TunerError
 from tuner.export.formats import FORMATS, display_name, export
@@ -40,10 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _network_file(spec: str) -> str | None:
     """The network file ``spec`` names: itself when it is one, a built-in network's file
     (``gm-nn``: search/data/gm-nn.mtnn) for its name; None for weights."""
-    path = Path(spec)
-    if not path.exists() and path.name == spec and (BUILTIN_DIR / f"{spec}.mtnn").is_file():
-        return str(BUILTIN_DIR / f"{spec}.mtnn")
-    if not path.is_file():
+    builtin = builtin_network(spec)
+    if builtin is not None and builtin.is_file():
+        return str(builtin)
+    if not Path(spec).is_file():
         return None
     from search.network import is_network_file  # noqa: PLC0415 (loads numba: only for a file)
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from search.catalog import CATALOG_HASH
-from search.evaluators import load_evaluator
 from search.convert import from_chess
+from search.evaluators import load_evaluator
 from search.network import FloatNetwork, NetworkShape, QuantizedNetwork, quantize, read_network, write_network
 from search.network_kernels import (QA, QB, accumulators_batch_kernel, network_evaluate_batch_kernel,
                                     network_parts_batch_kernel)
