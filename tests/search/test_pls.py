@@ -6,6 +6,7 @@ and deterministic iterative deepening, on positions of the shipped games."""
 from __future__ import annotations
 
 import math
+import threading
 
 import chess
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 from search.convert import from_chess, move_to_uci
 from search.move_model import MoveModel, load_move_model, move_probabilities
+import search.pls as pls_module
 from search.pls import FACTOR, START, PlsSearcher, pls_iterate, pls_search
 from search.pls_kernels import LOG_SCALE, root_budget
 from search.search_api import INF, KIND_EVAL, search
@@ -149,6 +151,32 @@ def test_a_movetime_cuts_the_running_iteration_and_keeps_a_completed_one(boards:
     if searcher.cut and len(kept) > 1:
         assert searcher.searched_nodes > kept[-1].total_nodes and not kept[-1].result.budget_exhausted
     assert searcher.searched_seconds < 30  # generous: the deadline ended it, not the floor
+
+
+class _LateWatchdog:
+    """A deadline whose watchdog thread never got its turn: it never aborts nor expires."""
+
+    def __init__(self, ws: object, when: float) -> None:
+        self.expired = threading.Event()
+
+    def cancel(self) -> None:
+        pass
+
+
+def test_the_deadline_counts_as_passed_when_the_watchdog_is_late(boards: list[chess.Board],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search stops at the deadline by the clock (:func:`search.iterative.may_start`) when
+    the watchdog has not fired yet (a busy machine); :attr:`PlsSearcher.timed_out` still says
+    the deadline passed. A search that stopped before it (the floor reached) did not time out."""
+    monkeypatch.setattr(pls_module, "_Deadline", _LateWatchdog)
+    arr = from_chess(boards[3])
+    searcher = PlsSearcher(CLASSIC, GM, tt_bits=12)
+    searcher.search(arr, 0.5)
+    kept = pls_iterate(arr, CLASSIC, GM, movetime=0.05, searcher=searcher)
+    assert searcher.searched_seconds >= 0.05 and searcher.timed_out and not searcher.cut
+    assert kept and not kept[-1].result.budget_exhausted  # no abort: every iteration completed
+    early = pls_iterate(arr, CLASSIC, GM, movetime=600.0, floor=START * FACTOR, searcher=searcher)
+    assert len(early) == 2 and not searcher.timed_out
 
 
 def test_think_counts_iterations_as_depths_and_stops_on_abort(boards: list[chess.Board]) -> None:
