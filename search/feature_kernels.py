@@ -19,6 +19,8 @@ the same walk, which then sums weighted terms directly (no scratch vector).
 
 from __future__ import annotations
 
+from typing import Any, Union
+
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
@@ -153,21 +155,42 @@ def _count(st, nt, f, x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _weigh(w, st, nt, f, x):  # type: ignore[no-untyped-def]
-    """:func:`_add` with weights: no branch (a zero ``x`` adds zero)."""
-    st[0] += np.int64(w[f]) * x
-    st[1] += np.int64(w[f + N_BASE]) * x
-    return nt
+def _weigh(w, sums, f, x):  # type: ignore[no-untyped-def]
+    """:func:`_add` with weights: ``sums`` (middle game, end game) plus ``x`` times term
+    ``f``'s two weights; no branch (a zero ``x`` adds zero)."""
+    return (sums[0] + np.int64(w[f]) * x, sums[1] + np.int64(w[f + N_BASE]) * x)
 
 
-def _add(w: np.ndarray | None, st: np.ndarray, nt: int, f: int, x: int) -> int:
-    """Add ``x`` to base term ``f``: into the weighted sums ``st[0]`` (middle game) and
-    ``st[1]`` (end game) when weights ``w`` are given, else into the scratch vector ``st``
-    (layout in :func:`new_scratch`); return the number of distinct terms touched.
+#: the walk's state: the number of distinct terms touched (counting), or the weighted sums
+#: (middle game, end game), int64 each
+WalkState = Union[int, tuple[int, int]]
+
+
+def _start(w: np.ndarray | None) -> WalkState:
+    """The walk's state before any term (:func:`_add`): 0 terms touched, or sums (0, 0)."""
+    return 0 if w is None else (0, 0)
+
+
+@overload(_start)
+def _start_overload(w):  # type: ignore[no-untyped-def]
+    if isinstance(w, (types.NoneType, types.Omitted)):
+        return lambda w: 0
+    return lambda w: (np.int64(0), np.int64(0))
+
+
+def _add(w: np.ndarray | None, st: np.ndarray, nt: Any, f: int, x: int) -> Any:
+    """Add ``x`` to base term ``f``. Without weights (``w`` None) count it into the scratch
+    vector ``st`` (layout in :func:`new_scratch`), ``nt`` being the number of distinct terms
+    touched; with weights, ``nt`` is the pair of weighted sums (middle game, end game) and
+    ``st`` is unused. Returns the new ``nt``.
+
+    The weighted sums travel as values, not in an array: a sum kept in ``st[0]`` was loaded
+    and stored again at each of the walk's ~70 terms, a chain of dependent memory operations
+    (the weights' loads may alias it, so the compiler cannot keep it in a register).
 
     This Python body runs with ``NUMBA_DISABLE_JIT=1``; compiled kernels get the version
     :func:`_add_overload` picks by the type of ``w``."""
-    return int(_count(st, nt, f, x)) if w is None else int(_weigh(w, st, nt, f, x))
+    return int(_count(st, nt, f, x)) if w is None else _weigh(w, nt, f, x)
 
 
 @overload(_add)
@@ -179,7 +202,7 @@ def _add_overload(w, st, nt, f, x):  # type: ignore[no-untyped-def]
     evaluation; now twice."""
     if isinstance(w, (types.NoneType, types.Omitted)):
         return lambda w, st, nt, f, x: _count(st, nt, f, x)
-    return lambda w, st, nt, f, x: _weigh(w, st, nt, f, x)
+    return lambda w, st, nt, f, x: _weigh(w, nt, f, x)
 
 
 @njit(cache=True, inline="always")
@@ -260,7 +283,7 @@ def _pawn_king(b, w, st, nt):  # type: ignore[no-untyped-def]
     supported pawns, pawns attacking the enemy king zone, the king's pawn shield and its open
     and half-open files.
 
-    Returns ``(nt, passed_w, passed_b, zone_w, zone_b)``: each colour's passed pawns (bitboards,
+    ``nt``: the walk's state (:func:`_add`). Returns ``(nt, passed_w, passed_b, zone_w, zone_b)``: each colour's passed pawns (bitboards,
     for the free-passer term, which depends on every piece) and its number of pawns attacking
     the enemy king zone (part of the zone count)."""
     passed_w = ZERO
@@ -354,50 +377,47 @@ def _pk_slot(wp: np.uint64, bpawns: np.uint64, kings: np.uint64, rows: int) -> i
 
 
 @njit(cache=True)
-def _pawn_king_cached(b, w, st, pk, tmp):  # type: ignore[no-untyped-def]
-    """:func:`_pawn_king` with weights ``w``, its sums added into ``st[0]``, ``st[1]``, read
-    from the pawn-king table ``pk`` (uint64[2**k, PK_WIDTH]) when it holds this structure (else computed, into the
-    int64[2] scratch ``tmp``, and stored). Pawns move rarely in a search tree, so most nodes
-    find their structure there. Integer sums: the score is exactly the uncached one's."""
+def _pawn_king_cached(b, w, sums, pk):  # type: ignore[no-untyped-def]
+    """:func:`_pawn_king` with weights ``w``, its sums (middle game, end game) added to the
+    pair ``sums``, read from the pawn-king table ``pk`` (uint64[2**k, PK_WIDTH]) when it holds
+    this structure (else computed and stored). Pawns move rarely in a search tree, so most
+    nodes find their structure there. Integer sums: the score is exactly the uncached one's.
+    Returns ``(sums, passed_w, passed_b, zone_w, zone_b)``."""
     own_w = b[W_OCC]
     wp = b[PAWN] & own_w
     bpawns = b[PAWN] & b[W_OCC + 1]
     kings = b[KING]
     r = _pk_slot(wp, bpawns, kings, pk.shape[0])
     if pk[r, PK_WP] != wp or pk[r, PK_BP] != bpawns or pk[r, PK_KINGS] != kings:
-        tmp[0] = 0
-        tmp[1] = 0
-        _, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, tmp, 0)
+        own, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, None, _start(w))
         pk[r, PK_WP] = wp
         pk[r, PK_BP] = bpawns
         pk[r, PK_KINGS] = kings
         pk[r, PK_PASSED_W] = passed_w
         pk[r, PK_PASSED_B] = passed_b
-        pk[r, PK_MG] = np.uint64(np.int64(tmp[0]))
-        pk[r, PK_EG] = np.uint64(np.int64(tmp[1]))
+        pk[r, PK_MG] = np.uint64(own[0])
+        pk[r, PK_EG] = np.uint64(own[1])
         pk[r, PK_ZONE_W] = np.uint64(zone_w)
         pk[r, PK_ZONE_B] = np.uint64(zone_b)
-    st[0] += np.int64(pk[r, PK_MG])
-    st[1] += np.int64(pk[r, PK_EG])
-    return pk[r, PK_PASSED_W], pk[r, PK_PASSED_B], np.int64(pk[r, PK_ZONE_W]), np.int64(pk[r, PK_ZONE_B])
+    sums = (sums[0] + np.int64(pk[r, PK_MG]), sums[1] + np.int64(pk[r, PK_EG]))
+    return sums, pk[r, PK_PASSED_W], pk[r, PK_PASSED_B], np.int64(pk[r, PK_ZONE_W]), np.int64(pk[r, PK_ZONE_B])
 
 
 @njit(cache=True)
-def collect(b, w, st, pk) -> int:  # type: ignore[no-untyped-def]
+def collect(b, w, st, pk):  # type: ignore[no-untyped-def]
     """Walk every term of ``b`` once, White's counts positive and Black's negative.
 
     With ``w=None``: add the counts into the scratch vector ``st`` (see :func:`new_scratch`)
     and return how many distinct base terms were touched.
-    With a weight vector ``w``: add ``w[f] * x`` and ``w[f + N_BASE] * x`` into ``st[0]``
-    and ``st[1]`` instead (numba compiles the two uses separately); then ``pk`` may be a
-    pawn-king table (:func:`new_pawn_king_table`, made for these weights) whose cached sums
-    stand for the pawn-king terms, and ``st[2:4]`` is scratch. ``pk`` None: no table.
+    With a weight vector ``w``: return the sums of ``w[f] * x`` and of ``w[f + N_BASE] * x``
+    (middle game, end game; int64) instead, ``st`` unused (numba compiles the two uses
+    separately); then ``pk`` may be a pawn-king table (:func:`new_pawn_king_table`, made for
+    these weights) whose cached sums stand for the pawn-king terms. ``pk`` None: no table.
     """
     if pk is None:
-        nt, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, st, 0)
+        nt, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, st, _start(w))
     else:
-        nt = 0
-        passed_w, passed_b, zone_w, zone_b = _pawn_king_cached(b, w, st, pk, st[2:4])
+        nt, passed_w, passed_b, zone_w, zone_b = _pawn_king_cached(b, w, _start(w), pk)
     passed = (passed_w, passed_b)
     zone_pawns = (zone_w, zone_b)
     occ = b[W_OCC] | b[W_OCC + 1]
@@ -560,7 +580,7 @@ def collect(b, w, st, pk) -> int:  # type: ignore[no-untyped-def]
     nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * ROOK, dr)
     nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * QUEEN, dq)
     nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, dk)
-    return nt  # type: ignore[no-any-return]
+    return nt
 
 
 @njit(cache=True)
@@ -619,12 +639,11 @@ def evaluate_kernel(b, w, score):  # type: ignore[no-untyped-def]
 @njit(cache=True)
 def evaluate_cached_kernel(b, w, score, pk):  # type: ignore[no-untyped-def]
     """:func:`evaluate_kernel` with the pawn-king table ``pk`` (:func:`new_pawn_king_table`,
-    for these weights only) or None; ``score`` is int64[>= 4] scratch. The same score."""
-    score[0] = 0
-    score[1] = 0
-    collect(b, w, score, pk)
+    for these weights only) or None; ``score`` (int64[>= 2]) is not used (callers' scratch).
+    The same score."""
+    mg, eg = collect(b, w, score, pk)
     phase = phase_of(b)
-    total = score[0] * phase + score[1] * (PHASE_MAX - phase)
+    total = mg * phase + eg * (PHASE_MAX - phase)
     return total if b[W_STM] == ZERO else -total
 
 

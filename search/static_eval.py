@@ -116,7 +116,7 @@ def eval_move(es: Any, ply: int, m: int) -> None:
 
 def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray) -> int:
     """Static score of board ``b`` at ``ply`` in eval units, side to move's view (``scratch``:
-    int64[>= 2], >= 4 with a pawn-king table)."""
+    int64[>= 2])."""
     if isinstance(es, tuple):
         return int(network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch))
     if _is_terms(ev):
