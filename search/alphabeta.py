@@ -31,6 +31,7 @@ from numba import njit
 
 from search.board import (BOARD_WORDS, NO_PIECE, W_HALFMOVE, W_KEY, in_check, make_move, move_captured, move_piece,
                           move_promo)
+from search.borrow import borrowed
 from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.quiescence import quiescence_moves
 from search.static_eval import eval_move, eval_root, new_eval_state, static_score
@@ -321,6 +322,14 @@ NO_STATIC = int(INF) + 1
 
 
 @njit(cache=True, inline="always")
+def borrow_search_args(ws, es, ev):  # type: ignore[no-untyped-def]
+    """The workspace, evaluator state and (linear) weights of a search kernel as borrowed views
+    (:mod:`search.borrow`): a kernel's first step, so that its loop counts no references (an
+    atomic operation each, dozens per node). They live as long as the kernel's arguments."""
+    return borrowed(ws), borrowed(es), borrowed(ev)
+
+
+@njit(cache=True, inline="always")
 def start_search(ws, es, root, depth):  # type: ignore[no-untyped-def]
     """Reset a workspace (statistics, killers) and set the root: ``root`` at ply 0, searched
     to ``depth`` with the window (-INF, INF), and the evaluator state ``es`` at the root."""
@@ -474,6 +483,7 @@ def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_move
     Returns the score in eval units, root side to move's view. The PV is ``pv[0, :ints[0, 8]]``
     and its last node's kind ``ints[0, 9]``; ``stats`` holds nodes, budget flag, max-ply flag.
     """
+    ws, es, ev = borrow_search_args(ws, es, ev)
     start_search(ws, es, root, depth)
     return search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves)
 
@@ -484,6 +494,7 @@ def search_window_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, 
     fail-soft, so a returned ``v <= alpha`` says the true score is at most ``v``, ``v >= beta``
     that it is at least ``v``, and anything between is the exact score. The PV is meaningful
     only for an exact score."""
+    ws, es, ev = borrow_search_args(ws, es, ev)
     start_search(ws, es, root, depth)
     ints = ws[WS_INTS]
     ints[0, _ALPHA] = alpha

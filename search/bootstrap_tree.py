@@ -59,6 +59,7 @@ from search.alphabeta import (
     has_next_move,
     play_next,
     start_move_loop,
+    borrow_search_args,
     start_search,
     store_killer,
 )
@@ -121,6 +122,7 @@ def tree_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves,
     Nodes are recorded when they complete, so children come before their parents and the
     root is the last row (when it is recorded).
     """
+    ws, es, ev = borrow_search_args(ws, es, ev)
     boards, moves, order, ints, pv, killers, evs, stats = ws
     start_search(ws, es, root, depth)
     n_rec = 0

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from search.alphabeta import (ORDER_HISTORY_CAP, ORDER_TACTICAL, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES,
+from search.alphabeta import (ORDER_HISTORY_CAP, ORDER_TACTICAL, borrow_search_args, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES,
                               WS_ORDER, WS_PV, WS_STATS, _DEPTH, _DONE, _I, _N, back_up, enter_node, finish_node,
                               has_next_move, is_quiet, new_workspace, order_key, play_next, search_kernel,
                               start_search, store_killer, tt_probe)
@@ -86,6 +86,7 @@ def model_search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, t
     """:func:`search.alphabeta.search_kernel` (same arguments, same contract and value) with the
     move model's order: ``mw``, ``evw``, ``ms`` as for :func:`start_model_loop`, ``mode``
     :data:`ORDER_MODEL` or :data:`ORDER_QUIET`."""
+    ws, es, ev = borrow_search_args(ws, es, ev)
     ints = ws[WS_INTS]
     pv = ws[WS_PV]
     killers = ws[WS_KILLERS]

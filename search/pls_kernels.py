@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-from search.alphabeta import (MAX_PLY, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER, WS_PV, _ALPHA,
+from search.alphabeta import (MAX_PLY, ORDER_TT, borrow_search_args, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER, WS_PV, _ALPHA,
                               _BETA, _CUR, _DEPTH, _DONE, _I, _N, back_up, enter_node, finish_node, has_next_move, is_quiet, order_key,
                               start_search, store_killer, tt_probe)
 from search.board import make_move
@@ -157,6 +157,7 @@ def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_
     weights, ``evw`` its evaluation weights, ``ps`` from :func:`new_pls_scratch`, ``mode``
     :data:`PLS_ORDER_MODEL` or :data:`PLS_ORDER_DEFAULT`, ``flat`` 0 or the constant cost of a move
     (module docstring)."""
+    ws, es, ev = borrow_search_args(ws, es, ev)
     ints = ws[WS_INTS]
     pv = ws[WS_PV]
     killers = ws[WS_KILLERS]
