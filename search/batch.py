@@ -202,14 +202,15 @@ def credit_kernel(pos_ptr, played_rows, scores, k):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True)
-def _match_position(ws, board, depth, w, budget, played_key, buf, child, hist):  # type: ignore[no-untyped-def]
+def _match_position(ws, es, board, depth, w, budget, played_key, buf, child, hist):  # type: ignore[no-untyped-def]
     """:func:`played_credit` with ``k = 1`` of the legal move of ``board`` whose
     :func:`move_uci_key` is ``played_key`` in a sweep at ``depth``, found with fewer nodes: the
     played move is searched with the full window (its score ``sd``), every other move with the
     window (sd - 1, sd + 1) around it, which tells better, equal and worse apart exactly
     (fail-soft bounds, :func:`search.alphabeta.search_window_kernel`); the first better move
     ends the position (credit 0). The same credit as a full sweep's (each child search is
-    independent, its budget counted per search) unless a search runs out of node budget."""
+    independent, its budget counted per search) unless a search runs out of node budget.
+    ``es``: the evaluator state for ``w`` (:func:`search.static_eval.new_thread_eval_state`)."""
     n = generate_moves(board, buf, ALL_MOVES)
     hist[0] = board[W_KEY]
     tt_keys = np.zeros(0, dtype=np.uint64)
@@ -221,14 +222,14 @@ def _match_position(ws, board, depth, w, budget, played_key, buf, child, hist): 
     if row < 0:
         return 0.0
     make_move(board, child, buf[row])
-    sd = -search_kernel(ws, None, child, depth - 1, w, budget, hist, np.int64(1), tt_keys, tt_moves)
+    sd = -search_kernel(ws, es, child, depth - 1, w, budget, hist, np.int64(1), tt_keys, tt_moves)
     equal = 1
     for i in range(n):
         if i == row:
             continue
         make_move(board, child, buf[i])
         # the child's view: the mover's score s = -v is above sd iff v < -sd
-        v = search_window_kernel(ws, None, child, depth - 1, w, budget, hist, np.int64(1), tt_keys, tt_moves, -sd - 1, -sd + 1)
+        v = search_window_kernel(ws, es, child, depth - 1, w, budget, hist, np.int64(1), tt_keys, tt_moves, -sd - 1, -sd + 1)
         if v <= -sd - 1:
             return 0.0
         if v < -sd + 1:
@@ -251,11 +252,13 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
         c = job % n_chunks
         w = weights[ind].copy()  # thread-private (see sweep_kernel)
         ws = new_workspace()
+        es = new_thread_eval_state(w, ws[0])  # a pawn-king table for this job's one weight vector
         buf = np.zeros(MAX_MOVES, dtype=np.int32)
         child = np.zeros(BOARD_WORDS, dtype=np.uint64)
         hist = np.zeros(1, dtype=np.uint64)
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            out[ind, p] = _match_position(ws, boards[p], depth, w, budget, move_uci_key(played[p]), buf, child, hist)
+            out[ind, p] = _match_position(ws, es, boards[p], depth, w, budget, move_uci_key(played[p]), buf, child,
+                                          hist)
     return out
 
 
@@ -283,8 +286,9 @@ def full_match_kernel(boards, played, weights, depth, budget):  # type: ignore[n
         tt_keys = np.zeros(0, dtype=np.uint64)
         tt_moves = np.zeros(0, dtype=np.int32)
         tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
+        es = new_thread_eval_state(w, ws[0])
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            n, _ = _sweep_position(ws, None, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
+            n, _ = _sweep_position(ws, es, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
                                    False, buf, child, hist, tt_keys, tt_moves, tmp)
             row = -1
             for i in range(n):
