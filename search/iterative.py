@@ -117,6 +117,7 @@ class _Deadline:
     iteration starts is reset by it)."""
 
     def __init__(self, ws: Workspace, when: float) -> None:
+        self.when = when
         self.expired = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(ws, when), name="search-deadline", daemon=True)
@@ -133,6 +134,12 @@ class _Deadline:
     def cancel(self) -> None:
         self._done.set()
         self._thread.join()
+
+    def passed(self) -> bool:
+        """Whether the deadline has passed: by the watchdog, or by the clock when the watchdog
+        thread has not had its turn yet (a busy machine) while the search saw the time was up
+        and stopped (:func:`may_start`)."""
+        return self.expired.is_set() or time.perf_counter() >= self.when
 
 
 class Searcher:

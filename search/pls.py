@@ -190,9 +190,7 @@ class PlsSearcher:
         finally:
             if deadline is not None:
                 deadline.cancel()
-                # the clock, not only the watchdog: a late watchdog thread may not have fired
-                # when the loop saw the time was up (may_start) and stopped
-                self.timed_out = deadline.expired.is_set() or (plan is not None and time.perf_counter() - t0 >= plan.hard)
+                self.timed_out = deadline.passed()
             self.searched_nodes = total
             self.searched_seconds = time.perf_counter() - t0
 

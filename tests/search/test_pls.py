@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from search.convert import from_chess, move_to_uci
+from search.iterative import _Deadline
 from search.move_model import MoveModel, load_move_model, move_probabilities
 import search.pls as pls_module
 from search.pls import FACTOR, START, PlsSearcher, pls_iterate, pls_search
@@ -157,10 +158,13 @@ class _LateWatchdog:
     """A deadline whose watchdog thread never got its turn: it never aborts nor expires."""
 
     def __init__(self, ws: object, when: float) -> None:
+        self.when = when
         self.expired = threading.Event()
 
     def cancel(self) -> None:
         pass
+
+    passed = _Deadline.passed
 
 
 def test_the_deadline_counts_as_passed_when_the_watchdog_is_late(boards: list[chess.Board],
