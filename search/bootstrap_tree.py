@@ -52,6 +52,7 @@ from search.alphabeta import (
     STAT_MAX_PLY,
     STAT_NODES,
     back_up,
+    borrow_search_args,
     enter_node,
     finish_node,
     is_quiet,
@@ -59,7 +60,6 @@ from search.alphabeta import (
     has_next_move,
     play_next,
     start_move_loop,
-    borrow_search_args,
     start_search,
     store_killer,
 )

@@ -2,9 +2,8 @@
 
 numba counts references to every array a kernel holds: taking an array out of a tuple (the
 search workspace), or a row of one (``boards[ply]``), increments its owner's count and drops
-it again afterwards, each an atomic (``lock``-prefixed) instruction. The search does dozens per
-node; measured with ``perf`` on a depth-1 sweep, ``NRT_incref``/``NRT_decref`` took 27 % of
-its time. A *borrowed* view is the same array (data, shape, strides) with no owner: numba's
+it again afterwards, each an atomic (``lock``-prefixed) instruction, dozens per node in the
+search (what that cost, measured: ``docs/scaling.md``). A *borrowed* view is the same array (data, shape, strides) with no owner: numba's
 reference counting skips it (its ``NRT_incref``/``NRT_decref`` test for a null owner first),
 and so do the views taken from it.
 

@@ -283,9 +283,10 @@ def _pawn_king(b, w, st, nt):  # type: ignore[no-untyped-def]
     supported pawns, pawns attacking the enemy king zone, the king's pawn shield and its open
     and half-open files.
 
-    ``nt``: the walk's state (:func:`_add`). Returns ``(nt, passed_w, passed_b, zone_w, zone_b)``: each colour's passed pawns (bitboards,
-    for the free-passer term, which depends on every piece) and its number of pawns attacking
-    the enemy king zone (part of the zone count)."""
+    ``nt``: the walk's state (:func:`_add`). Returns ``(nt, passed_w, passed_b, zone_w,
+    zone_b)``: each colour's passed pawns (bitboards, for the free-passer term, which depends
+    on every piece) and its number of pawns attacking the enemy king zone (part of the zone
+    count)."""
     passed_w = ZERO
     passed_b = ZERO
     zone_w = 0

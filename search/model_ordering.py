@@ -22,8 +22,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from search.alphabeta import (ORDER_HISTORY_CAP, ORDER_TACTICAL, borrow_search_args, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES,
-                              WS_ORDER, WS_PV, WS_STATS, _DEPTH, _DONE, _I, _N, back_up, enter_node, finish_node,
+from search.alphabeta import (ORDER_HISTORY_CAP, ORDER_TACTICAL, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES,
+                              WS_ORDER, WS_PV, WS_STATS, _DEPTH, _DONE, _I, _N, back_up, borrow_search_args, enter_node,
+                              finish_node,
                               has_next_move, is_quiet, new_workspace, order_key, play_next, search_kernel,
                               start_search, store_killer, tt_probe)
 from search.move_catalog import N_GROUPS

@@ -30,8 +30,8 @@ import math
 import numpy as np
 from numba import njit
 
-from search.alphabeta import (MAX_PLY, ORDER_TT, borrow_search_args, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER, WS_PV, _ALPHA,
-                              _BETA, _CUR, _DEPTH, _DONE, _I, _N, back_up, enter_node, finish_node, has_next_move, is_quiet, order_key,
+from search.alphabeta import (MAX_PLY, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER, WS_PV, _ALPHA,
+                              _BETA, _CUR, _DEPTH, _DONE, _I, _N, back_up, borrow_search_args, enter_node, finish_node, has_next_move, is_quiet, order_key,
                               start_search, store_killer, tt_probe)
 from search.board import make_move
 from search.movegen import MAX_MOVES
