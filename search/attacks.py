@@ -1,4 +1,4 @@
-"""Attack tables: pawn, knight and king lookups, magic-bitboard sliders, lines and betweens.
+"""Attack tables: pawn, knight and king lookups, kindergarten-bitboard sliders, lines and betweens.
 
 All tables are module-level ``numpy`` arrays built at import by cached numba kernels and read
 by other kernels as compile-time constants. Square indices run a1=0 .. h8=63.
@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.bits import ONE, ZERO, bit
-from search.magics import BISHOP_MAGICS, ROOK_MAGICS
+from search.bits import FILE_A, ZERO, bit
 
 ROOK_DIRS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.int64)
 BISHOP_DIRS = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], dtype=np.int64)
@@ -24,7 +23,7 @@ KING_STEPS = np.array(
 
 @njit(cache=True)
 def _ray_attacks(sq: int, occ: np.uint64, dirs: np.ndarray) -> np.uint64:
-    """Slow slider attacks by walking rays (table construction and tests only)."""
+    """Slow slider attacks by walking rays (table construction and tests only): the reference."""
     att = ZERO
     r0, f0 = sq // 8, sq % 8
     for d in range(dirs.shape[0]):
@@ -38,21 +37,6 @@ def _ray_attacks(sq: int, occ: np.uint64, dirs: np.ndarray) -> np.uint64:
             r += dr
             f += df
     return att
-
-
-@njit(cache=True)
-def _relevant_mask(sq: int, dirs: np.ndarray) -> np.uint64:
-    """Squares whose occupancy matters to a slider on ``sq`` (board edges excluded)."""
-    m = ZERO
-    r0, f0 = sq // 8, sq % 8
-    for d in range(dirs.shape[0]):
-        dr, df = dirs[d, 0], dirs[d, 1]
-        r, f = r0 + dr, f0 + df
-        while 0 <= r + dr < 8 and 0 <= f + df < 8:
-            m |= bit(r * 8 + f)
-            r += dr
-            f += df
-    return m
 
 
 @njit(cache=True)
@@ -81,46 +65,6 @@ def _pawn_table() -> np.ndarray:
                 if f < 7:
                     out[c, sq] |= bit(rr * 8 + f + 1)
     return out
-
-
-@njit(cache=True)
-def _build_magic(dirs: np.ndarray, magics: np.ndarray):  # type: ignore[no-untyped-def]
-    """Masks, shifts, offsets and the shared attack table for one slider kind.
-
-    Returns ``bad`` = the first square whose magic collides, or -1.
-    """
-    masks = np.zeros(64, dtype=np.uint64)
-    shifts = np.zeros(64, dtype=np.uint64)
-    offsets = np.zeros(64, dtype=np.int64)
-    total = 0
-    for sq in range(64):
-        masks[sq] = _relevant_mask(sq, dirs)
-        n = 0
-        m = masks[sq]
-        while m:
-            m &= m - ONE
-            n += 1
-        shifts[sq] = np.uint64(64 - n)
-        offsets[sq] = total
-        total += 1 << n
-    table = np.zeros(total, dtype=np.uint64)
-    filled = np.zeros(total, dtype=np.bool_)
-    bad = -1
-    for sq in range(64):
-        mask = masks[sq]
-        sub = ZERO
-        while True:
-            att = _ray_attacks(sq, sub, dirs)
-            idx = offsets[sq] + np.int64((sub * magics[sq]) >> shifts[sq])
-            if filled[idx] and table[idx] != att:
-                if bad < 0:
-                    bad = sq
-            table[idx] = att
-            filled[idx] = True
-            sub = (sub - mask) & mask
-            if sub == ZERO:
-                break
-    return masks, shifts, offsets, table, bad
 
 
 @njit(cache=True)
@@ -159,31 +103,111 @@ def _build_lines():  # type: ignore[no-untyped-def]
 KNIGHT_ATTACKS = _step_table(KNIGHT_STEPS)
 KING_ATTACKS = _step_table(KING_STEPS)
 PAWN_ATTACKS = _pawn_table()
-ROOK_MAGIC = np.array(ROOK_MAGICS, dtype=np.uint64)
-BISHOP_MAGIC = np.array(BISHOP_MAGICS, dtype=np.uint64)
-ROOK_MASK, ROOK_SHIFT, ROOK_OFFSET, ROOK_TABLE, _bad_rook = _build_magic(ROOK_DIRS, ROOK_MAGIC)
-BISHOP_MASK, BISHOP_SHIFT, BISHOP_OFFSET, BISHOP_TABLE, _bad_bishop = _build_magic(
-    BISHOP_DIRS, BISHOP_MAGIC
-)
-if _bad_rook >= 0 or _bad_bishop >= 0:  # pragma: no cover - guards the constants in magics.py
-    raise RuntimeError(f"magic multiplier collides (rook square {_bad_rook}, bishop {_bad_bishop})")
 BETWEEN, LINE = _build_lines()
+
+
+# Kindergarten sliders (Chess Programming Wiki, "Kindergarten Bitboards"): a line with at most
+# one square per file (a rank, a diagonal, an anti-diagonal) has its occupancy on files b..g
+# gathered into the top six bits by one multiplication by FILE_B; the file's occupancy is first
+# shifted onto file a and gathered by a multiplication along a diagonal. Tables of 8 x 64
+# entries (8 KB in all) index those six bits: they stay in the first-level cache, where a
+# magic table (800 KB for rooks) mostly misses.
+FILE_B_MUL = np.uint64(0x0202020202020202)
+FILE_GATHER_MUL = np.uint64(0x0004081020408000)
+
+
+@njit(cache=True)
+def _line_masks():  # type: ignore[no-untyped-def]
+    """``[kind, square]``: the rank (kind 0), diagonal (1) and anti-diagonal (2) through the
+    square, the square itself left out."""
+    out = np.zeros((3, 64), dtype=np.uint64)
+    for sq in range(64):
+        r0, f0 = sq // 8, sq % 8
+        for r in range(8):
+            for f in range(8):
+                if r * 8 + f == sq:
+                    continue
+                if r == r0:
+                    out[0, sq] |= bit(r * 8 + f)
+                if r - r0 == f - f0:
+                    out[1, sq] |= bit(r * 8 + f)
+                if r - r0 == f0 - f:
+                    out[2, sq] |= bit(r * 8 + f)
+    return out
+
+
+@njit(cache=True)
+def _kindergarten_tables():  # type: ignore[no-untyped-def]
+    """``fill_up[file, index]``: the squares a rook on that file of the first rank attacks along
+    the rank when the rank's files b..g hold the occupancy ``index`` (bit k = file k + 1), the
+    byte copied onto all eight ranks; ``file_a[rank, index]``: the squares of file a that a rook
+    on that rank of file a attacks along the file when ranks 2..7 hold the gathered occupancy
+    ``index``. Both are filled from ray walks over every occupancy, so the gathering formulas
+    are checked as the tables are built: returns ``bad`` >= 0 when one is not a function of the
+    gathered index."""
+    fill_up = np.zeros((8, 64), dtype=np.uint64)
+    file_a = np.zeros((8, 64), dtype=np.uint64)
+    seen_r = np.zeros((8, 64), dtype=np.bool_)
+    seen_f = np.zeros((8, 64), dtype=np.bool_)
+    bad = -1
+    for k in range(8):
+        for inner in range(64):
+            occ_rank = np.uint64(inner) << np.uint64(1)  # files b..g of the first rank
+            att = _ray_attacks(k, occ_rank, ROOK_DIRS) & np.uint64(0xFF)
+            idx = np.int64(((occ_rank & np.uint64(0x7E)) * FILE_B_MUL) >> np.uint64(58))
+            row = att * FILE_A
+            if seen_r[k, idx] and fill_up[k, idx] != row:
+                bad = k
+            fill_up[k, idx] = row
+            seen_r[k, idx] = True
+            occ_file = ZERO
+            for j in range(6):
+                if inner & (1 << j):
+                    occ_file |= bit(8 * (j + 1))
+            att = _ray_attacks(8 * k, occ_file, ROOK_DIRS) & FILE_A
+            idx = np.int64((occ_file * FILE_GATHER_MUL) >> np.uint64(58))
+            if seen_f[k, idx] and file_a[k, idx] != att:
+                bad = 8 * k
+            file_a[k, idx] = att
+            seen_f[k, idx] = True
+    return fill_up, file_a, bad
+
+
+LINE_MASK_EX = _line_masks()
+RANK_EX = LINE_MASK_EX[0].copy()
+DIAG_EX = LINE_MASK_EX[1].copy()
+ANTI_EX = LINE_MASK_EX[2].copy()
+FILL_UP, FILE_A_ATTACKS, _bad_kg = _kindergarten_tables()
+if _bad_kg >= 0:  # pragma: no cover - guards the gathering constants
+    raise RuntimeError(f"kindergarten index is not a function of the occupancy (square {_bad_kg})")
+
+
+@njit(cache=True, inline="always")
+def _line_attacks(mask: np.uint64, file: int, occ: np.uint64) -> np.uint64:
+    """A slider's attacks along ``mask`` (a rank or diagonal through its square, the square
+    left out) on file ``file`` given occupancy ``occ``."""
+    idx = np.int64(((occ & mask) * FILE_B_MUL) >> np.uint64(58))
+    return FILL_UP[file, idx] & mask  # type: ignore[no-any-return]
 
 
 @njit(cache=True, inline="always")
 def rook_attacks(sq: int, occ: np.uint64) -> np.uint64:
     """Squares a rook on ``sq`` attacks given occupancy ``occ`` (includes blockers)."""
-    idx = np.int64(((occ & ROOK_MASK[sq]) * ROOK_MAGIC[sq]) >> ROOK_SHIFT[sq])
-    return ROOK_TABLE[ROOK_OFFSET[sq] + idx]  # type: ignore[no-any-return]
+    f = sq & 7
+    idx = np.int64((((occ >> np.uint64(f)) & FILE_A) * FILE_GATHER_MUL) >> np.uint64(58))
+    file_attacks: np.uint64 = FILE_A_ATTACKS[sq >> 3, idx] << np.uint64(f)
+    return _line_attacks(RANK_EX[sq], f, occ) | file_attacks
 
 
 @njit(cache=True, inline="always")
 def bishop_attacks(sq: int, occ: np.uint64) -> np.uint64:
     """Squares a bishop on ``sq`` attacks given occupancy ``occ`` (includes blockers)."""
-    idx = np.int64(((occ & BISHOP_MASK[sq]) * BISHOP_MAGIC[sq]) >> BISHOP_SHIFT[sq])
-    return BISHOP_TABLE[BISHOP_OFFSET[sq] + idx]  # type: ignore[no-any-return]
+    f = sq & 7
+    return _line_attacks(DIAG_EX[sq], f, occ) | _line_attacks(ANTI_EX[sq], f, occ)
 
 
 @njit(cache=True, inline="always")
 def queen_attacks(sq: int, occ: np.uint64) -> np.uint64:
     return rook_attacks(sq, occ) | bishop_attacks(sq, occ)
+
+

@@ -27,20 +27,18 @@ import numpy.typing as npt
 
 from search.alphabeta import MATE_BOUND
 from search.attacks import (
-    BISHOP_MAGIC,
-    BISHOP_MASK,
-    BISHOP_OFFSET,
-    BISHOP_SHIFT,
-    BISHOP_TABLE,
+    ANTI_EX,
+    DIAG_EX,
+    FILE_A_ATTACKS,
+    FILE_B_MUL,
+    FILE_GATHER_MUL,
+    FILL_UP,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
     PAWN_ATTACKS,
-    ROOK_MAGIC,
-    ROOK_MASK,
-    ROOK_OFFSET,
-    ROOK_SHIFT,
-    ROOK_TABLE,
+    RANK_EX,
 )
+from search.bits import FILE_A
 from search.board import PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING  # noqa: I001  (piece types in their order)
 from search.board import BOARD_WORDS, CASTLING_RIGHTS, NO_SQUARE, W_CASTLE, W_EP, W_OCC, W_STM
 from search.catalog import N_FEATURES, PHASE_MAX, PLUGIN
@@ -226,15 +224,27 @@ def _square_of(single_bits: np.ndarray) -> np.ndarray:
     return _popcount(single_bits - _U1) if single_bits.size else np.zeros(0, dtype=np.int64)
 
 
+_U58 = np.uint64(58)
+
+
+def _line_attacks(mask: np.ndarray, file: np.ndarray, occ: np.ndarray) -> np.ndarray:
+    """:func:`search.attacks.rook_attacks` and its kin, vectorised (uint64 arrays wrap as the
+    kernels' products do)."""
+    attacks: npt.NDArray[np.uint64] = FILL_UP[file, (((occ & mask) * FILE_B_MUL) >> _U58).astype(np.int64)] & mask
+    return attacks
+
+
 def _rook_attacks(sq: np.ndarray, occ: np.ndarray) -> np.ndarray:
-    idx = ((occ & ROOK_MASK[sq]) * ROOK_MAGIC[sq]) >> ROOK_SHIFT[sq]
-    attacks: npt.NDArray[np.uint64] = ROOK_TABLE[ROOK_OFFSET[sq] + idx.astype(np.int64)]
+    f = sq & 7
+    idx = ((((occ >> f.astype(np.uint64)) & FILE_A) * FILE_GATHER_MUL) >> _U58).astype(np.int64)
+    file_attacks = FILE_A_ATTACKS[sq >> 3, idx] << f.astype(np.uint64)
+    attacks: npt.NDArray[np.uint64] = _line_attacks(RANK_EX[sq], f, occ) | file_attacks
     return attacks
 
 
 def _bishop_attacks(sq: np.ndarray, occ: np.ndarray) -> np.ndarray:
-    idx = ((occ & BISHOP_MASK[sq]) * BISHOP_MAGIC[sq]) >> BISHOP_SHIFT[sq]
-    attacks: npt.NDArray[np.uint64] = BISHOP_TABLE[BISHOP_OFFSET[sq] + idx.astype(np.int64)]
+    f = sq & 7
+    attacks: npt.NDArray[np.uint64] = _line_attacks(DIAG_EX[sq], f, occ) | _line_attacks(ANTI_EX[sq], f, occ)
     return attacks
 
 
@@ -341,16 +351,24 @@ _M64 = (1 << 64) - 1
 _KNIGHT_LIST = KNIGHT_ATTACKS.tolist()
 _KING_LIST = KING_ATTACKS.tolist()
 _PAWN_LIST = PAWN_ATTACKS.tolist()
-#: a slider's magic-bitboard tables as Python lists (mask, magic, shift, offset) and the attack table
-_SliderParams = tuple[list[int], list[int], list[int], list[int], npt.NDArray[np.uint64]]
-_ROOK_PARAMS: _SliderParams = (ROOK_MASK.tolist(), ROOK_MAGIC.tolist(), ROOK_SHIFT.tolist(), ROOK_OFFSET.tolist(), ROOK_TABLE)
-_BISHOP_PARAMS: _SliderParams = (BISHOP_MASK.tolist(), BISHOP_MAGIC.tolist(), BISHOP_SHIFT.tolist(), BISHOP_OFFSET.tolist(),
-                  BISHOP_TABLE)
+#: the kindergarten tables (:mod:`search.attacks`) as Python integers
+_RANK_EX, _DIAG_EX, _ANTI_EX = RANK_EX.tolist(), DIAG_EX.tolist(), ANTI_EX.tolist()
+_FILL_UP, _FILE_A_ATTACKS = FILL_UP.tolist(), FILE_A_ATTACKS.tolist()
+_B_MUL, _GATHER_MUL, _FILE_A = int(FILE_B_MUL), int(FILE_GATHER_MUL), int(FILE_A)
 
 
-def _slider(sq: int, occ: int, params: _SliderParams) -> int:
-    mask, magic, shift, offset, table = params
-    return int(table[offset[sq] + ((((occ & mask[sq]) * magic[sq]) & _M64) >> shift[sq])])
+def _line(mask: int, file: int, occ: int) -> int:
+    return int(_FILL_UP[file][(((occ & mask) * _B_MUL) & _M64) >> 58] & mask)
+
+
+def _rook(sq: int, occ: int) -> int:
+    f = sq & 7
+    file_attacks = int(_FILE_A_ATTACKS[sq >> 3][((((occ >> f) & _FILE_A) * _GATHER_MUL) & _M64) >> 58])
+    return _line(_RANK_EX[sq], f, occ) | (file_attacks << f)
+
+
+def _bishop(sq: int, occ: int) -> int:
+    return _line(_DIAG_EX[sq], sq & 7, occ) | _line(_ANTI_EX[sq], sq & 7, occ)
 
 
 def board_problem(b: np.ndarray) -> int:
@@ -400,8 +418,8 @@ def board_problem(b: np.ndarray) -> int:
         (_PAWN_LIST[1 - stm][ksq] & pawns)
         | (_KNIGHT_LIST[ksq] & w[KNIGHT])
         | (_KING_LIST[ksq] & kings)
-        | (_slider(ksq, occ, _ROOK_PARAMS) & (w[ROOK] | w[QUEEN]))
-        | (_slider(ksq, occ, _BISHOP_PARAMS) & (w[BISHOP] | w[QUEEN]))
+        | (_rook(ksq, occ) & (w[ROOK] | w[QUEEN]))
+        | (_bishop(ksq, occ) & (w[BISHOP] | w[QUEEN]))
     )
     if attackers & us:
         return 12
