@@ -1,7 +1,9 @@
 """Batched searches over many positions in parallel (``prange`` over chunks of positions).
 
-Every kernel takes plain arrays and returns flat arrays; each chunk of positions reuses one
-search workspace. Results do not depend on the number of threads.
+Every kernel takes plain arrays and returns flat arrays. The search kernels' threads take chunks
+of positions from a shared queue as they go (:mod:`search.work_queue`), each thread with one
+search workspace for all of its chunks. Results do not depend on the number of threads, nor on
+which thread searched which chunk.
 
 * :func:`search_batch_kernel`: one search per position (score, PV, PV-leaf kind and board).
 * :func:`sweep_kernel`: for every legal move ``m`` of every position ``p``, the search value
@@ -23,8 +25,9 @@ from search.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.feature_kernels import features_kernel, new_feature_buffers
 from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.static_eval import new_thread_eval_state, thread_evaluator
+from search.work_queue import new_queue, take
 
-#: positions per parallel work item (one workspace each)
+#: positions per parallel work item
 CHUNK = 16
 
 
@@ -61,25 +64,31 @@ def search_batch_kernel(boards, depth, ev, budget):  # type: ignore[no-untyped-d
     nodes = np.zeros(p_count, dtype=np.int64)
     budget_hit = np.zeros(p_count, dtype=np.bool_)
     n_chunks = (p_count + CHUNK - 1) // CHUNK
-    for c in prange(n_chunks):
-        evl = thread_evaluator(ev)
-        ws = new_workspace()
-        es = new_thread_eval_state(evl, ws[0])
-        hist = np.zeros(1, dtype=np.uint64)
-        tt_keys = np.zeros(0, dtype=np.uint64)
-        tt_moves = np.zeros(0, dtype=np.int32)
-        tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
-        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys, tt_moves)
-            ints = ws[3]
-            n = ints[0, 8]
-            pv_len[p] = n
-            kinds[p] = ints[0, 9]
-            for k in range(n):
-                pvs[p, k] = ws[4][0, k]
-            _replay(boards[p], pvs[p], n, leaves[p], tmp)
-            nodes[p] = ws[7][0]
-            budget_hit[p] = ws[7][1] != 0
+    queue = new_queue()
+    for _ in prange(n_chunks):
+        c = take(queue)
+        if c < n_chunks:
+            evl = thread_evaluator(ev)
+            ws = new_workspace()
+            es = new_thread_eval_state(evl, ws[0])
+            hist = np.zeros(1, dtype=np.uint64)
+            tt_keys = np.zeros(0, dtype=np.uint64)
+            tt_moves = np.zeros(0, dtype=np.int32)
+            tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
+            while c < n_chunks:
+                for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+                    scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys,
+                                              tt_moves)
+                    ints = ws[3]
+                    n = ints[0, 8]
+                    pv_len[p] = n
+                    kinds[p] = ints[0, 9]
+                    for k in range(n):
+                        pvs[p, k] = ws[4][0, k]
+                    _replay(boards[p], pvs[p], n, leaves[p], tmp)
+                    nodes[p] = ws[7][0]
+                    budget_hit[p] = ws[7][1] != 0
+                c = take(queue)
     return scores, pvs, pv_len, kinds, leaves, nodes, budget_hit
 
 
@@ -147,23 +156,29 @@ def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: igno
     p_count = boards.shape[0]
     m_count = pos_ptr[p_count]
     moves, scores, kinds, signs, leaves, nodes = sweep_outputs(p_count, m_count, want_leaves)
-    for c in prange((p_count + CHUNK - 1) // CHUNK):
-        evl = thread_evaluator(ev)
-        ws = new_workspace()
-        es = new_thread_eval_state(evl, ws[0])
-        buf = np.zeros(MAX_MOVES, dtype=np.int32)
-        child = np.zeros(BOARD_WORDS, dtype=np.uint64)
-        hist = np.zeros(1, dtype=np.uint64)
-        dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
-        tt_keys = np.zeros(0, dtype=np.uint64)
-        tt_moves = np.zeros(0, dtype=np.int32)
-        tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
-        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            a, z = pos_ptr[p], pos_ptr[p + 1]
-            leaf_rows = leaves[a:z] if want_leaves else dummy
-            _, nodes[p] = _sweep_position(ws, es, boards[p], depth, evl, budget, moves[a:z], scores[a:z],
-                                          kinds[a:z], signs[a:z], leaf_rows, want_leaves, buf, child, hist,
-                                          tt_keys, tt_moves, tmp)
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    queue = new_queue()
+    for _ in prange(n_chunks):
+        c = take(queue)
+        if c < n_chunks:
+            evl = thread_evaluator(ev)
+            ws = new_workspace()
+            es = new_thread_eval_state(evl, ws[0])
+            buf = np.zeros(MAX_MOVES, dtype=np.int32)
+            child = np.zeros(BOARD_WORDS, dtype=np.uint64)
+            hist = np.zeros(1, dtype=np.uint64)
+            dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
+            tt_keys = np.zeros(0, dtype=np.uint64)
+            tt_moves = np.zeros(0, dtype=np.int32)
+            tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
+            while c < n_chunks:
+                for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+                    a, z = pos_ptr[p], pos_ptr[p + 1]
+                    leaf_rows = leaves[a:z] if want_leaves else dummy
+                    _, nodes[p] = _sweep_position(ws, es, boards[p], depth, evl, budget, moves[a:z], scores[a:z],
+                                                  kinds[a:z], signs[a:z], leaf_rows, want_leaves, buf, child, hist,
+                                                  tt_keys, tt_moves, tmp)
+                c = take(queue)
     return moves, scores, kinds, signs, leaves, nodes
 
 
@@ -241,24 +256,34 @@ def _match_position(ws, es, board, depth, w, budget, played_key, buf, child, his
 def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-untyped-def]
     """Move-match of each weight vector (rows of ``weights``, int32[I, N_FEATURES]) on each
     position: float64[I, P], 1/k when the played move (packed, int32[P]) is among the k
-    best moves of the sweep at ``depth``, else 0 (:func:`_match_position`). Parallel over
-    (individual, chunk) pairs."""
+    best moves of the sweep at ``depth``, else 0 (:func:`_match_position`). The threads share
+    the (individual, chunk) pairs as they go (:mod:`search.work_queue`)."""
     p_count = boards.shape[0]
     i_count = weights.shape[0]
     out = np.zeros((i_count, p_count), dtype=np.float64)
     n_chunks = (p_count + CHUNK - 1) // CHUNK
-    for job in prange(i_count * n_chunks):
-        ind = job // n_chunks
-        c = job % n_chunks
-        w = weights[ind].copy()  # thread-private (see sweep_kernel)
-        ws = new_workspace()
-        es = new_thread_eval_state(w, ws[0])  # a pawn-king table for this job's one weight vector
-        buf = np.zeros(MAX_MOVES, dtype=np.int32)
-        child = np.zeros(BOARD_WORDS, dtype=np.uint64)
-        hist = np.zeros(1, dtype=np.uint64)
-        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            out[ind, p] = _match_position(ws, es, boards[p], depth, w, budget, move_uci_key(played[p]), buf, child,
-                                          hist)
+    n_jobs = i_count * n_chunks
+    queue = new_queue()
+    for _ in prange(n_jobs):
+        job = take(queue)
+        if job < n_jobs:
+            ws = new_workspace()
+            buf = np.zeros(MAX_MOVES, dtype=np.int32)
+            child = np.zeros(BOARD_WORDS, dtype=np.uint64)
+            hist = np.zeros(1, dtype=np.uint64)
+            ind = job // n_chunks
+            w = weights[ind].copy()  # thread-private (see sweep_kernel)
+            es = new_thread_eval_state(w, ws[0])  # a pawn-king table for one weight vector
+            while job < n_jobs:
+                if job // n_chunks != ind:  # jobs run individual by individual: rarely a new one
+                    ind = job // n_chunks
+                    w = weights[ind].copy()
+                    es = new_thread_eval_state(w, ws[0])
+                c = job % n_chunks
+                for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+                    out[ind, p] = _match_position(ws, es, boards[p], depth, w, budget, move_uci_key(played[p]), buf,
+                                                  child, hist)
+                job = take(queue)
     return out
 
 

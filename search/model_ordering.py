@@ -31,6 +31,7 @@ from search.move_catalog import N_GROUPS
 from search.move_model_kernels import new_scratch, score_moves
 from search.movegen import MAX_MOVES
 from search.static_eval import new_eval_state, thread_evaluator
+from search.work_queue import new_queue, take
 
 ORDER_MODEL, ORDER_QUIET = 0, 1
 #: ``mode`` of :func:`model_search_batch_kernel` for the default search's own order
@@ -127,20 +128,26 @@ def model_search_batch_kernel(boards, depth, ev, budget, mw, evw, mode):  # type
     nodes = np.zeros(p_count, dtype=np.int64)
     budget_hit = np.zeros(p_count, dtype=np.bool_)
     n_chunks = (p_count + CHUNK - 1) // CHUNK
-    for c in prange(n_chunks):
-        evl = thread_evaluator(ev)
-        ws = new_workspace()
-        es = new_eval_state(evl, ws[0])
-        ms = new_model_scratch()
-        hist = np.zeros(1, dtype=np.uint64)
-        tt_keys = np.zeros(0, dtype=np.uint64)
-        tt_moves = np.zeros(0, dtype=np.int32)
-        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            if mode == ORDER_DEFAULT:
-                scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys, tt_moves)
-            else:
-                scores[p] = model_search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys, tt_moves,
-                                                mw, evw, ms, mode)
-            nodes[p] = ws[WS_STATS][0]
-            budget_hit[p] = ws[WS_STATS][1] != 0
+    queue = new_queue()
+    for _ in prange(n_chunks):
+        c = take(queue)
+        if c < n_chunks:
+            evl = thread_evaluator(ev)
+            ws = new_workspace()
+            es = new_eval_state(evl, ws[0])
+            ms = new_model_scratch()
+            hist = np.zeros(1, dtype=np.uint64)
+            tt_keys = np.zeros(0, dtype=np.uint64)
+            tt_moves = np.zeros(0, dtype=np.int32)
+            while c < n_chunks:
+                for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+                    if mode == ORDER_DEFAULT:
+                        scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys,
+                                                  tt_moves)
+                    else:
+                        scores[p] = model_search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0),
+                                                        tt_keys, tt_moves, mw, evw, ms, mode)
+                    nodes[p] = ws[WS_STATS][0]
+                    budget_hit[p] = ws[WS_STATS][1] != 0
+                c = take(queue)
     return scores, nodes, budget_hit

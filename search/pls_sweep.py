@@ -27,6 +27,7 @@ from search.board import BOARD_WORDS, W_KEY, make_move
 from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.pls_kernels import log_probs, new_pls_scratch, pls_kernel
 from search.static_eval import new_eval_state, thread_evaluator
+from search.work_queue import new_queue, take
 
 
 @njit(cache=True)
@@ -71,23 +72,29 @@ def pls_sweep_kernel(boards, pos_ptr, units, ev, budget, mw, evw, mode, flat, wa
     p_count = boards.shape[0]
     m_count = pos_ptr[p_count]
     moves, scores, kinds, signs, leaves, nodes = sweep_outputs(p_count, m_count, want_leaves)
-    for c in prange((p_count + CHUNK - 1) // CHUNK):
-        evl = thread_evaluator(ev)
-        ws = new_workspace()
-        es = new_eval_state(evl, ws[0])
-        ps = new_pls_scratch()
-        root_lps = np.zeros(MAX_MOVES, dtype=np.int64)
-        buf = np.zeros(MAX_MOVES, dtype=np.int32)
-        child = np.zeros(BOARD_WORDS, dtype=np.uint64)
-        hist = np.zeros(1, dtype=np.uint64)
-        tt_keys = np.zeros(0, dtype=np.uint64)
-        tt_moves = np.zeros(0, dtype=np.int32)
-        dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
-        tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
-        for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
-            a, z = pos_ptr[p], pos_ptr[p + 1]
-            leaf_rows = leaves[a:z] if want_leaves else dummy
-            nodes[p] = _pls_sweep_position(ws, es, boards[p], units, evl, budget, mw, evw, ps, mode, flat, root_lps,
-                                           moves[a:z], scores[a:z], kinds[a:z], signs[a:z], leaf_rows, want_leaves,
-                                           buf, child, hist, tt_keys, tt_moves, tmp)
+    n_chunks = (p_count + CHUNK - 1) // CHUNK
+    queue = new_queue()
+    for _ in prange(n_chunks):
+        c = take(queue)
+        if c < n_chunks:
+            evl = thread_evaluator(ev)
+            ws = new_workspace()
+            es = new_eval_state(evl, ws[0])
+            ps = new_pls_scratch()
+            root_lps = np.zeros(MAX_MOVES, dtype=np.int64)
+            buf = np.zeros(MAX_MOVES, dtype=np.int32)
+            child = np.zeros(BOARD_WORDS, dtype=np.uint64)
+            hist = np.zeros(1, dtype=np.uint64)
+            tt_keys = np.zeros(0, dtype=np.uint64)
+            tt_moves = np.zeros(0, dtype=np.int32)
+            dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
+            tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
+            while c < n_chunks:
+                for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
+                    a, z = pos_ptr[p], pos_ptr[p + 1]
+                    leaf_rows = leaves[a:z] if want_leaves else dummy
+                    nodes[p] = _pls_sweep_position(ws, es, boards[p], units, evl, budget, mw, evw, ps, mode, flat,
+                                                   root_lps, moves[a:z], scores[a:z], kinds[a:z], signs[a:z],
+                                                   leaf_rows, want_leaves, buf, child, hist, tt_keys, tt_moves, tmp)
+                c = take(queue)
     return moves, scores, kinds, signs, leaves, nodes
