@@ -273,7 +273,7 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
             hist = np.zeros(1, dtype=np.uint64)
             ind = job // n_chunks
             w = weights[ind].copy()  # thread-private (see sweep_kernel)
-            es = new_thread_eval_state(w, ws[0])  # a pawn-king table for one weight vector
+            es = new_thread_eval_state(w, ws[0])  # caches for one weight vector
             while job < n_jobs:
                 if job // n_chunks != ind:  # jobs run individual by individual: rarely a new one
                     ind = job // n_chunks

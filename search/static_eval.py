@@ -15,8 +15,9 @@ used to go; its numba type says its kind, and numba compiles each kernel once pe
 Beside the search workspace, a kernel holds the *evaluator state* ``es`` of
 :func:`new_eval_state`: ``None`` for the linear evaluator, so that its hooks receive no array
 and compile to nothing (numba counts a reference to every array an inlined function receives,
-an atomic operation per node) or, in a batch kernel (:func:`new_thread_eval_state`), its
-pawn-king table; for a network, ``(net, acc, hidden, boards)``: the network, its
+an atomic operation per node) or, in a batch kernel (:func:`new_thread_eval_state`), its two
+tables ``(pawn_king, scores)`` (:func:`search.feature_kernels.new_pawn_king_table`,
+:func:`search.eval_cache.new_eval_cache`); for a network, ``(net, acc, hidden, boards)``: the network, its
 accumulator stack int16[STACK_PLIES, 2, H] (one pair per ply), int32 scratch and the
 workspace's board stack. The hooks:
 
@@ -41,6 +42,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from search.board import W_KEY
+from search.eval_cache import cached_score, evaluate_with_caches, new_eval_cache, store_score
 from search.feature_kernels import evaluate_cached_kernel, evaluate_kernel, new_pawn_king_table
 from search.network_kernels import (NET_B1, NET_B2, NET_B3, STACK_PLIES, network_score, refresh_accumulators,
                                     update_accumulators)
@@ -56,6 +59,12 @@ def _is_terms(ev: Any) -> bool:
 
 def _is_network(ev: Any) -> bool:
     return isinstance(ev, tuple) and not _is_terms(ev)
+
+
+def _is_network_state(es: Any) -> bool:
+    """A network's evaluator state ``(net, acc, hidden, boards)``, not the linear evaluator's
+    two tables."""
+    return isinstance(es, tuple) and len(es) == 4
 
 
 def _terms_type(ev: types.Type) -> bool:
@@ -76,8 +85,8 @@ def _no_state(es: types.Type) -> bool:
 
 
 def _table_state(es: types.Type) -> bool:
-    """A linear evaluator's pawn-king table (:func:`new_thread_eval_state`)."""
-    return isinstance(es, types.Array)
+    """A linear evaluator's pawn-king table and score cache (:func:`new_thread_eval_state`)."""
+    return isinstance(es, types.UniTuple) and es.count == 2 and isinstance(es.dtype, types.Array)
 
 
 def new_eval_state(ev: Any, boards: np.ndarray) -> Any:
@@ -93,23 +102,24 @@ def new_eval_state(ev: Any, boards: np.ndarray) -> Any:
 def new_thread_eval_state(ev: Any, boards: np.ndarray) -> Any:
     """The evaluator state of one thread of a batch kernel, whose weights stay the same for
     the whole call: :func:`new_eval_state`, except that the linear evaluator gets a pawn-king
-    table (:func:`search.feature_kernels.new_pawn_king_table`; valid for one weight vector
-    only, so never in a workspace that outlives the call)."""
+    table and a score cache (:func:`search.feature_kernels.new_pawn_king_table`,
+    :func:`search.eval_cache.new_eval_cache`; valid for one weight vector only, so never in a
+    workspace that outlives the call)."""
     if isinstance(ev, np.ndarray):
-        return new_pawn_king_table()
+        return new_pawn_king_table(), new_eval_cache()
     return new_eval_state(ev, boards)
 
 
 def eval_root(es: Any, root: np.ndarray) -> None:
     """A search starts at ``root``: set the accumulators of ply 0 (network) or nothing (linear)."""
-    if isinstance(es, tuple):
+    if _is_network_state(es):
         refresh_accumulators(root, es[ES_NET], es[ES_ACC][0])
 
 
 def eval_move(es: Any, ply: int, m: int) -> None:
     """Move ``m`` took the board at ``ply`` to the one at ``ply + 1``: set the accumulators of
     ``ply + 1`` from those of ``ply`` (network) or nothing (linear)."""
-    if isinstance(es, tuple):
+    if _is_network_state(es):
         acc, boards = es[ES_ACC], es[ES_BOARDS]
         update_accumulators(acc[ply], acc[ply + 1], es[ES_NET], boards[ply], boards[ply + 1], m)
 
@@ -117,12 +127,12 @@ def eval_move(es: Any, ply: int, m: int) -> None:
 def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray) -> int:
     """Static score of board ``b`` at ``ply`` in eval units, side to move's view (``scratch``:
     int64[>= 2])."""
-    if isinstance(es, tuple):
+    if _is_network_state(es):
         return int(network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch))
     if _is_terms(ev):
         return int(ev[1](b, ev[0], scratch))
     if es is not None:
-        return int(evaluate_cached_kernel(b, ev, scratch, es))
+        return int(evaluate_with_caches(b, ev, scratch, es[0], es[1]))
     return int(evaluate_kernel(b, ev, scratch))
 
 
@@ -154,7 +164,7 @@ def _new_eval_state(ev, boards):  # type: ignore[no-untyped-def]
 @overload(new_thread_eval_state)
 def _new_thread_eval_state(ev, boards):  # type: ignore[no-untyped-def]
     if _linear_type(ev):
-        return lambda ev, boards: new_pawn_king_table()
+        return lambda ev, boards: (new_pawn_king_table(), new_eval_cache())
     return lambda ev, boards: new_eval_state(ev, boards)
 
 
@@ -187,7 +197,16 @@ def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
     if _no_state(es):
         return lambda ev, es, ply, b, scratch: evaluate_kernel(b, ev, scratch)
     if _table_state(es):
-        return lambda ev, es, ply, b, scratch: evaluate_cached_kernel(b, ev, scratch, es)
+        def table_static(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
+            # search.eval_cache.evaluate_with_caches, in this body (see there why)
+            key = b[W_KEY]
+            found, cached = cached_score(es[1], key)
+            if found:
+                return cached
+            v = evaluate_cached_kernel(b, ev, scratch, es[0])
+            store_score(es[1], key, v)
+            return v
+        return table_static
 
     def network_static(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
         return network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch)
