@@ -110,8 +110,8 @@ BETWEEN, LINE = _build_lines()
 # one square per file (a rank, a diagonal, an anti-diagonal) has its occupancy on files b..g
 # gathered into the top six bits by one multiplication by FILE_B; the file's occupancy is first
 # shifted onto file a and gathered by a multiplication along a diagonal. Tables of 8 x 64
-# entries (8 KB in all) index those six bits: they stay in the first-level cache, where a
-# magic table (800 KB for rooks) mostly misses.
+# entries (8 KB in all) index those six bits, small enough for the first-level cache, where
+# magic tables (800 KB for rooks) are not (why this was changed: docs/scaling.md).
 FILE_B_MUL = np.uint64(0x0202020202020202)
 FILE_GATHER_MUL = np.uint64(0x0004081020408000)
 
@@ -173,10 +173,7 @@ def _kindergarten_tables():  # type: ignore[no-untyped-def]
     return fill_up, file_a, bad
 
 
-LINE_MASK_EX = _line_masks()
-RANK_EX = LINE_MASK_EX[0].copy()
-DIAG_EX = LINE_MASK_EX[1].copy()
-ANTI_EX = LINE_MASK_EX[2].copy()
+RANK_EX, DIAG_EX, ANTI_EX = (masks.copy() for masks in _line_masks())
 FILL_UP, FILE_A_ATTACKS, _bad_kg = _kindergarten_tables()
 if _bad_kg >= 0:  # pragma: no cover - guards the gathering constants
     raise RuntimeError(f"kindergarten index is not a function of the occupancy (square {_bad_kg})")

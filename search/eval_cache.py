@@ -2,9 +2,8 @@
 kernels (the evaluator state of :func:`search.static_eval.new_thread_eval_state`).
 
 An alpha-beta tree reaches some positions more than once (one side's moves played in another
-order), and each visit evaluated them anew. On ``bench/search_speed.py``'s positions with the
-classic weights, 13 % of a depth-1 sweep's static evaluations, 7 % of a depth-2 sweep's and
-16 % of a depth-3 search's are of a position evaluated shortly before (``docs/scaling.md``).
+order), and each visit evaluated them anew (how often, and what the cache saves:
+``docs/scaling.md``, "Small slider tables, shared chunks and a score cache").
 
 The cache has :data:`EC_ROWS` entries of two words: the board's Zobrist key (``W_KEY``: pieces,
 side to move, castling rights and en-passant square; the score depends on the first two only)
@@ -69,8 +68,9 @@ def evaluate_with_caches(b, w, scratch, pk, ec):  # type: ignore[no-untyped-def]
 
     The search's static score (:func:`search.static_eval.static_score`) does the same with
     :func:`cached_score` and :func:`store_score` in its own inlined body: a call of this function
-    passed its five arrays on the stack at every evaluation, which cost more than the hits saved,
-    and numba's inlining of it there tripped numba's own scope check (a warning at compile time).
+    passes its five arrays on the stack at every evaluation (slower than no cache:
+    ``docs/scaling.md``), and numba's inlining of it there trips numba's own scope check (a
+    warning at compile time).
     """
     key = b[W_KEY]
     found, cached = cached_score(ec, key)

@@ -3,9 +3,8 @@ share the work as they go (dynamic scheduling) instead of each taking a fixed bl
 
 numba splits a ``prange`` loop into one contiguous block of iterations per thread. Positions
 cost very different numbers of nodes, and neighbouring positions (plies of one game) cost alike,
-so one thread's block can hold much more work than another's: on ``bench/search_speed.py``'s
-positions, the first half had 25 % more nodes to search at depth 1 than the second (765 k
-against 613 k), so the second of two threads sat idle for a fifth of the time.
+so one thread's block can hold much more work than another's, and that thread alone works at
+the end (measured: ``docs/scaling.md``, "Small slider tables, shared chunks and a score cache").
 Instead, each iteration of the ``prange`` loop takes items from a :func:`new_queue` until none
 is left; whichever thread runs the first iteration of its block thus works to the end, and the
 iterations after it find the queue empty::
