@@ -239,13 +239,12 @@ def _add_pairs(w, st, nt, f, net):  # type: ignore[no-untyped-def]
     """Add the net pair counts ``net`` (packed, each field biased by PAIR_ZERO; see
     :data:`PAIR_BIAS`) to the five base terms from ``f`` (target pawn .. queen).
 
-    Both colours' counts are summed before this one call, so that a position's symmetric
-    pairs cost nothing here; :func:`_add` is reached only for the non-zero net counts."""
-    if net != PAIR_BIAS:
-        for k in range(5):
-            x = ((net >> (PAIR_BITS * k)) & PAIR_MASK) - PAIR_ZERO
-            if x:
-                nt = _add(w, st, nt, f + k, x)
+    Both colours' counts are summed before this one call. No branch on the counts: a zero
+    adds zero to the weighted sums, and counting (:func:`_count`) skips it; branches on these
+    hard-to-predict counts cost more than the five multiply-adds (``docs/scaling.md``)."""
+    for k in range(5):
+        x = ((net >> (PAIR_BITS * k)) & PAIR_MASK) - PAIR_ZERO
+        nt = _add(w, st, nt, f + k, x)
     return nt
 
 

@@ -67,6 +67,17 @@ def see(b: np.ndarray, m: int, gain: np.ndarray) -> int:
     return gain[0]  # type: ignore[no-any-return]
 
 
+@njit(cache=True, inline="always")
+def _wins_or_trades(m: int) -> bool:
+    """Whether capture ``m`` takes a piece worth at least the capturing one (piece values of
+    :data:`SEE_VALUE`): its SEE is then >= 0 without computing it, since the opponent's best
+    reply to it leaves the mover at least ``victim - attacker`` (after a recapture the mover
+    may stop) or ``victim`` (no recapture). A promotion is tried anyway; en passant takes a
+    pawn with a pawn."""
+    cap = move_captured(m)
+    return cap != NO_PIECE and SEE_VALUE[cap] >= SEE_VALUE[move_piece(m)]
+
+
 @njit(cache=True)
 def quiescence_moves(b: np.ndarray, out: np.ndarray, in_check: bool, gain: np.ndarray) -> int:
     """Write the moves quiescence tries at ``b`` into ``out``; return their number.
@@ -77,7 +88,7 @@ def quiescence_moves(b: np.ndarray, out: np.ndarray, in_check: bool, gain: np.nd
     k = 0
     for i in range(n):
         m = out[i]
-        if move_promo(m) != 0 or see(b, m, gain) >= 0:
+        if move_promo(m) != 0 or _wins_or_trades(m) or see(b, m, gain) >= 0:
             out[k] = m
             k += 1
     return k

@@ -20,7 +20,7 @@ from tests.oracles.minimax import see as swap_list_see
 
 from search.convert import from_chess, legal_moves, move_from_chess, move_to_chess
 from search.movegen import MAX_MOVES
-from search.quiescence import quiescence_moves, see
+from search.quiescence import _wins_or_trades, quiescence_moves, see
 
 #: the kernel's SEE piece values (``SEE_VALUE`` in search/quiescence.py), as data
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900,
@@ -137,6 +137,17 @@ def test_kernel_see_equals_the_exchange_on_real_positions(
         b.push(move)
         deep += len(b.attackers(b.turn, move.to_square)) >= 1 and len(b.attackers(not b.turn, move.to_square)) >= 1
     assert losing > 100 and deep > 100
+
+
+def test_captures_of_a_piece_worth_the_capturer_need_no_exchange(
+        real_captures: list[tuple[chess.Board, chess.Move, int]]) -> None:
+    # quiescence keeps them without computing SEE: SEE >= 0 holds for each, recaptured or not
+    kept = 0
+    for board, move, value in real_captures:
+        if _wins_or_trades(move_from_chess(from_chess(board), move)):
+            assert value >= 0, (board.fen(), move.uci(), value)
+            kept += 1
+    assert 0.2 * len(real_captures) < kept < len(real_captures)  # 578 of 2,264 when written
 
 
 def assert_quiescence_moves_equal_the_oracle(boards: list[chess.Board]) -> int:
