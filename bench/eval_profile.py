@@ -117,8 +117,8 @@ def main() -> None:
     n_moves = _make_all(arr)
     out["ns_make_move"] = round(_cpu_best(lambda: _make_all(arr), REPEATS) * 1e9 / n_moves - out["ns_movegen"] * n / n_moves, 1)  # type: ignore[operator]
     score = np.zeros(2, dtype=np.int64)
-    out["nrt_incref_evaluate"] = _increfs(collect, arr[0], w, score, None)
-    out["nrt_incref_features"] = _increfs(collect, arr[0], None, new_scratch(), None)
+    out["nrt_incref_evaluate"] = _increfs(collect, arr[0], w, score, None, None)
+    out["nrt_incref_features"] = _increfs(collect, arr[0], None, new_scratch(), None, None)
     print(json.dumps(out))
 
 

@@ -20,9 +20,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.board import W_KEY
-from search.feature_kernels import evaluate_cached_kernel
-
 #: entries of a cache (a power of two): 128 KB, beside the 147 KB pawn-king table
 EC_ROWS = 8192
 #: added to a stored score (eval units are far below it), so that a stored one is never 0
@@ -59,23 +56,3 @@ def store_score(ec, key, v):  # type: ignore[no-untyped-def]
     ec[r, 0] = key
     ec[r, 1] = np.uint64(v + SCORE_BIAS)
 
-
-@njit(cache=True)
-def evaluate_with_caches(b, w, scratch, pk, ec):  # type: ignore[no-untyped-def]
-    """:func:`search.feature_kernels.evaluate_cached_kernel` of board ``b`` with weights ``w``
-    and pawn-king table ``pk``, read from the score cache ``ec`` (:func:`new_eval_cache`, for
-    these weights only) when it holds ``b``'s key, else computed and stored there.
-
-    The search's static score (:func:`search.static_eval.static_score`) does the same with
-    :func:`cached_score` and :func:`store_score` in its own inlined body: a call of this function
-    passes its five arrays on the stack at every evaluation (slower than no cache:
-    ``docs/scaling.md``), and numba's inlining of it there trips numba's own scope check (a
-    warning at compile time).
-    """
-    key = b[W_KEY]
-    found, cached = cached_score(ec, key)
-    if found:
-        return cached
-    v = evaluate_cached_kernel(b, w, scratch, pk)
-    store_score(ec, key, v)
-    return v

@@ -14,7 +14,9 @@ kernels read that vector:
 
 :func:`features_kernel` leaves its scratch arrays as it found them (all zero), so a caller
 allocates one :func:`new_scratch` per thread and reuses it. Scoring passes the weights into
-the same walk, which then sums weighted terms directly (no scratch vector).
+the same walk, which then sums weighted terms directly (no scratch vector); a batch search
+may hand it the material and piece-square sums it keeps move by move
+(:func:`evaluate_psq_kernel`, :mod:`search.material_pst`), which the walk then skips.
 """
 
 from __future__ import annotations
@@ -404,7 +406,7 @@ def _pawn_king_cached(b, w, sums, pk):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def collect(b, w, st, pk):  # type: ignore[no-untyped-def]
+def collect(b, w, st, pk, psq):  # type: ignore[no-untyped-def]
     """Walk every term of ``b`` once, White's counts positive and Black's negative.
 
     With ``w=None``: add the counts into the scratch vector ``st`` (see :func:`new_scratch`)
@@ -412,12 +414,18 @@ def collect(b, w, st, pk):  # type: ignore[no-untyped-def]
     With a weight vector ``w``: return the sums of ``w[f] * x`` and of ``w[f + N_BASE] * x``
     (middle game, end game; int64) instead, ``st`` unused (numba compiles the two uses
     separately); then ``pk`` may be a pawn-king table (:func:`new_pawn_king_table`, made for
-    these weights) whose cached sums stand for the pawn-king terms. ``pk`` None: no table.
+    these weights) whose cached sums stand for the pawn-king terms (``pk`` None: no table),
+    and ``psq`` the (middle game, end game) sums of the material and piece-square terms,
+    kept by the search (:mod:`search.material_pst`), which the walk then skips (``psq`` None:
+    walked). Numba compiles each combination apart: the tests of ``pk`` and ``psq`` against
+    None are settled at compile time.
     """
     if pk is None:
         nt, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, st, _start(w))
     else:
         nt, passed_w, passed_b, zone_w, zone_b = _pawn_king_cached(b, w, _start(w), pk)
+    if psq is not None:
+        nt = (nt[0] + psq[0], nt[1] + psq[1])
     passed = (passed_w, passed_b)
     zone_pawns = (zone_w, zone_b)
     occ = b[W_OCC] | b[W_OCC + 1]
@@ -434,15 +442,16 @@ def collect(b, w, st, pk):  # type: ignore[no-untyped-def]
         s, own, opp, own_p, opp_p, own_pa, opp_pa, ezone = _side(b, c)
         flip = 0 if c == 0 else 56
 
-        # material and piece-square tables
-        for pt in range(6):
-            bb = b[pt] & own
-            if pt < 5:
-                nt = _add(w, st, nt, F_MATERIAL + pt, s * popcount(bb))
-            while bb:
-                sq = lsb(bb)
-                bb = pop_lsb(bb)
-                nt = _add(w, st, nt, F_PST + 64 * pt + (sq ^ flip), s)
+        # material and piece-square tables (unless given)
+        if psq is None:
+            for pt in range(6):
+                bb = b[pt] & own
+                if pt < 5:
+                    nt = _add(w, st, nt, F_MATERIAL + pt, s * popcount(bb))
+                while bb:
+                    sq = lsb(bb)
+                    bb = pop_lsb(bb)
+                    nt = _add(w, st, nt, F_PST + 64 * pt + (sq ^ flip), s)
 
         # pawn structure, pawns attacking the enemy king zone, the king's pawn shield and files
         # (pawns and kings only: cached by :func:`_pawn_king_cached`); free passed pawns
@@ -588,7 +597,7 @@ def features_kernel(b, st, out_idx, out_val):  # type: ignore[no-untyped-def]
     """Write the side to move's feature vector as sorted pairs into ``out_idx``/``out_val``
     (int32, length >= MAX_FEATURES); return the number of pairs. Values are
     ``x * phase`` (middle-game copy) and ``x * (PHASE_MAX - phase)`` (end-game copy)."""
-    nt = collect(b, None, st, None)
+    nt = collect(b, None, st, None, None)
     touched = st[2 * N_BASE:]
     # insertion sort of the touched base indices (a few dozen)
     for i in range(1, nt):
@@ -627,6 +636,14 @@ def features_kernel(b, st, out_idx, out_val):  # type: ignore[no-untyped-def]
     return n
 
 
+@njit(cache=True, inline="always")
+def _tapered(b, mg, eg):  # type: ignore[no-untyped-def]
+    """The score of the sums ``mg``, ``eg`` at ``b``'s game phase, side to move's view."""
+    phase = phase_of(b)
+    total = mg * phase + eg * (PHASE_MAX - phase)
+    return total if b[W_STM] == ZERO else -total
+
+
 @njit(cache=True)
 def evaluate_kernel(b, w, score):  # type: ignore[no-untyped-def]
     """Static score ``w . phi`` in eval units (centipawns x PHASE_MAX), side to move's view.
@@ -641,10 +658,18 @@ def evaluate_cached_kernel(b, w, score, pk):  # type: ignore[no-untyped-def]
     """:func:`evaluate_kernel` with the pawn-king table ``pk`` (:func:`new_pawn_king_table`,
     for these weights only) or None; ``score`` (int64[>= 2]) is not used (callers' scratch).
     The same score."""
-    mg, eg = collect(b, w, score, pk)
-    phase = phase_of(b)
-    total = mg * phase + eg * (PHASE_MAX - phase)
-    return total if b[W_STM] == ZERO else -total
+    mg, eg = collect(b, w, score, pk, None)
+    return _tapered(b, mg, eg)
+
+
+@njit(cache=True)
+def evaluate_psq_kernel(b, w, pk, psq):  # type: ignore[no-untyped-def]
+    """:func:`evaluate_cached_kernel` with the material and piece-square sums ``psq`` (middle
+    game, end game; :mod:`search.material_pst`) given instead of walked. The same score when
+    they are ``b``'s."""
+    mg, eg = collect(b, w, None, pk, psq)
+    return _tapered(b, mg, eg)
+
 
 
 @njit(cache=True)

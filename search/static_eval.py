@@ -15,15 +15,18 @@ used to go; its numba type says its kind, and numba compiles each kernel once pe
 Beside the search workspace, a kernel holds the *evaluator state* ``es`` of
 :func:`new_eval_state`: ``None`` for the linear evaluator, so that its hooks receive no array
 and compile to nothing (numba counts a reference to every array an inlined function receives,
-an atomic operation per node) or, in a batch kernel (:func:`new_thread_eval_state`), its two
-tables ``(pawn_king, scores)`` (:func:`search.feature_kernels.new_pawn_king_table`,
-:func:`search.eval_cache.new_eval_cache`); for a network, ``(net, acc, hidden, boards)``: the network, its
+an atomic operation per node) or, in a batch kernel (:func:`new_thread_eval_state`), its
+tables ``(pawn_king, scores, psq_table, psq_stack)``
+(:func:`search.feature_kernels.new_pawn_king_table`, :func:`search.eval_cache.new_eval_cache`,
+and the material and piece-square sums per ply of :mod:`search.material_pst`); for a network, ``(net, acc, hidden, boards)``: the network, its
 accumulator stack int16[STACK_PLIES, 2, H] (one pair per ply), int32 scratch and the
 workspace's board stack. The hooks:
 
-* :func:`eval_root`: a search starts at ``root`` (ply 0): refresh ``acc[0]``;
+* :func:`eval_root`: a search starts at ``root`` (ply 0): refresh ``acc[0]`` (or the sums of
+  ply 0);
 * :func:`eval_move`: move ``m`` took the board at ``ply`` to the one at ``ply + 1``: update
-  ``acc[ply + 1]`` from ``acc[ply]`` (copy-make: going back to a ply needs nothing);
+  ``acc[ply + 1]`` from ``acc[ply]`` (or the sums; copy-make: going back to a ply needs
+  nothing);
 * :func:`static_score`: the static score of a board at ``ply`` in eval units, side to move's
   view;
 * :func:`thread_evaluator`: a copy for one thread of a parallel kernel (the linear weights are
@@ -43,13 +46,16 @@ from numba import types
 from numba.extending import overload
 
 from search.board import W_KEY
-from search.eval_cache import cached_score, evaluate_with_caches, new_eval_cache, store_score
-from search.feature_kernels import evaluate_cached_kernel, evaluate_kernel, new_pawn_king_table
+from search.eval_cache import cached_score, new_eval_cache, store_score
+from search.feature_kernels import evaluate_kernel, evaluate_psq_kernel, new_pawn_king_table
+from search.material_pst import PSQ_EG, PSQ_MG, new_psq_stack, new_psq_table, psq_move, psq_root
 from search.network_kernels import (NET_B1, NET_B2, NET_B3, STACK_PLIES, network_score, refresh_accumulators,
                                     update_accumulators)
 
 #: positions in a network's evaluator state
 ES_NET, ES_ACC, ES_HIDDEN, ES_BOARDS = range(4)
+#: positions in the linear evaluator's state in a batch kernel
+ES_PAWN_KING, ES_SCORES, ES_PSQ_TABLE, ES_PSQ_STACK = range(4)
 
 
 def _is_terms(ev: Any) -> bool:
@@ -63,8 +69,8 @@ def _is_network(ev: Any) -> bool:
 
 def _is_network_state(es: Any) -> bool:
     """A network's evaluator state ``(net, acc, hidden, boards)``, not the linear evaluator's
-    two tables."""
-    return isinstance(es, tuple) and len(es) == 4
+    tables (whose first item is an array, not the network's tuple)."""
+    return isinstance(es, tuple) and isinstance(es[0], tuple)
 
 
 def _terms_type(ev: types.Type) -> bool:
@@ -85,8 +91,9 @@ def _no_state(es: types.Type) -> bool:
 
 
 def _table_state(es: types.Type) -> bool:
-    """A linear evaluator's pawn-king table and score cache (:func:`new_thread_eval_state`)."""
-    return isinstance(es, types.UniTuple) and es.count == 2 and isinstance(es.dtype, types.Array)
+    """A linear evaluator's tables in a batch kernel (:func:`new_thread_eval_state`)."""
+    parts: tuple[Any, ...] = getattr(es, "types", ()) if isinstance(es, types.BaseTuple) else ()
+    return len(parts) == 4 and all(isinstance(t, types.Array) for t in parts)
 
 
 def new_eval_state(ev: Any, boards: np.ndarray) -> Any:
@@ -102,26 +109,33 @@ def new_eval_state(ev: Any, boards: np.ndarray) -> Any:
 def new_thread_eval_state(ev: Any, boards: np.ndarray) -> Any:
     """The evaluator state of one thread of a batch kernel, whose weights stay the same for
     the whole call: :func:`new_eval_state`, except that the linear evaluator gets a pawn-king
-    table and a score cache (:func:`search.feature_kernels.new_pawn_king_table`,
-    :func:`search.eval_cache.new_eval_cache`; valid for one weight vector only, so never in a
-    workspace that outlives the call)."""
+    table, a score cache and its material and piece-square values with a stack of their sums
+    per ply (:func:`search.feature_kernels.new_pawn_king_table`,
+    :func:`search.eval_cache.new_eval_cache`, :mod:`search.material_pst`; valid for one weight
+    vector only, so never in a workspace that outlives the call)."""
     if isinstance(ev, np.ndarray):
-        return new_pawn_king_table(), new_eval_cache()
+        return new_pawn_king_table(), new_eval_cache(), new_psq_table(ev), new_psq_stack()
     return new_eval_state(ev, boards)
 
 
 def eval_root(es: Any, root: np.ndarray) -> None:
-    """A search starts at ``root``: set the accumulators of ply 0 (network) or nothing (linear)."""
+    """A search starts at ``root``: set the accumulators of ply 0 (network), the material and
+    piece-square sums of ply 0 (linear, in a batch kernel) or nothing (linear)."""
     if _is_network_state(es):
         refresh_accumulators(root, es[ES_NET], es[ES_ACC][0])
+    elif es is not None:
+        psq_root(es[ES_PSQ_TABLE], es[ES_PSQ_STACK], root)
 
 
 def eval_move(es: Any, ply: int, m: int) -> None:
     """Move ``m`` took the board at ``ply`` to the one at ``ply + 1``: set the accumulators of
-    ``ply + 1`` from those of ``ply`` (network) or nothing (linear)."""
+    ``ply + 1`` from those of ``ply`` (network), the sums of ``ply + 1`` from those of ``ply``
+    (linear, in a batch kernel) or nothing (linear)."""
     if _is_network_state(es):
         acc, boards = es[ES_ACC], es[ES_BOARDS]
         update_accumulators(acc[ply], acc[ply + 1], es[ES_NET], boards[ply], boards[ply + 1], m)
+    elif es is not None:
+        psq_move(es[ES_PSQ_TABLE], es[ES_PSQ_STACK], ply, m)
 
 
 def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray) -> int:
@@ -132,8 +146,26 @@ def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray)
     if _is_terms(ev):
         return int(ev[1](b, ev[0], scratch))
     if es is not None:
-        return int(evaluate_with_caches(b, ev, scratch, es[0], es[1]))
+        return int(_table_score(ev, es, ply, b))
     return int(evaluate_kernel(b, ev, scratch))
+
+
+def _table_score(ev: np.ndarray, es: Any, ply: int, b: np.ndarray) -> int:
+    """:func:`static_score` with the linear evaluator's tables ``es`` (:func:`new_thread_eval_state`):
+    the score cache's when it holds ``b``'s key, else computed with ply ``ply``'s material and
+    piece-square sums and stored.
+
+    The compiled form repeats these lines in its own body instead of calling a function: a call
+    passed its arrays on the stack at every evaluation (slower than no cache:
+    ``docs/scaling.md``), and numba's inlining of one trips numba's own scope check."""
+    key = b[W_KEY]
+    found, cached = cached_score(es[ES_SCORES], key)
+    if found:
+        return cached  # type: ignore[no-any-return]
+    stack = es[ES_PSQ_STACK]
+    v = evaluate_psq_kernel(b, ev, es[ES_PAWN_KING], (stack[ply, PSQ_MG], stack[ply, PSQ_EG]))
+    store_score(es[ES_SCORES], key, v)
+    return v  # type: ignore[no-any-return]
 
 
 def thread_evaluator(ev: Any) -> Any:
@@ -164,14 +196,16 @@ def _new_eval_state(ev, boards):  # type: ignore[no-untyped-def]
 @overload(new_thread_eval_state)
 def _new_thread_eval_state(ev, boards):  # type: ignore[no-untyped-def]
     if _linear_type(ev):
-        return lambda ev, boards: (new_pawn_king_table(), new_eval_cache())
+        return lambda ev, boards: (new_pawn_king_table(), new_eval_cache(), new_psq_table(ev), new_psq_stack())
     return lambda ev, boards: new_eval_state(ev, boards)
 
 
 @overload(eval_root, inline="always")
 def _eval_root(es, root):  # type: ignore[no-untyped-def]
-    if _no_state(es) or _table_state(es):
+    if _no_state(es):
         return lambda es, root: None
+    if _table_state(es):
+        return lambda es, root: psq_root(es[ES_PSQ_TABLE], es[ES_PSQ_STACK], root)
 
     def network_root(es, root):  # type: ignore[no-untyped-def]
         refresh_accumulators(root, es[ES_NET], es[ES_ACC][0])
@@ -180,8 +214,10 @@ def _eval_root(es, root):  # type: ignore[no-untyped-def]
 
 @overload(eval_move, inline="always")
 def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
-    if _no_state(es) or _table_state(es):
+    if _no_state(es):
         return lambda es, ply, m: None
+    if _table_state(es):
+        return lambda es, ply, m: psq_move(es[ES_PSQ_TABLE], es[ES_PSQ_STACK], ply, m)
 
     def network_move(es, ply, m):  # type: ignore[no-untyped-def]
         acc = es[ES_ACC]
@@ -198,13 +234,14 @@ def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
         return lambda ev, es, ply, b, scratch: evaluate_kernel(b, ev, scratch)
     if _table_state(es):
         def table_static(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
-            # search.eval_cache.evaluate_with_caches, in this body (see there why)
+            # _table_score, in this body (see there why)
             key = b[W_KEY]
-            found, cached = cached_score(es[1], key)
+            found, cached = cached_score(es[ES_SCORES], key)
             if found:
                 return cached
-            v = evaluate_cached_kernel(b, ev, scratch, es[0])
-            store_score(es[1], key, v)
+            stack = es[ES_PSQ_STACK]
+            v = evaluate_psq_kernel(b, ev, es[ES_PAWN_KING], (stack[ply, PSQ_MG], stack[ply, PSQ_EG]))
+            store_score(es[ES_SCORES], key, v)
             return v
         return table_static
 

@@ -33,6 +33,7 @@ from tests.search.test_move_model import assert_agree as assert_move_features_ag
 from search.convert import from_chess, from_fen
 from search.feature_kernels import evaluate_batch_kernel
 from search.perft import divide, perft
+from search.search_api import search_many
 
 
 def test_the_kernels_run_as_plain_python() -> None:
@@ -76,6 +77,15 @@ def test_search_equals_the_oracle_on_real_positions(real_boards: list[chess.Boar
     for board in real_boards[5::200]:
         for depth in (1, 2):
             assert_search_equals_oracle(oracle, board, depth, CLASSIC)
+
+
+def test_batch_search_equals_the_oracle_on_real_positions(real_boards: list[chess.Board]) -> None:
+    # the batch kernel's evaluator state: pawn-king table, score cache, and the material and
+    # piece-square sums kept move by move (search/material_pst.py)
+    oracle = Oracle(CLASSIC)
+    boards = real_boards[7::300]
+    result = search_many(np.stack([from_chess(board) for board in boards]), 2, CLASSIC)
+    assert [int(s) for s in result.scores] == [oracle.value(board, 2) for board in boards]
 
 
 @pytest.mark.parametrize(("what", "fen", "depth"), RULE_POSITIONS, ids=[r[0] for r in RULE_POSITIONS])

@@ -1,6 +1,7 @@
-"""The batch kernels' score cache (search/eval_cache.py): the evaluation's own scores, hit or
-miss, in game order, shuffled through a two-entry cache and for other weights; a stored entry
-is what a hit returns; an empty entry is never taken for a score."""
+"""The batch kernels' score cache (search/eval_cache.py), read through the evaluator seam's
+static score with a batch kernel's tables (search/static_eval.py): the evaluation's own scores,
+hit or miss, in game order, shuffled through a two-entry cache and for other weights; a stored
+entry is what a hit returns; an empty entry is never taken for a score."""
 
 from __future__ import annotations
 
@@ -9,9 +10,19 @@ import numpy as np
 
 from search.board import W_KEY
 from search.convert import from_chess
-from search.eval_cache import EC_ROWS, SCORE_BIAS, _slot, evaluate_with_caches, new_eval_cache
+from search.eval_cache import EC_ROWS, SCORE_BIAS, _slot, new_eval_cache
 from search.feature_kernels import evaluate_kernel, new_pawn_king_table
+from search.material_pst import new_psq_stack, new_psq_table
+from search.static_eval import eval_root, static_score
 from search.weights import load_weights
+
+
+def evaluate_with_caches(b: np.ndarray, w: np.ndarray, scratch: np.ndarray, pk: np.ndarray, ec: np.ndarray) -> int:
+    """The static score of ``b`` at the root of a batch kernel's search whose tables are the
+    pawn-king table ``pk`` and the score cache ``ec``."""
+    es = (pk, ec, new_psq_table(w), new_psq_stack())
+    eval_root(es, b)
+    return static_score(w, es, 0, b, scratch)
 
 
 def test_cached_scores_are_the_evaluations(real_boards: list[chess.Board]) -> None:
