@@ -117,6 +117,12 @@ def move_captured(m: Move) -> int:
     return (m >> 20) & 7
 
 
+
+@njit(cache=True, inline="always")
+def decode_move(m: Move) -> tuple[int, int, int, int, int, int]:
+    """The fields of packed move ``m``: ``(from, to, promo, flag, piece, captured)``."""
+    return move_from(m), move_to(m), move_promo(m), move_flag(m), move_piece(m), move_captured(m)
+
 #: the low bits of a packed move that UCI notation carries: from, to and promotion
 UCI_KEY_BITS = 15
 UCI_KEY_MASK = (1 << UCI_KEY_BITS) - 1
@@ -313,12 +319,7 @@ def make_move(src: BoardArray, dst: BoardArray, m: Move) -> None:
         dst[i] = src[i]
     us = np.int64(src[W_STM])
     them = 1 - us
-    frm = move_from(m)
-    to = move_to(m)
-    promo = move_promo(m)
-    flag = move_flag(m)
-    pt = move_piece(m)
-    cap = move_captured(m)
+    frm, to, promo, flag, pt, cap = decode_move(m)
     key = src[W_KEY] ^ ep_key(src)
     bfrom = bit(frm)
     bto = bit(to)

@@ -26,8 +26,7 @@ import numpy as np
 from numba import njit
 
 from search.bits import lsb, pop_lsb
-from search.board import (FLAG_CASTLE, FLAG_EP, KING, NO_PIECE, ROOK, W_OCC, W_STM, move_captured, move_flag,
-                          move_from, move_piece, move_promo, move_to)
+from search.board import FLAG_CASTLE, FLAG_EP, KING, NO_PIECE, ROOK, W_OCC, W_STM, decode_move
 from search.catalog import F_MATERIAL, F_PST, N_BASE
 from search.network_kernels import STACK_PLIES
 
@@ -103,12 +102,7 @@ def psq_move(table, stack, ply, m):  # type: ignore[no-untyped-def]
     """Move ``m`` (packed, :mod:`search.board`) took the board at ``ply`` to the one at
     ``ply + 1``: set ply + 1 of ``stack`` from ply by the pieces it moved, took or promoted."""
     c = stack[ply, PSQ_STM]
-    frm = move_from(m)
-    to = move_to(m)
-    promo = move_promo(m)
-    flag = move_flag(m)
-    pt = move_piece(m)
-    cap = move_captured(m)
+    frm, to, promo, flag, pt, cap = decode_move(m)
     lands = _row(c, promo if promo != 0 else pt, to)
     leaves = _row(c, pt, frm)
     mg = stack[ply, PSQ_MG] + table[lands, 0] - table[leaves, 0]

@@ -19,8 +19,8 @@ from numba import njit, prange
 from search.attacks import KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, bishop_attacks, rook_attacks
 from search.bits import ZERO, bit, lsb, pop_lsb, popcount
 from search.board import (BISHOP, BOARD_WORDS, FLAG_CASTLE, FLAG_EP, KING, KNIGHT, NO_PIECE, PAWN, QUEEN, ROOK,
-                          W_OCC, W_STM, WHITE, attackers_to, king_square, make_move, make_null_move, move_captured,
-                          move_flag, move_from, move_piece, move_promo, move_to, piece_at)
+                          W_OCC, W_STM, WHITE, attackers_to, decode_move, king_square, make_move, make_null_move,
+                          move_captured, move_promo, piece_at)
 from search.catalog import PHASE_MAX
 from search.feature_kernels import evaluate_kernel, phase_of
 from search.move_catalog import (CAPTURE_EDGES, CHANGE_EDGES, ENDGAME_PHASE, EXCHANGE_EDGES, G_CAPTURE, G_CASTLE, G_CHECK,
@@ -135,12 +135,7 @@ def move_slots(b, m, endgame, parent_eval, evw, scratch, out):  # type: ignore[n
     us = np.int64(b[W_STM])
     them = 1 - us
     flip = 0 if us == WHITE else 56
-    frm = move_from(m)
-    to = move_to(m)
-    promo = move_promo(m)
-    flag = move_flag(m)
-    pt = move_piece(m)
-    cap = move_captured(m)
+    frm, to, promo, flag, pt, cap = decode_move(m)
     own = b[W_OCC + us]
     opp = b[W_OCC + them]
     occ = own | opp

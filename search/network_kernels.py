@@ -26,8 +26,7 @@ import numpy as np
 from numba import njit
 
 from search.bits import ZERO, lsb
-from search.board import (FLAG_CASTLE, FLAG_EP, KING, NO_PIECE, PAWN, ROOK, W_OCC, W_STM, move_captured,
-                          move_flag, move_from, move_piece, move_promo, move_to)
+from search.board import FLAG_CASTLE, FLAG_EP, KING, NO_PIECE, PAWN, ROOK, W_OCC, W_STM, decode_move
 from search.catalog import PHASE_MAX
 from search.feature_kernels import evaluate_kernel
 
@@ -118,12 +117,7 @@ def update_accumulators(parent, child, net, src, dst, m):  # type: ignore[no-unt
     h = w1.shape[1]
     us = np.int64(src[W_STM])
     them = 1 - us
-    frm = move_from(m)
-    to = move_to(m)
-    pt = move_piece(m)
-    promo = move_promo(m)
-    cap = move_captured(m)
-    flag = move_flag(m)
+    frm, to, promo, flag, pt, cap = decode_move(m)
     newpt = pt if promo == 0 else promo
     capsq = -1
     if flag == FLAG_EP:
