@@ -30,7 +30,7 @@ from search.alphabeta import (ORDER_HISTORY_CAP, ORDER_TACTICAL, ORDER_TT, WS_BO
 from search.move_catalog import N_GROUPS
 from search.move_model_kernels import new_scratch, score_moves
 from search.movegen import MAX_MOVES
-from search.static_eval import new_eval_state, thread_evaluator
+from search.static_eval import new_thread_eval_state, thread_evaluator
 from search.work_queue import new_queue, take
 
 ORDER_MODEL, ORDER_QUIET = 0, 1
@@ -134,7 +134,7 @@ def model_search_batch_kernel(boards, depth, ev, budget, mw, evw, mode):  # type
         if c < n_chunks:
             evl = thread_evaluator(ev)
             ws = new_workspace()
-            es = new_eval_state(evl, ws[0])
+            es = new_thread_eval_state(evl, ws[0])
             ms = new_model_scratch()
             hist = np.zeros(1, dtype=np.uint64)
             tt_keys = np.zeros(0, dtype=np.uint64)

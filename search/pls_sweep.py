@@ -26,7 +26,7 @@ from search.batch import CHUNK, _replay, sweep_outputs
 from search.board import BOARD_WORDS, W_KEY, make_move
 from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.pls_kernels import log_probs, new_pls_scratch, pls_kernel
-from search.static_eval import new_eval_state, thread_evaluator
+from search.static_eval import new_thread_eval_state, thread_evaluator
 from search.work_queue import new_queue, take
 
 
@@ -79,7 +79,7 @@ def pls_sweep_kernel(boards, pos_ptr, units, ev, budget, mw, evw, mode, flat, wa
         if c < n_chunks:
             evl = thread_evaluator(ev)
             ws = new_workspace()
-            es = new_eval_state(evl, ws[0])
+            es = new_thread_eval_state(evl, ws[0])
             ps = new_pls_scratch()
             root_lps = np.zeros(MAX_MOVES, dtype=np.int64)
             buf = np.zeros(MAX_MOVES, dtype=np.int32)
