@@ -161,11 +161,11 @@ def _table_score(ev: np.ndarray, es: Any, ply: int, b: np.ndarray) -> int:
     key = b[W_KEY]
     found, cached = cached_score(es[ES_SCORES], key)
     if found:
-        return cached  # type: ignore[no-any-return]
+        return int(cached)
     stack = es[ES_PSQ_STACK]
-    v = evaluate_psq_kernel(b, ev, es[ES_PAWN_KING], (stack[ply, PSQ_MG], stack[ply, PSQ_EG]))
+    v = int(evaluate_psq_kernel(b, ev, es[ES_PAWN_KING], (stack[ply, PSQ_MG], stack[ply, PSQ_EG])))
     store_score(es[ES_SCORES], key, v)
-    return v  # type: ignore[no-any-return]
+    return v
 
 
 def thread_evaluator(ev: Any) -> Any:
