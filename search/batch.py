@@ -32,6 +32,31 @@ CHUNK = 16
 
 
 @njit(cache=True)
+def new_thread_search(ev):  # type: ignore[no-untyped-def]
+    """What one thread of a batch search kernel sets up once for all its chunks: ``(evl, ws,
+    es, hist, tt_keys, tt_moves)``, its copy of the evaluator argument ``ev``
+    (:func:`search.static_eval.thread_evaluator`), a search workspace, the evaluator state for
+    ``evl`` (:func:`search.static_eval.new_thread_eval_state`), a one-key game history
+    (uint64[1]) and an empty move-ordering table."""
+    evl = thread_evaluator(ev)
+    ws = new_workspace()
+    es = new_thread_eval_state(evl, ws[0])
+    hist = np.zeros(1, dtype=np.uint64)
+    tt_keys = np.zeros(0, dtype=np.uint64)
+    tt_moves = np.zeros(0, dtype=np.int32)
+    return evl, ws, es, hist, tt_keys, tt_moves
+
+
+@njit(cache=True)
+def new_sweep_scratch():  # type: ignore[no-untyped-def]
+    """One thread's scratch for sweeping positions move by move: ``(buf, child, dummy, tmp)``,
+    the root's moves int32[MAX_MOVES], the child board, a one-row stand-in for the leaf rows
+    when leaves are not kept, and :func:`_replay`'s uint64[2, BOARD_WORDS]."""
+    return (np.zeros(MAX_MOVES, dtype=np.int32), np.zeros(BOARD_WORDS, dtype=np.uint64),
+            np.zeros((1, BOARD_WORDS), dtype=np.uint64), np.zeros((2, BOARD_WORDS), dtype=np.uint64))
+
+
+@njit(cache=True)
 def _replay(root, pv, n, out, tmp):  # type: ignore[no-untyped-def]
     """``out`` = ``root`` with the first ``n`` moves of ``pv`` played; ``tmp`` is
     uint64[2, BOARD_WORDS] scratch (no allocation: a sweep replays one PV per row, and the
@@ -68,12 +93,7 @@ def search_batch_kernel(boards, depth, ev, budget):  # type: ignore[no-untyped-d
     for _ in prange(n_chunks):
         c = take(queue)
         if c < n_chunks:
-            evl = thread_evaluator(ev)
-            ws = new_workspace()
-            es = new_thread_eval_state(evl, ws[0])
-            hist = np.zeros(1, dtype=np.uint64)
-            tt_keys = np.zeros(0, dtype=np.uint64)
-            tt_moves = np.zeros(0, dtype=np.int32)
+            evl, ws, es, hist, tt_keys, tt_moves = new_thread_search(ev)
             tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
             while c < n_chunks:
                 for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
@@ -161,16 +181,8 @@ def sweep_kernel(boards, pos_ptr, depth, ev, budget, want_leaves):  # type: igno
     for _ in prange(n_chunks):
         c = take(queue)
         if c < n_chunks:
-            evl = thread_evaluator(ev)
-            ws = new_workspace()
-            es = new_thread_eval_state(evl, ws[0])
-            buf = np.zeros(MAX_MOVES, dtype=np.int32)
-            child = np.zeros(BOARD_WORDS, dtype=np.uint64)
-            hist = np.zeros(1, dtype=np.uint64)
-            dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
-            tt_keys = np.zeros(0, dtype=np.uint64)
-            tt_moves = np.zeros(0, dtype=np.int32)
-            tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
+            evl, ws, es, hist, tt_keys, tt_moves = new_thread_search(ev)
+            buf, child, dummy, tmp = new_sweep_scratch()
             while c < n_chunks:
                 for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
                     a, z = pos_ptr[p], pos_ptr[p + 1]

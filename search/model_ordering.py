@@ -25,12 +25,12 @@ from numba import njit, prange
 from search.alphabeta import (ORDER_HISTORY_CAP, ORDER_TACTICAL, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES,
                               WS_ORDER, WS_PV, WS_STATS, _DEPTH, _DONE, _I, _N, back_up, borrow_search_args, enter_node,
                               finish_node,
-                              has_next_move, is_quiet, new_workspace, order_key, play_next, search_kernel,
+                              has_next_move, is_quiet, order_key, play_next, search_kernel,
                               start_search, store_killer, tt_probe)
+from search.batch import new_thread_search
 from search.move_catalog import N_GROUPS
 from search.move_model_kernels import new_scratch, score_moves
 from search.movegen import MAX_MOVES
-from search.static_eval import new_thread_eval_state, thread_evaluator
 from search.work_queue import new_queue, take
 
 ORDER_MODEL, ORDER_QUIET = 0, 1
@@ -132,13 +132,8 @@ def model_search_batch_kernel(boards, depth, ev, budget, mw, evw, mode):  # type
     for _ in prange(n_chunks):
         c = take(queue)
         if c < n_chunks:
-            evl = thread_evaluator(ev)
-            ws = new_workspace()
-            es = new_thread_eval_state(evl, ws[0])
+            evl, ws, es, hist, tt_keys, tt_moves = new_thread_search(ev)
             ms = new_model_scratch()
-            hist = np.zeros(1, dtype=np.uint64)
-            tt_keys = np.zeros(0, dtype=np.uint64)
-            tt_moves = np.zeros(0, dtype=np.int32)
             while c < n_chunks:
                 for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
                     if mode == ORDER_DEFAULT:

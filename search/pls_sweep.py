@@ -21,12 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from search.alphabeta import WS_INTS, WS_PV, WS_STATS, _KIND, _PVLEN, new_workspace
-from search.batch import CHUNK, _replay, sweep_outputs
-from search.board import BOARD_WORDS, W_KEY, make_move
+from search.alphabeta import WS_INTS, WS_PV, WS_STATS, _KIND, _PVLEN
+from search.batch import CHUNK, _replay, new_sweep_scratch, new_thread_search, sweep_outputs
+from search.board import W_KEY, make_move
 from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.pls_kernels import log_probs, new_pls_scratch, pls_kernel
-from search.static_eval import new_thread_eval_state, thread_evaluator
 from search.work_queue import new_queue, take
 
 
@@ -77,18 +76,10 @@ def pls_sweep_kernel(boards, pos_ptr, units, ev, budget, mw, evw, mode, flat, wa
     for _ in prange(n_chunks):
         c = take(queue)
         if c < n_chunks:
-            evl = thread_evaluator(ev)
-            ws = new_workspace()
-            es = new_thread_eval_state(evl, ws[0])
+            evl, ws, es, hist, tt_keys, tt_moves = new_thread_search(ev)
             ps = new_pls_scratch()
             root_lps = np.zeros(MAX_MOVES, dtype=np.int64)
-            buf = np.zeros(MAX_MOVES, dtype=np.int32)
-            child = np.zeros(BOARD_WORDS, dtype=np.uint64)
-            hist = np.zeros(1, dtype=np.uint64)
-            tt_keys = np.zeros(0, dtype=np.uint64)
-            tt_moves = np.zeros(0, dtype=np.int32)
-            dummy = np.zeros((1, BOARD_WORDS), dtype=np.uint64)
-            tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
+            buf, child, dummy, tmp = new_sweep_scratch()
             while c < n_chunks:
                 for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
                     a, z = pos_ptr[p], pos_ptr[p + 1]

@@ -18,9 +18,9 @@ and compile to nothing (numba counts a reference to every array an inlined funct
 an atomic operation per node) or, in a batch kernel (:func:`new_thread_eval_state`), its
 tables ``(pawn_king, scores, psq_table, psq_stack)``
 (:func:`search.feature_kernels.new_pawn_king_table`, :func:`search.eval_cache.new_eval_cache`,
-and the material and piece-square sums per ply of :mod:`search.material_pst`); for a network, ``(net, acc, hidden, boards)``: the network, its
-accumulator stack int16[STACK_PLIES, 2, H] (one pair per ply), int32 scratch and the
-workspace's board stack. The hooks:
+and the material and piece-square sums per ply of :mod:`search.material_pst`); for a network,
+``(net, acc, hidden, boards)``: the network, its accumulator stack int16[STACK_PLIES, 2, H]
+(one pair per ply), int32 scratch and the workspace's board stack. The hooks:
 
 * :func:`eval_root`: a search starts at ``root`` (ply 0): refresh ``acc[0]`` (or the sums of
   ply 0);
