@@ -31,13 +31,17 @@ from search.work_queue import new_queue, take
 CHUNK = 16
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def new_thread_search(ev):  # type: ignore[no-untyped-def]
     """What one thread of a batch search kernel sets up once for all its chunks: ``(evl, ws,
     es, hist, tt_keys, tt_moves)``, its copy of the evaluator argument ``ev``
     (:func:`search.static_eval.thread_evaluator`), a search workspace, the evaluator state for
     ``evl`` (:func:`search.static_eval.new_thread_eval_state`), a one-key game history
-    (uint64[1]) and an empty move-ordering table."""
+    (uint64[1]) and an empty move-ordering table.
+
+    Inlined into the kernel, never compiled on its own: for an engine author's terms ``ev``
+    holds the plug-in's dispatcher, which numba cannot write to its on-disk cache
+    (:mod:`search.terms_kernels`); the kernels that call the plug-in are never cached."""
     evl = thread_evaluator(ev)
     ws = new_workspace()
     es = new_thread_eval_state(evl, ws[0])
