@@ -47,7 +47,7 @@ from search.network import QuantizedNetwork, quantize
 from search.search_api import search_many, threads
 from tuner.errors import TunerError, check_interrupt
 from tuner.methods.network_mmto import parameter_scales
-from tuner.methods.texel_config import TexelConfig, with_results
+from tuner.methods.texel_config import TexelConfig, describe_drops, uses_scores, value_positions, value_targets
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.training.pacer import Pacer
@@ -124,11 +124,12 @@ class NetworkTexelTrainer:
                 raise TunerError(f"texel: teacher: {exc}") from None
             self.train, self.validation, self.skipped = data.train, data.validation, 0
         else:
-            self.train, self.skipped = with_results(data.train, "training")
-            self.validation, skipped_val = with_results(data.validation, "validation")
-            if self.skipped or skipped_val:
-                ctx.log(f"texel: skipped {self.skipped} training and {skipped_val} validation positions of "
-                        "unfinished games (*)")
+            self.train, dropped = value_positions(data.train, cfg, "training")
+            self.validation, dropped_val = value_positions(data.validation, cfg, "validation")
+            self.skipped = sum(dropped.values())
+            if dropped or dropped_val:
+                ctx.log(f"texel: left out training positions: {describe_drops(dropped) or 'none'}; validation: "
+                        f"{describe_drops(dropped_val) or 'none'}")
         if len(self.train) == 0:
             raise TunerError(f"{common.data}: no training position to learn from")
         self.float = w0.dequantize()
@@ -151,8 +152,18 @@ class NetworkTexelTrainer:
         """The targets of both splits: the game results, or the teacher's ``sigma(K q)`` (K fitted
         on the teacher's values against the results when not given)."""
         if self.teacher is None:
-            assert self.train.results is not None and self.validation.results is not None
-            self.targets_train, self.targets_validation = self.train.results, self.validation.results
+            if uses_scores(self.train, self.cfg):
+                if self.k == 0.0:  # the scores' sigma needs K first: fit it on the results
+                    results = self.train.results
+                    has = np.isfinite(results) if results is not None else np.zeros(len(self.train), dtype=bool)
+                    if not has.any():
+                        raise TunerError("texel: the positions carry no game results to fit K on; give --k")
+                    assert results is not None
+                    q = self._quiescence(self.train, self.q)[0].astype(np.float64)
+                    self.k = self._fit_k(q[has], results[has], "the start network")
+                self.ctx.log(f"texel: target = {self.cfg.lam:g} * sigma(K score) + {1 - self.cfg.lam:g} * result")
+            self.targets_train = value_targets(self.train, self.cfg, self.k)
+            self.targets_validation = value_targets(self.validation, self.cfg, self.k)
             return
         q_train = self._quiescence(self.train, self.teacher)[0].astype(np.float64)
         q_val = self._quiescence(self.validation, self.teacher)[0].astype(np.float64)

@@ -5,8 +5,11 @@ the baseline of Ethereal's and Gedas' tuners and of Arasan since 2017): minimise
 
     E(w) = (1/N) sum_p (R_p - sigma(K q_p(w)))^2
 
-over the training positions, ``R_p`` the game's result from the side to move's view (1, 1/2,
-0; positions of games with result ``*`` are skipped and counted), ``q_p`` the quiescence value
+over the training positions, ``R_p`` the target: the game's result from the side to move's view
+(1, 1/2, 0), or on a set with search scores (``tuner selfplay``) the mix
+``lam * sigma(K s_p) + (1 - lam) * result`` (:mod:`tuner.methods.texel_config`, which also
+keeps only quiet positions by default and says why; positions without a target are left out
+and counted), ``q_p`` the quiescence value
 of p: the linear evaluation of the leaf of its quiescence principal variation
 (:func:`search.search_api.search_many` at depth 0), so that dE/dw is the leaf's feature vector times
 the logistic's slope (:mod:`objectives.texel`). The leaves are refreshed once per epoch, as
@@ -26,7 +29,8 @@ not by the validation move-match the driver also reports.
 Options shared with MMTO where they apply: ``--train`` (the others stay frozen), L1 on
 ``l1_on``, L2 on ``l2_on``, and equality constraints on ``constraint`` (for each entry, the
 sum of its weights stays at its starting value: after each step their common mean shift is
-removed, the Euclidean projection onto that hyperplane).
+removed, the Euclidean projection onto that hyperplane). ``l2_start`` adds
+``l2_start * |w - w0|^2`` over the trainable weights: a pull toward the start weights ``w0``.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from search.evaluation_api import EVAL_SCALE
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.methods.network_texel import NetworkTexelTrainer
-from tuner.methods.texel_config import TexelConfig, results_of, with_results
+from tuner.methods.texel_config import TexelConfig, describe_drops, uses_scores, value_positions, value_targets
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.methods.registry import RESULTS, Method, by_evaluator
@@ -118,13 +122,18 @@ class TexelTrainer:
         self.common, self.cfg, self.ctx = common, cfg, ctx
         if cfg.teacher:
             raise TunerError("texel: --teacher distils into a network; start from one (--start network:...)")
-        self.train, skipped = with_results(data.train, "training")
-        self.validation, skipped_val = with_results(data.validation, "validation")
+        self.train, dropped = value_positions(data.train, cfg, "training")
+        self.validation, dropped_val = value_positions(data.validation, cfg, "validation")
         if len(self.train) == 0:
-            raise TunerError(f"{common.data}: no training position comes from a finished game")
-        self.skipped = skipped
-        if skipped or skipped_val:
-            ctx.log(f"texel: skipped {skipped} training and {skipped_val} validation positions of unfinished games (*)")
+            raise TunerError(f"{common.data}: no training position to learn from ({describe_drops(dropped)})")
+        self.skipped, self.dropped = sum(dropped.values()), dropped
+        if dropped or dropped_val:
+            ctx.log(f"texel: left out training positions: {describe_drops(dropped) or 'none'}; validation: "
+                    f"{describe_drops(dropped_val) or 'none'}")
+        if uses_scores(self.train, cfg):
+            ctx.log(f"texel: target = {cfg.lam:g} * sigma(K score) + {1 - cfg.lam:g} * result")
+        self.targets_train = np.zeros(0)
+        self.targets_validation = np.zeros(0)
         self.trainable = mask_of(common.train, "train")
         groups = [g & self.trainable for g in constraint_masks(cfg.constraint)]
         self.constrained = [g for g in groups if g.any()]
@@ -154,7 +163,8 @@ class TexelTrainer:
         if len(pos) == 0:
             return None
         with threads(self.ctx.threads):
-            return loss(rows.offset, rows.indptr, rows.indices, rows.values, results_of(pos), self.w, self.k, EVAL_SCALE)
+            targets = self.targets_train if pos is self.train else self.targets_validation
+            return loss(rows.offset, rows.indptr, rows.indices, rows.values, targets, self.w, self.k, EVAL_SCALE)
 
     def _measure(self) -> dict[str, Any]:
         t = time.perf_counter()
@@ -169,19 +179,30 @@ class TexelTrainer:
         self.leaves = self._leaves(self.train)
         if self.k == 0.0:
             lv = self.leaves
+            results = self.train.results
+            finished = np.flatnonzero(np.isfinite(results)) if results is not None else np.zeros(0, np.int64)
+            if results is None or len(finished) == 0:
+                raise TunerError("texel: the positions carry no game results to fit K on; give --k")
             try:
                 with threads(self.ctx.threads):
-                    self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, results_of(self.train), self.w, EVAL_SCALE)
+                    self.k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, np.nan_to_num(results), self.w,
+                                   EVAL_SCALE, rows=finished)
             except KBracketError as exc:
                 raise TunerError(f"cannot fit K on the start weights ({exc}): their quiescence values do not "
                                  "predict the game results; give --k, or start from other weights") from None
             self.ctx.log(f"texel: K = {self.k:.6g} per centipawn, fitted on the start weights")
+        self._set_targets()
         self.opt = self._optimizer()
         return {**self._measure(), "updates": 0, "update_seconds": 0.0, "train_positions": len(self.train),
-                "skipped_unfinished": self.skipped}
+                "skipped_unfinished": self.dropped.get("unfinished", 0), "left_out": self.skipped}
+
+    def _set_targets(self) -> None:
+        self.targets_train = value_targets(self.train, self.cfg, self.k)
+        self.targets_validation = value_targets(self.validation, self.cfg, self.k)
 
     def restore(self, state: dict[str, Any]) -> None:
         self.k = float(state["k"])
+        self._set_targets()
         self.master = floats_from_json(state["master"], len(self.w0), "master")
         self.w = to_search_weights(self.master, self.low, self.high)
         self.opt = optimizer_from_state(state["optimizer"])
@@ -200,9 +221,11 @@ class TexelTrainer:
         check = True
         with threads(self.ctx.threads):
             for rows in progress_bar(batches, desc="update", unit="step", leave=False, disable=not self.ctx.progress):
-                _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, results_of(self.train),
+                _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, self.targets_train,
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False
+                if cfg.l2_start > 0:  # the pull toward the start: d/dw of l2_start * |w - w0|^2
+                    grad = grad + np.where(self.trainable, 2.0 * cfg.l2_start * (self.master - self.w0), 0.0)
                 self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)
                 check_interrupt()
         self.w = to_search_weights(self.master, self.low, self.high)

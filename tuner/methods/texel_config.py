@@ -1,5 +1,22 @@
 """Texel's settings (:class:`TexelConfig`) and the positions it learns from, shared by the
-linear trainer (:mod:`tuner.methods.texel`) and the network's (:mod:`tuner.methods.network_texel`)."""
+linear trainer (:mod:`tuner.methods.texel`) and the network's (:mod:`tuner.methods.network_texel`).
+
+The target of a position is the NNUE trainers' mix of the search score and the game result
+(nnue-pytorch's and bullet's ``lambda``; docs/references.md [Texel]):
+
+    R_p = lam * sigma(K s_p) + (1 - lam) * r_p,
+
+``s_p`` the position's search score from the data (centipawns, side to move's view: ``tuner
+selfplay`` writes it), ``r_p`` the game's result (1, 1/2, 0, side to move's view) and K the same
+constant as the model's ``sigma(K q_p)``: with ``lam = 1`` the evaluation is fitted to the search
+scores themselves, with ``lam = 0`` to the results (Texel's original method). A set without
+scores (grandmaster games) is fitted to its results whatever ``lam``.
+
+By default only quiet positions are kept (:func:`value_positions`): the side to move not in
+check, its move (the played or the search's best move) neither a capture nor a promotion, and a
+score within ``score_cap``; a static evaluation cannot be expected to match a score taken in the
+middle of an exchange or near a mate.
+"""
 
 from __future__ import annotations
 
@@ -47,7 +64,23 @@ class TexelConfig:
                                   "the teacher (a built-in name, a weights file or a network file; "
                                   "empty: the game results)", metavar="WEIGHTS")
 
+    lam: float = help_field(0.75, "weight of the search score in the target: lam * sigma(K score) + (1 - lam) * "
+                                  "result (1: fit the scores, 0: the results; a set without scores uses its "
+                                  "results)")
+    quiet_only: bool = help_field(True, "keep quiet positions only: not in check, the move neither a capture nor a "
+                                   "promotion, |score| <= score_cap")
+    score_cap: int = help_field(2000, "with quiet_only: drop positions whose search score is beyond this many "
+                                      "centipawns", metavar="CP")
+    l2_start: float = help_field(0.0, "L2 strength pulling the trainable weights toward the start weights "
+                                      "(per position, as E; the linear evaluator)")
+
     def validate(self) -> None:
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam must be between 0 and 1, not {self.lam}")
+        if self.score_cap < 1:
+            raise ValueError(f"score_cap must be positive, not {self.score_cap}")
+        if not math.isfinite(self.l2_start) or self.l2_start < 0:
+            raise ValueError(f"l2_start must be a finite number >= 0, not {self.l2_start}")
         if self.epochs < 0 or self.steps < 1 or self.batch_size < 0:
             raise ValueError("epochs and batch_size must be >= 0, steps >= 1")
         if self.optimizer not in ("adam", "sgd"):
@@ -80,4 +113,66 @@ def results_of(pos: Positions) -> np.ndarray:
     return pos.results
 
 
-__all__ = ["TexelConfig", "results_of", "with_results"]
+def uses_scores(pos: Positions, cfg: TexelConfig) -> bool:
+    """Whether the targets mix in search scores: ``lam > 0`` and the positions carry some."""
+    return cfg.lam > 0 and pos.scores is not None and bool(np.isfinite(pos.scores).any())
+
+
+def value_positions(pos: Positions, cfg: TexelConfig, what: str) -> tuple[Positions, dict[str, int]]:
+    """The positions that have a target (a finished game's result unless ``lam`` is 1 with scores,
+    a score when scores are used) and, with ``cfg.quiet_only``, are quiet (module docstring); with the
+    count of those dropped per reason (``unfinished``, ``no_score``, ``in_check``,
+    ``tactical_move``, ``score_cap``)."""
+    from search.quiet import tactical_flags  # noqa: PLC0415 - the kernel, only when training
+
+    if len(pos) == 0:
+        return pos, {}
+    keep = np.ones(len(pos), dtype=np.bool_)
+    dropped: dict[str, int] = {}
+
+    def drop(reason: str, mask: np.ndarray) -> None:
+        nonlocal keep
+        dropped[reason] = int((keep & mask).sum())
+        keep &= ~mask
+
+    scored = uses_scores(pos, cfg)
+    if not (scored and cfg.lam == 1.0):
+        if pos.results is None:
+            raise TunerError(f"the {what} positions carry no game results (texel needs the 'result' column, or "
+                             "search scores with --lam 1)")
+        drop("unfinished", ~np.isfinite(pos.results))
+    if scored:
+        assert pos.scores is not None
+        drop("no_score", ~np.isfinite(pos.scores))
+    if cfg.quiet_only and len(pos):
+        check, tactical = tactical_flags(pos.boards, pos.played)
+        drop("in_check", check)
+        drop("tactical_move", tactical)
+        if pos.scores is not None:
+            with np.errstate(invalid="ignore"):
+                drop("score_cap", np.abs(pos.scores) > cfg.score_cap)
+    return pos.subset(np.flatnonzero(keep)), {k: v for k, v in dropped.items() if v}
+
+
+def value_targets(pos: Positions, cfg: TexelConfig, k_cp: float) -> np.ndarray:
+    """The targets float64[P] of positions kept by :func:`value_positions` (module docstring),
+    ``k_cp`` the K of sigma per centipawn."""
+    if len(pos) == 0:
+        return np.zeros(0, dtype=np.float64)
+    if not uses_scores(pos, cfg):
+        return results_of(pos)
+    assert pos.scores is not None
+    fitted = 0.5 * (1.0 + np.tanh(0.5 * k_cp * pos.scores))
+    if cfg.lam == 1.0:
+        return np.asarray(fitted, dtype=np.float64)
+    out: np.ndarray = cfg.lam * fitted + (1.0 - cfg.lam) * results_of(pos)
+    return out
+
+
+def describe_drops(dropped: dict[str, int]) -> str:
+    """``3 unfinished, 40 in_check`` (empty when nothing was dropped)."""
+    return ", ".join(f"{v} {k}" for k, v in dropped.items())
+
+
+__all__ = ["TexelConfig", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
+           "with_results"]

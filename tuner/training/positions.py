@@ -37,7 +37,9 @@ class Positions:
     int64[P]; ``labels`` a short text per
     position for error messages (file and game/ply when known); ``results`` float64[P], the
     game's result from the side to move's view (1 win, 0.5 draw, 0 loss, NaN for an
-    unfinished game ``*``), or None when the source has none.
+    unfinished game ``*``), or None when the source has none; ``scores`` float64[P], a search
+    score of the position from the source (``tuner selfplay``'s, an EPD ``ce``...), centipawns
+    from the side to move's view, NaN where there is none (or None).
     """
 
     boards: np.ndarray
@@ -45,6 +47,7 @@ class Positions:
     game_ids: np.ndarray
     labels: list[str]
     results: np.ndarray | None = None
+    scores: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.played)
@@ -58,7 +61,8 @@ class Positions:
         rows = np.asarray(rows, dtype=np.int64)
         return Positions(self.boards[rows], self.played[rows], self.game_ids[rows],
                          [self.labels[i] for i in rows],
-                         None if self.results is None else self.results[rows])
+                         None if self.results is None else self.results[rows],
+                         None if self.scores is None else self.scores[rows])
 
 
 #: a game's result tag -> White's score (``*``: unknown)
@@ -70,6 +74,22 @@ def mover_results(result_tags: list[str], stm: np.ndarray) -> np.ndarray:
     unknown tag) from the games' result tags and the side to move (0 White, 1 Black)."""
     white = np.array([WHITE_SCORE.get(r, np.nan) for r in result_tags], dtype=np.float64)
     return np.where(np.asarray(stm) == 0, white, 1.0 - white)
+
+
+def mover_scores(white_scores: Any, stm: np.ndarray) -> np.ndarray | None:
+    """The scores (a polars column, White's view, nulls where none) from the side to move's view,
+    float64[P] with NaN for a null; None when no row has one."""
+    if white_scores.null_count() == len(white_scores):
+        return None
+    white = white_scores.cast(pl_float64()).fill_null(float("nan")).to_numpy().astype(np.float64)
+    out: np.ndarray = np.where(np.asarray(stm) == 0, white, -white)
+    return out
+
+
+def pl_float64() -> Any:
+    import polars as pl  # noqa: PLC0415 - keeps polars out of search-only imports
+
+    return pl.Float64()
 
 
 def from_boards(boards: list[chess.Board], moves: list[chess.Move], game_ids: list[int] | None = None) -> Positions:
@@ -109,7 +129,7 @@ def played_indices(pos: Positions) -> np.ndarray:
     return index
 
 
-REQUIRED_COLUMNS = ["game_id", "ply", "fen", "move", "stm", "result"]
+REQUIRED_COLUMNS = ["game_id", "ply", "fen", "move", "stm", "result", "score"]
 
 
 def sample_rows(n: int, limit: int, seed: int) -> np.ndarray:
@@ -160,7 +180,7 @@ def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positio
         except IllegalMoveError as exc:
             raise TunerError(f"{labels[i]}: {exc}") from None
     results = mover_results(frame["result"].to_list(), frame["stm"].to_numpy())
-    pos = Positions(boards, keys, game_ids, labels, results)
+    pos = Positions(boards, keys, game_ids, labels, results, mover_scores(frame["score"], frame["stm"].to_numpy()))
     played_indices(pos)
     return pos
 

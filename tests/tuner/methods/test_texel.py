@@ -102,3 +102,58 @@ def test_recovers_piece_values_from_results_made_by_the_logistic(positions: Posi
     untouched = np.ones(N_FEATURES, dtype=bool)
     untouched[[FEATURE_INDEX[n] for n in names]] = False
     assert np.array_equal(got[untouched], truth[untouched])
+
+
+def test_recovers_piece_values_from_search_scores_with_lam_one(positions: Positions) -> None:
+    # the self-play case: every position carries a score (the quiescence value under classic,
+    # centipawns, side to move's view) and no result; with lam = 1 the target is sigma(K score),
+    # so training the piece values from 500 must bring them back within 10 %
+    truth = load_weights("classic").values
+    k = 0.004
+    lv = quiescence_leaves(positions.boards, truth, budget=100_000, n_threads=2)
+    q = scores(lv.offset, lv.indptr, lv.indices, lv.values, truth) / EVAL_SCALE
+    pos = Positions(positions.boards, positions.played, positions.game_ids, positions.labels, None, q)
+    half = len(positions) // 2
+    train, val = pos.subset(np.arange(half)), pos.subset(np.arange(half, len(pos)))
+    data = TrainingData(train, val, check_played(train))
+    start = truth.copy()
+    names = [f"{s}.material.{p}" for s in ("mg", "eg") for p in PIECES]
+    for n in names:
+        start[FEATURE_INDEX[n]] = 500
+    common = TuneConfig(data="-", out="-", method="texel", train=tuple(names), threads=2)
+    cfg = TexelConfig(epochs=6, lr=8.0, steps=60, k=k, lam=1.0)
+    trainer = TexelTrainer(common, cfg, data, start, RunContext.local(common.threads))
+    first = trainer.begin()
+    assert first["left_out"] > 0  # the quiet filter took checks and captures out
+    for it in range(1, cfg.epochs + 1):
+        last = trainer.step(it)
+    got = trainer.weights()
+    assert last["e_train"] < first["e_train"] / 20
+    for n in names:
+        want = int(truth[FEATURE_INDEX[n]])
+        assert abs(int(got[FEATURE_INDEX[n]]) / want - 1) <= 0.10, (n, int(got[FEATURE_INDEX[n]]), want)
+
+
+def test_l2_start_holds_the_weights_near_their_start(positions: Positions) -> None:
+    # the same pull as above but with a strong l2_start: the values barely leave 500
+    truth = load_weights("classic").values
+    k = 0.004
+    lv = quiescence_leaves(positions.boards, truth, budget=100_000, n_threads=2)
+    q = scores(lv.offset, lv.indptr, lv.indices, lv.values, truth) / EVAL_SCALE
+    pos = Positions(positions.boards, positions.played, positions.game_ids, positions.labels, None, q)
+    data = TrainingData(pos, pos.subset(np.arange(0)), check_played(pos))
+    start = truth.copy()
+    names = [f"{s}.material.{p}" for s in ("mg", "eg") for p in PIECES]
+    for n in names:
+        start[FEATURE_INDEX[n]] = 500
+    common = TuneConfig(data="-", out="-", method="texel", train=tuple(names), threads=2)
+    moved = {}
+    for l2 in (0.0, 1.0):
+        cfg = TexelConfig(epochs=2, lr=8.0, steps=30, k=k, lam=1.0, l2_start=l2)
+        trainer = TexelTrainer(common, cfg, data, start, RunContext.local(common.threads))
+        trainer.begin()
+        for it in (1, 2):
+            trainer.step(it)
+        moved[l2] = max(abs(int(trainer.weights()[FEATURE_INDEX[n]]) - 500) for n in names)
+    assert moved[0.0] > 100
+    assert moved[1.0] < moved[0.0] / 5
