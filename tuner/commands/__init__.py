@@ -9,6 +9,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "perft": ("tuner.commands.perft", "count the leaves of the legal move tree of a position"),
     "eval": ("tuner.commands.eval", "static evaluation of a position, with its largest terms"),
     "ingest": ("tuner.commands.ingest", "turn PGN or position files into a position set (parquet + manifest)"),
+    "selfplay": ("tuner.commands.selfplay", "play the engine against itself; keep every position with its search "
+                                            "score, best move and result (a position set)"),
     "tune": ("tuner.commands.tune", "learn weights from a position set ({methods})"),
     "export": ("tuner.commands.export", "write weights as JSON, a C header, packed S(mg, eg) tables, a Rust "
                                         "module or a text view; a network as a C header with its forward pass"),

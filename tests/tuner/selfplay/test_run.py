@@ -1,0 +1,129 @@
+"""tuner.selfplay.run and ``tuner selfplay``: the position set, its independence of the number of
+workers and of interruptions, resume, and the refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from search.evaluators import load_evaluator
+from tuner.arena.match import DEFAULT_OPENINGS, load_openings
+from tuner.errors import TunerError
+from tuner.ingest.reader import read_manifest, read_split
+from tuner.ingest.schema import SCHEMA, SPLITS
+from tuner.selfplay import SelfplayConfig, selfplay
+from tuner.selfplay.run import PARTS, Journal
+
+CFG = {"nodes": 300, "max_plies": 40, "start_nodes": 200, "seed": 3}
+
+
+def _run(out: Path, games: int, workers: int, *, resume: bool = False) -> dict[str, object]:
+    cfg = SelfplayConfig(games=games, workers=workers, **CFG)  # type: ignore[arg-type]
+    return selfplay(load_evaluator("gm"), "gm", None, out, cfg, load_openings(DEFAULT_OPENINGS), "openings.epd",
+                    resume=resume, progress=False)
+
+
+def _frames(folder: Path) -> dict[str, pl.DataFrame]:
+    return {name: read_split(folder, name) for name in SPLITS}
+
+
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sp") / "two"
+    _run(out, 6, 2)
+    return out
+
+
+def test_the_set_holds_every_game_split_by_game_with_scores_and_results(two_workers: Path) -> None:
+    manifest = read_manifest(two_workers)
+    frames = _frames(two_workers)
+    rows = pl.concat(list(frames.values()))
+    assert list(rows.columns) == list(SCHEMA)
+    assert rows["game_id"].n_unique() == 6 == manifest["games"]["kept"]
+    assert manifest["positions"]["kept"] == rows.height > 0
+    assert rows["score"].null_count() == 0 and rows["move"].null_count() == 0
+    assert set(rows["result"].unique().to_list()) <= {"1-0", "0-1", "1/2-1/2"}
+    per_game = rows.group_by("game_id").agg(pl.col("result").n_unique())
+    assert per_game["result"].max() == 1
+    ids = [set(f["game_id"].unique().to_list()) for f in frames.values()]
+    assert not (ids[0] & ids[1]) and not (ids[0] & ids[2]) and not (ids[1] & ids[2])
+    sp = manifest["selfplay"]
+    assert sum(sp["results"].values()) == 6 and sum(sp["terminations"].values()) == 6
+    assert sp["positions_per_s"] > 0
+
+
+def test_one_worker_and_a_resumed_interrupted_run_give_the_same_set(two_workers: Path, tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    _run(one, 6, 1)
+    want = _frames(two_workers)
+    assert all(want[n].equals(f) for n, f in _frames(one).items())
+    # a run of 3 games, a part lost as a kill would lose it, then resumed to 6 games
+    part = tmp_path / "resumed"
+    _run(part, 2, 1)
+    _run(part, 4, 1, resume=True)
+    metas = sorted((part / PARTS).glob("part-*.json"))
+    assert len(metas) == 2
+    metas[-1].unlink()  # as if killed before the part's summaries were written
+    assert len(Journal(part, "gm").summaries) == 2
+    manifest = _run(part, 6, 2, resume=True)
+    assert manifest["selfplay"]["games_played_now"] == 4  # type: ignore[index]
+    assert all(want[n].equals(f) for n, f in _frames(part).items())
+
+
+def test_a_new_run_refuses_a_folder_that_is_not_empty_and_resume_refuses_other_settings(two_workers: Path,
+                                                                                        tmp_path: Path) -> None:
+    with pytest.raises(TunerError, match="not empty"):
+        _run(two_workers, 6, 1)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    cfg = SelfplayConfig(games=2, workers=1, **CFG)  # type: ignore[arg-type]
+    with pytest.raises(TunerError, match="no self-play folder"):
+        selfplay(load_evaluator("gm"), "gm", None, other, cfg, load_openings(DEFAULT_OPENINGS), "x",
+                 overwrite=True, progress=False)
+    assert (other / "notes.txt").read_text() == "mine"
+    changed = SelfplayConfig(games=6, workers=1, **{**CFG, "nodes": 301})  # type: ignore[arg-type]
+    with pytest.raises(TunerError, match=r"other settings \(nodes\)"):
+        selfplay(load_evaluator("gm"), "gm", None, two_workers, changed, load_openings(DEFAULT_OPENINGS),
+                 "openings.epd", resume=True, progress=False)
+    with pytest.raises(TunerError, match="player"):
+        selfplay(load_evaluator("classic"), "classic", None, two_workers,
+                 SelfplayConfig(games=6, workers=1, **CFG),  # type: ignore[arg-type]
+                 load_openings(DEFAULT_OPENINGS), "openings.epd", resume=True, progress=False)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tuner", "selfplay", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_command_plays_exports_and_says_what_it_wrote(tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    r = _cli("gm", "--out", str(out), "--games", "2", "--nodes", "300", "--max-plies", "30", "--workers", "1",
+             "--export", str(tmp_path / "x.txt"))
+    assert r.returncode == 0, r.stderr
+    assert "selfplay: 2 games" in r.stdout and f"wrote {out}" in r.stdout
+    lines = (tmp_path / "x.txt").read_text().splitlines()
+    assert len(lines) == read_manifest(out)["positions"]["kept"]
+    assert json.loads((out / "selfplay.json").read_text())["config"]["nodes"] == 300
+
+
+@pytest.mark.parametrize("args, message", [
+    (["gm", "--games", "0"], "games must be positive"),
+    (["gm", "--nodes", "0"], "give a node budget"),
+    (["gm", "--split", "0.5,0.5,0.5"], "split must be"),
+    (["no-such-weights.json"], "no-such-weights.json"),
+    ([], "needs one player"),
+    (["gm", "--openings", "/no/such/openings.epd"], "no such openings file"),
+])
+def test_bad_settings_are_one_line_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    r = _cli(*args, "--out", str(tmp_path / "o"))
+    assert r.returncode == 2
+    lines = [ln for ln in r.stderr.splitlines() if "compiling kernels" not in ln]
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in r.stderr
+    assert not (tmp_path / "o" / "manifest.json").exists()

@@ -1,0 +1,119 @@
+"""``tuner selfplay [WEIGHTS] --out DIR``: the engine plays itself; every searched position is
+kept with its score, best move and the game's result (see :mod:`tuner.selfplay`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tuner.commands import command_help
+from tuner.config import add_arguments, from_namespace, load_toml
+from tuner.errors import TunerError
+
+if TYPE_CHECKING:
+    from tuner.arena.engines import EngineSpec
+    from tuner.arena.players import Searchable
+
+DESCRIPTION = """\
+Play games of the engine against itself and write every position it searched to DIR as a
+position set (train/validation/test.parquet + manifest.json, split by game, as tuner ingest
+writes them): the FEN, the move the search chose, its score (centipawns; stored in White's
+view) and the game's result. tuner tune --data DIR trains on it (texel fits the scores and
+results, --lam sets the mix).
+
+Each game starts from an opening of --openings (default: the shipped 330) plus --random-plies
+seeded random plies, drawn again while the engine scores the start beyond --start-margin.
+Each side searches --nodes per move (default 5,000) or to --depth. A game ends by the rules,
+by resignation (both sides beyond --resign-cp for --resign-moves moves each), by a draw
+adjudication (both within --draw-cp for --draw-moves moves each after --draw-after plies), or
+at --max-plies. Games run one per worker process (one per core); the games and files are the
+same for a seed whatever --workers.
+
+Finished games are saved as they come (DIR/games/): after Ctrl-C or a kill, --resume goes on
+with the games still missing (and may raise --games). --export FILE writes the set as
+'FEN | score | result' lines (bullet's format, White's view) or, for a .epd file, EPD with
+bm, ce (side to move's view) and c9; tuner ingest reads both back.
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from tuner.commands.arguments import add_search_arguments  # noqa: PLC0415
+    from tuner.commands.bench_compare import add_engine_arguments  # noqa: PLC0415
+    from tuner.selfplay import SelfplayConfig  # noqa: PLC0415
+
+    p = sub.add_parser("selfplay", help=command_help("selfplay"), description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("weights", nargs="?", metavar="WEIGHTS",
+                   help="weights file, network file or built-in set (material, classic, gm, gm-nn); NAME@pls: "
+                        "the probability-limited search; or give --engine instead")
+    p.add_argument("--out", required=True, metavar="DIR", help="the self-play folder (games, then the position set)")
+    p.add_argument("--resume", action="store_true", help="go on with the games of DIR (same player and settings; "
+                                                         "--games may grow)")
+    p.add_argument("--overwrite", action="store_true", help="clear DIR (a self-play folder) and start anew")
+    p.add_argument("--export", metavar="FILE", help="also write the positions to FILE: .epd as EPD, else "
+                                                    "'FEN | score | result' lines")
+    p.add_argument("--export-format", choices=("bullet", "epd"), help="the format of --export (default: by suffix)")
+    p.add_argument("--config", metavar="TOML", help="read the settings below from the [selfplay] table of a TOML "
+                                                    "file (options given here override it)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+                   help="no progress bar (it is shown only on a terminal anyway)")
+    add_engine_arguments(p)
+    add_search_arguments(p)
+    add_arguments(p, SelfplayConfig)
+    p.set_defaults(func=run)
+
+
+def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str | None]:
+    """(player, its name, its file's SHA-256 or None for a built-in set or an engine)."""
+    from search.weights import BUILTIN_SETS, builtin_network  # noqa: PLC0415
+    from tuner.arena.engines import engine_specs  # noqa: PLC0415
+    from tuner.arena.players import split_search  # noqa: PLC0415
+    from tuner.commands.arguments import load_players  # noqa: PLC0415
+    from tuner.selfplay.run import file_sha256  # noqa: PLC0415
+
+    try:
+        engines = engine_specs(args.engine, args.engine_options)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+    if (args.weights is None) == (not engines) or len(engines) > 1:
+        raise TunerError("self-play needs one player: WEIGHTS or one --engine")
+    if engines:
+        return engines[0], engines[0].name, None
+    name, _ = split_search(args.weights, args.search)
+    label, player = load_players([args.weights], args.search, args.move_model)[0]
+    path = Path(name)
+    builtin = (name in BUILTIN_SETS or builtin_network(name) is not None) and not path.exists()
+    sha = None if builtin else file_sha256(path if path.is_file() else path / "weights.json")
+    return player, label, sha
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuner.arena.match import DEFAULT_OPENINGS, load_openings  # noqa: PLC0415
+    from tuner.selfplay import SelfplayConfig, export_positions, selfplay  # noqa: PLC0415
+
+    base = load_toml(SelfplayConfig, args.config, "selfplay") if args.config else None
+    config = from_namespace(SelfplayConfig, args, base)
+    if args.export is not None and Path(args.export).exists() and not getattr(args, "overwrite", False):
+        raise TunerError(f"{args.export}: exists; give --overwrite to replace it")
+    player, name, sha = _player(args)
+    openings_path = config.openings or str(DEFAULT_OPENINGS)
+    try:
+        openings = load_openings(openings_path)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
+    openings_name = config.openings or "openings.epd"
+    manifest = selfplay(player, name, sha, args.out, config, openings, openings_name,
+                        resume=args.resume, overwrite=args.overwrite, progress=args.progress)
+    sp = manifest["selfplay"]
+    res = sp["results"]
+    rate = f", {sp['positions_per_s']:.0f} positions/s" if sp.get("positions_per_s") else ""
+    print(f"selfplay: {manifest['games']['kept']} games (W/D/L {res['1-0']}/{res['1/2-1/2']}/{res['0-1']} from "
+          f"White's view), {manifest['positions']['kept']} positions ({sp['games_played_now']} games played now"
+          f"{rate}); wrote {args.out}")
+    if args.export is not None:
+        lines = export_positions(args.out, args.export, fmt=args.export_format, overwrite=args.overwrite,
+                                 progress=args.progress)
+        print(f"selfplay: exported {lines} positions to {args.export}", file=sys.stderr)
+    return 0

@@ -1,0 +1,384 @@
+"""``selfplay()``: play games in worker processes, keep them in a resumable journal, and write
+the position set (the library entry point of ``tuner selfplay``).
+
+A self-play folder ``DIR`` holds:
+
+* ``selfplay.json``: the player, its file's SHA-256, the settings (checked on ``--resume``);
+* ``games/part-NNNNN.parquet`` and ``games/part-NNNNN.json``: the rows (position-set columns) and
+  the summaries of a batch of finished games, each written to a temporary name and renamed, the
+  summaries last: a part counts once both are there, so a run killed at any point keeps every
+  part it finished and loses only the games since (at most :data:`FLUSH_GAMES` games or
+  :data:`FLUSH_SECONDS` seconds of play); Ctrl-C saves the games finished before it;
+* the position set, once every game is played: ``train.parquet``, ``validation.parquet``,
+  ``test.parquet`` and ``manifest.json`` as ``tuner ingest`` writes them (split by game with
+  :func:`tuner.ingest.split.assign_splits`; a (position, move) pair kept once, the first time it is
+  met in game order, unless ``dedup`` is off), built in a staging folder and moved in with the
+  manifest last.
+
+Games are played one per task in a pool of spawned processes (one per core by default); each
+game depends only on the player, the settings and its number (:mod:`tuner.selfplay.game`), so
+the folder's files are the same whatever the number of workers and however often the run was
+interrupted and resumed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TextIO
+
+import polars as pl
+
+from tuner import __version__
+from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec
+from tuner.arena.match import Opening, choose_openings
+from tuner.arena.players import Searchable
+from tuner.cores import workers_or_cores
+from tuner.errors import Interrupted, TunerError
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
+from tuner.ingest.split import assign_splits
+from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
+from tuner.progress import progress_bar
+from tuner.selfplay.config import SelfplayConfig
+from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
+
+#: the run's settings file and its parts folder
+SETTINGS = "selfplay.json"
+PARTS = "games"
+#: a part is written after this many finished games ...
+FLUSH_GAMES = 200
+#: ... or this many seconds after the previous one, whichever comes first
+FLUSH_SECONDS = 30.0
+#: the settings a resumed run may change (the others must be those it started with)
+RESUMABLE = ("games", "workers")
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ------------------------------------------------------------------ the worker side
+
+_MOVER: Mover | None = None
+
+
+def _init_worker(player: Searchable | EngineSpec, timeout: float) -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it saves the finished games); the
+    worker's engine is made once and kept for all its games."""
+    global _MOVER  # noqa: PLW0603  (one engine per worker process)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from tuner.ingest.pipeline import _die_with_parent  # noqa: PLC0415
+
+    _die_with_parent(os.getppid())
+    _MOVER = Mover(player, timeout)
+
+
+def _play(task: GameTask) -> GameRecord:
+    assert _MOVER is not None
+    return play_game(task, _MOVER)
+
+
+# ------------------------------------------------------------------ the journal
+
+
+def _rows_frame(records: list[GameRecord], player: str) -> pl.DataFrame:
+    """The position-set rows of finished games, in game order."""
+    cols: dict[str, list[Any]] = {name: [] for name in SCHEMA}
+    for rec in sorted(records, key=lambda r: r.index):
+        n = rec.positions
+        cols["game_id"] += [rec.index] * n
+        for name in ("ply", "fen", "move", "stm", "score", "n_legal", "zobrist"):
+            cols[name] += rec.rows[name]
+        for name in ("white_elo", "black_elo", "mover_elo", "date"):
+            cols[name] += [None] * n
+        cols["result"] += [rec.result] * n
+        cols["event"] += ["selfplay"] * n
+        cols["white"] += [player] * n
+        cols["black"] += [player] * n
+        cols["source"] += ["selfplay"] * n
+        cols["source_line"] += [rec.index] * n
+    return pl.DataFrame(cols, schema=SCHEMA)
+
+
+class Journal:
+    """The parts of a self-play folder: which games are finished, and writing new parts."""
+
+    def __init__(self, folder: Path, player: str) -> None:
+        self.folder = folder / PARTS
+        self.player = player
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.summaries: dict[int, dict[str, Any]] = {}
+        self.parts = 0
+        for meta in sorted(self.folder.glob("part-*.json")):
+            rows = meta.with_suffix(".parquet")
+            if not rows.is_file():
+                continue
+            try:
+                games = json.loads(meta.read_text(encoding="utf-8"))["games"]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise TunerError(f"{meta}: not a readable self-play part ({type(exc).__name__}); "
+                                 "remove it and its .parquet to replay its games") from None
+            for g in games:
+                self.summaries[int(g["game"])] = g
+            self.parts = max(self.parts, int(meta.stem.split("-")[1]) + 1)
+
+    def write(self, records: list[GameRecord]) -> None:
+        """A new part with ``records`` (rows first, then the summaries that make it count)."""
+        if not records:
+            return
+        name = f"part-{self.parts:05d}"
+        rows, meta = self.folder / f"{name}.parquet", self.folder / f"{name}.json"
+        tmp_rows, tmp_meta = rows.with_name(f".{name}.parquet.tmp"), meta.with_name(f".{name}.json.tmp")
+        _rows_frame(records, self.player).write_parquet(tmp_rows, compression="zstd")
+        os.replace(tmp_rows, rows)
+        games = [r.summary() for r in sorted(records, key=lambda r: r.index)]
+        tmp_meta.write_text(json.dumps({"games": games}) + "\n", encoding="utf-8")
+        os.replace(tmp_meta, meta)
+        self.parts += 1
+        for g in games:
+            self.summaries[g["game"]] = g
+
+    def rows(self) -> pl.LazyFrame:
+        """Every finished game's rows (only parts whose summaries were written)."""
+        files = [m.with_suffix(".parquet") for m in sorted(self.folder.glob("part-*.json"))]
+        if not files:
+            return pl.DataFrame(schema=SCHEMA).lazy()
+        return pl.scan_parquet(files)
+
+
+# ------------------------------------------------------------------ settings and folders
+
+
+def _settings(player: str, player_sha: str | None, config: SelfplayConfig, openings: str) -> dict[str, Any]:
+    return {"format": "movetuner-selfplay", "version": 1, "package_version": __version__, "player": player,
+            "player_sha256": player_sha, "openings": openings, "config": asdict(config)}
+
+
+def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
+    path = folder / SETTINGS
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TunerError(f"{path}: missing, so {folder} is not a self-play folder to resume") from None
+    except (OSError, ValueError) as exc:
+        raise TunerError(f"{path}: not readable ({type(exc).__name__})") from None
+    if not isinstance(old, dict) or old.get("format") != "movetuner-selfplay":
+        raise TunerError(f"{path}: not a self-play settings file")
+    for key in ("player", "player_sha256", "openings"):
+        if old.get(key) != settings[key]:
+            raise TunerError(f"{path}: the run was started with {key} {old.get(key)!r}, not {settings[key]!r}; "
+                             "resume it with the same player and openings, or start a new folder")
+    now = settings["config"]
+    changed = [k for k, v in (old.get("config") or {}).items()
+               if k not in RESUMABLE and json.dumps(v) != json.dumps(now.get(k))]
+    if changed:
+        raise TunerError(f"{path}: the run was started with other settings ({', '.join(sorted(changed))}); a resumed "
+                         f"run may change only {' and '.join(RESUMABLE)}")
+
+
+def _prepare(folder: Path, settings: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
+    """Check the output folder and write its settings (a new run) or check them (resume)."""
+    if resume:
+        _check_resume(folder, settings)
+    elif folder.exists():
+        if not folder.is_dir():
+            raise TunerError(f"{folder}: exists and is not a folder")
+        entries = list(folder.iterdir())
+        if entries and not overwrite:
+            raise TunerError(f"{folder}: not empty; give --resume to go on with its games, or --overwrite to start "
+                             "anew (only a self-play folder is cleared)")
+        if entries:
+            if not (folder / SETTINGS).is_file():
+                raise TunerError(f"{folder}: holds files but is no self-play folder (no {SETTINGS}); not clearing it")
+            for entry in entries:
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    # the settings with the games asked for now (a resumed run may play more)
+    tmp = folder / f".{SETTINGS}.tmp"
+    tmp.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / SETTINGS)
+
+
+# ------------------------------------------------------------------ the run
+
+
+class _Tally:
+    """Results and terminations of the finished games, for the progress line and the manifest."""
+
+    def __init__(self) -> None:
+        self.results: Counter[str] = Counter()
+        self.terminations: Counter[str] = Counter()
+        self.positions = 0
+        self.nodes = 0
+
+    def add(self, summary: dict[str, Any]) -> None:
+        self.results[summary["result"]] += 1
+        self.terminations[summary["termination"].split(" (")[0]] += 1
+        self.positions += int(summary["positions"])
+        self.nodes += int(summary["nodes"])
+
+    def wdl(self) -> str:
+        r = self.results
+        return f"{r['1-0']}/{r['1/2-1/2']}/{r['0-1']}"
+
+
+def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str | None, out: str | Path,
+             config: SelfplayConfig, openings: list[Opening], openings_name: str, *, resume: bool = False,
+             overwrite: bool = False, progress: bool | None = None, log: TextIO | None = None,
+             engine_timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """Play ``config.games`` self-play games and write their position set to ``out``; return its
+    manifest.
+
+    Parameters
+    ----------
+    player : weights or a network for the numba search (optionally probability-limited), or an
+        external UCI engine.
+    player_name, player_sha : how the player is named in the rows (``white``/``black``) and the
+        manifest, and the SHA-256 of its file (checked on resume; None for a built-in set).
+    out : the self-play folder (module docstring). A new run refuses a folder that is not empty
+        unless ``overwrite`` (which clears a self-play folder, never another one).
+    openings : the start positions, used in a seeded order (:func:`choose_openings`).
+    resume : go on with the games of ``out`` (its settings must be these, but for
+        :data:`RESUMABLE`).
+    progress : a progress bar (``None``: only on a terminal; plain lines in a log otherwise).
+
+    Raises
+    ------
+    TunerError
+        A folder that must not be written, settings that differ from those of the run resumed, a
+        failed external engine. The games finished so far stay in ``out``.
+    Interrupted
+        Ctrl-C, after the games finished before it were saved.
+    """
+    started = time.perf_counter()
+    log = log or sys.stderr
+    folder = Path(out)
+    settings = _settings(player_name, player_sha, config, openings_name)
+    _prepare(folder, settings, resume=resume, overwrite=overwrite)
+    journal = Journal(folder, player_name)
+    tally = _Tally()
+    for summary in journal.summaries.values():
+        if summary["game"] < config.games:
+            tally.add(summary)
+    chosen = choose_openings(openings, config.games, config.seed)
+    todo = [GameTask(i, chosen[i], player, config) for i in range(config.games) if i not in journal.summaries]
+    if resume and journal.summaries:
+        print(f"selfplay: {len(journal.summaries)} games already in {folder}, {len(todo)} to play", file=log)
+    played_positions = 0
+    play_started = time.perf_counter()
+    if todo:
+        played_positions = _play_all(todo, journal, tally, config, player, engine_timeout, progress, log, folder)
+    play_seconds = time.perf_counter() - play_started
+    now = {"games_played_now": len(todo), "positions_played_now": played_positions,
+           "play_seconds": round(play_seconds, 3),
+           "positions_per_s": round(played_positions / play_seconds, 1) if todo and play_seconds > 0 else None,
+           "elapsed_seconds": round(time.perf_counter() - started, 3)}
+    return _build_set(folder, journal, config, settings, tally, log, now)
+
+
+def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: SelfplayConfig,
+              player: Searchable | EngineSpec, timeout: float, progress: bool | None, log: TextIO,
+              folder: Path) -> int:
+    """Play ``todo`` in a worker pool, writing parts as games finish; return the positions played."""
+    workers = min(workers_or_cores(config.workers), len(todo))
+    done: list[GameRecord] = []
+    last_flush = time.perf_counter()
+    t0 = time.perf_counter()
+    positions = 0
+    ctx = multiprocessing.get_context("spawn")
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                                                  initargs=(player, timeout))
+    bar = progress_bar(total=len(todo), unit="game", desc="selfplay", file=log,
+                       disable=None if progress is None else not progress)
+    futures: list[concurrent.futures.Future[GameRecord]] = []
+    try:
+        futures = [pool.submit(_play, t) for t in todo]
+        for fut in concurrent.futures.as_completed(futures):
+            rec = fut.result()
+            done.append(rec)
+            positions += rec.positions
+            tally.add(rec.summary())
+            bar.update(1)
+            rate = positions / max(time.perf_counter() - t0, 1e-9)
+            bar.set_postfix({"W/D/L": tally.wdl(), "pos": tally.positions, "pos/s": f"{rate:.0f}"})
+            if len(done) >= FLUSH_GAMES or time.perf_counter() - last_flush >= FLUSH_SECONDS:
+                journal.write(done)
+                done, last_flush = [], time.perf_counter()
+    except BaseException as exc:
+        for f in futures:
+            f.cancel()
+        journal.write(done)
+        bar.close()
+        pool.shutdown(wait=False, cancel_futures=True)
+        if isinstance(exc, KeyboardInterrupt):
+            raise Interrupted(f"interrupted: {len(journal.summaries)} games saved in {folder}; "
+                              f"go on with: tuner selfplay ... --out {folder} --resume") from None
+        if isinstance(exc, TunerError):
+            raise TunerError(f"{exc} ({len(journal.summaries)} games saved in {folder}; --resume goes on)") from None
+        raise
+    journal.write(done)
+    bar.close()
+    pool.shutdown()
+    return positions
+
+
+def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings: dict[str, Any], tally: _Tally,
+               log: TextIO, now: dict[str, Any]) -> dict[str, Any]:
+    """Write the position set of games ``0 .. config.games - 1`` into ``folder`` (its other files
+    stay); return its manifest. ``now``: this run's figures, for the manifest."""
+    for note in clean_leftovers(folder):
+        print(note, file=log)
+    keep_others = check_output(folder, overwrite=True)
+    staging = staging_dir(folder)
+    try:
+        rows = journal.rows().filter(pl.col("game_id") < config.games).sort(["game_id", "ply"]).collect()
+        total = rows.height
+        if config.dedup and total:
+            rows = rows.unique(subset=["zobrist", "move"], keep="first", maintain_order=True)
+        game_ids = sorted(g for g in journal.summaries if g < config.games)
+        splits = assign_splits(game_ids, config.split, config.seed)
+        counts = {}
+        for name in SPLITS:
+            part = rows.filter(pl.col("game_id").is_in(pl.Series(splits[name]).implode()))
+            part.write_parquet(staging / split_file(name), compression="zstd")
+            counts[name] = part.height
+        manifest = {
+            "format": FORMAT, "schema_version": SCHEMA_VERSION, "package_version": __version__,
+            "inputs": [{"path": settings["player"], "name": settings["player"], "kind": "selfplay",
+                        "sha256": settings["player_sha256"]}],
+            "config": settings["config"],
+            "games": {"read": len(game_ids), "kept": len(game_ids), "rejected": 0, "rejected_by_reason": {}},
+            "positions": {"played": total, "dropped_by_reason": {"duplicate": total - rows.height},
+                          "kept": rows.height, **counts},
+            "splits": {name: {"file": split_file(name), "games": len(splits[name]), "positions": counts[name]}
+                       for name in SPLITS},
+            "columns": {name: str(dtype) for name, dtype in SCHEMA.items()},
+            "selfplay": {"player": settings["player"], "openings": settings["openings"],
+                         "results": {"1-0": tally.results["1-0"], "1/2-1/2": tally.results["1/2-1/2"],
+                                     "0-1": tally.results["0-1"]},
+                         "terminations": dict(sorted(tally.terminations.items())),
+                         "nodes": tally.nodes, **now},
+        }
+        write_manifest(staging / MANIFEST, manifest)
+        commit(staging, folder, keep_others=keep_others)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return manifest
+
+
+__all__ = ["FLUSH_GAMES", "Journal", "SETTINGS", "file_sha256", "selfplay"]
