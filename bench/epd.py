@@ -13,6 +13,7 @@ must: ``material`` sees every quiet move as equal, so only the tactics can go it
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
@@ -24,6 +25,7 @@ WEIGHT_SETS = ("material", "classic")
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     positions, problems = parse_epd(DEFAULT_SUITE)
     if problems:
         raise SystemExit(f"the shipped suite has problems: {problems[0]}")

@@ -23,6 +23,7 @@ processes' turns on the core.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import time
@@ -102,6 +103,7 @@ def _increfs(kernel: object, *args: object) -> int:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     load = round(os.getloadavg()[0], 2)
     boards, source = bench_boards(N_POSITIONS)
     arr = np.ascontiguousarray(np.stack([from_chess(b) for b in boards]))

@@ -17,6 +17,7 @@ Prints one JSON line:
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import statistics
@@ -38,6 +39,7 @@ TARGET = 1_000_000
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     boards, source = bench_boards(N_POSITIONS)
     arrays = np.ascontiguousarray(np.stack([from_chess(b) for b in boards]))
     w = np.ascontiguousarray(load_weights("classic").values, dtype=np.int32)
@@ -50,7 +52,7 @@ def main() -> None:
     indptr, _, _ = features_batch_kernel(arrays)
 
     # the oracle lives with the tests it serves; load that file by path
-    spec = importlib.util.spec_from_file_location("reference_features", REPO / "tests" / "reference_features.py")
+    spec = importlib.util.spec_from_file_location("reference_features", REPO / "tests" / "oracles" / "reference_features.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -33,6 +33,7 @@ what the PGN path's workers would do without the numba kernels): ``python_chess_
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -145,6 +146,7 @@ def positions_row(workers: int) -> dict[str, object]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     pgn_row()
     print(json.dumps(positions_row(available_cores())))
 

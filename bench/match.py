@@ -11,6 +11,7 @@ wrong. The games go to ``results/bench-match-classic-vs-material.pgn``.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -23,6 +24,7 @@ ARGS = ["bench", "match", "classic", "material", "--games", "200", "--depth", "2
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = tuner_main(ARGS)

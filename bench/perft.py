@@ -12,6 +12,7 @@ Prints one JSON line:
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
@@ -47,6 +48,7 @@ def timed(fn, repeat: int = 1):  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     fens = [fen for fen, _ in PERFT_POSITIONS.values()]
     boards = [from_fen(f) for f in fens]
     perft(boards[0], 2)  # compile or load the cache outside the timings

@@ -31,6 +31,7 @@ while the other two gave 1.8-2.0: ``docs/scaling.md``.)
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import time
@@ -51,6 +52,7 @@ MAX_REPEATS = 12
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     boards, source = bench_boards(N_POSITIONS, min_ply=16)
     arr = np.stack([from_chess(b) for b in boards])
     w = load_weights("classic").values

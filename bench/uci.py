@@ -16,6 +16,7 @@ Run as ``python bench/uci.py`` from the repository (about 1.5 minutes on 2 cores
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import queue
@@ -119,6 +120,7 @@ def cold_start() -> dict[str, float | bool]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     python_start = best_wall([sys.executable, "-c", "pass"])
     help_seconds = best_wall([sys.executable, "-m", "tuner", "--help"])
     ratios, nodes = limits()

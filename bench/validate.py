@@ -7,6 +7,7 @@ Prints one JSON line: boards, seconds of the check (best of 5) and of the sweep,
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
@@ -20,6 +21,7 @@ from search.weights import load_weights
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help, and no stray arguments
     boards = np.stack([from_chess(b) for b in gm_boards(20_000)])
     w = load_weights("classic").values
     sweep(boards[:64], 1, w, leaves=False)  # load the kernels

@@ -23,6 +23,7 @@ and the seconds taken. Run as ``python bench/verify_epd_suite.py [FILE]``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -247,7 +248,9 @@ def _operations(path: Path) -> dict[int, dict[str, object]]:
 
 
 def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_SUITE
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("suite", nargs="?", type=Path, default=DEFAULT_SUITE, help=f"EPD file (default: {DEFAULT_SUITE})")
+    path = ap.parse_args().suite
     report = verify(path)
     print(json.dumps(report))
     if not report["all_ok"]:

@@ -26,6 +26,7 @@ the file). Run as ``python bench/verify_openings.py [--epd] [FILE]``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -474,12 +475,15 @@ def verify(path: Path) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if a != "--epd"]
-    if "--epd" in argv:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--epd", action="store_true", help="print the EPD line of each entry of OPENINGS instead")
+    ap.add_argument("file", nargs="?", type=Path, default=DEFAULT_OPENINGS, help=f"openings file (default: {DEFAULT_OPENINGS})")
+    args = ap.parse_args(argv)
+    if args.epd:
         for name, moves in OPENINGS:
             print(epd_line(name, moves))
         return 0
-    path = Path(args[0]) if args else DEFAULT_OPENINGS
+    path = args.file
     try:
         summary = verify(path)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
