@@ -38,6 +38,7 @@ from tuner.methods.registry import methods
 from tuner.training.run_folder import RunDir
 from tuner.training.training_data import load_training_data
 from tuner.training.tune_config import TuneConfig, start_weights
+from tuner.training.verdict import data_warning, verdict, verify_match
 
 
 #: the settings ``tuner tune --data DIR --out RUN`` uses when given neither ``--config`` nor
@@ -100,6 +101,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--resume", metavar="RUN", help="continue the run in folder RUN from its last iteration")
     p.add_argument("--overwrite", action="store_true", help="replace a run already in the --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars or progress lines (errors only)")
+    p.add_argument("--verify", type=int, metavar="GAMES", default=0,
+                   help="after the run, play at most GAMES games (even) at 5,000 nodes a move between the tuned "
+                        "weights and the start, stopped early by an SPRT (elo 0 against 10), and say the result")
     add_arguments(p.add_argument_group("run"), TuneConfig, exclude=("terms",))  # tuner --terms FILE (tuner.cli)
     seen: dict[str, str] = {}
     for name, method in methods().items():
@@ -198,8 +202,10 @@ def run(args: argparse.Namespace) -> int:
         raise TunerError("--overwrite cannot be combined with --resume")
     base = run_dir.path if args.resume else Path(args.config).parent if args.config else Path(".")
     common = dataclasses.replace(common, terms=active_terms(common.terms, base))
+    if args.verify < 0 or args.verify % 2:
+        raise TunerError(f"--verify takes an even number of games >= 0, not {args.verify}")
     return tune(common, method_cfg, run_dir, resume=bool(args.resume), overwrite=args.overwrite,
-                progress=not args.quiet, quiet=args.quiet)
+                progress=not args.quiet, quiet=args.quiet, verify=args.verify)
 
 
 def active_terms(recorded: str, base: Path) -> str:
@@ -216,7 +222,7 @@ def active_terms(recorded: str, base: Path) -> str:
 
 
 def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, overwrite: bool = False,
-         progress: bool = True, quiet: bool = False) -> int:
+         progress: bool = True, quiet: bool = False, verify: int = 0) -> int:
     """Lock the run folder, load the data, then run the method, writing into ``run_dir``.
 
     Ctrl-C stops the run between two kernel calls and raises :class:`Interrupted` (exit code
@@ -260,6 +266,9 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
         log(f"{common.method}: {data.n_train} training and {len(data.validation)} validation positions "
             f"from {common.data}{' (their chunks built as the workers need them, not loaded here)' if chunked else ''}; "
             f"run folder {run_dir.path}")
+        warning = data_warning(common, w0, data.n_train, _signal(common.method, method_cfg, data))
+        if warning:
+            log(warning)
         try:
             with DeferredSigint():  # from here on Ctrl-C stops the run between two kernel calls
                 if checkpoint is not None:
@@ -278,10 +287,46 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
         except OSError as exc:  # a full or read-only disk: the last checkpoint is still whole
             raise TunerError(f"{_os_error(exc)}; {_kept(run_dir)}") from None
     log(f"{common.method}: weights written to {run_dir.weights_path}")
+    _say_whether_it_paid(common, data, run_dir, w0, verify, log)
     note = small_data_note(data.n_train, run_dir)
     if note:
         log(note)
     return 0
+
+
+def _signal(method: str, method_cfg: Any, data: Any) -> str:
+    """What the method learns from, for :func:`tuner.training.verdict.data_warning`."""
+    if method != "texel":
+        return "moves"
+    from tuner.methods.texel_config import uses_scores  # noqa: PLC0415
+
+    if method_cfg.teacher or uses_scores(data.train, method_cfg):
+        return "scores"
+    return "results"
+
+
+def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any, verify: int,
+                         log: Any) -> None:
+    """The end-of-run verdict (:mod:`tuner.training.verdict`), logged and written to
+    ``RUN/verdict.json``; with ``verify`` games, the match against the start too."""
+    import json  # noqa: PLC0415
+
+    from search.evaluators import load_evaluator  # noqa: PLC0415
+    from tuner.training.run_context import RunContext  # noqa: PLC0415
+
+    with DeferredSigint():
+        tuned = load_evaluator(run_dir.weights_path)
+        result = verdict(RunContext.local(common.threads), common, data, w0, tuned)
+        for line in result.pop("lines"):
+            log(line)
+        if verify:
+            log(f"verify: up to {verify} games at 5,000 nodes a move, tuned against the start {common.start}")
+            match = verify_match(str(run_dir.weights_path), common.start, verify)
+            result["verify"] = match
+            log(f"verify: {match['text']}")
+            if match["lost"]:
+                log("warning: the tuned weights lose to the start in games: this run did not pay")
+        (run_dir.path / "verdict.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
 #: below this many training positions a run's weights are called a demonstration: the runs of

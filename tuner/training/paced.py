@@ -121,6 +121,13 @@ def validation_match(ctx: RunContext, cfg: TuneConfig, data: TrainingData, weigh
     """Mean move-match (ties as fractions) of ``weights`` (linear or a network) on the
     validation positions that have a played move, searched at ``cfg.depth`` with ``cfg.budget``
     on ``ctx``'s executor; None when none has."""
+    credits = validation_credits(ctx, cfg, data, weights)
+    return None if credits is None else float(credits.mean())
+
+
+def validation_credits(ctx: RunContext, cfg: TuneConfig, data: TrainingData, weights: Evaluator) -> np.ndarray | None:
+    """The move-match credit (float64, ties as fractions) of ``weights`` on each validation
+    position that has a played move (:func:`validation_match` is their mean); None when none has."""
     validation = data.validation
     has = validation.has_moves()
     if not has.all():
@@ -128,14 +135,16 @@ def validation_match(ctx: RunContext, cfg: TuneConfig, data: TrainingData, weigh
     if len(validation) == 0:
         return None
     if isinstance(weights, QuantizedNetwork):
-        return float(paced_network_match(validation.boards, validation.played, weights, cfg.depth,
-                                         budget=cfg.budget, n_threads=ctx.threads, pacer=ctx.pacer("validation"),
-                                         executor=ctx.executor, what="validation").mean())
+        credits: np.ndarray = paced_network_match(validation.boards, validation.played, weights, cfg.depth,
+                                                  budget=cfg.budget, n_threads=ctx.threads,
+                                                  pacer=ctx.pacer("validation"), executor=ctx.executor,
+                                                  what="validation")
+        return np.asarray(credits, dtype=np.float64).ravel()
     m = paced_move_match(validation.boards, validation.played, weights, cfg.depth,
                          budget=cfg.budget, n_threads=ctx.threads, pacer=ctx.pacer("validation"),
                          executor=ctx.executor, what="validation")
-    return float(m.mean())
+    return np.asarray(m[0], dtype=np.float64)
 
 
 __all__ = ["Pacer", "move_match_chunk", "network_match_chunk", "paced_move_match", "paced_network_match",
-           "paced_sweep", "validation_match"]
+           "paced_sweep", "validation_credits", "validation_match"]

@@ -1,0 +1,175 @@
+"""Whether a run paid: the tuned weights against the start, said at the end of every ``tuner
+tune``, and whether the data can carry the weights tuned, said at its start.
+
+**Up front** (:func:`data_warning`): a run with fewer training positions per tuned weight than
+:data:`MIN_PER_WEIGHT` asks is warned. The rule comes from this project's runs and Texel's:
+MMTO learnt winning weights from 100,000 grandmaster positions for 1,110 weights (90 a weight,
+docs/quality.md) and lost -424 Elo from the 1,900 of the sample (1.7 a weight, README); Texel's
+method fitted to game results alone lost -463 Elo from 36,500 positions (33 a weight) and only
+held its start on 403,104 (363 a weight), while its author fitted a few hundred weights to 8.8
+million positions (Chess Programming Wiki, "Texel's Tuning Method"): results carry far less
+signal per position than a move or a search score.
+
+**At the end** (:func:`verdict`): the validation move-match of the start and of the weights the
+run wrote, position by position, with a 95 % interval of the paired difference (normal
+approximation over positions); for Texel on a linear evaluator also Texel's error E on the
+validation positions of finished games, both with K fitted on the start weights; a clear
+warning when the tuned weights do worse than the start. ``--verify GAMES`` adds a fixed-node
+match against the start, stopped by the SPRT (:func:`verify_match`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from search.evaluators import Evaluator
+from search.network import QuantizedNetwork
+from tuner.training.paced import validation_credits
+from tuner.training.run_context import RunContext
+from tuner.training.training_data import TrainingData
+from tuner.training.tune_config import TuneConfig
+from tuner.training.weight_masks import mask_of
+
+#: training positions a tuned weight needs at least, by the signal the method learns from
+MIN_PER_WEIGHT = {"moves": 90, "scores": 90, "results": 1000}
+#: the SPRT of --verify: H0 elo 0 against H1 elo 10, 5 % error rates (fishtest's usual shape)
+VERIFY_SPRT = (0.0, 10.0, 0.05, 0.05)
+#: nodes per move of --verify's match
+VERIFY_NODES = 5000
+
+
+def tuned_weights(common: TuneConfig, w0: Evaluator) -> int:
+    """How many weights the run tunes: the network's parameters, or the trainable linear ones."""
+    if isinstance(w0, QuantizedNetwork):
+        return int(w0.dequantize().size)
+    return int(mask_of(common.train, "train").sum())
+
+
+def data_warning(common: TuneConfig, w0: Evaluator, n_train: int, signal: str) -> str | None:
+    """The warning of a run with too few positions per tuned weight (module docstring), or None."""
+    n = tuned_weights(common, w0)
+    need = MIN_PER_WEIGHT[signal]
+    if n == 0 or n_train >= need * n:
+        return None
+    what = {"moves": "moves", "scores": "search scores", "results": "game results alone"}[signal]
+    return (f"warning: {n_train:,} training positions for {n:,} tuned weights ({n_train / n:.0f} a weight); "
+            f"learning from {what} needs about {need:,} a weight ({need * n:,} here), or fewer weights "
+            "(--train): expect weights worse than the start (tuner.training.verdict says where the rule comes from)")
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A paired comparison over positions: the start's and the tuned weights' means and the
+    mean difference with its 95 % interval."""
+
+    start: float
+    tuned: float
+    diff: float
+    low: float
+    high: float
+    n: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "tuned": self.tuned, "diff": self.diff, "ci95": [self.low, self.high], "n": self.n}
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> Paired:
+    """Means of ``a`` (start) and ``b`` (tuned) and ``mean(b - a)`` with 1.96 standard errors."""
+    d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    n = len(d)
+    se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+    mean = float(d.mean()) if n else float("nan")
+    return Paired(float(np.mean(a)), float(np.mean(b)), mean, mean - 1.96 * se, mean + 1.96 * se, n)
+
+
+def _texel_errors(ctx: RunContext, common: TuneConfig, data: TrainingData, w0: Evaluator,
+                  w: Evaluator) -> tuple[float, float, int] | None:
+    """Texel's E of the start and the tuned linear weights on the validation positions of
+    finished games, K fitted on the start; None for a network or without results."""
+    from objectives.texel import KBracketError, fit_k, loss  # noqa: PLC0415
+    from search.evaluation_api import EVAL_SCALE  # noqa: PLC0415
+    from search.search_api import threads  # noqa: PLC0415
+    from tuner.methods.texel import quiescence_leaves  # noqa: PLC0415
+
+    val = data.validation
+    if isinstance(w0, QuantizedNetwork) or isinstance(w, QuantizedNetwork) or val.results is None:
+        return None
+    finished = np.flatnonzero(np.isfinite(val.results))
+    if len(finished) < 2:
+        return None
+    pos = val.subset(finished)
+    assert pos.results is not None
+    errors: list[float] = []
+    k = 0.0
+    for weights in (w0, w):
+        lv = quiescence_leaves(pos.boards, weights, budget=common.budget, n_threads=ctx.threads)
+        with threads(ctx.threads):
+            if not errors:
+                try:
+                    k = fit_k(lv.offset, lv.indptr, lv.indices, lv.values, pos.results, weights, EVAL_SCALE)
+                except KBracketError:
+                    return None
+            errors.append(loss(lv.offset, lv.indptr, lv.indices, lv.values, pos.results, weights, k, EVAL_SCALE))
+    return errors[0], errors[1], len(pos)
+
+
+def verdict(ctx: RunContext, common: TuneConfig, data: TrainingData, w0: Evaluator, w: Evaluator) -> dict[str, Any]:
+    """The end-of-run comparison of ``w`` (tuned) with ``w0`` (start) on the validation
+    positions: ``{"move_match": Paired | None, "texel_e": (start, tuned, n) | None, "paid":
+    True/False/None, "lines": [...]}`` (``paid`` None when nothing could be measured)."""
+    lines: list[str] = []
+    out: dict[str, Any] = {"move_match": None, "texel_e": None, "paid": None}
+    a = validation_credits(ctx, common, data, w0)
+    b = validation_credits(ctx, common, data, w)
+    verdicts: list[bool] = []
+    if a is not None and b is not None and len(a) > 1:
+        m = paired(a, b)
+        out["move_match"] = m.to_json()
+        lines.append(f"verdict: validation move-match {100 * m.start:.2f} % (start) -> {100 * m.tuned:.2f} % (tuned), "
+                     f"{100 * m.diff:+.2f} points, 95 % interval [{100 * m.low:+.2f}, {100 * m.high:+.2f}] over "
+                     f"{m.n:,} positions")
+        if m.high < 0:
+            verdicts.append(False)
+        elif m.low > 0:
+            verdicts.append(True)
+    e = _texel_errors(ctx, common, data, w0, w)
+    if e is not None:
+        out["texel_e"] = {"start": e[0], "tuned": e[1], "n": e[2]}
+        lines.append(f"verdict: Texel's error on {e[2]:,} validation positions of finished games (K fitted on the "
+                     f"start) {e[0]:.5f} -> {e[1]:.5f}")
+        if common.method == "texel":
+            verdicts.append(e[1] < e[0])
+    if verdicts:
+        out["paid"] = all(verdicts)
+    if out["paid"] is False:
+        lines.append("warning: the tuned weights do worse than the start on validation: this run did not pay; "
+                     "keep the start, or measure both in games (tuner bench match TUNED START --nodes 20000)")
+    out["lines"] = lines
+    return out
+
+
+def verify_match(weights: str, start: str, games: int, nodes: int = VERIFY_NODES) -> dict[str, Any]:
+    """``games`` games (at most; the SPRT :data:`VERIFY_SPRT` may stop it sooner) at ``nodes`` a
+    move between the tuned weights file and the start, from the shipped openings: the summary
+    and the test's state, from the tuned weights' view."""
+    from search.evaluators import load_evaluator  # noqa: PLC0415
+    from tuner.arena.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match, summarize  # noqa: PLC0415
+    from tuner.arena.sprt import parse_sprt  # noqa: PLC0415
+
+    sprt = parse_sprt(list(VERIFY_SPRT))
+    assert sprt is not None
+    config = MatchConfig(games=games, nodes=nodes)
+    pairs = run_match(load_evaluator(weights), load_evaluator(start), load_openings(DEFAULT_OPENINGS), config,
+                      sprt=sprt)
+    s = summarize(pairs)
+    test = sprt.check(s.pentanomial)
+    text = (f"{s.games} games at {nodes:,} nodes a move, W/D/L {s.wins}/{s.draws}/{s.losses} from the tuned "
+            f"weights' view, Elo {s.elo:+.0f} [{s.elo_low:+.0f}, {s.elo_high:+.0f}]; {test.describe()}")
+    return {**s.to_json(), "nodes": nodes, "sprt": test.to_json(), "text": text, "lost": bool(s.elo_high < 0)}
+
+
+__all__ = ["MIN_PER_WEIGHT", "Paired", "data_warning", "paired", "tuned_weights", "verdict", "verify_match"]
