@@ -27,6 +27,7 @@ import concurrent.futures
 import hashlib
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import shutil
 import signal
@@ -85,6 +86,9 @@ def _init_worker(player: Searchable | EngineSpec, timeout: float) -> None:
 
     _die_with_parent(os.getppid())
     _MOVER = Mover(player, timeout)
+    # an external engine's thread would keep the worker from exiting: close it when the pool
+    # ends the worker (finalizers with a priority run before the interpreter waits for threads)
+    multiprocessing.util.Finalize(_MOVER, _MOVER.close, exitpriority=10)
 
 
 def _play(task: GameTask) -> GameRecord:

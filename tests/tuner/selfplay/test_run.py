@@ -127,3 +127,15 @@ def test_bad_settings_are_one_line_errors(tmp_path: Path, args: list[str], messa
     lines = [ln for ln in r.stderr.splitlines() if "compiling kernels" not in ln]
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in r.stderr
     assert not (tmp_path / "o" / "manifest.json").exists()
+
+
+def test_an_external_uci_engine_plays_itself_too(tmp_path: Path) -> None:
+    # tuner uci as the external engine, with the engine's own scores from its info lines
+    out = tmp_path / "uci"
+    r = _cli("--engine", f"{sys.executable} -m tuner uci", "--out", str(out), "--games", "1", "--nodes", "300",
+             "--max-plies", "12", "--random-plies", "0", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    rows = pl.concat(list(_frames(out).values()))
+    assert 0 < rows.height <= 12
+    assert rows["score"].null_count() == 0 and rows["move"].null_count() == 0
+    assert rows["white"][0] == rows["black"][0] != "gm"
