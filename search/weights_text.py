@@ -107,11 +107,28 @@ def term_pairs() -> Iterator[tuple[Table, Table]]:
     return zip(all_tables[:half], all_tables[half:])
 
 
+#: what a name may hold to appear verbatim in a generated comment: printable ASCII but ``\\``
+_PLAIN_TEXT = re.compile(r"[ -\[\]-~]*")
+
+
+def comment_text(text: str) -> str:
+    """``text`` made safe inside one line of a generated comment (C ``/* */`` and ``//``, Rust
+    ``//!``, the text view's ``#``): itself when it is printable ASCII without ``\\``, ``*/``,
+    ``/*`` or ``??`` (a trigraph); otherwise a JSON string of it (in quotes, ASCII only, every
+    control character escaped) with each ``*`` written ``\\u002a`` and each ``?`` ``\\u003f``,
+    so that no newline, comment start or end, line splice or trigraph reaches the file, and
+    reading the quoted JSON gives the text back exactly."""
+    if _PLAIN_TEXT.fullmatch(text) and not any(bad in text for bad in ("*/", "/*", "??")):
+        return text
+    return json.dumps(text, ensure_ascii=True).replace("*", "\\u002a").replace("?", "\\u003f")
+
+
 def source_name(w: Weights, fallback: str | None = None) -> str:
     """The weights' name for a heading: ``metadata["name"]``, else ``fallback`` (e.g. the
-    file's or run folder's name), else ``unnamed weights``."""
+    file's or run folder's name), else ``unnamed weights``; safe in a comment line
+    (:func:`comment_text`)."""
     name = w.metadata.get("name") or fallback
-    return str(name) if name else "unnamed weights"
+    return comment_text(str(name)) if name else "unnamed weights"
 
 
 def grid_rows(values: list[int]) -> list[list[int]]:
