@@ -117,3 +117,99 @@ def test_the_cli_export_of_a_hostile_file_name_compiles(tmp_path: Path, capsys: 
     assert out.read_text().splitlines()[0] == f"/* movetuner evaluation weights: {comment_text(spec.name)}"
     build = subprocess.run([str(CC), *C_FLAGS, str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[:2000]
+
+
+# ------------------------------------------------------------------ the command line's refusals
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``tuner ARGV`` in this process; assert exit code 2 and exactly one line on standard
+    error (compile notes aside), without a traceback; return that line."""
+    code = tuner_main(argv)
+    err = without_compile_note(capsys.readouterr().err).strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture(scope="module")
+def sample_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sample") / "set"
+    assert tuner_main(["ingest", "--sample", "--out", str(out), "--workers", "1"]) == 0
+    return out
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("fmt", ["json", "c", "text"])
+def test_export_never_writes_over_its_input(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    w = tmp_path / "W.txt"
+    assert tuner_main(["export", "classic", "--format", "text", "--out", str(w)]) == 0
+    before = w.read_bytes()
+    for extra in ([], ["--overwrite"]):
+        err = refused(["export", str(w), "--format", fmt, "--out", str(w), *extra], capsys)
+        assert f"{w}: --out names an input of the command" in err
+    (tmp_path / "link.txt").symlink_to(w)
+    refused(["export", str(tmp_path / "link.txt"), "--format", fmt, "--out", str(w), "--overwrite"], capsys)
+    assert w.read_bytes() == before
+
+
+def test_export_refuses_an_existing_out_without_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "eval.h"
+    out.write_text("my own header\n")
+    assert refused(["export", "classic", "--format", "c", "--out", str(out)], capsys) == \
+        f"tuner export: error: {out}: exists; pass --overwrite to replace it"
+    assert out.read_text() == "my own header\n"
+    assert tuner_main(["export", "classic", "--format", "c", "--out", str(out), "--overwrite"]) == 0
+    assert out.read_text().startswith("/* movetuner evaluation weights: classic\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["eval.h"]  # no temporary file left beside it
+
+
+def test_a_network_export_never_writes_over_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from search.weights import BUILTIN_DIR  # noqa: PLC0415
+
+    net = tmp_path / "n.mtnn"
+    net.write_bytes((BUILTIN_DIR / "gm-nn.mtnn").read_bytes())
+    refused(["export", str(net), "--format", "mtnn", "--out", str(net), "--overwrite"], capsys)
+    assert net.read_bytes() == (BUILTIN_DIR / "gm-nn.mtnn").read_bytes()
+
+
+def test_bench_match_refuses_an_existing_pgn_before_playing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text("[Event \"mine\"]\n\n*\n")
+    err = refused(["bench", "match", "classic", "material", "--games", "2", "--depth", "1", "--workers", "1",
+                   "--out", str(pgn)], capsys)
+    assert err == f"tuner bench: error: {pgn}: exists; pass --overwrite to replace it"
+    assert pgn.read_text() == "[Event \"mine\"]\n\n*\n"
+    weights = tmp_path / "w.json"
+    save_weights(weights, load_weights("classic"))
+    refused(["bench", "match", str(weights), "material", "--games", "2", "--depth", "1", "--out", str(weights),
+             "--overwrite"], capsys)
+
+
+def test_bench_epd_refuses_an_existing_json_and_its_own_suite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = tmp_path / "s.epd"
+    suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - 0 1 bm O-O; id "castle";\n')
+    out = tmp_path / "answers.json"
+    out.write_text("{}\n")
+    assert refused(["bench", "epd", str(suite), "--weights", "classic", "--depth", "1", "--out", str(out)],
+                   capsys).endswith(f"{out}: exists; pass --overwrite to replace it")
+    refused(["bench", "epd", str(suite), "--weights", "classic", "--depth", "1", "--out", str(suite), "--overwrite"],
+            capsys)
+    assert out.read_text() == "{}\n" and suite.read_text().startswith("4k3/")
+
+
+def test_an_ingest_that_keeps_no_position_leaves_the_old_set(sample_set: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    illegal = tmp_path / "illegal.pgn"
+    illegal.write_text('[Event "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n')
+    before = _tree(sample_set)
+    err = refused(["ingest", str(illegal), "--out", str(sample_set), "--workers", "1"], capsys)
+    assert err == (f"tuner ingest: error: {illegal}: no position kept (1 game(s) or line(s) read, 1 rejected; first "
+                   f"problem at line 4: illegal_move); {sample_set} was left as it was")
+    err = refused(["ingest", "--sample", "--out", str(sample_set), "--min-elo", "4000", "--missing-elo", "drop",
+                   "--workers", "1"], capsys)
+    assert "no position kept" in err
+    assert _tree(sample_set) == before

@@ -25,6 +25,7 @@ from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, a
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError
+from tuner.outputs import add_overwrite_argument, check_output
 from tuner.progress import progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
 from tuner.arena.match import (
@@ -159,6 +160,7 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     add_search_arguments(p)
     add_arguments(p, MatchConfig)
     add_sprt_argument(p)
+    add_overwrite_argument(p, "the --out PGN")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_match_command)
 
@@ -167,6 +169,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     from tuner.arena.engines import engine_specs  # noqa: PLC0415
 
     config = from_namespace(MatchConfig, args)
+    check_output(config.out, overwrite=args.overwrite, inputs=(args.a, args.b, config.openings))
     sprt = sprt_of(args.sprt)
     try:
         engines = engine_specs(args.engine, args.engine_options)

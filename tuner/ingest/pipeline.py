@@ -252,7 +252,8 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     TunerError
         Before any work, for a missing, unreadable, empty or binary input or an output that
         must not be written; during the run, for an input that yields no game, a compressed
-        input broken before its first game, or a failure to write (a full or read-only disk).
+        input broken before its first game, a run that keeps no position at all, or a failure
+        to write (a full or read-only disk).
         The output folder is then as it was.
     """
     started = time.perf_counter()
@@ -289,9 +290,10 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
                 tally.dropped["duplicate"] += writer.add(frame)
                 bar.update(batch.bytes_read - bar.n)
         _check_position_files(inputs, digests, tally)
-        _report([], tally, inputs, bar, log)  # anything still held
         splits = assign_splits(tally.kept_ids, config.split, config.seed)
         counts = writer.finish(splits)
+        _check_kept(inputs, tally, counts, out)
+        _report([], tally, inputs, bar, log)  # anything still held
         manifest = _manifest(inputs, digests, config, workers, tally, splits, counts, started)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
@@ -322,6 +324,22 @@ def _check_position_files(inputs: list[InputFile], digests: list[FileDigest], ta
         if inp.kind == "positions" and not tally.valid_positions[index]:
             raise TunerError(f"{inp.path}: no valid position in its {digest.lines} line(s) (a line starts with a "
                              "FEN, then a result such as [1.0] or c9 \"1-0\";); not a position file?")
+
+
+def _check_kept(inputs: list[InputFile], tally: _Tally, counts: dict[str, int], out: Path) -> None:
+    """Refuse a run that keeps no position (every game rejected, every position filtered out):
+    it would replace ``out`` with an empty set. The line names the first input and the first
+    problem met, if any."""
+    if sum(counts.values()):
+        return
+    first = tally.first[0] if tally.first else None
+    where = inputs[first[0]].path if first else inputs[0].path
+    rejected = sum(tally.rejected.values()) + sum(tally.lines_rejected.values())
+    why = [f"{tally.read + tally.lines} game(s) or line(s) read, {rejected} rejected"]
+    why += [f"first problem at line {first[1]}: {first[2]}"] if first else []
+    why += [f"dropped: {', '.join(f'{k} {v}' for k, v in tally.dropped.items() if v)}"] \
+        if any(tally.dropped.values()) else []
+    raise TunerError(f"{where}: no position kept ({'; '.join(why)}); {out} was left as it was")
 
 
 def _account_lines(batch: _Batch, result: LinesOutcome, tally: _Tally, inputs: list[InputFile],
@@ -370,7 +388,8 @@ def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[I
         tally.kept_ids.append(outcome.game_id)
         tally.plies += outcome.plies
         tally.dropped.update(outcome.dropped)
-    _report(problems, tally, inputs, bar, log)
+    # until a game is kept, its problems are held: a run that keeps none is one line (_check_kept)
+    _report(problems, tally, inputs, bar, log, hold=not tally.kept_ids)
 
 
 def _manifest(inputs: list[InputFile], digests: list[FileDigest], config: IngestConfig, workers: int,
