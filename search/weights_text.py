@@ -33,7 +33,8 @@ from search.catalog import (
     SQUARE_NAMES,
     STAGES,
 )
-from search.weights_base import Weights, WeightsFileError, catalogue_names, warn_migrated
+from search.input_limits import InputLimitError, loads_json
+from search.weights_base import Weights, WeightsFileError, MAX_ABS_WEIGHT, catalogue_names, warn_migrated, weight_range_problem
 
 SCORE_LINES = (
     f"phase  = min({PHASE_MAX}, {PHASE_FORMULA}), counting both colours' pieces of each type (PNBRQK)",
@@ -188,9 +189,13 @@ def to_text(w: Weights, name: str | None = None) -> str:
 def _int(text: str, lineno: int, what: str) -> int:
     if not re.fullmatch(r"[+-]?\d+", text):
         raise TextFormatError(f"line {lineno}: {what} must be an integer, not {text!r}")
+    if len(text) > 20:  # beyond any weight, and beyond what int() converts past 4,300 digits
+        raise TextFormatError(f"line {lineno}: {what} = {text[:12]}... ({len(text)} digits) "
+                              f"{weight_range_problem(2 * MAX_ABS_WEIGHT)}")
     value = int(text)
-    if not -(2**31) <= value < 2**31:
-        raise TextFormatError(f"line {lineno}: {what} = {value} does not fit in 32 bits")
+    problem = weight_range_problem(value)
+    if problem:
+        raise TextFormatError(f"line {lineno}: {what} = {value} {problem}")
     return value
 
 
@@ -310,7 +315,9 @@ def _parse_text(text: str) -> tuple[Weights, str | None]:
     if "metadata" in header:
         value, at = header["metadata"]
         try:
-            metadata = json.loads(value)
+            metadata = loads_json(value, f"line {at}: metadata")
+        except InputLimitError as exc:
+            raise TextFormatError(str(exc)) from None
         except json.JSONDecodeError as exc:
             raise TextFormatError(f"line {at}: metadata is not valid one-line JSON ({exc.msg})") from None
         if not isinstance(metadata, dict):

@@ -8,6 +8,7 @@ generated there.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import replace
@@ -213,3 +214,215 @@ def test_an_ingest_that_keeps_no_position_leaves_the_old_set(sample_set: Path, t
                    "--workers", "1"], capsys)
     assert "no position kept" in err
     assert _tree(sample_set) == before
+
+
+# ------------------------------------------------------------------ values and files that raised a traceback
+
+
+def _classic_doc() -> dict:  # type: ignore[type-arg]
+    return json.loads((Path(__file__).resolve().parents[2] / "search" / "data" / "classic.json").read_text())
+
+
+def _write_deep_json(path: Path, depth: int = 100_000) -> Path:
+    path.write_text('{"schema": "movetuner-weights", "metadata": ' + '{"a": ' * depth + "1" + "}" * depth + "}")
+    return path
+
+
+@pytest.mark.parametrize("argv", [
+    ["ingest", "--sample", "--out", "{tmp}/s", "--seed", "-1"],
+    ["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "mmto", "--seed", "-1"],
+    ["moves", "train", "--data", "{data}", "--out", "{tmp}/m.json", "--seed", "-1"],
+    ["moves", "measure", "--data", "{data}", "--seed", "-1"],
+    ["bench", "move-match", "--weights", "classic", "--data", "{data}", "--seed", "-1"],
+    ["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--seed", "-5", "--out", "{tmp}/c"],
+    ["ingest", "--sample", "--out", "{tmp}/s", "--seed", "99999999999999999999999"],
+], ids=["ingest", "tune", "moves-train", "moves-measure", "move-match", "compare", "huge"])
+def test_a_negative_or_huge_seed_is_refused(argv: list[str], sample_set: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused([a.format(tmp=tmp_path, data=sample_set) for a in argv], capsys)
+    assert "seed must be an integer from 0 to 9223372036854775807" in err
+
+
+def test_a_negative_seed_in_a_tune_configuration_is_refused(sample_set: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('method = "mmto"\nseed = -1\n')
+    assert refused(["tune", "--config", str(config), "--data", str(sample_set), "--out", str(tmp_path / "r")],
+                   capsys).endswith(f"{config}: seed must be an integer from 0 to 9223372036854775807, not -1")
+
+
+@pytest.mark.parametrize("content, message", [
+    (bytes(range(256)) * 4, "not valid TOML: not UTF-8 text"),
+    (("a = " + "[" * 100_000 + "]" * 100_000 + "\n").encode(), "not valid TOML: arrays or tables nested too deeply"),
+], ids=["binary", "deep"])
+@pytest.mark.parametrize("command", ["tune", "ingest"])
+def test_a_configuration_that_is_not_toml_is_refused(command: str, content: bytes, message: str, sample_set: Path,
+                                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.toml"
+    config.write_bytes(content)
+    rest = ["--data", str(sample_set)] if command == "tune" else ["--sample"]
+    assert refused([command, "--config", str(config), *rest, "--out", str(tmp_path / "o")], capsys).endswith(
+        f"{config}: {message}")
+
+
+WEIGHT_COMMANDS = {
+    "export": ["export", "{w}"],
+    "eval": ["eval", "startpos", "--weights", "{w}"],
+    "tune": ["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "mmto", "--start", "{w}"],
+    "match": ["bench", "match", "{w}", "classic", "--games", "2", "--depth", "1", "--out", "{tmp}/g.pgn"],
+    "move-match": ["bench", "move-match", "--weights", "{w}", "--data", "{data}"],
+}
+
+
+def _bad_weights(kind: str, tmp_path: Path) -> tuple[Path, str]:
+    """A weights file of ``kind`` and what its refusal says."""
+    doc = _classic_doc()
+    path = tmp_path / f"{kind}.json"
+    if kind == "deep-object":
+        return _write_deep_json(path), "JSON nested deeper than 64 levels at line 1 column"
+    if kind == "deep-array":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+        return path, "JSON nested deeper than 64 levels at line 1 column 65"
+    if kind == "beyond-range":
+        doc["weights"]["mg.material.pawn"] = 300_000
+        path.write_text(json.dumps(doc))
+        return path, "weight 'mg.material.pawn' = 300000 is beyond the evaluator's limit +-262144"
+    if kind == "many-digits":
+        path.write_text(re.sub(r'"mg.material.pawn": -?\d+', '"mg.material.pawn": ' + "9" * 5000, json.dumps(doc)))
+        return path, "a number with too many digits"
+    if kind == "text-beyond-range":
+        path = tmp_path / "w.txt"
+        text = export(load_weights("classic"), "text")
+        path.write_text(re.sub(r"(?m)^mg\.pawns\.doubled = .*$", "mg.pawns.doubled = -262145", text))
+        return path, "mg.pawns.doubled = -262145 is beyond the evaluator's limit +-262144"
+    if kind == "too-large":
+        with path.open("wb") as fh:
+            fh.truncate((64 << 20) + 1)  # sparse: nothing written to the disk
+        return path, "larger than 64 MB, too large for this kind of file"
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("command", sorted(WEIGHT_COMMANDS))
+@pytest.mark.parametrize("kind", ["deep-object", "deep-array", "beyond-range", "many-digits", "text-beyond-range",
+                                  "too-large"])
+def test_bad_weights_are_refused_by_every_command(kind: str, command: str, sample_set: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path, message = _bad_weights(kind, tmp_path)
+    err = refused([a.format(w=path, tmp=tmp_path, data=sample_set) for a in WEIGHT_COMMANDS[command]], capsys)
+    assert str(path) in err and message in err
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+def test_dev_zero_as_weights_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert refused(["export", "/dev/zero"], capsys) == \
+        "tuner export: error: /dev/zero: larger than 64 MB, too large for this kind of file"
+
+
+def test_a_deep_move_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write_deep_json(tmp_path / "model.json")
+    assert "JSON nested deeper than 64 levels" in refused(["moves", "predict", "startpos", "--model", str(path)], capsys)
+
+
+def test_a_missing_pls_model_is_refused_before_training(sample_set: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "none.json"
+    assert refused(["tune", "--data", str(sample_set), "--out", str(tmp_path / "r"), "--method", "mmto",
+                    "--pls-threshold", "0.03125", "--pls-model", str(missing)], capsys) == \
+        f"tuner tune: error: {missing}: no such move-model file"
+    assert not (tmp_path / "r").exists()
+
+
+def _network_with(tmp_path: Path, name: str, header: dict | None = None,  # type: ignore[type-arg]
+                  patch: tuple[int, bytes] | None = None) -> Path:
+    """The built-in network with its header's keys replaced by ``header`` and bytes ``patch``
+    (offset from the end of its arrays, bytes) written over, its CRC made right again."""
+    import struct  # noqa: PLC0415
+    import zlib  # noqa: PLC0415
+
+    from search.weights import BUILTIN_DIR  # noqa: PLC0415
+
+    data = (BUILTIN_DIR / "gm-nn.mtnn").read_bytes()
+    version, head_len = struct.unpack("<II", data[4:12])
+    head = json.loads(data[12:12 + head_len])
+    rest = bytearray(data[12 + head_len:-4])
+    if patch is not None:
+        offset, raw = patch
+        rest[len(rest) - offset:len(rest) - offset + len(raw)] = raw
+    new_head = json.dumps({**head, **(header or {})}).encode()
+    body = data[:4] + struct.pack("<II", version, len(new_head)) + new_head + bytes(rest)
+    path = tmp_path / f"{name}.mtnn"
+    path.write_bytes(body + struct.pack("<I", zlib.crc32(body)))
+    return path
+
+
+def _bad_network(kind: str, tmp_path: Path) -> tuple[Path, str]:
+    import struct  # noqa: PLC0415
+
+    from search.catalog import N_FEATURES  # noqa: PLC0415
+
+    linear_bytes = 4 * N_FEATURES  # the built-in network is a hybrid: its linear weights come last
+    cases: dict[str, tuple[dict | None, tuple[int, bytes] | None, str]] = {  # type: ignore[type-arg]
+        "linear-not-object": ({"linear": "x"}, None, "the header's linear must be null or an object, not str"),
+        "metadata-list": ({"metadata": [1, 2]}, None, "the header's metadata must be an object, not list"),
+        "metadata-string": ({"metadata": "abc"}, None, "the header's metadata must be an object, not str"),
+        "deep-header": ({"metadata": json.loads("{\"a\": " * 70 + "1" + "}" * 70)}, None,
+                        "header: JSON nested deeper than 64 levels"),
+        "linear-2.1e9": (None, (linear_bytes, struct.pack("<i", 2_100_000_000)),
+                         "a linear weight = 2100000000 is beyond the evaluator's limit +-262144"),
+        "b4-huge": (None, (linear_bytes + 8, struct.pack("<q", 2**62)), "array b4 holds 4611686018427387904, beyond"),
+    }
+    header, patch, message = cases[kind]
+    return _network_with(tmp_path, kind, header, patch), message
+
+
+@pytest.mark.parametrize("command", ["export", "eval"])
+@pytest.mark.parametrize("kind", ["linear-not-object", "metadata-list", "metadata-string", "deep-header",
+                                  "linear-2.1e9", "b4-huge"])
+def test_a_malformed_network_file_is_refused(kind: str, command: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path, message = _bad_network(kind, tmp_path)
+    argv = ["export", str(path)] if command == "export" else ["eval", "startpos", "--weights", str(path)]
+    err = refused(argv, capsys)
+    assert str(path) in err and message in err
+
+
+def _tuner_process(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, "-m", "tuner", *argv], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root), **(env or {})}, timeout=300)
+
+
+@pytest.mark.parametrize("how", ["--terms", "environment"])
+@pytest.mark.parametrize("kind", ["builtin-group", "garbage", "name-with-newline"])
+def test_a_bad_term_plugin_is_one_line(kind: str, how: str, tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "rook_behind_passer.py"
+    path = tmp_path / "terms.py"
+    source = example.read_text()
+    if kind == "builtin-group":
+        source, message = re.sub(r'(?m)^GROUP = .*$', 'GROUP = "material"', source), \
+            "GROUP 'material' is a built-in group; choose another name"
+    elif kind == "name-with-newline":
+        source, message = re.sub(r'(?m)^NAME = .*$', 'NAME = "x\\\\n"', source), "NAME must be a name of letters"
+    else:
+        source, message = "garbage\n", "importing the plug-in failed: NameError: name 'garbage' is not defined"
+    path.write_text(source)
+    argv = ["eval", "startpos", "--weights", "classic"]
+    proc = _tuner_process(["--terms", str(path), *argv] if how == "--terms" else argv,
+                          None if how == "--terms" else {"MOVETUNER_TERMS": str(path)})
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0] == f"tuner: error: {path}: {message}" or (message in lines[0] and str(path) in lines[0])
+
+
+@pytest.mark.parametrize("command", ["move-match", "tune"])
+def test_a_deep_manifest_is_refused(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "d"
+    data.mkdir()
+    _write_deep_json(data / "manifest.json")
+    argv = (["bench", "move-match", "--weights", "classic", "--data", str(data)] if command == "move-match" else
+            ["tune", "--method", "mmto", "--data", str(data), "--out", str(tmp_path / "r")])
+    assert f"{data / 'manifest.json'}: JSON nested deeper than 64 levels" in refused(argv, capsys)
+

@@ -23,7 +23,7 @@ from tuner.commands import bench_compare, bench_epd
 from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, load_players,
                                       load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
-from tuner.config import add_arguments, from_namespace
+from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.errors import TunerError
 from tuner.outputs import add_overwrite_argument, check_output
 from tuner.progress import progress_bar
@@ -99,7 +99,7 @@ def _register_move_match(bench_sub: argparse._SubParsersAction[argparse.Argument
     p.add_argument("--depth", type=int, default=1, help="search depth from the position (default: 1)")
     p.add_argument("--max-positions", type=int, default=0, metavar="N",
                    help="a seeded random sample of N positions (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
+    p.add_argument("--seed", type=seed_option, default=0, help="seed of the sample (default: 0)")
     p.add_argument("--threads", type=int, default=0, help="threads (default: all cores; dask: per worker)")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="where the sweeps run: local, or dask (see 'tuner tune --help') (default: local)")

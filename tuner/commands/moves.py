@@ -15,7 +15,7 @@ from pathlib import Path
 
 from search.convert import STARTING_FEN, from_fen
 from search.move_model import MoveModel, load_move_model, predict, save_move_model
-from tuner.config import add_arguments, from_namespace
+from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.errors import DeferredSigint, Interrupted, TunerError
 from tuner.moves.train import MoveTrainConfig, train_move_model
 
@@ -142,7 +142,7 @@ def _register_measure(moves_sub: argparse._SubParsersAction[argparse.ArgumentPar
                    help="which split to measure on (default: test)")
     p.add_argument("--max-positions", type=int, default=0, metavar="N",
                    help="a seeded random sample of N positions (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
+    p.add_argument("--seed", type=seed_option, default=0, help="seed of the sample (default: 0)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     p.set_defaults(func=run_measure)
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from search.input_limits import InputLimitError, loads_json, read_capped
 from tuner.errors import TunerError
 from tuner.ingest.schema import (
     ADDED_IN,
@@ -34,7 +35,9 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise TunerError(f"{path}: missing, so {folder} is not a position set (build one with tuner ingest)")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = loads_json(read_capped(path).decode("utf-8"), str(path))
+    except InputLimitError as exc:
+        raise TunerError(str(exc)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TunerError(f"{path}: not a readable JSON manifest ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
