@@ -426,3 +426,62 @@ def test_a_deep_manifest_is_refused(command: str, tmp_path: Path, capsys: pytest
             ["tune", "--method", "mmto", "--data", str(data), "--out", str(tmp_path / "r")])
     assert f"{data / 'manifest.json'}: JSON nested deeper than 64 levels" in refused(argv, capsys)
 
+
+# ------------------------------------------------------------------ resume
+
+
+def test_resume_refuses_a_rebuilt_data_set_and_names_an_ignored_out(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import SAMPLE_PGN  # noqa: PLC0415
+
+    data, run, other = tmp_path / "d", tmp_path / "run", tmp_path / "other"
+    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1"]) == 0
+    sha = json.loads((data / "manifest.json").read_text())["inputs"][0]["sha256"]
+    fast = ["--max-train", "300", "--max-validation", "100", "--inner-steps", "2", "--quiet"]
+    assert tuner_main(["tune", "--method", "mmto", "--data", str(data), "--out", str(run), "--iterations", "1",
+                       *fast]) == 0
+    recorded = json.loads((run / "data.json").read_text())
+    assert recorded["inputs"] == [{"name": "famous-games.pgn", "sha256": sha}]
+    capsys.readouterr()
+
+    # --out with --resume is ignored, and the resume says so
+    assert tuner_main(["tune", "--resume", str(run), "--iterations", "2", "--out", str(other), "--quiet"]) == 0
+    err = without_compile_note(capsys.readouterr().err).strip()
+    assert err == (f"tuner tune: note: --out {other} is ignored: a resumed run writes into its own folder, {run}")
+    assert not other.exists() and load_weights(run / "weights.json").metadata["iteration"] == 2
+
+    # the set rebuilt from other games: the resume is refused, the run left as it was
+    fewer = tmp_path / "fewer.pgn"
+    fewer.write_text(SAMPLE_PGN.read_text(encoding="utf-8").split("\n\n[Event ")[0] + "\n")
+    assert tuner_main(["ingest", str(fewer), "--out", str(data), "--workers", "1"]) == 0
+    capsys.readouterr()
+    before = (run / "state.json").read_bytes()
+    new_sha = json.loads((data / "manifest.json").read_text())["inputs"][0]["sha256"]
+    assert refused(["tune", "--resume", str(run), "--iterations", "3", "--quiet"], capsys) == (
+        f"tuner tune: error: {data}: not the position set {run} started on (its inputs were famous-games.pgn "
+        f"{sha[:12]}, now fewer.pgn {new_sha[:12]} (name, SHA-256)); resume with the set it started on, or "
+        "start a new run")
+    # the same games with another split seed are another set too
+    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1", "--seed", "7"]) == 0
+    capsys.readouterr()
+    assert "its ingest setting seed was 0, now 7" in refused(["tune", "--resume", str(run), "--iterations", "3"], capsys)
+    assert (run / "state.json").read_bytes() == before
+    # rebuilt as it was: the resume continues
+    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1"]) == 0
+    assert tuner_main(["tune", "--resume", str(run), "--iterations", "3", "--quiet"]) == 0
+    assert load_weights(run / "weights.json").metadata["iteration"] == 3
+
+
+@pytest.mark.parametrize("name", ["state.json", "metrics.jsonl"])
+def test_a_deep_checkpoint_or_metrics_line_is_refused_on_resume(name: str, sample_set: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.toml").write_text(f'method = "mmto"\ndata = "{sample_set}"\nout = "{run}"\n')
+    _write_deep_json(run / "state.json")
+    if name == "metrics.jsonl":
+        (run / "state.json").unlink()
+        (run / "metrics.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n" + '{"iteration": 0}\n')
+    err = refused(["tune", "--resume", str(run)], capsys)
+    assert f"{run / name}" in err
+

@@ -35,7 +35,7 @@ from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrup
 from tuner.training.driver import drive
 from tuner.methods.registry import get as get_method
 from tuner.methods.registry import methods
-from tuner.training.run_folder import RunDir
+from tuner.training.run_folder import RunDir, data_identity
 from tuner.training.training_data import load_training_data
 from tuner.training.tune_config import TuneConfig, start_weights
 
@@ -179,6 +179,9 @@ def run(args: argparse.Namespace) -> int:
                              f"when resuming {run_dir.path}")
         common = from_namespace(TuneConfig, args, common0)
         method_cfg = _method_config(common, args, methods0)
+        if "out" in changed and Path(common.out).resolve() != run_dir.path.resolve():
+            print(f"tuner tune: note: --out {common.out} is ignored: a resumed run writes into its own folder, "
+                  f"{run_dir.path}", file=sys.stderr)
         common = dataclasses.replace(common, out=str(run_dir.path))
     else:
         if args.config:
@@ -237,6 +240,9 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
                 raise TunerError(f"{run_dir.state_path}: a {checkpoint.method} run, not {common.method}")
             if checkpoint is None:
                 log(f"{run_dir.path}: no iteration was completed; starting the run from the beginning")
+            elif not run_dir.check_data(data_identity(common.data), common.data):
+                log(f"{run_dir.path}: no record of the position set it started on ({run_dir.data_path.name}, "
+                    f"written since movetuner recorded it); {common.data} is taken as that set")
         else:
             run_dir.check_new(overwrite=overwrite)
         w0 = start_weights(common)
@@ -266,6 +272,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
                     run_dir.write_config(config_toml(common, method_cfg))
                 else:  # a new run, or one that never completed an iteration: start afresh
                     run_dir.create(config_toml(common, method_cfg), overwrite=True)
+                    run_dir.record_data(data_identity(common.data))
                 check_interrupt()
                 drive(method, common, method_cfg, data, run_dir, w0, resume=checkpoint,
                       progress=progress, log=log)
