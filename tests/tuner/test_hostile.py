@@ -485,3 +485,53 @@ def test_a_deep_checkpoint_or_metrics_line_is_refused_on_resume(name: str, sampl
     err = refused(["tune", "--resume", str(run)], capsys)
     assert f"{run / name}" in err
 
+
+# ------------------------------------------------------------------ wrong answers: line numbers
+
+
+FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+
+
+@pytest.mark.parametrize("long_at_end", [False, True], ids=["long-line-inside", "long-line-last"])
+def test_a_position_line_over_a_megabyte_is_one_rejected_line(long_at_end: bool, tmp_path: Path) -> None:
+    import io  # noqa: PLC0415
+
+    from tuner.ingest import ingest  # noqa: PLC0415
+    from tuner.ingest.sources import MAX_LINE_BYTES  # noqa: PLC0415
+
+    long_line = f"{FEN} [0.5] " + "x" * (MAX_LINE_BYTES + 500_000)
+    lines = [f"{FEN} [0.5]", "4k3/8/8/8/8/8/8/4K2R w K - 0 1 [1.0]", long_line, "not a position",
+             "4k3/8/8/8/8/8/8/3QK3 w - - 0 1 [1.0]"]
+    if long_at_end:
+        lines = [line for line in lines if line is not long_line] + [long_line]
+    path = tmp_path / "long.epd"
+    path.write_text("\n".join(lines) + ("" if long_at_end else "\n"))
+    log = io.StringIO()
+    manifest = ingest([path], tmp_path / "set", workers=1, progress=False, log=log)
+    assert manifest["lines"]["read"] == 5 and manifest["lines"]["kept"] == 3
+    assert manifest["lines"]["rejected_by_reason"] == {"bad_fen": 1, "line_too_long": 1}
+    long_no, bad_no = (lines.index(long_line) + 1, lines.index("not a position") + 1)
+    printed = log.getvalue()
+    assert f"{path}:{long_no}: line_too_long: more than {MAX_LINE_BYTES} bytes; skipped" in printed
+    assert f"{path}:{bad_no}: bad_fen" in printed
+
+
+def test_epd_suite_lines_are_numbered_by_newlines_only(tmp_path: Path) -> None:
+    from tuner.arena.epd import parse_epd  # noqa: PLC0415
+
+    epd = "4k3/8/8/8/8/8/8/4K2R w K -"
+    path = tmp_path / "s.epd"
+    long_id = "y" * 1_500_000
+    path.write_text(f'{epd} bm O-O; id "form\x0cfeed \u2028 separator";\r\nnot a position\n{epd} bm O-O; id "{long_id}";\n')
+    positions, problems = parse_epd(path)
+    assert [p.line for p in positions] == [1, 3] and [p.line for p in problems] == [2]
+
+
+def test_an_epd_suite_larger_than_the_limit_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.arena.epd import MAX_EPD_BYTES  # noqa: PLC0415
+
+    path = tmp_path / "huge.epd"
+    with path.open("wb") as fh:
+        fh.truncate(MAX_EPD_BYTES + 1)
+    assert refused(["bench", "epd", str(path), "--weights", "classic", "--depth", "1"], capsys) == \
+        f"tuner bench: error: {path}: larger than 64 MB, too large for this kind of file"

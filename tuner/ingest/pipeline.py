@@ -51,6 +51,7 @@ from search.replay import replay
 from tuner.ingest.positions import LINE_DROP_REASONS, LINE_REASONS, LineChunk, LinesOutcome, process_lines
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.sources import (
+    LINE_TOO_LONG,
     FileDigest,
     InputFile,
     SourceProblem,
@@ -342,8 +343,17 @@ def _check_kept(inputs: list[InputFile], tally: _Tally, counts: dict[str, int], 
     raise TunerError(f"{where}: no position kept ({'; '.join(why)}); {out} was left as it was")
 
 
+def _count_long_lines(batch: _Batch, tally: _Tally) -> None:
+    """Count each line a position file's reader skipped as too long as a line read and rejected."""
+    for p in batch.problems:
+        if p.problem.reason == LINE_TOO_LONG:
+            tally.lines += 1
+            tally.lines_rejected[LINE_TOO_LONG] += 1
+
+
 def _account_lines(batch: _Batch, result: LinesOutcome, tally: _Tally, inputs: list[InputFile],
                    bar: Progress, log: TextIO) -> None:
+    _count_long_lines(batch, tally)
     tally.lines += result.records
     tally.lines_rejected.update(result.rejected)
     tally.dropped.update(result.dropped)
@@ -378,6 +388,7 @@ def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[Inp
 
 def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[InputFile],
              bar: Progress, log: TextIO) -> None:
+    _count_long_lines(batch, tally)  # a position file ending in one: its problem comes alone
     problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
     for outcome, chunk in zip(result.outcomes, batch.chunks, strict=True):
         tally.read += 1
