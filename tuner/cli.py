@@ -150,10 +150,12 @@ def tune_settings_terms(argv: list[str]) -> tuple[str, str] | None:
                 toml = Path(value) / name if name else Path(value)
     if toml is None:
         return None
+    from search.input_limits import read_capped  # noqa: PLC0415 - no numpy
+    from tuner.config import MAX_TOML_BYTES  # noqa: PLC0415
+
     try:
-        with open(toml, "rb") as f:
-            terms = tomllib.load(f).get("terms")
-    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not TOML, nested too deep
+        terms = tomllib.loads(read_capped(toml, MAX_TOML_BYTES).decode("utf-8")).get("terms")
+    except (OSError, ValueError, RecursionError):  # unreadable, too large, not UTF-8, not TOML, too deep
         return None
     if not isinstance(terms, str) or not terms:
         return None

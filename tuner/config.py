@@ -26,7 +26,11 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from search.input_limits import InputLimitError, read_capped
 from tuner.errors import TunerError
+
+#: largest TOML file read (a run's config.toml is about 10 kB)
+MAX_TOML_BYTES = 16 << 20
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -229,13 +233,14 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
     Raises :class:`TunerError` with a one-line message naming the file, and for a syntax error
     the place: ``FILE: not valid TOML at line L, column C: WHAT`` (or ``at its end``); ``FILE:
-    no such file``; ``FILE: not valid TOML: not UTF-8 text`` (or ``nested too deeply``); ``FILE:
-    cannot read (...)``.
+    no such file``; ``FILE: larger than 16 MB, ...`` (:data:`MAX_TOML_BYTES`); ``FILE: not valid
+    TOML: not UTF-8 text`` (or ``nested too deeply``); ``FILE: cannot read (...)``.
     """
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(read_capped(path, MAX_TOML_BYTES).decode("utf-8"))
+    except InputLimitError as exc:
+        raise TunerError(str(exc)) from None
     except FileNotFoundError:
         raise TunerError(f"{path}: no such file") from None
     except IsADirectoryError:

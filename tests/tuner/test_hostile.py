@@ -535,3 +535,26 @@ def test_an_epd_suite_larger_than_the_limit_is_one_line(tmp_path: Path, capsys: 
         fh.truncate(MAX_EPD_BYTES + 1)
     assert refused(["bench", "epd", str(path), "--weights", "classic", "--depth", "1"], capsys) == \
         f"tuner bench: error: {path}: larger than 64 MB, too large for this kind of file"
+
+
+# ------------------------------------------------------------------ siblings found by trying
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+@pytest.mark.parametrize("argv, limit", [
+    (["tune", "--config", "/dev/zero", "--data", "{data}", "--out", "{tmp}/r"], "16 MB"),
+    (["ingest", "--config", "/dev/zero", "--sample", "--out", "{tmp}/s"], "16 MB"),
+    (["bench", "match", "classic", "material", "--games", "2", "--depth", "1", "--openings", "/dev/zero",
+      "--out", "{tmp}/g.pgn"], "64 MB"),
+    (["bench", "epd", "/dev/zero", "--weights", "classic", "--depth", "1"], "64 MB"),
+    (["moves", "predict", "startpos", "--model", "/dev/zero"], "64 MB"),
+], ids=["tune-config", "ingest-config", "openings", "epd-suite", "move-model"])
+def test_dev_zero_as_any_input_file_is_one_line(argv: list[str], limit: str, sample_set: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused([a.format(data=sample_set, tmp=tmp_path) for a in argv], capsys)
+    assert err.endswith(f"/dev/zero: larger than {limit}, too large for this kind of file")
+
+
+def test_perft_refuses_a_depth_beyond_the_search(capsys: pytest.CaptureFixture[str]) -> None:
+    assert refused(["perft", "startpos", "99999"], capsys) == \
+        "tuner perft: error: depth must be from 0 to 64 (the search's deepest ply), not 99999"

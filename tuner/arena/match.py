@@ -57,6 +57,7 @@ import numpy as np
 
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
+from search.input_limits import InputLimitError, read_capped
 from search.network import QuantizedNetwork
 from search.weights import atomic_write_text
 from tuner.config import help_field
@@ -131,11 +132,13 @@ def load_openings(path: str | Path) -> list[Opening]:
     valid with at least one legal move (checked with python-chess)."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_capped(path).decode("utf-8").split("\n")  # newlines only: line numbers as editors count
     except FileNotFoundError:
         raise OpeningsFileError(f"{path}: no such openings file") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise OpeningsFileError(f"{path}: cannot read openings file ({exc.__class__.__name__})") from None
+    except InputLimitError as exc:
+        raise OpeningsFileError(str(exc)) from None
     out: list[Opening] = []
     for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
