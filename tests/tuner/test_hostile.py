@@ -558,3 +558,10 @@ def test_dev_zero_as_any_input_file_is_one_line(argv: list[str], limit: str, sam
 def test_perft_refuses_a_depth_beyond_the_search(capsys: pytest.CaptureFixture[str]) -> None:
     assert refused(["perft", "startpos", "99999"], capsys) == \
         "tuner perft: error: depth must be from 0 to 64 (the search's deepest ply), not 99999"
+
+
+def test_tune_refuses_its_position_set_as_the_run_folder(sample_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _tree(sample_set)
+    assert refused(["tune", "--method", "mmto", "--data", str(sample_set), "--out", f"{sample_set}/"], capsys) == \
+        f"tuner tune: error: {sample_set}/: --out names the position set of --data; a run needs a folder of its own"
+    assert _tree(sample_set) == before

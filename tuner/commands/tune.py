@@ -196,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
         method_cfg = _method_config(common, args, methods0)
         if not common.out:
             raise TunerError("no run folder given: pass --out RUN")
+        if common.data and Path(common.out).resolve() == Path(common.data).resolve():
+            raise TunerError(f"{common.out}: --out names the position set of --data; a run needs a folder of its own")
         run_dir = RunDir(common.out)
     if args.resume and args.overwrite:
         raise TunerError("--overwrite cannot be combined with --resume")
