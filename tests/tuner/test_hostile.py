@@ -565,3 +565,21 @@ def test_tune_refuses_its_position_set_as_the_run_folder(sample_set: Path, capsy
     assert refused(["tune", "--method", "mmto", "--data", str(sample_set), "--out", f"{sample_set}/"], capsys) == \
         f"tuner tune: error: {sample_set}/: --out names the position set of --data; a run needs a folder of its own"
     assert _tree(sample_set) == before
+
+
+def test_a_hostile_weights_file_name_stays_inside_its_pgn_tag(tmp_path: Path) -> None:
+    import chess.pgn  # noqa: PLC0415
+
+    weights = tmp_path / 'ev"il\n[Result "0-1"]\\.json'
+    save_weights(weights, load_weights("classic"))
+    pgn = tmp_path / "games.pgn"
+    assert tuner_main(["bench", "match", str(weights), "material", "--games", "2", "--depth", "1", "--workers", "1",
+                       "--out", str(pgn)]) == 0
+    tags = [line for line in pgn.read_text().splitlines() if line.startswith("[")]
+    assert all(re.fullmatch(r'\[[A-Za-z]+ "([^"\\]|\\.)*"\]', t) for t in tags), tags
+    assert sum(t.startswith("[Result ") for t in tags) == 2  # one per game: none injected
+    white = next(t for t in tags if t.startswith("[White "))
+    assert white == '[White "' + str(weights).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"]'
+    with pgn.open() as fh:
+        games = [chess.pgn.read_game(fh), chess.pgn.read_game(fh)]
+    assert all(g is not None and not g.errors and g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
