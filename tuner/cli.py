@@ -98,13 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             with compile_notes(command):
                 return int(args.func(args) or 0)
         except TunerError as exc:
-            print(f"{command}: error: {exc}", file=sys.stderr)
+            print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
             return 2
         except Interrupted as exc:
             print(f"{command}: {exc}", file=sys.stderr)
             return 130
         except OSError as exc:  # a missing or unwritable file, a full or read-only disk
-            print(f"{command}: error: {_os_error(exc)}", file=sys.stderr)
+            print(f"{command}: error: {_one_line(_os_error(exc))}", file=sys.stderr)
             return 2
         except (KeyboardInterrupt, SystemError) as exc:
             if not is_interrupt(exc):
@@ -191,6 +191,11 @@ def use_terms(path: str, *, note: bool = True) -> None:
         return
     print(f"tuner: note: terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)",
           file=sys.stderr)
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line: a line break in it (a file name can hold one) written as ``\\n``."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _os_error(exc: OSError) -> str:

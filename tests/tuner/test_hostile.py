@@ -583,3 +583,12 @@ def test_a_hostile_weights_file_name_stays_inside_its_pgn_tag(tmp_path: Path) ->
     with pgn.open() as fh:
         games = [chess.pgn.read_game(fh), chess.pgn.read_game(fh)]
     assert all(g is not None and not g.errors and g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
+
+
+@pytest.mark.parametrize("argv", [["export", "{bad}"], ["eval", "startpos", "--weights", "{bad}"],
+                                  ["ingest", "{bad}", "--out", "{tmp}/s"]], ids=["export", "eval", "ingest"])
+def test_an_error_naming_a_file_with_a_line_break_is_one_line(argv: list[str], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "no\nsuch\r.json"
+    err = refused([a.format(bad=bad, tmp=tmp_path) for a in argv], capsys)
+    assert str(bad).replace("\r", "\\r").replace("\n", "\\n") in err
