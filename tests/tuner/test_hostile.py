@@ -208,7 +208,7 @@ def test_an_ingest_that_keeps_no_position_leaves_the_old_set(sample_set: Path, t
     illegal.write_text('[Event "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n')
     before = _tree(sample_set)
     err = refused(["ingest", str(illegal), "--out", str(sample_set), "--workers", "1"], capsys)
-    assert err == (f"tuner ingest: error: {illegal}: no position kept (1 game(s) or line(s) read, 1 rejected; first "
+    assert err == (f"tuner ingest: error: {illegal}: no position kept (1 game(s) read, 1 rejected; first "
                    f"problem at line 4: illegal_move); {sample_set} was left as it was")
     err = refused(["ingest", "--sample", "--out", str(sample_set), "--min-elo", "4000", "--missing-elo", "drop",
                    "--workers", "1"], capsys)

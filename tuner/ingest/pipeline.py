@@ -336,7 +336,8 @@ def _check_kept(inputs: list[InputFile], tally: _Tally, counts: dict[str, int], 
     first = tally.first[0] if tally.first else None
     where = inputs[first[0]].path if first else inputs[0].path
     rejected = sum(tally.rejected.values()) + sum(tally.lines_rejected.values())
-    why = [f"{tally.read + tally.lines} game(s) or line(s) read, {rejected} rejected"]
+    read = " and ".join(f"{n} {what}" for n, what in ((tally.read, "game(s)"), (tally.lines, "line(s)")) if n) or "nothing"
+    why = [f"{read} read, {rejected} rejected"]
     why += [f"first problem at line {first[1]}: {first[2]}"] if first else []
     why += [f"dropped: {', '.join(f'{k} {v}' for k, v in tally.dropped.items() if v)}"] \
         if any(tally.dropped.values()) else []

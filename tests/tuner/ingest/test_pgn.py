@@ -305,7 +305,7 @@ def test_standard_fen_setup_can_be_played_from(tmp_path: Path) -> None:
         board.push(move)
     text = game_text(0, sans, "*", tags=('[SetUp "1"]', f'[FEN "{MIDGAME_FEN}"]'))
     (tmp_path / "setup.pgn").write_text(text)
-    with pytest.raises(TunerError, match=r"no position kept \(1 game\(s\) or line\(s\) read, 1 rejected; first "
+    with pytest.raises(TunerError, match=r"no position kept \(1 game\(s\) read, 1 rejected; first "
                                          r"problem at line 1: non_standard_start\)"):
         run(tmp_path, [tmp_path / "setup.pgn"], name="no")  # a set of no position is not written
     assert not (tmp_path / "no").exists()
