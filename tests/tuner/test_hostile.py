@@ -472,7 +472,7 @@ def test_resume_refuses_a_rebuilt_data_set_and_names_an_ignored_out(tmp_path: Pa
     assert load_weights(run / "weights.json").metadata["iteration"] == 3
 
 
-@pytest.mark.parametrize("name", ["state.json", "metrics.jsonl"])
+@pytest.mark.parametrize("name", ["state.json", "metrics.jsonl", "weights.json"])
 def test_a_deep_checkpoint_or_metrics_line_is_refused_on_resume(name: str, sample_set: Path, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
@@ -482,8 +482,10 @@ def test_a_deep_checkpoint_or_metrics_line_is_refused_on_resume(name: str, sampl
     if name == "metrics.jsonl":
         (run / "state.json").unlink()
         (run / "metrics.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n" + '{"iteration": 0}\n')
+    if name == "weights.json":  # the checkpoint lost: the weights' iteration tells whether work would be lost
+        (run / "state.json").rename(run / "weights.json")
     err = refused(["tune", "--resume", str(run)], capsys)
-    assert f"{run / name}" in err
+    assert f"{run / name}" in err or f"{run / 'state.json'}: missing, but weights.json" in err
 
 
 # ------------------------------------------------------------------ wrong answers: line numbers

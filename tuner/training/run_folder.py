@@ -446,7 +446,7 @@ def _saved_iteration(path: Path) -> int:
         if path.suffix == ".mtnn":
             metadata = read_network(path).metadata
         else:
-            metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+            metadata = loads_json(path.read_text(encoding="utf-8"), str(path)).get("metadata", {})
         value = metadata.get("iteration", metadata.get("generation"))
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return 1
