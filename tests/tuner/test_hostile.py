@@ -594,3 +594,18 @@ def test_an_error_naming_a_file_with_a_line_break_is_one_line(argv: list[str], t
     bad = tmp_path / "no\nsuch\r.json"
     err = refused([a.format(bad=bad, tmp=tmp_path) for a in argv], capsys)
     assert str(bad).replace("\r", "\\r").replace("\n", "\\n") in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "move-match", "--weights", "classic", "--data", "{data}", "--threads", "1000000"],
+     "--threads must be from 0 (all cores) to"),
+    (["bench", "move-match", "--weights", "classic", "--data", "{data}", "--depth", "1000"],
+     "--depth must be from 1 to 63, not 1000"),
+    (["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--threads", "1000000", "--out", "{tmp}/c"],
+     "--threads must be from 0 (all cores) to"),
+    (["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--move-match-depth", "99", "--out", "{tmp}/c"],
+     "--move-match-depth must be from 1 to 63, not 99"),
+], ids=["move-match-threads", "move-match-depth", "compare-threads", "compare-depth"])
+def test_sweep_options_beyond_the_kernels_are_one_line(argv: list[str], message: str, sample_set: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert message in refused([a.format(data=sample_set, tmp=tmp_path) for a in argv], capsys)

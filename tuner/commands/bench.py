@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from search.weights import load_weights
 from tuner.commands import command_help
 from tuner.commands import bench_compare, bench_epd
-from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, load_players,
-                                      load_weight_sets, sprt_of)
+from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, check_sweep_options,
+                                      load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.errors import TunerError
@@ -116,6 +116,7 @@ def run_move_match_command(args: argparse.Namespace) -> int:
 
     if args.depth < 1 or args.max_positions < 0 or args.threads < 0:
         raise TunerError("--depth must be >= 1, --max-positions and --threads >= 0")
+    check_sweep_options(args.depth, args.threads)
     weight_sets = load_weight_sets(args.weights)
     if args.scheduler and args.executor != "dask":
         raise TunerError("--scheduler is an option of --executor dask")

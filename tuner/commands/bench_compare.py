@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_search_arguments, add_sprt_argument,
-                                      check_workers, sprt_of)
+                                      check_sweep_options, check_workers, sprt_of)
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
@@ -103,6 +103,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
     if args.move_match_depth < 1 or args.max_positions < 0 or args.threads < 0 or args.games < 0:
         raise TunerError("--move-match-depth must be >= 1, --max-positions, --threads and --games >= 0")
+    check_sweep_options(args.move_match_depth, args.threads, "--move-match-depth")
     if not math.isfinite(args.anchor_elo):
         raise TunerError(f"--anchor-elo must be a finite number, not {args.anchor_elo}")
     has_limit = any(x is not None for x in (args.depth, args.nodes, args.movetime))
