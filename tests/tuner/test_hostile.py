@@ -609,3 +609,14 @@ def test_an_error_naming_a_file_with_a_line_break_is_one_line(argv: list[str], t
 def test_sweep_options_beyond_the_kernels_are_one_line(argv: list[str], message: str, sample_set: Path, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     assert message in refused([a.format(data=sample_set, tmp=tmp_path) for a in argv], capsys)
+
+
+@pytest.mark.parametrize("limit, message", [
+    (["--nodes", "99999999999999999999"], "nodes must be between 1 and 4611686018427387904"),
+    (["--movetime", "99999999999999999999"], "movetime must be between 1 and 2147483647 ms"),
+], ids=["nodes", "movetime"])
+def test_a_move_limit_beyond_the_search_is_one_line(limit: list[str], message: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(["bench", "match", "classic", "material", "--games", "2", *limit, "--out", str(tmp_path / "g.pgn")],
+                  capsys)
+    assert message in err and not (tmp_path / "g.pgn").exists()
