@@ -620,3 +620,17 @@ def test_a_move_limit_beyond_the_search_is_one_line(limit: list[str], message: s
     err = refused(["bench", "match", "classic", "material", "--games", "2", *limit, "--out", str(tmp_path / "g.pgn")],
                   capsys)
     assert message in err and not (tmp_path / "g.pgn").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["ingest", "--sample", "--out", "{tmp}/s", "--workers", "99999999999999999999"],
+     "workers must be from 1 to 1024, not 99999999999999999999"),
+    (["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "ga", "--population", "99999999999999999999"],
+     "population must be at most 10000, not 99999999999999999999"),
+    (["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "mmto", "--iterations", "1", "--step", "1000000000",
+      "--max-train", "200", "--max-validation", "50", "--inner-steps", "1", "--quiet"],
+     "mmto: a grid step of 1000000000 took a weight to"),
+], ids=["ingest-workers", "ga-population", "mmto-step"])
+def test_huge_counts_and_steps_are_one_line(argv: list[str], message: str, sample_set: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert message in refused([a.format(data=sample_set, tmp=tmp_path) for a in argv], capsys)

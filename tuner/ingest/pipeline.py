@@ -229,6 +229,11 @@ def _warm_up(inputs: list[InputFile], config: IngestConfig) -> None:
         process_lines(LineChunk(0, "", 1, 0, f"{chess.STARTING_FEN} [0.5]\n".encode()), config)
 
 
+#: the most parser processes a run starts (far beyond any machine's cores; a count too large for
+#: the process pool raised OverflowError)
+MAX_WORKERS = 1024
+
+
 def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
            log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
@@ -262,8 +267,8 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     config.validate()
     log = log or sys.stderr
     workers = available_cores() if workers is None else workers
-    if workers < 1:
-        raise TunerError(f"workers must be >= 1, not {workers}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise TunerError(f"workers must be from 1 to {MAX_WORKERS}, not {workers}")
     inputs = check_inputs(list(paths))
     out = Path(out)
     staging: Path | None = None

@@ -52,6 +52,10 @@ from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import mask_of, tuning_bounds
 
 
+#: the largest population (ACPP used 50; 10,000 individuals of about 1,100 genes take about 90 MB)
+MAX_POPULATION = 10_000
+
+
 @dataclass(frozen=True, kw_only=True)
 class GaConfig:
     """The genetic algorithm's settings (the ``[ga]`` table of a run's config.toml)."""
@@ -78,6 +82,8 @@ class GaConfig:
     def validate(self) -> None:
         if self.generations < 0 or self.population < 2 or self.sample < 1:
             raise ValueError("generations must be >= 0, population >= 2, sample >= 1")
+        if self.population > MAX_POPULATION:  # a population of 10**20 was built until the memory ran out
+            raise ValueError(f"population must be at most {MAX_POPULATION}, not {self.population}")
         if self.encoding not in ("int", "bits"):
             raise ValueError(f"encoding must be int or bits, not {self.encoding!r}")
         if self.selection not in ("tournament", "roulette"):
