@@ -630,7 +630,9 @@ def test_a_move_limit_beyond_the_search_is_one_line(limit: list[str], message: s
     (["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "mmto", "--iterations", "1", "--step", "1000000000",
       "--max-train", "200", "--max-validation", "50", "--inner-steps", "1", "--quiet"],
      "mmto: a grid step of 1000000000 took a weight to"),
-], ids=["ingest-workers", "ga-population", "mmto-step"])
+    (["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "ga", "--mutation-sigma", "1e300"],
+     "mutation_sigma must be at most the evaluator's limit 262144, not 1e+300"),
+], ids=["ingest-workers", "ga-population", "mmto-step", "ga-sigma"])
 def test_huge_counts_and_steps_are_one_line(argv: list[str], message: str, sample_set: Path, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert message in refused([a.format(data=sample_set, tmp=tmp_path) for a in argv], capsys)

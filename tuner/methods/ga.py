@@ -40,6 +40,7 @@ import numpy as np
 from deap import base, tools
 
 from search.catalog import stage_pairs
+from search.weights_base import MAX_ABS_WEIGHT
 from tuner.config import help_field
 from tuner.training.driver import drive
 from tuner.methods.registry import Method
@@ -95,6 +96,10 @@ class GaConfig:
                 raise ValueError(f"{name} must be a probability, not {getattr(self, name)}")
         if self.scale_to < 1.0 or self.mutation_sigma <= 0 or self.init_spread < 0:
             raise ValueError("scale_to must be >= 1, mutation_sigma > 0, init_spread >= 0")
+        for name in ("span", "mutation_sigma", "init_spread"):  # 1e300 overflowed the rounding to a gene
+            if getattr(self, name) > MAX_ABS_WEIGHT:
+                raise ValueError(f"{name} must be at most the evaluator's limit {MAX_ABS_WEIGHT}, "
+                                 f"not {getattr(self, name)}")
         if not 0 <= self.elite < self.population:
             raise ValueError("elite must be between 0 and population - 1")
         if self.selection == "tournament" and self.tournament > self.population:
