@@ -636,3 +636,12 @@ def test_a_move_limit_beyond_the_search_is_one_line(limit: list[str], message: s
 def test_huge_counts_and_steps_are_one_line(argv: list[str], message: str, sample_set: Path, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert message in refused([a.format(data=sample_set, tmp=tmp_path) for a in argv], capsys)
+
+
+def test_bench_plot_leaves_out_metric_values_that_are_not_numbers(tmp_path: Path) -> None:
+    from tuner.arena.plots import plot_metrics  # noqa: PLC0415
+
+    records = [{"iteration": 0, "j": [1, 2], "match_validation": {"a": 1}, "best_validation": "x"},
+               {"iteration": 1, "j": 2.5, "match_validation": 0.3, "best_validation": True}]
+    out = plot_metrics(records, "mmto", tmp_path / "m.png", "hostile")  # raised TypeError: unhashable type
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
