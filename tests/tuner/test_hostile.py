@@ -645,3 +645,17 @@ def test_bench_plot_leaves_out_metric_values_that_are_not_numbers(tmp_path: Path
                {"iteration": 1, "j": 2.5, "match_validation": 0.3, "best_validation": True}]
     out = plot_metrics(records, "mmto", tmp_path / "m.png", "hostile")  # raised TypeError: unhashable type
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_position_set_with_null_fens_is_one_line(sample_set: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import polars as pl  # noqa: PLC0415
+
+    data = tmp_path / "d"
+    shutil.copytree(sample_set, data)
+    frame = pl.read_parquet(data / "test.parquet")
+    frame.with_columns(pl.when(pl.arange(0, frame.height) >= 3).then(pl.col("fen")).otherwise(None).alias("fen")) \
+        .write_parquet(data / "test.parquet")
+    assert refused(["bench", "move-match", "--weights", "classic", "--data", str(data)], capsys) == (
+        f"tuner bench: error: {data / 'test.parquet'}: column fen is null in 3 row(s), the first at row 0; "
+        "rebuild the set with tuner ingest")  # was AttributeError: 'NoneType' object has no attribute 'encode'

@@ -18,6 +18,7 @@ from tuner.ingest.schema import (
     ADDED_IN,
     FORMAT,
     MANIFEST,
+    NOT_NULL,
     READABLE_VERSIONS,
     SCHEMA,
     SPLITS,
@@ -101,6 +102,12 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
         if frame.height < hi - lo:
             raise TunerError(f"{path}: has {lo + frame.height} rows, row {hi - 1} was asked for")
         frame = frame[np.asarray(rows, dtype=np.int64) - lo]
+    for c in (c for c in present if c in NOT_NULL):  # a damaged or hand-made file: one line, not a traceback later
+        nulls = frame[c].is_null()
+        if nulls.any():
+            first = int(nulls.arg_true()[0])
+            raise TunerError(f"{path}: column {c} is null in {int(nulls.sum())} row(s), the first at row "
+                             f"{first if rows is None else int(rows[first])}; rebuild the set with tuner ingest")
     if later:  # a set written before these columns existed: they read as nulls
         frame = frame.with_columns(pl.lit(None, dtype=SCHEMA[c]).alias(c) for c in later).select(wanted)
     return frame
