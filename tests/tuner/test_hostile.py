@@ -659,3 +659,13 @@ def test_a_position_set_with_null_fens_is_one_line(sample_set: Path, tmp_path: P
     assert refused(["bench", "move-match", "--weights", "classic", "--data", str(data)], capsys) == (
         f"tuner bench: error: {data / 'test.parquet'}: column fen is null in 3 row(s), the first at row 0; "
         "rebuild the set with tuner ingest")  # was AttributeError: 'NoneType' object has no attribute 'encode'
+
+
+def test_moves_train_never_writes_over_its_position_set(sample_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _tree(sample_set)
+    for name in ("manifest.json", "train.parquet"):
+        err = refused(["moves", "train", "--data", str(sample_set), "--out", str(sample_set / name), "--overwrite"],
+                      capsys)
+        assert err == (f"tuner moves: error: {sample_set / name}: --out names an input of the command "
+                       f"({sample_set / name}); write to another file")
+    assert _tree(sample_set) == before  # the manifest was replaced by a move model
