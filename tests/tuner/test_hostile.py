@@ -669,3 +669,16 @@ def test_moves_train_never_writes_over_its_position_set(sample_set: Path, capsys
         assert err == (f"tuner moves: error: {sample_set / name}: --out names an input of the command "
                        f"({sample_set / name}); write to another file")
     assert _tree(sample_set) == before  # the manifest was replaced by a move model
+
+
+def test_tune_overwrite_refuses_a_start_file_it_would_delete(sample_set: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    save_weights(run / "weights.json", load_weights("classic"))
+    before = (run / "weights.json").read_bytes()
+    err = refused(["tune", "--method", "mmto", "--data", str(sample_set), "--out", str(run), "--start",
+                   str(run / "weights.json"), "--overwrite", "--iterations", "0", "--quiet"], capsys)
+    assert err.endswith(f"is a file of the run --overwrite replaces in {run}; copy it elsewhere first, or choose "
+                        "another --out")
+    assert (run / "weights.json").read_bytes() == before

@@ -199,6 +199,11 @@ def run(args: argparse.Namespace) -> int:
         if common.data and Path(common.out).resolve() == Path(common.data).resolve():
             raise TunerError(f"{common.out}: --out names the position set of --data; a run needs a folder of its own")
         run_dir = RunDir(common.out)
+        start = Path(common.start.rsplit("+", 1)[-1] if common.start.startswith("network:") else common.start)
+        replaced = {(run_dir.path / name).resolve() for name in ("weights.json", "weights.mtnn", "state.json")}
+        if args.overwrite and start.is_file() and start.resolve() in replaced:  # RunDir.create deletes them
+            raise TunerError(f"--start {common.start} is a file of the run --overwrite replaces in {run_dir.path}; "
+                             "copy it elsewhere first, or choose another --out")
     if args.resume and args.overwrite:
         raise TunerError("--overwrite cannot be combined with --resume")
     base = run_dir.path if args.resume else Path(args.config).parent if args.config else Path(".")
