@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from search.input_limits import InputLimitError, loads_json, read_capped
 from search.catalog import PLUGIN_START
 from search.convert import Board, move_to_uci
 from search.move_catalog import (EVALUATION, MOVE_FEATURE_INDEX, MOVE_FEATURE_NAMES, MOVE_LAYOUT_HASH, N_GROUPS,
@@ -279,13 +280,17 @@ def load_move_model(spec: str | Path) -> MoveModel:
             spec = BUILTIN_MOVE_MODELS[spec]
     path = Path(spec)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped(path).decode("utf-8")
     except FileNotFoundError:
         raise MoveModelFileError(f"{path}: no such move-model file") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise MoveModelFileError(f"{path}: cannot read move-model file ({exc.__class__.__name__})") from None
+    except InputLimitError as exc:
+        raise MoveModelFileError(str(exc)) from None
     try:
-        doc = json.loads(text)
+        doc = loads_json(text, str(path))
+    except InputLimitError as exc:
+        raise MoveModelFileError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise MoveModelFileError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
     return parse_document(doc, str(path))

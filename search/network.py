@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import struct
 import zlib
 from dataclasses import dataclass, field, replace
@@ -29,9 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from search.input_limits import InputLimitError, MAX_NETWORK_BYTES, loads_json, read_capped
 from search.catalog import CATALOG_HASH, N_FEATURES, PHASE_MAX, PLUGIN
 from search.network_kernels import PSQ_INPUTS, QA, QB, QO
 from search.weights import atomic_write_bytes
+from search.weights_base import weight_range_problem
 
 #: first bytes of a network file
 MAGIC = b"MTNN"
@@ -291,7 +294,9 @@ def parse_network(data: bytes, where: str) -> QuantizedNetwork:
     if version != FILE_VERSION:
         raise NetworkFileError(f"{where}: file version {version}; this movetuner reads version {FILE_VERSION}")
     try:
-        header = json.loads(data[12:12 + head_len])
+        header = loads_json(data[12:12 + head_len].decode("utf-8"), f"{where}: header")
+    except InputLimitError as exc:
+        raise NetworkFileError(str(exc)) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise NetworkFileError(f"{where}: bad header at byte 12: {exc}") from None
     if not isinstance(header, dict) or header.get("format") != "movetuner-network":
@@ -301,6 +306,11 @@ def parse_network(data: bytes, where: str) -> QuantizedNetwork:
             raise NetworkFileError(f"{where}: made with {key} = {header.get(key)!r}; this movetuner uses {mine}")
     shape = NetworkShape.from_json(header.get("shape"), where)
     linear_doc = header.get("linear")
+    if linear_doc is not None and not isinstance(linear_doc, dict):
+        raise NetworkFileError(f"{where}: the header's linear must be null or an object, not {type(linear_doc).__name__}")
+    metadata = header.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise NetworkFileError(f"{where}: the header's metadata must be an object, not {type(metadata).__name__}")
     if linear_doc is not None and PLUGIN is not None:
         raise NetworkFileError(f"{where}: a hybrid network (it has a linear part) cannot be used with the term "
                                f"plug-in {PLUGIN.name!r}: its linear part takes the built-in terms only")
@@ -325,16 +335,38 @@ def parse_network(data: bytes, where: str) -> QuantizedNetwork:
         pos += n
     if pos != len(data) - 4:
         raise NetworkFileError(f"{where}: {len(data) - 4 - pos} unexpected bytes after the arrays")
-    net = QuantizedNetwork(shape, params, linear, dict(header.get("metadata") or {}))
+    _check_ranges(shape, params, linear, where)
+    net = QuantizedNetwork(shape, params, linear, dict(metadata))
     if header.get("layout_hash") != net.layout_hash():
         raise NetworkFileError(f"{where}: layout hash {header.get('layout_hash')!r} does not match its shape")
     return net
 
 
+def _check_ranges(shape: NetworkShape, params: dict[str, np.ndarray], linear: np.ndarray | None, where: str) -> None:
+    """Refuse a file whose integers exceed what :func:`quantize` writes (each array within its
+    clamp limit times its scale, :func:`_clamp_limits`: the sums of the kernels stay in range and
+    no score reaches the mate band), or whose linear weights exceed the evaluator's limit
+    (:data:`search.weights_base.MAX_ABS_WEIGHT`); one line naming the array and the value."""
+    limits = _clamp_limits(shape)
+    for k, arr in params.items():
+        bound = math.ceil(limits[k] * SCALES[k])
+        low, high = int(arr.min()), int(arr.max())
+        if low < -bound or high > bound:
+            raise NetworkFileError(f"{where}: array {k} holds {low if -low > high else high}, beyond its limit "
+                                   f"+-{bound} (a network file holds what quantize writes)")
+    if linear is not None and linear.size:
+        low, high = int(linear.min()), int(linear.max())
+        problem = weight_range_problem(low if -low > high else high)
+        if problem:
+            raise NetworkFileError(f"{where}: a linear weight = {low if -low > high else high} {problem}")
+
+
 def read_network(path: str | Path) -> QuantizedNetwork:
     """Read a network file; one-line :class:`NetworkFileError` naming the file."""
     try:
-        data = Path(path).read_bytes()
+        data = read_capped(path, MAX_NETWORK_BYTES)
     except OSError as exc:
         raise NetworkFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except InputLimitError as exc:
+        raise NetworkFileError(str(exc)) from None
     return parse_network(data, str(path))

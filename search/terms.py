@@ -101,9 +101,9 @@ def _checked(module: Any, where: str) -> TermPlugin:
     name, group, terms = need("NAME"), need("GROUP"), need("TERMS")
     count, reference = need("count"), need("reference")
     bounds = getattr(module, "BOUNDS", (-500, 500))
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise TermsFileError(f"{where}: NAME must be a name of letters, digits and _, not {name!r}")
-    if not isinstance(group, str) or not _NAME.match(group):
+    if not isinstance(group, str) or not _NAME.fullmatch(group):
         raise TermsFileError(f"{where}: GROUP must be a name of letters, digits and _, not {group!r}")
     if (not isinstance(bounds, tuple) or len(bounds) != 2 or not all(isinstance(v, int) for v in bounds)
             or bounds[0] > bounds[1]):
@@ -116,10 +116,10 @@ def _checked(module: Any, where: str) -> TermPlugin:
         if not (isinstance(entry, tuple) and len(entry) == 3):
             raise TermsFileError(f"{where}: TERMS[{k}] must be (term, labels, defaults)")
         term, labels, defaults = entry
-        if not isinstance(term, str) or not _NAME.match(term) or term in seen:
+        if not isinstance(term, str) or not _NAME.fullmatch(term) or term in seen:
             raise TermsFileError(f"{where}: TERMS[{k}]: {term!r} is not a new name of letters, digits and _")
         seen.add(term)
-        if not isinstance(labels, tuple) or not all(isinstance(x, str) and _LABEL.match(x) for x in labels) \
+        if not isinstance(labels, tuple) or not all(isinstance(x, str) and _LABEL.fullmatch(x) for x in labels) \
                 or len(set(labels)) != len(labels):
             raise TermsFileError(f"{where}: TERMS[{k}] ({term}): labels must be a tuple of distinct names")
         if not isinstance(defaults, tuple) or len(defaults) != (len(labels) or 1) \

@@ -44,6 +44,7 @@ from search.board import BOARD_WORDS, CASTLING_RIGHTS, NO_SQUARE, W_CASTLE, W_EP
 from search.catalog import N_FEATURES, PHASE_MAX, PLUGIN
 from search.network import QuantizedNetwork
 from search.types import BoardArray
+from search.weights_base import MAX_ABS_WEIGHT as WEIGHTS_FILE_LIMIT
 
 __all__ = [
     "InvalidBoardError",
@@ -100,7 +101,7 @@ at most ``8 * 16 = 128`` per side (king included) and 256 in all:
 ``sum_f |x_f| <= 290 + 256 = 546``.
 """
 
-MAX_ABS_WEIGHT = 1 << 18
+MAX_ABS_WEIGHT = WEIGHTS_FILE_LIMIT
 """Largest ``|w|`` accepted (262,144 centipawns, far beyond any useful weight; it was
 ``1 << 19`` before the ``attacks`` and ``defends`` groups raised :data:`MAX_TERM_COUNT`).
 

@@ -48,7 +48,9 @@ from search.catalog import (
     default_values,
 )
 
-from search.weights_base import CatalogMigrationWarning, Weights, WeightsFileError, catalogue_names, warn_migrated
+from search.input_limits import InputLimitError, loads_json, read_capped
+from search.weights_base import (CatalogMigrationWarning, Weights, WeightsFileError, catalogue_names, warn_migrated,
+                                 weight_range_problem)
 from search.weights_text import parse_text
 
 SCHEMA = "movetuner-weights"
@@ -149,8 +151,9 @@ def parse_document(doc: Any, where: str) -> Weights:
                                    + (f" in catalogue {found!r}" if migrated else ""))
         if isinstance(value, bool) or not isinstance(value, int):
             raise WeightsFileError(f"{where}: weight {name!r} is {value!r}, not an integer")
-        if not -(2**31) <= value < 2**31:
-            raise WeightsFileError(f"{where}: weight {name!r} = {value} does not fit in 32 bits")
+        problem = weight_range_problem(value)
+        if problem:
+            raise WeightsFileError(f"{where}: weight {name!r} = {value} {problem}")
         values[i] = value
     missing = [n for n in expected if n not in names]
     if missing:
@@ -180,13 +183,17 @@ def load_weights(spec: str | Path) -> Weights:
     """
     path = resolve(spec)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped(path).decode("utf-8")
     except FileNotFoundError:
         raise WeightsFileError(f"{path}: no such weights file") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise WeightsFileError(f"{path}: cannot read weights file ({exc.__class__.__name__})") from None
+    except InputLimitError as exc:
+        raise WeightsFileError(str(exc)) from None
     try:
-        doc = json.loads(text)
+        doc = loads_json(text, str(path))
+    except InputLimitError as exc:
+        raise WeightsFileError(str(exc)) from None
     except json.JSONDecodeError as exc:
         if text.strip() and text.lstrip()[0] not in "{[":
             return parse_text(text, str(path))

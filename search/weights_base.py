@@ -16,6 +16,19 @@ from search.catalog import (BUILTIN_FEATURE_NAMES, BUILTIN_HASH, CATALOG_HASH, F
                             PLUGIN, legacy_feature_names)
 
 
+#: largest ``|w|`` the evaluator accepts (262,144 centipawns); :mod:`search.validate` explains the
+#: bound (no static score may reach the mate band) and checks it on every vector the kernels get;
+#: the weights loaders refuse a file beyond it, naming the weight
+MAX_ABS_WEIGHT = 1 << 18
+
+
+def weight_range_problem(value: int) -> str | None:
+    """Why ``value`` cannot be a weight (beyond :data:`MAX_ABS_WEIGHT`), or None."""
+    if -MAX_ABS_WEIGHT <= value <= MAX_ABS_WEIGHT:
+        return None
+    return f"is beyond the evaluator's limit +-{MAX_ABS_WEIGHT} (no score may reach the mate band)"
+
+
 class WeightsFileError(ValueError):
     """A weights file that cannot be used; the message is one line naming file and place."""
 
@@ -75,4 +88,5 @@ class Weights:
         return {name: int(v) for name, v in zip(FEATURE_NAMES, self.values)}
 
 
-__all__ = ["CatalogMigrationWarning", "Weights", "WeightsFileError", "catalogue_names", "warn_migrated"]
+__all__ = ["CatalogMigrationWarning", "MAX_ABS_WEIGHT", "Weights", "WeightsFileError", "catalogue_names", "warn_migrated",
+           "weight_range_problem"]

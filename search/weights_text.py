@@ -33,7 +33,8 @@ from search.catalog import (
     SQUARE_NAMES,
     STAGES,
 )
-from search.weights_base import Weights, WeightsFileError, catalogue_names, warn_migrated
+from search.input_limits import InputLimitError, loads_json
+from search.weights_base import Weights, WeightsFileError, MAX_ABS_WEIGHT, catalogue_names, warn_migrated, weight_range_problem
 
 SCORE_LINES = (
     f"phase  = min({PHASE_MAX}, {PHASE_FORMULA}), counting both colours' pieces of each type (PNBRQK)",
@@ -107,11 +108,28 @@ def term_pairs() -> Iterator[tuple[Table, Table]]:
     return zip(all_tables[:half], all_tables[half:])
 
 
+#: what a name may hold to appear verbatim in a generated comment: printable ASCII but ``\\``
+_PLAIN_TEXT = re.compile(r"[ -\[\]-~]*")
+
+
+def comment_text(text: str) -> str:
+    """``text`` made safe inside one line of a generated comment (C ``/* */`` and ``//``, Rust
+    ``//!``, the text view's ``#``): itself when it is printable ASCII without ``\\``, ``*/``,
+    ``/*`` or ``??`` (a trigraph); otherwise a JSON string of it (in quotes, ASCII only, every
+    control character escaped) with each ``*`` written ``\\u002a`` and each ``?`` ``\\u003f``,
+    so that no newline, comment start or end, line splice or trigraph reaches the file, and
+    reading the quoted JSON gives the text back exactly."""
+    if _PLAIN_TEXT.fullmatch(text) and not any(bad in text for bad in ("*/", "/*", "??")):
+        return text
+    return json.dumps(text, ensure_ascii=True).replace("*", "\\u002a").replace("?", "\\u003f")
+
+
 def source_name(w: Weights, fallback: str | None = None) -> str:
     """The weights' name for a heading: ``metadata["name"]``, else ``fallback`` (e.g. the
-    file's or run folder's name), else ``unnamed weights``."""
+    file's or run folder's name), else ``unnamed weights``; safe in a comment line
+    (:func:`comment_text`)."""
     name = w.metadata.get("name") or fallback
-    return str(name) if name else "unnamed weights"
+    return comment_text(str(name)) if name else "unnamed weights"
 
 
 def grid_rows(values: list[int]) -> list[list[int]]:
@@ -171,9 +189,13 @@ def to_text(w: Weights, name: str | None = None) -> str:
 def _int(text: str, lineno: int, what: str) -> int:
     if not re.fullmatch(r"[+-]?\d+", text):
         raise TextFormatError(f"line {lineno}: {what} must be an integer, not {text!r}")
+    if len(text) > 20:  # beyond any weight, and beyond what int() converts past 4,300 digits
+        raise TextFormatError(f"line {lineno}: {what} = {text[:12]}... ({len(text)} digits) "
+                              f"{weight_range_problem(2 * MAX_ABS_WEIGHT)}")
     value = int(text)
-    if not -(2**31) <= value < 2**31:
-        raise TextFormatError(f"line {lineno}: {what} = {value} does not fit in 32 bits")
+    problem = weight_range_problem(value)
+    if problem:
+        raise TextFormatError(f"line {lineno}: {what} = {value} {problem}")
     return value
 
 
@@ -293,7 +315,9 @@ def _parse_text(text: str) -> tuple[Weights, str | None]:
     if "metadata" in header:
         value, at = header["metadata"]
         try:
-            metadata = json.loads(value)
+            metadata = loads_json(value, f"line {at}: metadata")
+        except InputLimitError as exc:
+            raise TextFormatError(str(exc)) from None
         except json.JSONDecodeError as exc:
             raise TextFormatError(f"line {at}: metadata is not valid one-line JSON ({exc.msg})") from None
         if not isinstance(metadata, dict):

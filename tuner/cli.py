@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from typing import TextIO
 from tuner import __version__
 from tuner.commands import COMMANDS, command_help
 from tuner.compiling import compile_notes
+from search.terms import ENV_VAR as TERMS_ENV  # the variable naming a term plug-in file; no numpy
 from tuner.errors import Interrupted, TunerError, is_interrupt
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
@@ -80,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 terms = recorded[0]
             if terms is not None:
                 use_terms(terms)
+            elif os.environ.get(TERMS_ENV, "").strip():  # the plug-in named by the environment: checked too
+                use_terms(os.environ[TERMS_ENV].strip(), note=False)
             parser = build_parser(argv)
             args = parser.parse_args(argv)
             if not getattr(args, "func", None):
@@ -94,13 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             with compile_notes(command):
                 return int(args.func(args) or 0)
         except TunerError as exc:
-            print(f"{command}: error: {exc}", file=sys.stderr)
+            print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
             return 2
         except Interrupted as exc:
             print(f"{command}: {exc}", file=sys.stderr)
             return 130
         except OSError as exc:  # a missing or unwritable file, a full or read-only disk
-            print(f"{command}: error: {_os_error(exc)}", file=sys.stderr)
+            print(f"{command}: error: {_one_line(_os_error(exc))}", file=sys.stderr)
             return 2
         except (KeyboardInterrupt, SystemError) as exc:
             if not is_interrupt(exc):
@@ -146,10 +150,12 @@ def tune_settings_terms(argv: list[str]) -> tuple[str, str] | None:
                 toml = Path(value) / name if name else Path(value)
     if toml is None:
         return None
+    from search.input_limits import read_capped  # noqa: PLC0415 - no numpy
+    from tuner.config import MAX_TOML_BYTES  # noqa: PLC0415
+
     try:
-        with open(toml, "rb") as f:
-            terms = tomllib.load(f).get("terms")
-    except (OSError, tomllib.TOMLDecodeError):
+        terms = tomllib.loads(read_capped(toml, MAX_TOML_BYTES).decode("utf-8")).get("terms")
+    except (OSError, ValueError, RecursionError):  # unreadable, too large, not UTF-8, not TOML, too deep
         return None
     if not isinstance(terms, str) or not terms:
         return None
@@ -163,11 +169,10 @@ def same_file(a: str, b: str) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
-def use_terms(path: str) -> None:
-    """Make the plug-in file ``path`` (:mod:`search.terms`) this process's: checked now (one-line
-    error), read by :mod:`search.catalog` when first imported (before any command module)."""
-    import os  # noqa: PLC0415
-
+def use_terms(path: str, *, note: bool = True) -> None:
+    """Make the plug-in file ``path`` (:mod:`search.terms`) this process's: checked now, with the
+    feature catalogue it joins (one-line error: a GROUP that is a built-in group too), before any
+    command module; ``note``: say so on standard error."""
     from search.terms import ENV_VAR, TermsFileError, load_plugin  # noqa: PLC0415 - no numpy
 
     try:
@@ -178,8 +183,19 @@ def use_terms(path: str) -> None:
         raise TunerError(f"{path}: --terms must be given before the feature catalogue is loaded "
                          "(in a fresh process)")
     os.environ[ENV_VAR] = path
+    try:
+        importlib.import_module("search.catalog")  # no numpy; it refuses a plug-in's built-in GROUP
+    except TermsFileError as exc:
+        raise TunerError(str(exc)) from None
+    if not note:
+        return
     print(f"tuner: note: terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)",
           file=sys.stderr)
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line: a line break in it (a file name can hold one) written as ``\\n``."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _os_error(exc: OSError) -> str:

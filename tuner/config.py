@@ -26,7 +26,11 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from search.input_limits import InputLimitError, read_capped
 from tuner.errors import TunerError
+
+#: largest TOML file read (a run's config.toml is about 10 kB)
+MAX_TOML_BYTES = 16 << 20
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -172,11 +176,40 @@ def _validate(obj: Any, where: str | None = None) -> None:
     prefixed with ``where`` (a file, for TOML) when given."""
     try:
         _check_finite(obj)
+        for f in dataclasses.fields(obj):
+            if f.init and (f.name == "seed" or f.name.endswith("_seed")):
+                check_seed(getattr(obj, f.name), f.name)
         check = getattr(obj, "validate", None)
         if check is not None:
             check()
     except ValueError as exc:
         raise TunerError(f"{where}: {exc}" if where else str(exc)) from None
+
+
+#: seeds are 0 .. 2**63 - 1: numpy's generators take no negative seed, the kernels an int64
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(value: Any, name: str = "seed") -> None:
+    """Refuse (ValueError, one line) a seed that is not an integer within ``0 ..``
+    :data:`MAX_SEED`; ``None`` (no seed) passes."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer from 0 to {MAX_SEED}, not {value!r}")
+
+
+def seed_option(text: str) -> int:
+    """The argparse ``type`` of a plain ``--seed`` option: an integer within ``0 ..``
+    :data:`MAX_SEED`, else a one-line :class:`TunerError` (argparse passes it on, and the
+    command line prints it as every other error)."""
+    try:
+        value = int(text)
+        check_seed(value, "--seed")
+    except ValueError as exc:
+        raise TunerError(str(exc) if text.strip().lstrip("+-").isdigit() else
+                         f"--seed must be an integer from 0 to {MAX_SEED}, not {text!r}") from None
+    return value
 
 
 def _check_finite(obj: Any) -> None:
@@ -200,12 +233,14 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
     Raises :class:`TunerError` with a one-line message naming the file, and for a syntax error
     the place: ``FILE: not valid TOML at line L, column C: WHAT`` (or ``at its end``); ``FILE:
-    no such file``; ``FILE: not valid TOML: not UTF-8 text``; ``FILE: cannot read (...)``.
+    no such file``; ``FILE: larger than 16 MB, ...`` (:data:`MAX_TOML_BYTES`); ``FILE: not valid
+    TOML: not UTF-8 text`` (or ``nested too deeply``); ``FILE: cannot read (...)``.
     """
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(read_capped(path, MAX_TOML_BYTES).decode("utf-8"))
+    except InputLimitError as exc:
+        raise TunerError(str(exc)) from None
     except FileNotFoundError:
         raise TunerError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -221,6 +256,8 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise TunerError(f"{path}: not valid TOML{where}: {what}") from None
     except UnicodeDecodeError:
         raise TunerError(f"{path}: not valid TOML: not UTF-8 text") from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise TunerError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
 
 
 def load_toml(cls: type[C], path: str | Path, table: str | None = None) -> C:

@@ -68,6 +68,8 @@ from typing import Any
 import chess
 
 from search.convert import from_fen, move_to_uci
+from search.input_limits import InputLimitError, read_capped
+from tuner.errors import TunerError
 from search.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
 from tuner.arena.players import Engine, Searchable, checked_player, new_engine
 from search.validate import check_board
@@ -87,6 +89,10 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "datasets" / "epd" / "move
 
 _THEME_CUT = re.compile(r"[.0-9]")
 _STS_TAG = re.compile(r"^\S*\([^)]*\)\s+")
+
+
+#: largest EPD file read (the shipped suite is 6 kB; STS's 1,500 positions about 200 kB)
+MAX_EPD_BYTES = 64 << 20
 
 
 class EpdError(ValueError):
@@ -227,10 +233,12 @@ def parse_epd_line(text: str, where: str = "<epd>", line: int = 1) -> EpdPositio
 
 def parse_epd_text(text: str, where: str = "<epd>") -> tuple[list[EpdPosition], list[EpdError]]:
     """Every line of ``text``: the usable positions and the problems of the others, both in
-    line order. Blank lines and ``#`` comments are neither."""
+    line order. Blank lines and ``#`` comments are neither. Lines end at ``\n`` (``\r\n`` too)
+    only: a form feed or U+2028 inside a line does not end it and shift the next lines' numbers,
+    as ``str.splitlines`` would."""
     positions: list[EpdPosition] = []
     problems: list[EpdError] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.split("\n"), start=1):
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -244,10 +252,15 @@ def parse_epd_text(text: str, where: str = "<epd>") -> tuple[list[EpdPosition], 
 def parse_epd(path: str | Path) -> tuple[list[EpdPosition], list[EpdError]]:
     """Read an EPD file (UTF-8): ``(positions, problems)``, see :func:`parse_epd_text`.
 
-    Raises ``OSError`` when the file cannot be read.
+    Raises ``OSError`` when the file cannot be read, :class:`TunerError` when it is larger
+    than :data:`MAX_EPD_BYTES` (``/dev/zero`` given as a suite).
     """
     path = Path(path)
-    return parse_epd_text(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    try:
+        data = read_capped(path, MAX_EPD_BYTES)
+    except InputLimitError as exc:
+        raise TunerError(str(exc)) from None
+    return parse_epd_text(data.decode("utf-8", errors="replace"), str(path))
 
 
 # ---------------------------------------------------------------- scoring

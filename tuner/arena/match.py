@@ -57,6 +57,7 @@ import numpy as np
 
 from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
+from search.input_limits import InputLimitError, read_capped
 from search.network import QuantizedNetwork
 from search.weights import atomic_write_text
 from tuner.config import help_field
@@ -131,11 +132,13 @@ def load_openings(path: str | Path) -> list[Opening]:
     valid with at least one legal move (checked with python-chess)."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_capped(path).decode("utf-8").split("\n")  # newlines only: line numbers as editors count
     except FileNotFoundError:
         raise OpeningsFileError(f"{path}: no such openings file") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise OpeningsFileError(f"{path}: cannot read openings file ({exc.__class__.__name__})") from None
+    except InputLimitError as exc:
+        raise OpeningsFileError(str(exc)) from None
     out: list[Opening] = []
     for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
@@ -409,21 +412,30 @@ def score_comment(cp: int, depth: int) -> str:
     return f"{shown}/{depth}"
 
 
+def pgn_tag_value(text: str) -> str:
+    """``text`` safe between a PGN tag's quotes (python-chess 1.11 writes a value as it is, so a
+    weights file's name could end the tag and add others): ``\\`` and ``"`` escaped by a
+    backslash (PGN standard 8.1.1, as PGN readers unescape them; python-chess keeps the
+    backslashes), and a control character, such as a newline, a space."""
+    plain = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in text)
+    return plain.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Game:
     """The game as python-chess PGN: engines named by their weights, the opening, result and
     termination reason in the headers, each move commented with the mover's score and depth
     (:func:`score_comment`, cutechess's convention)."""
     pgn = chess.pgn.Game()
     pgn.setup(chess.Board(game.opening.fen))
-    pgn.headers["Event"] = event
+    pgn.headers["Event"] = pgn_tag_value(event)  # names and the opening's come from the user's files
     pgn.headers["Site"] = "movetuner"
     pgn.headers["Date"] = "????.??.??"
     pgn.headers["Round"] = game.round
-    pgn.headers["White"] = names[game.white]
-    pgn.headers["Black"] = names["B" if game.white == "A" else "A"]
+    pgn.headers["White"] = pgn_tag_value(names[game.white])
+    pgn.headers["Black"] = pgn_tag_value(names["B" if game.white == "A" else "A"])
     pgn.headers["Result"] = game.result
-    pgn.headers["Opening"] = game.opening.name
-    pgn.headers["Termination"] = game.termination
+    pgn.headers["Opening"] = pgn_tag_value(game.opening.name)
+    pgn.headers["Termination"] = pgn_tag_value(game.termination)
     pgn.headers["PlyCount"] = str(len(game.moves))
     node: chess.pgn.GameNode = pgn
     white_moves = chess.Board(game.opening.fen).turn == chess.WHITE

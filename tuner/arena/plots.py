@@ -34,8 +34,13 @@ def _pyplot() -> Any:
     return plt
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def plot_metrics(records: list[dict[str, Any]], method: str, path: Path, title: str) -> Path:
-    """Line plots of ``records`` (metrics.jsonl) against the iteration; returns ``path``."""
+    """Line plots of ``records`` (metrics.jsonl) against the iteration; returns ``path``. A value
+    that is not a number (None, or a hand-edited string, list or object) is left out."""
     plt = _pyplot()
     from tuner.methods.registry import get  # noqa: PLC0415
 
@@ -44,13 +49,14 @@ def plot_metrics(records: list[dict[str, Any]], method: str, path: Path, title: 
     x = [r["iteration"] for r in records]
     for ax, (panel_title, series) in zip(axes[0], panels):
         for key, label in series:
-            pts = [(xi, r[key]) for xi, r in zip(x, records) if r.get(key) is not None]
+            pts = [(xi, r[key]) for xi, r in zip(x, records) if _is_number(r.get(key))]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
         ax.set_title(panel_title)
         ax.set_xlabel(get(method).unit)
         ax.grid(alpha=0.3)
-        ax.legend()
+        if ax.get_lines():  # a panel with no number to show has no legend (matplotlib would warn)
+            ax.legend()
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

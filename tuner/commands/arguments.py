@@ -97,6 +97,19 @@ def sprt_of(values: list[float] | None) -> Sprt | None:
         raise TunerError(str(exc)) from None
 
 
+def check_sweep_options(depth: int, threads: int, depth_flag: str = "--depth") -> None:
+    """A one-line :class:`TunerError` unless a move-match sweep's ``depth`` is within 1 ..
+    ``MAX_PLY - 1`` (the search's deepest ply) and ``threads`` within 0 (all cores) .. numba's
+    ceiling (:func:`tuner.cores.numba_thread_ceiling`): beyond, the kernels' wrappers raise."""
+    from search.alphabeta import MAX_PLY  # noqa: PLC0415
+    from tuner.cores import numba_thread_ceiling  # noqa: PLC0415
+
+    if not 1 <= depth < MAX_PLY:
+        raise TunerError(f"{depth_flag} must be from 1 to {MAX_PLY - 1}, not {depth}")
+    if not 0 <= threads <= numba_thread_ceiling():
+        raise TunerError(f"--threads must be from 0 (all cores) to {numba_thread_ceiling()}, not {threads}")
+
+
 def check_workers(workers: int | None) -> None:
     """A one-line :class:`TunerError` unless ``workers`` is None (the default) or positive."""
     if workers is not None and workers < 1:
@@ -104,4 +117,4 @@ def check_workers(workers: int | None) -> None:
 
 
 __all__ = ["MoveModels", "add_limit_arguments", "add_search_arguments", "add_sprt_argument", "add_weights_argument",
-           "check_workers", "load_players", "load_weight_sets", "sprt_of"]
+           "check_sweep_options", "check_workers", "load_players", "load_weight_sets", "sprt_of"]

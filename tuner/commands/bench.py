@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING
 from search.weights import load_weights
 from tuner.commands import command_help
 from tuner.commands import bench_compare, bench_epd
-from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, load_players,
-                                      load_weight_sets, sprt_of)
+from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, check_sweep_options,
+                                      load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
-from tuner.config import add_arguments, from_namespace
+from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.errors import TunerError
+from tuner.outputs import add_overwrite_argument, check_output
 from tuner.progress import progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
 from tuner.arena.match import (
@@ -98,7 +99,7 @@ def _register_move_match(bench_sub: argparse._SubParsersAction[argparse.Argument
     p.add_argument("--depth", type=int, default=1, help="search depth from the position (default: 1)")
     p.add_argument("--max-positions", type=int, default=0, metavar="N",
                    help="a seeded random sample of N positions (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
+    p.add_argument("--seed", type=seed_option, default=0, help="seed of the sample (default: 0)")
     p.add_argument("--threads", type=int, default=0, help="threads (default: all cores; dask: per worker)")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="where the sweeps run: local, or dask (see 'tuner tune --help') (default: local)")
@@ -115,6 +116,7 @@ def run_move_match_command(args: argparse.Namespace) -> int:
 
     if args.depth < 1 or args.max_positions < 0 or args.threads < 0:
         raise TunerError("--depth must be >= 1, --max-positions and --threads >= 0")
+    check_sweep_options(args.depth, args.threads)
     weight_sets = load_weight_sets(args.weights)
     if args.scheduler and args.executor != "dask":
         raise TunerError("--scheduler is an option of --executor dask")
@@ -159,6 +161,7 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     add_search_arguments(p)
     add_arguments(p, MatchConfig)
     add_sprt_argument(p)
+    add_overwrite_argument(p, "the --out PGN")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_match_command)
 
@@ -167,6 +170,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     from tuner.arena.engines import engine_specs  # noqa: PLC0415
 
     config = from_namespace(MatchConfig, args)
+    check_output(config.out, overwrite=args.overwrite, inputs=(args.a, args.b, config.openings))
     sprt = sprt_of(args.sprt)
     try:
         engines = engine_specs(args.engine, args.engine_options)

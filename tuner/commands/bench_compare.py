@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_search_arguments, add_sprt_argument,
-                                      check_workers, sprt_of)
-from tuner.config import add_arguments, from_namespace
+                                      check_sweep_options, check_workers, sprt_of)
+from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
 from tuner.arena.match import MatchConfig
@@ -68,7 +68,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--games", type=int, default=100, metavar="N",
                    help="games per pair of entrants, even; 0: no games (default: 100)")
     add_limit_arguments(p, required=False, prefix="games and EPD: ")
-    p.add_argument("--seed", type=int, default=0, help="seed of the move-match sample and the openings (default: 0)")
+    p.add_argument("--seed", type=seed_option, default=0, help="seed of the move-match sample and the openings (default: 0)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="processes for the games and the EPD suite (default: one per core)")
     add_arguments(p, MatchConfig, exclude=("games", "depth", "nodes", "movetime", "out", "seed", "workers"))
@@ -103,6 +103,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
     if args.move_match_depth < 1 or args.max_positions < 0 or args.threads < 0 or args.games < 0:
         raise TunerError("--move-match-depth must be >= 1, --max-positions, --threads and --games >= 0")
+    check_sweep_options(args.move_match_depth, args.threads, "--move-match-depth")
     if not math.isfinite(args.anchor_elo):
         raise TunerError(f"--anchor-elo must be a finite number, not {args.anchor_elo}")
     has_limit = any(x is not None for x in (args.depth, args.nodes, args.movetime))

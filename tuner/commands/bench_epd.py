@@ -33,6 +33,7 @@ from tuner.arena.epd import (
     summarise,
 )
 from tuner.errors import TunerError
+from tuner.outputs import add_overwrite_argument, check_output
 from tuner.progress import progress_bar
 
 EPD_EPILOG = f"""\
@@ -65,11 +66,13 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="answer on the workers of a running Dask scheduler (tcp://host:8786) instead of "
                         "--workers local processes (needs movetuner[dask])")
     p.add_argument("--out", metavar="JSON", help="write every position's answer and points to this JSON file")
+    add_overwrite_argument(p, "the --out JSON")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_epd_command)
 
 
 def run_epd_command(args: argparse.Namespace) -> int:
+    check_output(args.out, overwrite=args.overwrite, inputs=(args.file, *args.weights))
     limits = SearchLimits(depth=args.depth, nodes=args.nodes, movetime=args.movetime)
     try:
         limits.validate()

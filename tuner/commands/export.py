@@ -7,10 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from search.weights import atomic_write_text, builtin_network, load_weights
+from search.weights import atomic_write_text, builtin_network, load_weights, resolve
 from tuner.commands import command_help
 from tuner.errors import TunerError
 from tuner.export.formats import FORMATS, display_name, export
+from tuner.outputs import add_overwrite_argument, check_output
 
 #: formats of a network file (``.mtnn``): the C header with the forward pass, or the file again
 NETWORK_FORMATS = ("c", "mtnn")
@@ -33,7 +34,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "a network file (.mtnn) or the built-in network gm-nn")
     p.add_argument("--format", choices=(*FORMATS, "mtnn"), default=None,
                    help="output format (default: json for weights, c for a network)")
-    p.add_argument("--out", metavar="FILE", default=None, help="write to FILE (default: standard output)")
+    p.add_argument("--out", metavar="FILE", default=None,
+                   help="write to FILE, atomically (default: standard output); never the WEIGHTS file itself")
+    add_overwrite_argument(p)
     p.set_defaults(func=run)
 
 
@@ -81,6 +84,7 @@ def _write_text(out: str | None, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output(args.out, overwrite=args.overwrite, inputs=(args.weights, resolve(args.weights), builtin_network(args.weights)))
     path = _network_file(args.weights)
     if path is not None:
         _export_network(args, path)

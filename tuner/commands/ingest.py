@@ -38,8 +38,9 @@ Games with problems (illegal, ambiguous or unreadable moves, no result, a trunca
 malformed tag, a variant or non-standard start) are skipped and counted by reason; the first
 few are reported as file:line: reason. Bytes that are not UTF-8 are read as Latin-1 (see
 --non-utf8). A compressed file cut short is read up to the break (reported as corrupt_stream).
-An input that is empty, binary or yields no game (or no valid position) at all is an error; a
-corrupt stretch inside a PGN file only costs the game it falls in.
+An input that is empty, binary or yields no game (or no valid position) at all is an error, and
+so is a run that keeps no position (every game rejected or filtered out): DIR is left as it
+was. A corrupt stretch inside a PGN file only costs the game it falls in.
 
 The output is written to a temporary folder beside DIR and renamed into place at the end, so
 an interrupted run leaves DIR as it was (a killed run's temporary folder is removed by the next

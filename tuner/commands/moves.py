@@ -15,7 +15,9 @@ from pathlib import Path
 
 from search.convert import STARTING_FEN, from_fen
 from search.move_model import MoveModel, load_move_model, predict, save_move_model
-from tuner.config import add_arguments, from_namespace
+from tuner.config import add_arguments, from_namespace, seed_option
+from tuner.ingest.schema import MANIFEST, SPLITS, split_file
+from tuner.outputs import check_output
 from tuner.errors import DeferredSigint, Interrupted, TunerError
 from tuner.moves.train import MoveTrainConfig, train_move_model
 
@@ -69,6 +71,8 @@ def _register_train(moves_sub: argparse._SubParsersAction[argparse.ArgumentParse
 def run_train(args: argparse.Namespace) -> int:
     cfg = from_namespace(MoveTrainConfig, args)
     out = Path(args.out)
+    data = Path(args.data)
+    check_output(out, overwrite=True, inputs=[data / MANIFEST, *(data / split_file(s) for s in SPLITS)])
     if out.is_dir():
         raise TunerError(f"{out}: is a folder; --out names the move-model file to write")
     if out.exists() and not args.overwrite:
@@ -142,7 +146,7 @@ def _register_measure(moves_sub: argparse._SubParsersAction[argparse.ArgumentPar
                    help="which split to measure on (default: test)")
     p.add_argument("--max-positions", type=int, default=0, metavar="N",
                    help="a seeded random sample of N positions (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
+    p.add_argument("--seed", type=seed_option, default=0, help="seed of the sample (default: 0)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     p.set_defaults(func=run_measure)
 

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from search.alphabeta import MAX_PLY
 from search.convert import STARTING_FEN, from_fen, legal_moves, move_to_uci, push
 from search.perft import PERFT_SUITE, perft
 from tuner.commands import command_help
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        description="Count the leaf nodes of the legal move tree of FEN to DEPTH plies.")
     p.add_argument("fen", metavar="FEN",
                    help="position in FEN, 'startpos', or a perft suite name (kiwipete, position3..6)")
-    p.add_argument("depth", metavar="DEPTH", type=int, help="depth in plies (>= 0)")
+    p.add_argument("depth", metavar="DEPTH", type=int, help=f"depth in plies (0 to {MAX_PLY})")
     p.add_argument("--divide", action="store_true", help="print the count below each root move")
     p.add_argument("--no-bulk", dest="bulk", action="store_false",
                    help="play every move of the last ply instead of counting the move list")
@@ -50,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
         board = from_fen(fen)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    if args.depth < 0 or (args.divide and args.depth < 1):
-        raise TunerError(f"depth must be >= {1 if args.divide else 0}, not {args.depth}")
+    if args.depth < 0 or (args.divide and args.depth < 1) or args.depth > MAX_PLY:
+        raise TunerError(f"depth must be from {1 if args.divide else 0} to {MAX_PLY} (the search's deepest ply), "
+                         f"not {args.depth}")
     start = time.perf_counter()
     counts: dict[str, int] = {}
     try:

@@ -35,7 +35,7 @@ from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrup
 from tuner.training.driver import drive
 from tuner.methods.registry import get as get_method
 from tuner.methods.registry import methods
-from tuner.training.run_folder import RunDir
+from tuner.training.run_folder import RunDir, data_identity
 from tuner.training.training_data import load_training_data
 from tuner.training.tune_config import TuneConfig, start_weights
 from tuner.training.verdict import data_warning, verdict, verify_match
@@ -183,6 +183,9 @@ def run(args: argparse.Namespace) -> int:
                              f"when resuming {run_dir.path}")
         common = from_namespace(TuneConfig, args, common0)
         method_cfg = _method_config(common, args, methods0)
+        if "out" in changed and Path(common.out).resolve() != run_dir.path.resolve():
+            print(f"tuner tune: note: --out {common.out} is ignored: a resumed run writes into its own folder, "
+                  f"{run_dir.path}", file=sys.stderr)
         common = dataclasses.replace(common, out=str(run_dir.path))
     else:
         if args.config:
@@ -197,7 +200,14 @@ def run(args: argparse.Namespace) -> int:
         method_cfg = _method_config(common, args, methods0)
         if not common.out:
             raise TunerError("no run folder given: pass --out RUN")
+        if common.data and Path(common.out).resolve() == Path(common.data).resolve():
+            raise TunerError(f"{common.out}: --out names the position set of --data; a run needs a folder of its own")
         run_dir = RunDir(common.out)
+        start = Path(common.start.rsplit("+", 1)[-1] if common.start.startswith("network:") else common.start)
+        replaced = {(run_dir.path / name).resolve() for name in ("weights.json", "weights.mtnn", "state.json")}
+        if args.overwrite and start.is_file() and start.resolve() in replaced:  # RunDir.create deletes them
+            raise TunerError(f"--start {common.start} is a file of the run --overwrite replaces in {run_dir.path}; "
+                             "copy it elsewhere first, or choose another --out")
     if args.resume and args.overwrite:
         raise TunerError("--overwrite cannot be combined with --resume")
     base = run_dir.path if args.resume else Path(args.config).parent if args.config else Path(".")
@@ -243,6 +253,9 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
                 raise TunerError(f"{run_dir.state_path}: a {checkpoint.method} run, not {common.method}")
             if checkpoint is None:
                 log(f"{run_dir.path}: no iteration was completed; starting the run from the beginning")
+            elif not run_dir.check_data(data_identity(common.data), common.data):
+                log(f"{run_dir.path}: no record of the position set it started on ({run_dir.data_path.name}, "
+                    f"written since movetuner recorded it); {common.data} is taken as that set")
         else:
             run_dir.check_new(overwrite=overwrite)
         w0 = start_weights(common)
@@ -275,6 +288,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
                     run_dir.write_config(config_toml(common, method_cfg))
                 else:  # a new run, or one that never completed an iteration: start afresh
                     run_dir.create(config_toml(common, method_cfg), overwrite=True)
+                    run_dir.record_data(data_identity(common.data))
                 check_interrupt()
                 drive(method, common, method_cfg, data, run_dir, w0, resume=checkpoint,
                       progress=progress, log=log)

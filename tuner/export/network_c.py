@@ -35,7 +35,7 @@ from search.catalog import CATALOG_HASH, PHASE_MAX, PIECE_NAMES, SQUARE_NAMES
 from search.network import QuantizedNetwork
 from search.network_kernels import PSQ_INPUTS, QA, QB, QO
 from search.weights import Weights
-from search.weights_text import TERMS_LINES
+from search.weights_text import TERMS_LINES, comment_text
 from tuner.export.c_lines import c_prologue
 from tuner.export.formats import c_tables
 
@@ -80,7 +80,7 @@ def input_names(n_buckets: int) -> list[str]:
 
 def _heading(net: QuantizedNetwork, name: str | None) -> list[str]:
     shape = net.shape
-    title = net.metadata.get("name") or name or "unnamed network"
+    title = comment_text(str(net.metadata.get("name") or name or "unnamed network"))
     lines = [
         f"/* movetuner network: {title}",
         f" * shape: H = {shape.h} accumulator entries per side, hidden layers H2 = {shape.h2} and "
@@ -90,7 +90,7 @@ def _heading(net: QuantizedNetwork, name: str | None) -> list[str]:
     ]
     description = net.metadata.get("description")
     if description:
-        lines.append(f" * {str(description).replace('*/', '* /')}")
+        lines.append(f" * {comment_text(str(description))}")
     lines += [
         " *",
         " * One C99 header, nothing else to compile: the network's integer parameters (MTNN_W1 ..",

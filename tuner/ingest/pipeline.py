@@ -51,6 +51,7 @@ from search.replay import replay
 from tuner.ingest.positions import LINE_DROP_REASONS, LINE_REASONS, LineChunk, LinesOutcome, process_lines
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.sources import (
+    LINE_TOO_LONG,
     FileDigest,
     InputFile,
     SourceProblem,
@@ -228,6 +229,11 @@ def _warm_up(inputs: list[InputFile], config: IngestConfig) -> None:
         process_lines(LineChunk(0, "", 1, 0, f"{chess.STARTING_FEN} [0.5]\n".encode()), config)
 
 
+#: the most parser processes a run starts (far beyond any machine's cores; a count too large for
+#: the process pool raised OverflowError)
+MAX_WORKERS = 1024
+
+
 def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
            log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
@@ -252,7 +258,8 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     TunerError
         Before any work, for a missing, unreadable, empty or binary input or an output that
         must not be written; during the run, for an input that yields no game, a compressed
-        input broken before its first game, or a failure to write (a full or read-only disk).
+        input broken before its first game, a run that keeps no position at all, or a failure
+        to write (a full or read-only disk).
         The output folder is then as it was.
     """
     started = time.perf_counter()
@@ -260,8 +267,8 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     config.validate()
     log = log or sys.stderr
     workers = available_cores() if workers is None else workers
-    if workers < 1:
-        raise TunerError(f"workers must be >= 1, not {workers}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise TunerError(f"workers must be from 1 to {MAX_WORKERS}, not {workers}")
     inputs = check_inputs(list(paths))
     out = Path(out)
     staging: Path | None = None
@@ -289,9 +296,10 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
                 tally.dropped["duplicate"] += writer.add(frame)
                 bar.update(batch.bytes_read - bar.n)
         _check_position_files(inputs, digests, tally)
-        _report([], tally, inputs, bar, log)  # anything still held
         splits = assign_splits(tally.kept_ids, config.split, config.seed)
         counts = writer.finish(splits)
+        _check_kept(inputs, tally, counts, out)
+        _report([], tally, inputs, bar, log)  # anything still held
         manifest = _manifest(inputs, digests, config, workers, tally, splits, counts, started)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
@@ -324,8 +332,34 @@ def _check_position_files(inputs: list[InputFile], digests: list[FileDigest], ta
                              "FEN, then a result such as [1.0] or c9 \"1-0\";); not a position file?")
 
 
+def _check_kept(inputs: list[InputFile], tally: _Tally, counts: dict[str, int], out: Path) -> None:
+    """Refuse a run that keeps no position (every game rejected, every position filtered out):
+    it would replace ``out`` with an empty set. The line names the first input and the first
+    problem met, if any."""
+    if sum(counts.values()):
+        return
+    first = tally.first[0] if tally.first else None
+    where = inputs[first[0]].path if first else inputs[0].path
+    rejected = sum(tally.rejected.values()) + sum(tally.lines_rejected.values())
+    read = " and ".join(f"{n} {what}" for n, what in ((tally.read, "game(s)"), (tally.lines, "line(s)")) if n) or "nothing"
+    why = [f"{read} read, {rejected} rejected"]
+    why += [f"first problem at line {first[1]}: {first[2]}"] if first else []
+    why += [f"dropped: {', '.join(f'{k} {v}' for k, v in tally.dropped.items() if v)}"] \
+        if any(tally.dropped.values()) else []
+    raise TunerError(f"{where}: no position kept ({'; '.join(why)}); {out} was left as it was")
+
+
+def _count_long_lines(batch: _Batch, tally: _Tally) -> None:
+    """Count each line a position file's reader skipped as too long as a line read and rejected."""
+    for p in batch.problems:
+        if p.problem.reason == LINE_TOO_LONG:
+            tally.lines += 1
+            tally.lines_rejected[LINE_TOO_LONG] += 1
+
+
 def _account_lines(batch: _Batch, result: LinesOutcome, tally: _Tally, inputs: list[InputFile],
                    bar: Progress, log: TextIO) -> None:
+    _count_long_lines(batch, tally)
     tally.lines += result.records
     tally.lines_rejected.update(result.rejected)
     tally.dropped.update(result.dropped)
@@ -360,6 +394,7 @@ def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[Inp
 
 def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[InputFile],
              bar: Progress, log: TextIO) -> None:
+    _count_long_lines(batch, tally)  # a position file ending in one: its problem comes alone
     problems: list[tuple[int, Problem]] = [(p.file_index, p.problem) for p in batch.problems]
     for outcome, chunk in zip(result.outcomes, batch.chunks, strict=True):
         tally.read += 1
@@ -370,7 +405,8 @@ def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[I
         tally.kept_ids.append(outcome.game_id)
         tally.plies += outcome.plies
         tally.dropped.update(outcome.dropped)
-    _report(problems, tally, inputs, bar, log)
+    # until a game is kept, its problems are held: a run that keeps none is one line (_check_kept)
+    _report(problems, tally, inputs, bar, log, hold=not tally.kept_ids)
 
 
 def _manifest(inputs: list[InputFile], digests: list[FileDigest], config: IngestConfig, workers: int,

@@ -55,7 +55,7 @@ SPLIT_COLUMN = "_split"
 
 #: rejection reasons of lines, in the order the manifest lists them
 LINE_REASONS = ("bad_fen", "illegal_position", "bad_result", "bad_score", "bad_move", "illegal_move",
-                "ambiguous_move", "no_label", "bad_line")
+                "ambiguous_move", "no_label", "bad_line", "line_too_long")
 #: position filters of position files
 LINE_DROP_REASONS = ("single_legal", "no_legal_move")
 

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from search.input_limits import InputLimitError, loads_json, read_capped
 from tuner.errors import TunerError
 from tuner.ingest.schema import (
     ADDED_IN,
     FORMAT,
     MANIFEST,
+    NOT_NULL,
     READABLE_VERSIONS,
     SCHEMA,
     SPLITS,
@@ -34,7 +36,9 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise TunerError(f"{path}: missing, so {folder} is not a position set (build one with tuner ingest)")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = loads_json(read_capped(path).decode("utf-8"), str(path))
+    except InputLimitError as exc:
+        raise TunerError(str(exc)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TunerError(f"{path}: not a readable JSON manifest ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -98,6 +102,12 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
         if frame.height < hi - lo:
             raise TunerError(f"{path}: has {lo + frame.height} rows, row {hi - 1} was asked for")
         frame = frame[np.asarray(rows, dtype=np.int64) - lo]
+    for c in (c for c in present if c in NOT_NULL):  # a damaged or hand-made file: one line, not a traceback later
+        nulls = frame[c].is_null()
+        if nulls.any():
+            first = int(nulls.arg_true()[0])
+            raise TunerError(f"{path}: column {c} is null in {int(nulls.sum())} row(s), the first at row "
+                             f"{first if rows is None else int(rows[first])}; rebuild the set with tuner ingest")
     if later:  # a set written before these columns existed: they read as nulls
         frame = frame.with_columns(pl.lit(None, dtype=SCHEMA[c]).alias(c) for c in later).select(wanted)
     return frame

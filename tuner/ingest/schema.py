@@ -48,6 +48,9 @@ SCHEMA: dict[str, pl.DataType] = {
     "source_line": pl.Int64(),  # line of the game's first tag (or of the position) in that file
 }
 
+#: columns every row of a position set fills (the others may be null, as their comments say)
+NOT_NULL = ("game_id", "ply", "fen", "stm", "result", "n_legal", "zobrist")
+
 #: columns added after version 1, with the version that added them (read as nulls from older sets)
 ADDED_IN: dict[str, int] = {"score": 2}
 

@@ -376,6 +376,11 @@ def _chunks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
 
 #: Bytes of a position file per block of lines (a worker's unit of work).
 LINE_BLOCK_BYTES = 256 * 1024
+#: A position file's line longer than this is no position: it is rejected as one line
+#: (``line_too_long``, at its own line number) and its bytes are skipped, not parsed.
+MAX_LINE_BYTES = 4 * LINE_BLOCK_BYTES
+#: the reason of such a line (:data:`tuner.ingest.positions.LINE_REASONS`)
+LINE_TOO_LONG = "line_too_long"
 
 
 def _text_reader(stream: BinaryIO, encoding: str) -> Callable[[int], bytes]:
@@ -389,10 +394,13 @@ def _text_reader(stream: BinaryIO, encoding: str) -> Callable[[int], bytes]:
 def _blocks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDigest,
                     progress: Callable[[int], None]) -> Iterator[LineChunk | SourceProblem]:
     """Blocks of whole lines of a position file, about :data:`LINE_BLOCK_BYTES` each; line
-    ``k`` (1-based) takes game id ``first_id + k - 1``. A stream that breaks off is reported as
+    ``k`` (1-based) takes game id ``first_id + k - 1``. A line longer than
+    :data:`MAX_LINE_BYTES` is reported as ``line_too_long`` at its own number and skipped, so
+    that the lines after it keep theirs. A stream that breaks off is reported as
     ``corrupt_stream`` (its last, partial line dropped) and ends the file."""
     lineno = 1  # of the next block's first line
     tail = b""
+    skipping = False  # inside a line longer than MAX_LINE_BYTES, reported: its rest is dropped
     reported = 0
     with inp.path.open("rb") as fh:
         raw = _HashingReader(fh)
@@ -400,16 +408,26 @@ def _blocks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
             with _decompressed(inp.path, raw) as stream:
                 read = _text_reader(stream, inp.encoding)
                 while data := read(LINE_BLOCK_BYTES):
-                    if lineno == 1 and not tail and data.startswith(_BOM):
+                    if lineno == 1 and not tail and not skipping and data.startswith(_BOM):
                         data = data[3:]
+                    if skipping:
+                        end = data.find(b"\n")
+                        if end < 0:
+                            continue
+                        data, skipping, lineno = data[end + 1:], False, lineno + 1
                     data = tail + data
                     cut = data.rfind(b"\n") + 1
-                    if cut == 0 and len(data) < 4 * LINE_BLOCK_BYTES:
-                        tail = data  # no line end yet
+                    if cut == 0:
+                        if len(data) <= MAX_LINE_BYTES:
+                            tail = data  # no line end yet
+                        else:
+                            yield SourceProblem(index, Problem(lineno, LINE_TOO_LONG,
+                                                               f"more than {MAX_LINE_BYTES} bytes; skipped"))
+                            tail, skipping = b"", True
                         continue
-                    block, tail = (data[:cut], data[cut:]) if cut else (data, b"")
+                    block, tail = data[:cut], data[cut:]
                     yield LineChunk(index, inp.name, lineno, first_id + lineno - 1, block)
-                    lineno += block.count(b"\n") + (0 if cut else 1)
+                    lineno += block.count(b"\n")
                     progress(raw.bytes_read - reported)
                     reported = raw.bytes_read
         except _STREAM_ERRORS as exc:
@@ -417,8 +435,10 @@ def _blocks_of_file(index: int, inp: InputFile, first_id: int, digest: FileDiges
             if lineno == 1:
                 raise TunerError(f"{inp.path}:1: corrupt_stream before any position: {detail}") from None
             yield SourceProblem(index, Problem(lineno, "corrupt_stream", f"reading stopped: {detail}"))
-            tail = b""
+            tail, skipping = b"", False
             raw.drain()
+        if skipping:  # the file ends inside its long line
+            lineno += 1
         if tail:
             yield LineChunk(index, inp.name, lineno, first_id + lineno - 1, tail)
             lineno += tail.count(b"\n") + 1

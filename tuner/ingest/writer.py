@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 
 from search.board import UCI_KEY_BITS, uci_keys_by_text
+from search.input_limits import loads_json, read_capped
 from tuner.errors import TunerError
 from tuner.ingest.positions import SPLIT_COLUMN
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SPLITS, split_file
@@ -48,8 +49,8 @@ _OS_ERROR = re.compile(r"os error (\d+)")
 
 def _is_set_manifest(path: Path) -> bool:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = loads_json(read_capped(path).decode("utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, ValueError):  # InputLimitError is a ValueError
         return False
     return isinstance(data, dict) and data.get("format") == FORMAT
 

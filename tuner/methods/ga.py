@@ -40,6 +40,7 @@ import numpy as np
 from deap import base, tools
 
 from search.catalog import stage_pairs
+from search.weights_base import MAX_ABS_WEIGHT
 from tuner.config import help_field
 from tuner.training.driver import drive
 from tuner.methods.registry import Method
@@ -50,6 +51,10 @@ from tuner.training.training_data import TrainingData
 from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import mask_of, tuning_bounds
+
+
+#: the largest population (ACPP used 50; 10,000 individuals of about 1,100 genes take about 90 MB)
+MAX_POPULATION = 10_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +83,8 @@ class GaConfig:
     def validate(self) -> None:
         if self.generations < 0 or self.population < 2 or self.sample < 1:
             raise ValueError("generations must be >= 0, population >= 2, sample >= 1")
+        if self.population > MAX_POPULATION:  # a population of 10**20 was built until the memory ran out
+            raise ValueError(f"population must be at most {MAX_POPULATION}, not {self.population}")
         if self.encoding not in ("int", "bits"):
             raise ValueError(f"encoding must be int or bits, not {self.encoding!r}")
         if self.selection not in ("tournament", "roulette"):
@@ -89,6 +96,10 @@ class GaConfig:
                 raise ValueError(f"{name} must be a probability, not {getattr(self, name)}")
         if self.scale_to < 1.0 or self.mutation_sigma <= 0 or self.init_spread < 0:
             raise ValueError("scale_to must be >= 1, mutation_sigma > 0, init_spread >= 0")
+        for name in ("span", "mutation_sigma", "init_spread"):  # 1e300 overflowed the rounding to a gene
+            if getattr(self, name) > MAX_ABS_WEIGHT:
+                raise ValueError(f"{name} must be at most the evaluator's limit {MAX_ABS_WEIGHT}, "
+                                 f"not {getattr(self, name)}")
         if not 0 <= self.elite < self.population:
             raise ValueError("elite must be between 0 and population - 1")
         if self.selection == "tournament" and self.tournament > self.population:

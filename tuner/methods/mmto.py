@@ -50,6 +50,7 @@ from objectives.texel import KBracketError, _k_eu, _scores_loss_kernel, fit_k_sc
 from search.alphabeta import KIND_EVAL
 from search.search_api import signed_features, threads
 from search.catalog import N_BASE, N_PLUGIN_BASE
+from search.weights_base import MAX_ABS_WEIGHT
 from search.evaluation_api import EVAL_SCALE
 from tuner.training.positions import Positions
 from tuner.training.driver import drive
@@ -418,6 +419,10 @@ def update(summary: KeptSweep, w: np.ndarray, cfg: MmtoConfig, masks: Masks, *, 
             if adam is None:
                 w = grid_adjacent_step(w, gradient, step=cfg.step, trainable=masks.trainable, l1=cfg.l1,
                                        l1_mask=masks.l1, constrained=masks.constrained).weights
+                worst = int(np.abs(np.asarray(w, dtype=np.int64)).max())
+                if worst > MAX_ABS_WEIGHT:  # the next search would refuse the weights with a traceback
+                    raise TunerError(f"mmto: a grid step of {cfg.step} took a weight to {worst}, beyond the "
+                                     f"evaluator's limit +-{MAX_ABS_WEIGHT}; lower --step")
             else:
                 adam.master = hold_sums(adam.opt.step(adam.master, gradient), adam.groups, adam.sums)
                 w = to_search_weights(adam.master, adam.low, adam.high)

@@ -91,6 +91,10 @@ class MmtoConfig:
         if not 0.0 <= self.pls_threshold <= 1.0:
             raise ValueError(f"pls_threshold must be a probability in (0, 1], or 0 (the depth sweep), "
                              f"not {self.pls_threshold}")
+        if self.pls_threshold > 0:  # the model is read by every sweep: a file that cannot be is refused now
+            from search.move_model import load_move_model  # noqa: PLC0415 - numba: only for the PLS sweep
+
+            load_move_model(self.pls_model)  # MoveModelFileError, a ValueError naming the file
 
 
 def stalled(history: list[float], cfg: MmtoConfig) -> bool:

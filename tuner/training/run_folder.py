@@ -9,7 +9,13 @@ Layout of ``RUN/`` (shared by every optimizer):
                    run writes ``weights.mtnn`` instead (``docs/network.md``)
 ``state.json``     the checkpoint ``--resume`` continues from (atomic writes): method, the
                    number of completed iterations, the weights and the optimizer's own state
+``data.json``      the position set the run started on: its inputs' names and SHA-256 and its
+                   ingest settings, from its ``manifest.json`` (:func:`data_identity`)
 =================  ==========================================================================
+
+A resume compares the position set's manifest with ``data.json`` and refuses, in one line, a
+set rebuilt from other games or with other settings: the run would otherwise continue silently
+on other data (a run folder of an earlier version, without ``data.json``, is not checked).
 
 ``state.json`` is the commit point: an iteration counts as done once its checkpoint is
 written. On resume, metric lines of iterations after the checkpoint (written just before an
@@ -50,6 +56,7 @@ except ImportError:  # not POSIX: runs are not locked
 import numpy as np
 
 from search.catalog import CATALOG_HASH, LEGACY_CATALOGS, N_FEATURES
+from search.input_limits import InputLimitError, loads_json
 from search.evaluators import (Evaluator, evaluator_file_name, evaluator_from_json, evaluator_to_json,
                                save_evaluator)
 from search.network import NetworkFileError, QuantizedNetwork, read_network
@@ -186,10 +193,37 @@ class RunDir:
 
     def _remove_temporary_files(self) -> None:
         """Delete the temporary files of atomic writes that a killed process left behind."""
-        for name in (self.config_path.name, self.metrics_path.name, self.weights_path.name, self.state_path.name):
+        for name in (self.config_path.name, self.metrics_path.name, self.weights_path.name, self.state_path.name,
+                     self.data_path.name):
             for tmp in self.path.glob(f".{name}.*.tmp"):
                 with contextlib.suppress(OSError):
                     tmp.unlink()
+
+    @property
+    def data_path(self) -> Path:
+        return self.path / "data.json"
+
+    def record_data(self, identity: dict[str, Any] | None) -> None:
+        """Write ``data.json``: the position set the run starts on (:func:`data_identity`);
+        nothing for a set without a manifest."""
+        if identity is not None:
+            _write(self.data_path, json.dumps(identity, indent=1, sort_keys=True) + "\n")
+
+    def check_data(self, identity: dict[str, Any] | None, data: str) -> bool:
+        """Refuse (one-line :class:`TunerError`) to resume on the position set ``data`` whose
+        identity differs from the one recorded when the run started; False when the run recorded
+        none (an earlier version's run folder, or a set without a manifest)."""
+        try:
+            recorded = loads_json(self.data_path.read_text(encoding="utf-8"), str(self.data_path))
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as exc:
+            raise TunerError(f"{self.data_path}: cannot be read ({exc.__class__.__name__}); the run's position "
+                             "set cannot be checked") from None
+        if identity is None or recorded != identity:
+            raise TunerError(f"{data}: not the position set {self.path} started on ({_data_change(recorded, identity)}); "
+                             f"resume with the set it started on, or start a new run")
+        return True
 
     def holds_run(self) -> bool:
         """Whether the folder holds a started run (a checkpoint or metric lines)."""
@@ -205,7 +239,8 @@ class RunDir:
         """Start a new run: refuse a folder that already holds one (use ``--resume``), unless
         ``overwrite``, which deletes that run's files first."""
         self.check_new(overwrite=overwrite)
-        for f in (self.state_path, self.metrics_path, self.path / "weights.json", self.path / "weights.mtnn"):
+        for f in (self.state_path, self.metrics_path, self.path / "weights.json", self.path / "weights.mtnn",
+                  self.data_path):
             f.unlink(missing_ok=True)
         self.path.mkdir(parents=True, exist_ok=True)
         _write(self.config_path, config_toml)
@@ -241,7 +276,7 @@ class RunDir:
                 continue
             try:
                 text = chunk.decode("utf-8")
-                record = json.loads(text)
+                record = loads_json(text, f"{self.metrics_path}:{n}")  # too deep: InputLimitError, a ValueError
                 if not isinstance(record, dict) or not _is_iteration(record.get("iteration")):
                     raise ValueError("not a metrics record")
             except UnicodeDecodeError:
@@ -303,7 +338,9 @@ class RunDir:
             return None
         where = str(self.state_path)
         try:
-            doc = json.loads(self.state_path.read_text(encoding="utf-8"))
+            doc = loads_json(self.state_path.read_text(encoding="utf-8"), where)
+        except InputLimitError as exc:
+            raise TunerError(str(exc)) from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise TunerError(f"{where}: unreadable checkpoint ({exc.__class__.__name__})") from None
         if not isinstance(doc, dict) or doc.get("schema") != STATE_SCHEMA or doc.get("schema_version") != STATE_VERSION:
@@ -353,6 +390,44 @@ class RunDir:
         return None
 
 
+def data_identity(data: str | Path) -> dict[str, Any] | None:
+    """What identifies the position set in folder ``data``: its inputs' names and SHA-256 and
+    its ingest settings, from its manifest (the same inputs and settings give the same set,
+    byte for byte); None when it has no readable manifest."""
+    from tuner.ingest.reader import read_manifest  # noqa: PLC0415 - polars: only for a run
+
+    try:
+        manifest = read_manifest(data)
+    except TunerError:
+        return None
+    inputs = manifest.get("inputs")
+    if not isinstance(inputs, list) or not all(isinstance(i, dict) for i in inputs):
+        return None
+    return {"inputs": [{"name": i.get("name"), "sha256": i.get("sha256")} for i in inputs],
+            "settings": manifest.get("config")}
+
+
+def _data_change(recorded: Any, now: dict[str, Any] | None) -> str:
+    """How the identity ``now`` of a position set differs from the ``recorded`` one, briefly."""
+    if now is None:
+        return "it has no readable manifest.json now"
+    if not isinstance(recorded, dict):
+        return "data.json is not a record of a position set"
+
+    def inputs(identity: dict[str, Any]) -> str:
+        items = identity.get("inputs") or []
+        return ", ".join(f"{i.get('name')} {str(i.get('sha256'))[:12]}" for i in items if isinstance(i, dict))
+
+    if recorded.get("inputs") != now["inputs"]:
+        return f"its inputs were {inputs(recorded) or 'none'}, now {inputs(now)} (name, SHA-256)"
+    before, after = recorded.get("settings") or {}, now.get("settings") or {}
+    keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)) \
+        if isinstance(before, dict) and isinstance(after, dict) else []
+    if keys:
+        return f"its ingest setting {keys[0]} was {before.get(keys[0])!r}, now {after.get(keys[0])!r}"
+    return "its ingest settings differ"
+
+
 def _write(path: Path, text: str) -> None:
     """Write a file of the run atomically; an OSError (a full or read-only disk) names ``path``
     itself rather than the temporary file beside it."""
@@ -371,7 +446,7 @@ def _saved_iteration(path: Path) -> int:
         if path.suffix == ".mtnn":
             metadata = read_network(path).metadata
         else:
-            metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+            metadata = loads_json(path.read_text(encoding="utf-8"), str(path)).get("metadata", {})
         value = metadata.get("iteration", metadata.get("generation"))
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return 1

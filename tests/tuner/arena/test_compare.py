@@ -66,7 +66,7 @@ def test_compare_figures_equal_those_of_the_single_commands(sample_set: Path, ru
     for pair in doc["pairs"]:
         pgn = tmp_path / "single.pgn"
         alone = cli_json(["bench", "match", as_file[pair["a"]], as_file[pair["b"]], "--games", "2", "--depth", "1", "--seed", "4",
-                          "--workers", "1", "--json", "--out", str(pgn)], capsys)
+                          "--workers", "1", "--json", "--out", str(pgn), "--overwrite"], capsys)  # one file per pair
         for key in ("games", "wins", "draws", "losses", "score", "score_ci95", "elo", "elo_ci95", "pentanomial",
                     "terminations"):
             assert pair[key] == alone[key], (pair["a"], pair["b"], key)

@@ -191,8 +191,12 @@ def test_limits_are_checked() -> None:
         run_suite(positions, [0], SearchLimits())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="depth must be between"):
         SearchLimits(depth=0).validate()
-    with pytest.raises(ValueError, match="nodes must be positive"):
+    with pytest.raises(ValueError, match="nodes must be between 1 and"):
         SearchLimits(nodes=0).validate()
+    with pytest.raises(ValueError, match="nodes must be between 1 and 4611686018427387904"):
+        SearchLimits(nodes=2**62 + 1).validate()  # the kernels count in int64
+    with pytest.raises(ValueError, match="movetime must be between 1 and 2147483647 ms"):
+        SearchLimits(movetime=2**31).validate()
 
 
 def test_classic_solves_mates_in_one_at_depth_two() -> None:

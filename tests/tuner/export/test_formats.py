@@ -13,6 +13,7 @@ import pytest
 
 from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX
 from search.weights import CatalogMigrationWarning, Weights, load_weights, save_weights
+from search.weights_base import MAX_ABS_WEIGHT
 from search.weights_text import TextFormatError, parse_text, tables, to_text
 from tuner.cli import main as tuner_main
 from tuner.export.formats import export, to_c, to_rust
@@ -22,7 +23,7 @@ from tests.conftest import REPO, without_compile_note
 def random_weights(seed: int) -> Weights:
     rng = np.random.default_rng(seed)
     values = rng.integers(-5000, 5000, size=N_FEATURES).astype(np.int32)
-    values[:3] = (2**31 - 1, -(2**31), 0)  # the extremes of int32 survive every format
+    values[:3] = (MAX_ABS_WEIGHT, -MAX_ABS_WEIGHT, 0)  # the extremes a weights file may hold survive every format
     return Weights(values, {"name": "random", "seed": seed, "note": "has # and = and \"quotes\""})
 
 

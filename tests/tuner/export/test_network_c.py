@@ -216,7 +216,7 @@ def test_the_header_names_the_network_and_states_its_shape_and_layout() -> None:
     header = to_c_network(q, "from-the-file.mtnn")
     assert header.startswith("/* movetuner network: from-the-file.mtnn\n")
     named = to_c_network(replace(q, metadata={"name": "gm-nn", "description": "distilled */ then tuned"}), "x")
-    assert named.startswith("/* movetuner network: gm-nn\n") and "distilled * / then tuned" in named
+    assert named.startswith("/* movetuner network: gm-nn\n") and r'"distilled \u002a/ then tuned"' in named
     for line in ("#define MTNN_H 32", "#define MTNN_H2 16", "#define MTNN_H3 8", "#define MTNN_N_BUCKETS 4",
                  "#define MTNN_N_INPUTS 3072", "#define MTNN_QA 255", "#define MTNN_QB 64", "#define MTNN_QO 64",
                  "#define MTNN_PHASE_MAX 24", f'#define MTNN_LAYOUT_HASH "{q.layout_hash()}"',

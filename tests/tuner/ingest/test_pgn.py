@@ -305,8 +305,10 @@ def test_standard_fen_setup_can_be_played_from(tmp_path: Path) -> None:
         board.push(move)
     text = game_text(0, sans, "*", tags=('[SetUp "1"]', f'[FEN "{MIDGAME_FEN}"]'))
     (tmp_path / "setup.pgn").write_text(text)
-    rejected, _ = run(tmp_path, [tmp_path / "setup.pgn"], name="no")
-    assert rejected["games"]["rejected_by_reason"] == {"non_standard_start": 1}
+    with pytest.raises(TunerError, match=r"no position kept \(1 game\(s\) read, 1 rejected; first "
+                                         r"problem at line 1: non_standard_start\)"):
+        run(tmp_path, [tmp_path / "setup.pgn"], name="no")  # a set of no position is not written
+    assert not (tmp_path / "no").exists()
     allowed, _ = run(tmp_path, [tmp_path / "setup.pgn"], name="yes", allow_setup=True, skip_plies=0,
                      split=(1.0, 0.0, 0.0))
     rows = read_split(tmp_path / "yes", "train")
