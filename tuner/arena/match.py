@@ -264,10 +264,15 @@ def play_game(task: PairTask, white: str, round_name: str,
                 engines[side] = running
             else:
                 engines[side] = new_engine(player, _TT_BITS)
-        return _play(task, white, round_name, engines)
+        return play_with_engines(task, white, round_name, engines)
 
 
-def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Engine | ExternalEngine]) -> GameRecord:
+def play_with_engines(task: PairTask, white: str, round_name: str,
+                      engines: dict[str, Engine | ExternalEngine]) -> GameRecord:
+    """Play one game of ``task`` with the engines given for sides ``"A"`` and ``"B"`` (the
+    players of ``task`` then only name the sides): :func:`play_game` with engines made by the
+    caller, e.g. two searchers of one weight set that differ in their time management
+    (``bench/clock.py``)."""
     black = "B" if white == "A" else "A"
     board = chess.Board(task.opening.fen)
     b = from_fen(task.opening.fen)
