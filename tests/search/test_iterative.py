@@ -1,8 +1,11 @@
 """Iterative deepening's limits (issue 28): a node limit is used to the node, a fixed time to
 within a tolerance suited to a loaded machine, and a deadline cuts an iteration that a
-prediction let start."""
+prediction let start; the prediction grows the last iteration by its measured factor; a cut
+iteration plays its best fully searched root move (issue 43)."""
 
 from __future__ import annotations
+
+import time
 
 import chess
 import numpy as np
@@ -10,7 +13,7 @@ import pytest
 
 from search.board import W_KEY
 from search.convert import from_fen, legal_moves, push
-from search.iterative import Searcher, TimePlan
+from search.iterative import Searcher, TimePlan, _Deadline, may_start
 from search.search_api import search
 from search.weights import load_weights
 
@@ -117,3 +120,16 @@ def test_an_uncut_search_records_every_root_move() -> None:
     assert best is not None and not best.partial
     assert s.ws.root_moves_done == len(legal_moves(from_fen(MIDDLE_GAME)))
     assert s.ws.root_record == (best.score, best.pv)
+
+
+def test_the_prediction_grows_the_last_iteration_by_its_measured_factor(searcher: Searcher) -> None:
+    """With two iterations of 1,000 and 10,000 nodes at 100,000 nodes/s the next is predicted at
+    100,000 nodes, 1 s: it may not start before a 0.5-s hard limit (the growth factor compared
+    each iteration with itself, 1, so the floor of 2 predicted 0.2 s), but may before a 2-s one."""
+    for hard, expected in ((0.5, False), (2.0, True)):
+        plan = TimePlan(60.0, hard)
+        deadline = _Deadline(searcher.ws, time.perf_counter() + 60.0)
+        try:
+            assert may_start(plan, deadline, time.perf_counter(), [1_000, 10_000], 100_000.0) is expected
+        finally:
+            deadline.cancel()
