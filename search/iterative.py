@@ -121,6 +121,20 @@ class TimePlan:
         """Search for ``seconds`` (``go movetime``): deepen until then, then stop."""
         return cls(seconds, seconds, fill=True)
 
+    @classmethod
+    def for_clock(cls, left: float, increment: float = 0.0, moves_to_go: int | None = None,
+                  overhead: float = 0.0) -> TimePlan:
+        """A move's plan on a clock (seconds; ``tuner uci``'s ``wtime``/``btime``, the match's
+        ``--tc``): of the time ``left`` less the ``overhead`` (at least a millisecond), the *soft*
+        limit is its share per move (``moves_to_go``, 30 when not given, at most 50) plus 3/4
+        of the ``increment``, the *hard* limit 3 x soft, at most a third of it (four fifths on
+        the last move before the time control)."""
+        left_s = max(left - overhead, 0.001)
+        togo = min(max(moves_to_go or 30, 1), 50)
+        soft = left_s / togo + 0.75 * increment
+        hard = min(3 * soft, left_s / 3 if togo > 1 else left_s * 0.8)
+        return cls(min(soft, hard), hard)
+
 
 class _Deadline:
     """A watchdog thread that aborts the search on ``ws`` at ``when`` (``time.perf_counter``

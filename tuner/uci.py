@@ -140,12 +140,8 @@ class GoLimits:
         left = self.wtime if white_to_move else self.btime
         if left is None:
             return None
-        inc = (self.winc if white_to_move else self.binc) / 1000
-        left_s = max(left - overhead_ms, 1) / 1000
-        togo = min(max(self.movestogo or 30, 1), 50)
-        soft = left_s / togo + 0.75 * inc
-        hard = min(3 * soft, left_s / 3 if togo > 1 else left_s * 0.8)
-        return TimePlan(min(soft, hard), hard)
+        inc = self.winc if white_to_move else self.binc
+        return TimePlan.for_clock(left / 1000, inc / 1000, self.movestogo, overhead_ms / 1000)
 
 
 #: ``go`` parameters with an integer value: (lowest valid value, highest valid value, value used
