@@ -87,7 +87,8 @@ def main() -> None:
     if args.workers == 1:
         pairs = [play_pair(t) for t in tasks]
     else:
-        with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        spawn = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
             pairs = list(pool.map(play_pair, tasks))
     summary = summarize(pairs).to_json()
     print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": args.movetime,

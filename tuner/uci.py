@@ -43,12 +43,13 @@ first says ``info string compiling search kernels (first run only ...)`` and ans
 ``readyok`` when the kernels are ready; ``tuner warmup`` compiles them ahead.
 
 Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
-``go`` ends in a ``bestmove`` (``go infinite``, or a ``go`` without any limit, after ``stop``): a limit out of range or not an integer is replaced by the
-nearest valid one (``depth 0`` searches depth 1, ``movetime -5`` one millisecond), as
-Stockfish does, with an ``info string`` saying so. A rejected ``position`` (bad FEN, illegal
-move) leaves the engine without a position: it says why, and answers ``go`` with
-``bestmove 0000`` (the null move) until a valid ``position`` arrives; so does a position
-without legal moves (checkmate, stalemate).
+``go`` ends in a ``bestmove`` (``go infinite``, or a ``go`` without any limit, after
+``stop``): a limit out of range or not an integer is replaced by the nearest valid one
+(``depth 0`` searches depth 1, ``movetime -5`` one millisecond), as Stockfish does, with an
+``info string`` saying so. A rejected ``position`` (bad FEN, illegal move) leaves the engine
+without a position: it says why, and answers ``go`` with ``bestmove 0000`` (the null move)
+until a valid ``position`` arrives; so does a position without legal moves (checkmate,
+stalemate).
 """
 
 from __future__ import annotations

@@ -145,3 +145,27 @@ def test_a_missing_clock_is_filled_only_when_nothing_else_limits() -> None:
         assert given.for_side(True) == (given, None)
     plan = GoLimits(wtime=1000, btime=1000).plan(False, 30)
     assert plan is not None and 0 < plan.soft <= plan.hard <= (1000 - 30) / 3000
+
+
+@pytest.mark.parametrize(("go", "partial"), [("go nodes 300000", True), ("go nodes 150000", False),
+                                             ("go movetime 300", None), ("go wtime 3000 btime 3000", None)])
+def test_bestmove_is_the_first_move_of_the_last_reported_pv(engine: RawEngine, go: str, partial: bool | None) -> None:
+    """Issue 43: a cut iteration now gives the move once its first root move was searched in
+    full; it is reported (``score ... lowerbound``) before the bestmove that plays it. With an
+    empty table the node limits are deterministic: at 300,000 nodes depth 6 is cut after some
+    of its root moves (kept), at 150,000 before its first one ended (discarded: depth 5 plays,
+    and a last ``info nodes`` line counts the 150,000)."""
+    fen = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
+    engine.send("ucinewgame")
+    engine.send(f"position fen {fen}")
+    engine.send(go)
+    (search,) = _answers(engine, 1)
+    infos = [line.split() for line in search if line.startswith("info depth")]
+    assert infos, search
+    last = infos[-1]
+    assert search[-1].split()[1] == last[last.index("pv") + 1]
+    assert all("lowerbound" not in words for words in infos[:-1])  # only a last, cut iteration
+    assert _move(search) in chess.Board(fen).legal_moves
+    if partial is not None:
+        assert ("lowerbound" in last) is partial and last[2] == ("6" if partial else "5"), search
+        assert search[-2].startswith("info nodes 150000 ") if not partial else " nodes 300000 " in search[-2], search

@@ -8,8 +8,8 @@ each engine plans a move from its time left as ``tuner uci`` does
 (:meth:`search.iterative.TimePlan.for_clock`, keeping back :data:`TC_OVERHEAD`; an external
 engine gets both clocks and increments in its ``go``); the time a move took on the wall clock
 is taken from the mover's clock, which then gains the increment, and a side whose clock runs
-out before it moves loses on time (a draw when the other side cannot mate). The engines receive the game's history, so repetitions count
-in their search.
+out before it moves loses on time (a draw when the other side cannot mate). The engines
+receive the game's history, so repetitions count in their search.
 
 Either side may instead search probability-limited (a :class:`tuner.arena.players.PlsPlayer`,
 ``NAME@pls`` on the command line: :class:`search.pls.PlsSearcher`, its ``depth`` counting
@@ -120,7 +120,7 @@ class MatchConfig:
     def validate(self) -> None:
         if self.games < 2 or self.games % 2:
             raise ValueError(f"games must be a positive even number (openings are played in pairs), not {self.games}")
-        if (self.depth is not None) + (self.nodes is not None) + (self.movetime is not None) + (self.tc is not None) != 1:
+        if sum(x is not None for x in (self.depth, self.nodes, self.movetime, self.tc)) != 1:
             raise ValueError("give exactly one of --depth, --nodes and --movetime (bench match: or --tc)")
         check_limits(self.depth, self.nodes, self.movetime)
         if self.tc is not None:
