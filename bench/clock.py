@@ -11,6 +11,9 @@ shipped openings, each played with both colours, its adjudication rules), and th
 own: W/D/L, score and Elo from A's view with 95% intervals (pentanomial over game pairs), plus
 each side's mean reported depth a move (a kept cut iteration reports the depth it was cut at).
 
+``--tc BASE+INC`` plays on a clock per side instead (the match's ``--tc``: each side plans its
+moves from its time left, and a side whose clock runs out loses on time).
+
 Timed games depend on the machine's load; both sides share it, one game at a time by default
 (``--workers``). Run ``python bench/clock.py --help`` for the options.
 """
@@ -25,7 +28,7 @@ import time
 
 from search.evaluators import checked_evaluator, load_evaluator
 from search.iterative import Searcher
-from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings,
+from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
                                play_with_engines, summarize)
 
 #: move-ordering table per engine and game, as the match's (2**16 entries)
@@ -67,6 +70,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=20, help="games, even (default: 20, a smoke run; "
                     "hundreds are needed to see a few Elo)")
     ap.add_argument("--movetime", type=int, default=100, metavar="MS", help="milliseconds a move (default: 100)")
+    ap.add_argument("--tc", metavar="BASE+INC", help="a clock per side in seconds (e.g. 10+0.1) instead of --movetime")
     ap.add_argument("--weights", default="gm", help="the weights both sides play (default: gm)")
     ap.add_argument("--workers", type=int, default=1, help="games played at once (default: 1)")
     ap.add_argument("--seed", type=int, default=0, help="seed for choosing the openings (default: 0)")
@@ -78,10 +82,12 @@ def main() -> None:
         ap.error("--movetime and --workers must be positive")
     try:
         weights = checked_evaluator(load_evaluator(args.weights))
+        tc = parse_tc(args.tc) if args.tc is not None else None
     except ValueError as exc:
         ap.error(str(exc))
+    movetime = None if tc is not None else args.movetime
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
-    tasks = [PairTask(i, op, weights, weights, None, None, args.max_plies, 1000, 4, args.movetime)
+    tasks = [PairTask(i, op, weights, weights, None, None, args.max_plies, 1000, 4, movetime, tc=tc)
              for i, op in enumerate(openings)]
     start = time.perf_counter()
     if args.workers == 1:
@@ -91,7 +97,7 @@ def main() -> None:
         with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
             pairs = list(pool.map(play_pair, tasks))
     summary = summarize(pairs).to_json()
-    print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": args.movetime,
+    print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
                       "a": "keeps cut iterations", "b": "discards them (before issue 43)", **summary,
                       "mean_depth_a": mean_depth(pairs, "A"), "mean_depth_b": mean_depth(pairs, "B"),
                       "seconds": round(time.perf_counter() - start, 1)}))
