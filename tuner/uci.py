@@ -455,8 +455,9 @@ class UciEngine:
 
     def _cmd_go(self, args: list[str]) -> None:
         received = time.perf_counter()  # the clock runs from here, through stopping a search
-        if self._searching():
-            self._cmd_stop([])  # one bestmove per go, in order: the running search answers first
+        # one bestmove per go, in order: a running search is stopped and answers first (also one
+        # that has just cleared its busy flag and not yet written its bestmove)
+        self._cmd_stop([])
         limits, notes = parse_go(args)
         board = None if self.board is None else self.board.copy()
         limits, clock_note = limits.for_side(board is None or int(board[W_STM]) == 0)
