@@ -106,7 +106,8 @@ class TimePlan:
     soft
         No iteration starts after it.
     hard
-        The deadline: the running iteration is aborted then (and discarded).
+        The deadline: the running iteration is aborted then (kept or discarded as any cut
+        iteration, module docstring).
     fill
         Deepen until ``hard`` whatever the prediction (``go movetime``: the time was given to be
         used). Otherwise no iteration starts that is predicted to end after ``hard``.
@@ -205,8 +206,8 @@ class Searcher:
         self.tt_moves[:] = 0
 
     def abort(self) -> None:
-        """Make :meth:`think` end now (from another thread): its running iteration stops and is
-        discarded, and no further iteration starts until :meth:`rearm`."""
+        """Make :meth:`think` end now (from another thread): its running iteration stops (kept
+        or discarded as any cut iteration), and no further iteration starts until :meth:`rearm`."""
         self._aborted.set()
         self.ws.abort()
 
