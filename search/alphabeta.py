@@ -21,6 +21,11 @@ recursive function, numba issue #6061). Its contract:
   static evaluation (a leaf), so the search ends soon and its result keeps the contract. Those
   nodes are not searched and not counted: a search cut by its budget counts exactly ``budget``
   nodes (as ``go nodes`` asks of an engine).
+* The root's record (:func:`record_root`, :attr:`Workspace.root_record`): after each root move
+  whose subtree was searched before any node ran past the budget, the best score and PV among
+  those moves, so that a caller can play the best of a cut search's fully searched root moves
+  (its first is the table's move, the previous iteration's best). Recording changes no score,
+  node count or PV.
 * Optional transposition table used for move ordering only (values stay exact), killer moves.
 """
 
@@ -64,7 +69,7 @@ def new_workspace_arrays(n_ints):  # type: ignore[no-untyped-def]
     pv = np.zeros((MAX_PLY + 1, MAX_PLY + 1), dtype=np.int32)
     killers = np.zeros((MAX_PLY + 1, 2), dtype=np.int32)
     evs = np.zeros(40, dtype=np.int64)  # scratch: evaluation sums, SEE swap list
-    stats = np.zeros(4, dtype=np.int64)  # nodes, budget exhausted, max ply reached, (caller's)
+    stats = np.zeros(8, dtype=np.int64)  # nodes, budget exhausted, max ply reached, (caller's), the root's record
     return boards, moves, order, ints, pv, killers, evs, stats
 
 
@@ -90,8 +95,13 @@ N_PLY_INTS = 10
 #: inlined step receives or unpacks, at every node; Python code reads the workspace through
 #: :class:`Workspace`)
 WS_BOARDS, WS_MOVES, WS_ORDER, WS_INTS, WS_PV, WS_KILLERS, WS_EVS, WS_STATS = range(8)
-#: entries of the workspace's ``stats`` array
+#: entries of the workspace's ``stats`` array (3 is a caller's own); the last three are the root's
+#: record (:func:`record_root`): root moves searched in full, the best score and PV length among them
 STAT_NODES, STAT_BUDGET_HIT, STAT_MAX_PLY = 0, 1, 2
+STAT_ROOT_DONE, STAT_ROOT_SCORE, STAT_ROOT_PVLEN = 4, 5, 6
+#: the row of the workspace's ``pv`` array that holds the root's recorded PV (no node backs up
+#: into it: a node at ``MAX_PLY`` is settled at once)
+ROOT_PV_ROW = MAX_PLY
 #: what :meth:`Workspace.abort` adds to the node count: beyond any budget, so the kernel scores
 #: every remaining node statically (uncounted) and returns within microseconds
 ABORT_NODES = 1 << 60
@@ -117,6 +127,20 @@ class Workspace:
         """Packed moves of the principal variation from the root."""
         ints, pv = self.arrays[WS_INTS], self.arrays[WS_PV]
         return tuple(int(m) for m in pv[0, : ints[0, _PVLEN]])
+
+    @property
+    def root_moves_done(self) -> int:
+        """Root moves whose subtrees were searched in full, before any node ran past the
+        budget (all of them for an uncut search)."""
+        return int(self.arrays[WS_STATS][STAT_ROOT_DONE])
+
+    @property
+    def root_record(self) -> tuple[int, tuple[int, ...]]:
+        """The best score and its PV among the :attr:`root_moves_done` root moves searched in
+        full: what a search cut by its budget (or an abort) had found before the cut. Only
+        meaningful when :attr:`root_moves_done` > 0; for an uncut search it is the result."""
+        stats, pv = self.arrays[WS_STATS], self.arrays[WS_PV]
+        return int(stats[STAT_ROOT_SCORE]), tuple(int(m) for m in pv[ROOT_PV_ROW, : stats[STAT_ROOT_PVLEN]])
 
     @property
     def leaf_kind(self) -> int:
@@ -304,6 +328,21 @@ def back_up(ints, pv, ply, child, v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
+def record_root(ints, pv, stats):  # type: ignore[no-untyped-def]
+    """A root move's subtree has been backed up into the root: while no node has run past the
+    budget (so that subtree was searched in full), count it and copy the root's best score and
+    PV so far into ``stats`` and ``pv[ROOT_PV_ROW]``. A search cut later keeps there the best
+    of the root moves searched in full; the search itself reads none of it."""
+    if stats[STAT_BUDGET_HIT] == 0:
+        stats[STAT_ROOT_DONE] += 1
+        stats[STAT_ROOT_SCORE] = ints[0, _BEST]
+        n = ints[0, _PVLEN]
+        stats[STAT_ROOT_PVLEN] = n
+        for k in range(n):
+            pv[ROOT_PV_ROW, k] = pv[0, k]
+
+
+@njit(cache=True, inline="always")
 def store_killer(killers, ply, m):  # type: ignore[no-untyped-def]
     """Make quiet move ``m`` the first killer of ``ply`` (the old first becomes the second)."""
     if killers[ply, 0] != m:
@@ -481,7 +520,8 @@ def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_move
     :func:`search.bootstrap_tree.tree_kernel`, the recording search, calls too.
 
     Returns the score in eval units, root side to move's view. The PV is ``pv[0, :ints[0, 8]]``
-    and its last node's kind ``ints[0, 9]``; ``stats`` holds nodes, budget flag, max-ply flag.
+    and its last node's kind ``ints[0, 9]``; ``stats`` holds nodes, budget flag, max-ply flag
+    and the root's record (``STAT_ROOT_*``, its PV in ``pv[ROOT_PV_ROW]``).
     """
     ws, es, ev = borrow_search_args(ws, es, ev)
     start_search(ws, es, root, depth)
@@ -508,6 +548,7 @@ def search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves):  # type: ig
     ints = ws[WS_INTS]
     pv = ws[WS_PV]
     killers = ws[WS_KILLERS]
+    stats = ws[WS_STATS]
     ply, child, value, entering = 0, 0, np.int64(0), True  # the explicit stack's cursor
     while True:
         if entering:
@@ -529,6 +570,8 @@ def search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves):  # type: ig
         child = ply
         ply -= 1
         cut = back_up(ints, pv, ply, child, -value)
+        if ply == 0:
+            record_root(ints, pv, stats)
         if cut != 0 and ints[ply, _DEPTH] > 0 and is_quiet(cut):
             store_killer(killers, ply, cut)  # a quiet move that refuted the opponent's last
     return value

@@ -17,11 +17,17 @@ keys so that repetitions score as draws. Limits:
   (:meth:`search.alphabeta.Workspace.abort` raises it past the budget; the kernel then scores
   every remaining node statically and returns within microseconds).
 
-An iteration cut short by a limit or an abort is discarded: its nodes count, its move is not
-played (the previous iteration's is); the kernel's result of a cut iteration keeps the
-search's contract but some of its root moves were scored by static evaluation, so it is not
-the best move at that depth. Only the first iteration is kept even when cut, so that a
-search always has a move.
+An iteration cut short by a limit or an abort keeps what it finished: the kernel records the
+best of the root moves it searched in full (:attr:`search.alphabeta.Workspace.root_record`),
+and once the first of them, the previous iteration's best move (the table orders it first),
+has been searched in full, that record is the iteration's result (:attr:`Iteration.partial`,
+its score a lower bound at that depth). A cut iteration that had not finished its first root
+move is discarded: its nodes count, its move is not played (the previous iteration's is); the
+kernel's own result of a cut iteration keeps the search's contract but some of its root moves
+were scored by static evaluation, so it is not the best move at that depth. The first
+iteration is kept even then, so that a search always has a move. ``Searcher(keep_partial=False)``
+discards every cut iteration but the first (the behaviour before issue 43, a baseline for
+``bench/clock.py``).
 
 The UCI protocol over it is :mod:`tuner.uci`.
 """
@@ -70,6 +76,9 @@ class Iteration:
     nodes: int
     total_nodes: int
     seconds: float
+    #: cut short by a limit or an abort: the best of the root moves searched in full, its
+    #: score a lower bound of the iteration's
+    partial: bool = False
 
     @property
     def mate_moves(self) -> int | None:
@@ -84,8 +93,10 @@ class Iteration:
         return int(round(self.score / EVAL_SCALE))
 
     def uci_score(self) -> str:
+        """``cp N`` or ``mate N``, with ``lowerbound`` for a :attr:`partial` iteration."""
         mate = self.mate_moves
-        return f"mate {mate}" if mate is not None else f"cp {self.score_cp}"
+        text = f"mate {mate}" if mate is not None else f"cp {self.score_cp}"
+        return text + " lowerbound" if self.partial else text
 
 
 @dataclass(frozen=True)
@@ -95,7 +106,8 @@ class TimePlan:
     soft
         No iteration starts after it.
     hard
-        The deadline: the running iteration is aborted then (and discarded).
+        The deadline: the running iteration is aborted then (kept or discarded as any cut
+        iteration, module docstring).
     fill
         Deepen until ``hard`` whatever the prediction (``go movetime``: the time was given to be
         used). Otherwise no iteration starts that is predicted to end after ``hard``.
@@ -109,6 +121,20 @@ class TimePlan:
     def fixed(cls, seconds: float) -> TimePlan:
         """Search for ``seconds`` (``go movetime``): deepen until then, then stop."""
         return cls(seconds, seconds, fill=True)
+
+    @classmethod
+    def for_clock(cls, left: float, increment: float = 0.0, moves_to_go: int | None = None,
+                  overhead: float = 0.0) -> TimePlan:
+        """A move's plan on a clock (seconds; ``tuner uci``'s ``wtime``/``btime``, the match's
+        ``--tc``): of the time ``left`` less the ``overhead`` (at least a millisecond), the *soft*
+        limit is its share per move (``moves_to_go``, 30 when not given, at most 50) plus 3/4
+        of the ``increment``, the *hard* limit 3 x soft, at most a third of it (four fifths on
+        the last move before the time control)."""
+        left_s = max(left - overhead, 0.001)
+        togo = min(max(moves_to_go or 30, 1), 50)
+        soft = left_s / togo + 0.75 * increment
+        hard = min(3 * soft, left_s / 3 if togo > 1 else left_s * 0.8)
+        return cls(min(soft, hard), hard)
 
 
 class _Deadline:
@@ -149,8 +175,11 @@ class Searcher:
     :meth:`think` runs.
     """
 
-    def __init__(self, weights: object, *, tt_bits: int = 20) -> None:
+    def __init__(self, weights: object, *, tt_bits: int = 20, keep_partial: bool = True) -> None:
         self.weights = check_evaluator(weights)
+        #: whether a cut iteration whose first root move was searched in full gives the move
+        #: (module docstring); ``False``: discard it
+        self.keep_partial = keep_partial
         self.ws = Workspace(self.weights)
         self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
         self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
@@ -177,8 +206,8 @@ class Searcher:
         self.tt_moves[:] = 0
 
     def abort(self) -> None:
-        """Make :meth:`think` end now (from another thread): its running iteration stops and is
-        discarded, and no further iteration starts until :meth:`rearm`."""
+        """Make :meth:`think` end now (from another thread): its running iteration stops (kept
+        or discarded as any cut iteration), and no further iteration starts until :meth:`rearm`."""
         self._aborted.set()
         self.ws.abort()
 
@@ -193,9 +222,10 @@ class Searcher:
 
         ``history``: Zobrist keys of the game positions before ``board``, oldest first.
         ``node_limit`` bounds the total nodes, ``plan`` the time; an iteration cut short by
-        either (or by :meth:`abort`) is discarded, except the first, so the result always
-        holds a move when one exists. Returns the last kept iteration (``None`` only when
-        aborted before the first one ended); :attr:`searched_nodes` and
+        either (or by :meth:`abort`) is kept as a :attr:`Iteration.partial` one when its first
+        root move was searched in full (and :attr:`keep_partial`), else discarded, except the
+        first, so the result always holds a move when one exists. Returns the last kept
+        iteration (``None`` only when aborted before the first one ended); :attr:`searched_nodes` and
         :attr:`searched_seconds` then hold the whole search's nodes and seconds, a discarded
         iteration's included. Raises :class:`~search.validate.InvalidBoardError` for an
         invalid board.
@@ -223,12 +253,16 @@ class Searcher:
                 total += nodes
                 if nodes >= 20_000 and seconds > 0 and not cut:
                     self.nps = 0.25 * self.nps + 0.75 * nodes / seconds
-                if cut and best is not None:
-                    break
-                pv = self.ws.pv
-                if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
-                    pv = (int(legal_moves(board)[0]),)
-                best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
+                partial = self._partial(depth, nodes, total, start) if cut else None
+                if cut and best is not None and partial is None:
+                    break  # discarded
+                if partial is not None:
+                    best = partial
+                else:
+                    pv = self.ws.pv
+                    if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
+                        pv = (int(legal_moves(board)[0]),)
+                    best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
                 if on_iteration is not None:
                     on_iteration(best)
                 counts.append(nodes)
@@ -245,6 +279,16 @@ class Searcher:
         self.searched_nodes = total
         self.searched_seconds = time.perf_counter() - start
         return best
+
+    def _partial(self, depth: int, nodes: int, total: int, start: float) -> Iteration | None:
+        """The cut iteration's result from the kernel's root record, or ``None`` when it is to
+        be discarded (no root move searched in full, or not :attr:`keep_partial`)."""
+        if not self.keep_partial or self.ws.root_moves_done == 0:
+            return None
+        score, pv = self.ws.root_record
+        if not pv:
+            return None
+        return Iteration(depth, score, pv, nodes, total, time.perf_counter() - start, partial=True)
 
     def _may_start(self, plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int]) -> bool:
         """Whether the time plan lets the next iteration start (after at least one)."""
@@ -264,6 +308,6 @@ def may_start(plan: TimePlan | None, deadline: _Deadline | None, start: float, c
         return True
     # predict the next iteration from the larger of the last two growth factors (odd and
     # even depths grow differently)
-    ratios = [b / max(a, 1) for a, b in zip(counts[-3:], counts[-2:])]
+    ratios = [b / max(a, 1) for a, b in zip(counts[:-1][-2:], counts[1:][-2:])]
     branching = min(max([2.0, *ratios]), 12.0)
     return elapsed + counts[-1] * branching / nps <= plan.hard

@@ -9,18 +9,33 @@ Lai 2015: iteration ``d`` searches while the path's probability under the move m
 ``nodes``, ``movetime`` and the clock limit it as they limit the depth-limited search). Searches run in a worker thread;
 the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
 which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
-:class:`search.iterative.TimePlan` (:meth:`GoLimits.plan`):
+:class:`search.iterative.TimePlan` (:meth:`GoLimits.plan`), its clock started when ``go``
+arrives:
 
 * ``movetime T``: search until T minus the move overhead (at most a tenth of T), starting
-  iterations until then; the one running at the deadline is aborted and discarded;
-* a clock: a *soft* limit (time left / moves to go + 3/4 of the increment; 30 moves to go
-  when the GUI does not say) after which no iteration starts, nor one predicted to end after
-  the *hard* limit (3 x soft, at most a third of the time left minus the move overhead), the
-  deadline at which the running iteration is aborted and discarded;
-* ``nodes N``: the iterations share N nodes; the one that exhausts them is discarded, and a
-  last ``info nodes`` line reports every node searched (N when it ran out);
-* ``stop`` aborts the running iteration (:meth:`search.iterative.Searcher.abort`), which is
-  discarded.
+  iterations until then; the one running at the deadline is aborted;
+* a clock: a *soft* limit (time left minus the move overhead, / moves to go, + 3/4 of the
+  increment; 30 moves to go when the GUI does not say) after which no iteration starts, nor
+  one predicted to end after the *hard* limit (3 x soft, at most a third of the time left
+  minus the move overhead), the deadline at which the running iteration is aborted. A side to
+  move without its clock (``go wtime 1000`` with Black to move) plays on the other side's,
+  and clock parameters without any time (``go movestogo 5``) search ``movetime``
+  :data:`MISSING_CLOCK_MOVETIME_MS`, each with an ``info string`` saying so;
+* ``nodes N``: the iterations share N nodes; a last ``info nodes`` line reports every node
+  searched (N when it ran out) when the iteration that exhausted them was discarded;
+* ``mate N``: iterations up to ``2N - 1`` plies, ending early at a mate;
+* ``stop`` aborts the running iteration (:meth:`search.iterative.Searcher.abort`).
+
+With the depth-limited search, an iteration cut by a limit or ``stop`` still gives the move
+when the first of its root moves (the previous iteration's best) has been searched in full:
+the best of the root moves searched in full is played and reported with ``score ...
+lowerbound``; otherwise it is discarded (:mod:`search.iterative`); the probability-limited
+search discards it. After each iteration an ``info`` line gives its depth,
+score, nodes, nps, time (milliseconds since ``go``) and principal variation; the kernel does
+not measure a selective depth, so there is no ``seldepth``.
+
+A ``go`` that arrives while a search runs stops that search first (it answers its
+``bestmove``), then starts: every ``go`` gets exactly one ``bestmove``, in order.
 
 On a cold numba cache (the first run after an install or an update) loading the search means
 compiling it, for up to a minute: ``uci`` is answered at once, and ``isready`` (or ``go``)
@@ -28,12 +43,13 @@ first says ``info string compiling search kernels (first run only ...)`` and ans
 ``readyok`` when the kernels are ready; ``tuner warmup`` compiles them ahead.
 
 Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
-``go`` ends in a ``bestmove``: a limit out of range or not an integer is replaced by the
-nearest valid one (``depth 0`` searches depth 1, ``movetime -5`` one millisecond), as
-Stockfish does, with an ``info string`` saying so. A rejected ``position`` (bad FEN, illegal
-move) leaves the engine without a position: it says why, and answers ``go`` with
-``bestmove 0000`` (the null move) until a valid ``position`` arrives; so does a position
-without legal moves (checkmate, stalemate).
+``go`` ends in a ``bestmove`` (``go infinite``, or a ``go`` without any limit, after
+``stop``): a limit out of range or not an integer is replaced by the nearest valid one
+(``depth 0`` searches depth 1, ``movetime -5`` one millisecond), as Stockfish does, with an
+``info string`` saying so. A rejected ``position`` (bad FEN, illegal move) leaves the engine
+without a position: it says why, and answers ``go`` with ``bestmove 0000`` (the null move)
+until a valid ``position`` arrives; so does a position without legal moves (checkmate,
+stalemate).
 """
 
 from __future__ import annotations
@@ -63,6 +79,8 @@ ENGINE_AUTHOR = "the movetuner authors"
 DEFAULT_HASH_MB = 16
 MAX_HASH_MB = 1024
 DEFAULT_OVERHEAD_MS = 30
+#: what a ``go`` with clock parameters but no time for either side searches (milliseconds)
+MISSING_CLOCK_MOVETIME_MS = 1000
 #: longest time a ``go`` parameter may give (milliseconds, about 24 days)
 MAX_MS = 2**31 - 1
 #: what ``isready`` (or ``go``) says before waiting for the kernels to compile
@@ -83,7 +101,37 @@ class GoLimits:
     winc: int = 0
     binc: int = 0
     movestogo: int | None = None
+    mate: int | None = None
     infinite: bool = False
+
+    def max_depth(self) -> int:
+        """The deepest iteration: ``depth``, and for ``mate N`` at most ``2N - 1`` plies (a mate
+        in N moves is found by a full-width search of that depth)."""
+        depth = self.depth if self.depth is not None else MAX_DEPTH
+        return depth if self.mate is None else max(1, min(depth, 2 * self.mate - 1))
+
+    def unbounded(self) -> bool:
+        """Whether nothing ends the search but ``stop`` (``go infinite``, or no limit at all)."""
+        return self.infinite or (self.depth is None and self.nodes is None and self.movetime is None
+                                 and self.mate is None and self.wtime is None and self.btime is None)
+
+    def for_side(self, white_to_move: bool) -> tuple[GoLimits, str | None]:
+        """These limits with a clock for the side to move when the GUI gave none (and a note
+        saying so): the other side's time when it is given, else (clock parameters without
+        any time) ``movetime`` :data:`MISSING_CLOCK_MOVETIME_MS` unless another limit binds."""
+        own, other = (self.wtime, self.btime) if white_to_move else (self.btime, self.wtime)
+        if own is not None or self.infinite or self.movetime is not None:
+            return self, None
+        mine, theirs = ("wtime", "btime") if white_to_move else ("btime", "wtime")
+        side = "White" if white_to_move else "Black"
+        if other is not None:
+            filled = replace(self, wtime=other) if white_to_move else replace(self, btime=other)
+            return filled, f"go: no {mine} for {side} to move; using {theirs} {other} as its clock"
+        clock_given = self.movestogo is not None or self.winc > 0 or self.binc > 0
+        if clock_given and self.depth is None and self.nodes is None and self.mate is None:
+            return (replace(self, movetime=MISSING_CLOCK_MOVETIME_MS),
+                    f"go: no wtime or btime; searching movetime {MISSING_CLOCK_MOVETIME_MS}")
+        return self, None
 
     def plan(self, white_to_move: bool, overhead_ms: int) -> TimePlan | None:
         """The time plan for the side to move, or ``None`` for a search without a clock."""
@@ -93,12 +141,8 @@ class GoLimits:
         left = self.wtime if white_to_move else self.btime
         if left is None:
             return None
-        inc = (self.winc if white_to_move else self.binc) / 1000
-        left_s = max(left - overhead_ms, 1) / 1000
-        togo = min(max(self.movestogo or 30, 1), 50)
-        soft = left_s / togo + 0.75 * inc
-        hard = min(3 * soft, left_s / 3 if togo > 1 else left_s * 0.8)
-        return TimePlan(min(soft, hard), hard)
+        inc = self.winc if white_to_move else self.binc
+        return TimePlan.for_clock(left / 1000, inc / 1000, self.movestogo, overhead_ms / 1000)
 
 
 #: ``go`` parameters with an integer value: (lowest valid value, highest valid value, value used
@@ -113,7 +157,7 @@ _INT_PARAMS: dict[str, tuple[int | None, int, int | None]] = {
     "winc": (0, MAX_MS, 0),
     "binc": (0, MAX_MS, 0),
     "movestogo": (1, 1000, None),
-    "mate": (None, MAX_MS, None),
+    "mate": (1, MAX_DEPTH // 2, None),
 }
 _FLAGS = ("infinite", "ponder", "searchmoves")
 
@@ -138,7 +182,7 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
     (``depth 0`` -> 1, ``nodes 0`` -> 1, ``movetime -5`` -> 1), a missing or non-integer value
     is replaced by the lowest valid one (``depth abc`` -> 1; a missing clock counts as 0 ms)
     and an unknown word is ignored, each with a note. Unsupported parts (``ponder``,
-    ``searchmoves``, ``mate``) are noted and searched normally.
+    ``searchmoves``) are noted and searched normally.
     """
     values: dict[str, int] = {}
     infinite = False
@@ -151,9 +195,6 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
             text = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1] not in _INT_PARAMS \
                 and tokens[i + 1] not in _FLAGS else None
             i += 1 if text is None else 2
-            if tok == "mate":
-                notes.append("go: mate is not supported, searching normally")
-                continue
             try:
                 value = int(text) if text is not None else None
             except ValueError:
@@ -186,7 +227,8 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
             i += 1
     limits = GoLimits(depth=values.get("depth"), nodes=values.get("nodes"), movetime=values.get("movetime"),
                       wtime=values.get("wtime"), btime=values.get("btime"), winc=values.get("winc", 0),
-                      binc=values.get("binc", 0), movestogo=values.get("movestogo"), infinite=infinite)
+                      binc=values.get("binc", 0), movestogo=values.get("movestogo"), mate=values.get("mate"),
+                      infinite=infinite)
     return limits, notes
 
 
@@ -412,18 +454,21 @@ class UciEngine:
         self.board, self.history, self.position_error = board, history, None
 
     def _cmd_go(self, args: list[str]) -> None:
-        if self._refuse_while_searching("go"):
-            return
+        received = time.perf_counter()  # the clock runs from here, through stopping a search
+        # one bestmove per go, in order: a running search is stopped and answers first (also one
+        # that has just cleared its busy flag and not yet written its bestmove)
+        self._cmd_stop([])
         limits, notes = parse_go(args)
-        for note in notes:
-            self.info(note)
         board = None if self.board is None else self.board.copy()
+        limits, clock_note = limits.for_side(board is None or int(board[W_STM]) == 0)
+        for note in [*notes, clock_note] if clock_note else notes:
+            self.info(note)
         if board is None:
             self.info(f"go: no valid position ({self.position_error}); answering the null move")
         self._stop.clear()
         self.searcher.rearm()
         self._busy.set()
-        self._worker = threading.Thread(target=self._search, args=(board, list(self.history), limits),
+        self._worker = threading.Thread(target=self._search, args=(board, list(self.history), limits, received),
                                         name="uci-search", daemon=True)
         self._worker.start()
 
@@ -468,16 +513,16 @@ class UciEngine:
         if best is not None:
             move_to_uci(best.pv[0])
 
-    def _search(self, board: Board | None, history: list[int], limits: GoLimits) -> None:
-        """Search ``board`` (``None``: no valid position) and answer ``bestmove``."""
-        start = time.perf_counter()
+    def _search(self, board: Board | None, history: list[int], limits: GoLimits, start: float) -> None:
+        """Search ``board`` (``None``: no valid position) and answer ``bestmove``; ``start``:
+        when ``go`` arrived (``time.perf_counter``)."""
         self._wait_for_kernels()
         waited = time.perf_counter() - start  # the clock was running while the kernel loaded
         white = board is None or int(board[W_STM]) == 0
         plan = None if limits.infinite else limits.plan(white, self.overhead_ms)
         if plan is not None:
             plan = replace(plan, soft=max(plan.soft - waited, 0.0), hard=max(plan.hard - waited, 0.001))
-        max_depth = limits.depth if limits.depth is not None else MAX_DEPTH
+        max_depth = limits.max_depth()
 
         def counts(nodes: int) -> str:
             ms = max(1, int(1000 * (time.perf_counter() - start)))
@@ -496,8 +541,7 @@ class UciEngine:
                     self.send(f"info {counts(self.searcher.searched_nodes)}")  # with the discarded iteration
         except Exception as exc:  # keep the protocol alive: report and fall back to a legal move
             self.info(f"search failed: {exc.__class__.__name__}: {exc}")
-        no_limit = limits.infinite or (plan is None and limits.depth is None and limits.nodes is None)
-        if no_limit:
+        if limits.unbounded():
             self._stop.wait()  # UCI: in infinite mode, answer only after stop
         pv = best.pv if best is not None else ()
         if not pv and board is not None:

@@ -157,7 +157,7 @@ def test_parse_go_clamps_and_never_raises() -> None:
     limits, notes = parse_go(["depth", "infinite"])  # a missing value does not swallow the next word
     assert limits == GoLimits(depth=1, infinite=True) and len(notes) == 1
     limits, notes = parse_go(["mate", "3", "depth", "2"])
-    assert limits == GoLimits(depth=2) and notes == ["go: mate is not supported, searching normally"]
+    assert limits == GoLimits(depth=2, mate=3) and notes == []
     assert parse_go(["btime", "-20"])[0].btime == -20  # an overrun clock stays negative
 
 

@@ -168,7 +168,8 @@ class ExternalEngine:
         """The engine's move in ``board`` (python-chess board with the game's moves on its
         stack): ``(uci, White's view score in cp, depth)`` from its last ``info`` line (depth
         0 when not reported). ``where`` names the game and ply in error messages."""
-        seconds = self.timeout + (limit.time or 0.0)
+        clock = limit.white_clock if board.turn == chess.WHITE else limit.black_clock
+        seconds = self.timeout + (limit.time or 0.0) + max(clock or 0.0, 0.0)  # a clock: all of it at most
         name = self.spec.name
         # SimpleEngine.play has no time limit for depth/nodes searches: bound it here
         coro = asyncio.wait_for(self.engine.protocol.play(board, limit, game=self._game, info=chess.engine.INFO_SCORE),

@@ -2,9 +2,14 @@
 
 Each opening position is played twice, once with each engine as White (a *game pair*). Both
 engines use the same search (:class:`search.iterative.Searcher`: iterative deepening to a fixed
-``depth``, until a ``nodes`` budget per move is spent, or for ``movetime`` milliseconds a move)
-and differ only in their weights. The engines receive the game's history, so repetitions count
-in their search.
+``depth``, until a ``nodes`` budget per move is spent, for ``movetime`` milliseconds a move, or
+on a clock, ``tc`` = BASE+INC seconds per side) and differ only in their weights. On a clock
+each engine plans a move from its time left as ``tuner uci`` does
+(:meth:`search.iterative.TimePlan.for_clock`, keeping back :data:`TC_OVERHEAD`; an external
+engine gets both clocks and increments in its ``go``); the time a move took on the wall clock
+is taken from the mover's clock, which then gains the increment, and a side whose clock runs
+out before it moves loses on time (a draw when the other side cannot mate). The engines
+receive the game's history, so repetitions count in their search.
 
 Either side may instead search probability-limited (a :class:`tuner.arena.players.PlsPlayer`,
 ``NAME@pls`` on the command line: :class:`search.pls.PlsSearcher`, its ``depth`` counting
@@ -18,7 +23,7 @@ Each game pair starts the external engine once and sends ``ucinewgame`` before e
 ``tuner uci`` as the external engine at ``Hash=1`` (the table size matches use) the games are
 move for move those of the same weights played internally.
 
-Game end, in this order:
+Game end, in this order (and a loss on time as soon as it happens):
 
 * the usual rules (checked with python-chess): checkmate, stalemate, insufficient material,
   the fifty-move rule (100 plies without capture or pawn move) and threefold repetition, all
@@ -45,6 +50,7 @@ import math
 import multiprocessing
 import random
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +80,10 @@ DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "datasets" / "openings"
 _TT_BITS = 16
 #: a mate score in the adjudication record, in centipawns: +-(_MATE_CP + n) for a mate in n moves
 _MATE_CP = 100_000
+#: what a numba engine on a clock (``--tc``) keeps back for the Python around its search (seconds)
+TC_OVERHEAD = 0.005
+#: the clock the ``--tc`` games are timed with (a test replaces it)
+_clock = time.perf_counter
 
 RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
@@ -99,7 +109,11 @@ class MatchConfig:
     adjudicate_cp: int = help_field(1000, "win adjudication margin in centipawns (see below)")
     adjudicate_moves: int = help_field(4, "win adjudication: moves of each engine beyond the margin; 0: never")
     movetime: int | None = help_field(None, "milliseconds per move (games then depend on the machine's speed "
-                                            "and load); give --depth, --nodes or --movetime", metavar="MS")
+                                            "and load); give --depth, --nodes, --movetime or --tc", metavar="MS")
+    tc: str | None = help_field(None, "a clock per side, BASE+INC seconds (e.g. 10+0.1; BASE alone: no increment): "
+                                      "each engine plans its move from its time left as 'tuner uci' does, and "
+                                      "loses on time when it runs out; give --depth, --nodes, --movetime or --tc",
+                                metavar="BASE+INC")
     engine_timeout: float = help_field(DEFAULT_TIMEOUT, "seconds an external --engine may take to start, or "
                                                         "beyond the move's limit, before the match stops with "
                                                         "an error", metavar="S")
@@ -107,9 +121,11 @@ class MatchConfig:
     def validate(self) -> None:
         if self.games < 2 or self.games % 2:
             raise ValueError(f"games must be a positive even number (openings are played in pairs), not {self.games}")
-        if (self.depth is not None) + (self.nodes is not None) + (self.movetime is not None) != 1:
-            raise ValueError("give exactly one of --depth, --nodes and --movetime")
+        if sum(x is not None for x in (self.depth, self.nodes, self.movetime, self.tc)) != 1:
+            raise ValueError("give exactly one of --depth, --nodes and --movetime (bench match: or --tc)")
         check_limits(self.depth, self.nodes, self.movetime)
+        if self.tc is not None:
+            parse_tc(self.tc)
         if not self.engine_timeout > 0:
             raise ValueError(f"engine_timeout must be positive, not {self.engine_timeout}")
         if self.workers is not None and self.workers < 1:
@@ -118,6 +134,19 @@ class MatchConfig:
             raise ValueError(f"max_plies must be positive, not {self.max_plies}")
         if self.adjudicate_cp < 1 or self.adjudicate_moves < 0:
             raise ValueError("adjudicate_cp must be positive and adjudicate_moves >= 0")
+
+
+def parse_tc(text: str) -> tuple[float, float]:
+    """``"BASE+INC"`` (seconds; ``"BASE"``: no increment) -> ``(base, increment)``; a one-line
+    ``ValueError`` unless the base is positive and the increment not negative."""
+    base, sep, inc = text.strip().partition("+")
+    try:
+        clock = (float(base), float(inc) if sep else 0.0)
+    except ValueError:
+        raise ValueError(f"tc must be BASE+INC in seconds (e.g. 10+0.1), not {text[:30]!r}") from None
+    if not (0 < clock[0] < 1e7 and 0 <= clock[1] < 1e7):
+        raise ValueError(f"tc {text[:30]!r}: the base must be positive and the increment not negative")
+    return clock
 
 
 @dataclass(frozen=True)
@@ -214,9 +243,16 @@ class PairTask:
     adjudicate_moves: int
     movetime: int | None = None
     engine_timeout: float = DEFAULT_TIMEOUT
+    #: a clock per side: (base, increment) in seconds (:func:`parse_tc`), or None
+    tc: tuple[float, float] | None = None
 
-    def limit(self) -> chess.engine.Limit:
-        """The search limit as python-chess gives it to an external engine."""
+    def limit(self, clocks: dict[bool, float] | None = None) -> chess.engine.Limit:
+        """The search limit as python-chess gives it to an external engine; with :attr:`tc`,
+        the clocks (seconds left, by colour: ``chess.WHITE``/``chess.BLACK``) and increments."""
+        if self.tc is not None and clocks is not None:
+            inc = self.tc[1]
+            return chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
+                                      white_inc=inc, black_inc=inc)
         return chess.engine.Limit(depth=self.depth, nodes=self.nodes,
                                   time=None if self.movetime is None else self.movetime / 1000)
 
@@ -267,10 +303,15 @@ def play_game(task: PairTask, white: str, round_name: str,
                 engines[side] = running
             else:
                 engines[side] = new_engine(player, _TT_BITS)
-        return _play(task, white, round_name, engines)
+        return play_with_engines(task, white, round_name, engines)
 
 
-def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Engine | ExternalEngine]) -> GameRecord:
+def play_with_engines(task: PairTask, white: str, round_name: str,
+                      engines: dict[str, Engine | ExternalEngine]) -> GameRecord:
+    """Play one game of ``task`` with the engines given for sides ``"A"`` and ``"B"`` (the
+    players of ``task`` then only name the sides): :func:`play_game` with engines made by the
+    caller, e.g. two searchers of one weight set that differ in their time management
+    (``bench/clock.py``)."""
     black = "B" if white == "A" else "A"
     board = chess.Board(task.opening.fen)
     b = from_fen(task.opening.fen)
@@ -280,6 +321,7 @@ def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Engine
     window = 2 * task.adjudicate_moves
     max_depth = task.depth if task.depth is not None else MAX_DEPTH
     limit = task.limit()
+    clocks = {chess.WHITE: task.tc[0], chess.BLACK: task.tc[0]} if task.tc is not None else None
     while True:
         end = rules_end(board)
         if end is not None:
@@ -296,19 +338,29 @@ def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Engine
             result, reason = "1/2-1/2", f"adjudication: draw after {task.max_plies} plies"
             break
         engine = engines[white if board.turn == chess.WHITE else black]
+        started = _clock()
         if isinstance(engine, ExternalEngine):
-            uci, cp, depth = engine.move(board, limit, f"game {round_name}, ply {len(moves) + 1}")
+            uci, cp, depth = engine.move(board, task.limit(clocks) if clocks else limit,
+                                         f"game {round_name}, ply {len(moves) + 1}")
             m = move_from_uci(b, uci)
         else:
             plan = None
             if task.movetime is not None:
                 plan = TimePlan.fixed(task.movetime / 1000)
+            elif task.tc is not None and clocks is not None:
+                plan = TimePlan.for_clock(clocks[board.turn], task.tc[1], None, TC_OVERHEAD)
             it = engine.think(b, keys, max_depth=max_depth, node_limit=task.nodes, plan=plan)
             if it is None or not it.pv:  # cannot happen: the rules above caught positions without moves
                 raise RuntimeError(f"engine returned no move in {board.fen()}")
             m = it.pv[0]
             uci = move_to_uci(m)
             cp, depth = _white_cp(it, board.turn == chess.WHITE), it.depth
+        if task.tc is not None and clocks is not None:
+            clocks[board.turn] -= _clock() - started
+            if clocks[board.turn] < 0:
+                result, reason = _flag(board)
+                break
+            clocks[board.turn] += task.tc[1]
         move = chess.Move.from_uci(uci)
         if not board.is_legal(move):  # python-chess is the rules oracle
             raise RuntimeError(f"engine played illegal move {uci} in {board.fen()}")
@@ -318,6 +370,14 @@ def _play(task: PairTask, white: str, round_name: str, engines: dict[str, Engine
         board.push(move)
         moves.append(uci)
     return GameRecord(round_name, task.opening, white, tuple(moves), tuple(scores), result, reason)
+
+
+def _flag(board: chess.Board) -> tuple[str, str]:
+    """(result, reason) when the side to move in ``board`` ran out of time before moving: a loss,
+    or a draw when the other side has too little material to mate (FIDE Laws, 6.9)."""
+    if board.has_insufficient_material(not board.turn):
+        return "1/2-1/2", "time forfeit against insufficient material"
+    return ("0-1" if board.turn == chess.WHITE else "1-0"), "loss on time"
 
 
 def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
@@ -488,8 +548,9 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     config.validate()
     wa, wb = _checked(weights_a), _checked(weights_b)
     chosen = choose_openings(openings, config.games // 2, config.seed)
+    tc = parse_tc(config.tc) if config.tc is not None else None
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
-                      config.adjudicate_moves, config.movetime, config.engine_timeout)
+                      config.adjudicate_moves, config.movetime, config.engine_timeout, tc)
              for i, op in enumerate(chosen)]
     workers = min(workers_or_cores(config.workers), len(tasks))
     results = _Prefix(len(tasks), sprt)

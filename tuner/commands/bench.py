@@ -33,6 +33,7 @@ from tuner.arena.match import (
     MatchConfig,
     default_pgn_path,
     load_openings,
+    parse_tc,
     run_match,
     summarize,
     write_pgn,
@@ -149,7 +150,8 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     p = bench_sub.add_parser(
         "match", help="play games between two weight sets with the numba search",
         description="Play games between weight sets A and B: each opening twice with colours "
-                    "swapped, both sides searching to --depth plies (or --nodes per move) with the "
+                    "swapped, both sides searching to --depth plies (or --nodes or --movetime per move, or on "
+                    "a --tc clock) with the "
                     "same search (--search pls, or per player NAME@pls: the probability-limited one). "
                     "Prints W/D/L from A's view, the score and the Elo difference with a 95% interval, "
                     "and writes the games as PGN.",
@@ -224,6 +226,9 @@ def describe_limit(config: MatchConfig) -> str:
         return f"depth {config.depth}"
     if config.nodes is not None:
         return f"{config.nodes} nodes per move"
+    if config.tc is not None:
+        base, inc = parse_tc(config.tc)
+        return f"clock {base:g} s + {inc:g} s per side"
     return f"{config.movetime} ms per move"
 
 

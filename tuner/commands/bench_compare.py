@@ -71,7 +71,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--seed", type=seed_option, default=0, help="seed of the move-match sample and the openings (default: 0)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="processes for the games and the EPD suite (default: one per core)")
-    add_arguments(p, MatchConfig, exclude=("games", "depth", "nodes", "movetime", "out", "seed", "workers"))
+    add_arguments(p, MatchConfig, exclude=("games", "depth", "nodes", "movetime", "tc", "out", "seed", "workers"))
     add_engine_arguments(p)
     add_search_arguments(p)
     add_sprt_argument(p, what="each pair's games")

@@ -1,5 +1,6 @@
 """``tuner bench match``: a small real match (PGN, legality, colours, worker independence), the
-game-end rules and adjudication, the openings file, and the statistics."""
+game-end rules and adjudication, the openings file, the statistics, and games on a clock per
+side (``--tc``: time spent, increments, plans from the time left, losses on time)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ import chess
 import chess.pgn
 import pytest
 
+import tuner.arena.match as match_module
+from search.convert import legal_moves, move_from_uci
+from search.iterative import Iteration, TimePlan
 from search.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
+    TC_OVERHEAD,
     GameRecord,
     MatchConfig,
     Opening,
@@ -22,7 +27,9 @@ from tuner.arena.match import (
     PairTask,
     elo_of,
     load_openings,
+    parse_tc,
     play_game,
+    play_with_engines,
     run_match,
     summarize,
 )
@@ -260,3 +267,98 @@ def test_pgn_scores_are_the_movers_as_cutechess_writes_them() -> None:
     assert to_pgn(mate, {"A": "a", "B": "b"}, "t").next().comment.startswith("+M1/")  # type: ignore[union-attr]
     assert [score_comment(cp, 3) for cp in (35, 0, -120, 100_002, -100_004)] == \
         ["+0.35/3", "0.00/3", "-1.20/3", "+M2/3", "-M4/3"]
+
+
+# ---------------------------------------------------------------- a clock per side (--tc)
+
+#: 30 plies of a Ruy Lopez that end nothing (checked with python-chess when the test was written)
+RUY_LOPEZ = ("e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3 d7d6 c2c3 e8g8 h2h3 c6a5 "
+             "b3c2 c7c5 d2d4 d8c7 b1d2 c5d4 c3d4 a5c6 d2b3 a6a5 c1e3 a5a4").split()
+
+
+class _FakeClock:
+    """The match's ``_clock``: time passes only when a stand-in engine spends it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _SpendingEngine:
+    """A stand-in engine: plays ``line`` (the first legal move after it) and spends ``cost``
+    seconds of the fake clock a move, recording each plan it is given."""
+
+    def __init__(self, clock: _FakeClock, cost: float, line: list[str] | None = None) -> None:
+        self.clock, self.cost, self.line = clock, cost, line or []
+        self.plans: list[TimePlan | None] = []
+
+    def think(self, b, keys, *, max_depth, node_limit, plan):  # type: ignore[no-untyped-def]
+        self.plans.append(plan)
+        self.clock.now += self.cost
+        ply = len(keys)
+        m = move_from_uci(b, self.line[ply]) if ply < len(self.line) else int(legal_moves(b)[0])
+        return Iteration(1, 0, (m,), 1, 1, 0.0)
+
+
+def _clock_game(monkeypatch: pytest.MonkeyPatch, fen: str, tc: tuple[float, float], cost: float,
+                line: list[str] | None = None) -> tuple[GameRecord, _SpendingEngine]:
+    clock = _FakeClock()
+    monkeypatch.setattr(match_module, "_clock", clock)
+    engines = {"A": _SpendingEngine(clock, cost, line), "B": _SpendingEngine(clock, cost, line)}
+    clock_task = PairTask(0, Opening("t", fen), CLASSIC, MATERIAL, None, None, 400, 1000, 4, tc=tc)
+    return play_with_engines(clock_task, "A", "1.1", engines), engines["A"]  # type: ignore[arg-type]
+
+
+def test_a_clock_runs_down_by_the_time_spent_and_gains_the_increment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1 s + 0.1 s a side, 0.17 s a move: before White's k-th move its clock shows
+    1 - 0.07 (k - 1) s, so its 13th move overruns it (0.16 s left, 0.17 s spent): White loses
+    on time after 24 plies, and each plan was made from the clock as it stood."""
+    game, white = _clock_game(monkeypatch, chess.STARTING_FEN, (1.0, 0.1), 0.17, RUY_LOPEZ)
+    assert (len(game.moves), game.result, game.termination) == (24, "0-1", "loss on time")
+    assert game.moves == tuple(RUY_LOPEZ[:24])
+    assert len(white.plans) == 13
+    for k, plan in enumerate(white.plans):
+        expected = TimePlan.for_clock(1.0 - 0.07 * k, 0.1, None, TC_OVERHEAD)
+        assert plan is not None and (plan.soft, plan.hard) == pytest.approx((expected.soft, expected.hard))
+        assert not plan.fill
+
+
+def test_running_out_against_a_bare_king_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    lost, _ = _clock_game(monkeypatch, "4k3/8/8/8/8/8/8/4K2Q b - - 0 1", (1.0, 0.0), 1.5)
+    assert (lost.moves, lost.result, lost.termination) == ((), "1-0", "loss on time")
+    drawn, _ = _clock_game(monkeypatch, "4k3/8/8/8/8/8/8/4K2Q w - - 0 1", (1.0, 0.0), 1.5)
+    assert (drawn.moves, drawn.result) == ((), "1/2-1/2")
+    assert drawn.termination == "time forfeit against insufficient material"
+
+
+def test_tc_is_parsed_and_checked(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert parse_tc("10+0.1") == (10.0, 0.1) and parse_tc("3") == (3.0, 0.0)
+    for bad in ("x+1", "0+1", "10+-1", "", "1+2+3"):
+        with pytest.raises(ValueError, match="tc"):
+            parse_tc(bad)
+    MatchConfig(games=2, tc="1+0.01").validate()
+    with pytest.raises(ValueError, match="exactly one of"):
+        MatchConfig(games=2, tc="1+0.01", depth=2).validate()
+    assert tuner_main(["bench", "match", "classic", "material", "--games", "2", "--tc", "fast"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tuner bench: error: ") and "BASE+INC" in err[0]
+
+
+def test_a_small_match_on_a_clock_plays_legal_games(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Real engines at 2 s + 0.05 s a side for 30 plies: the games are legal and end by the
+    rules, adjudication or a loss on time (how they end depends on the machine's speed)."""
+    openings = load_openings(DEFAULT_OPENINGS)
+    pairs = run_match(CLASSIC, MATERIAL, openings, MatchConfig(games=2, tc="2+0.05", workers=1, max_plies=30))
+    assert len(pairs) == 1
+    for game in pairs[0]:
+        board = chess.Board(game.opening.fen)
+        for uci in game.moves:
+            move = chess.Move.from_uci(uci)
+            assert move in board.legal_moves
+            board.push(move)
+        assert game.result in ("1-0", "0-1", "1/2-1/2") and len(game.moves) <= 30
+        assert game.termination in ("adjudication: draw after 30 plies", "loss on time", "checkmate",
+                                    "threefold repetition") or game.termination.startswith("adjudication")
+        assert all(depth >= 1 for _, depth in game.scores)

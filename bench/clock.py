@@ -1,0 +1,107 @@
+"""Time management (issue 43): the engine that keeps a cut iteration's best move against the one
+that discards it, as one JSON line.
+
+Both sides play the same weights (``gm`` by default) with :class:`search.iterative.Searcher` at a
+fixed time a move (``--movetime``, 100 ms by default: the deadline cuts the running iteration
+every move); side A keeps a cut iteration's best root move once its first root move was
+searched in full (``keep_partial=True``, the engine's behaviour), side B discards every cut
+iteration but the first (``keep_partial=False``, the behaviour before issue 43: the baseline,
+measured in the same run). The games are the match machinery's (:mod:`tuner.arena.match`: the
+shipped openings, each played with both colours, its adjudication rules), and the summary its
+own: W/D/L, score and Elo from A's view with 95% intervals (pentanomial over game pairs), plus
+each side's mean reported depth a move (a kept cut iteration reports the depth it was cut at).
+
+``--tc BASE+INC`` plays on a clock per side instead (the match's ``--tc``: each side plans its
+moves from its time left, and a side whose clock runs out loses on time).
+
+Timed games depend on the machine's load; both sides share it, one game at a time by default
+(``--workers``). Run ``python bench/clock.py --help`` for the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import multiprocessing
+import time
+
+from search.evaluators import checked_evaluator, load_evaluator
+from search.iterative import Searcher
+from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
+                               play_with_engines, summarize)
+
+#: move-ordering table per engine and game, as the match's (2**16 entries)
+TT_BITS = 16
+
+
+def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
+    """Both games of an opening (A as White, then B), each with fresh searchers: A keeps cut
+    iterations, B discards them."""
+    weights = task.weights_a
+    games = []
+    for white, round_name in (("A", f"{task.index + 1}.1"), ("B", f"{task.index + 1}.2")):
+        engines = {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True),
+                   "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False)}
+        games.append(play_with_engines(task, white, round_name, engines))
+    return games[0], games[1]
+
+
+def mean_depth(pairs: list[tuple[GameRecord, GameRecord]], side: str) -> float:
+    """Side ``side``'s mean reported depth over its moves."""
+    depths = []
+    for pair in pairs:
+        for game in pair:
+            white_to_move = chess_white_to_move(game.opening.fen)
+            for k, (_, depth) in enumerate(game.scores):
+                mover_is_white = white_to_move == (k % 2 == 0)
+                if (game.white == side) == mover_is_white:
+                    depths.append(depth)
+    return round(sum(depths) / len(depths), 2) if depths else 0.0
+
+
+def chess_white_to_move(fen: str) -> bool:
+    return fen.split()[1] == "w"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", type=int, default=20, help="games, even (default: 20, a smoke run; "
+                    "hundreds are needed to see a few Elo)")
+    ap.add_argument("--movetime", type=int, default=100, metavar="MS", help="milliseconds a move (default: 100)")
+    ap.add_argument("--tc", metavar="BASE+INC", help="a clock per side in seconds (e.g. 10+0.1) instead of --movetime")
+    ap.add_argument("--weights", default="gm", help="the weights both sides play (default: gm)")
+    ap.add_argument("--workers", type=int, default=1, help="games played at once (default: 1)")
+    ap.add_argument("--seed", type=int, default=0, help="seed for choosing the openings (default: 0)")
+    ap.add_argument("--max-plies", type=int, default=400, help="adjudicate a draw after this many plies")
+    args = ap.parse_args()
+    if args.games < 2 or args.games % 2:
+        ap.error(f"--games must be a positive even number, not {args.games}")
+    if args.movetime < 1 or args.workers < 1:
+        ap.error("--movetime and --workers must be positive")
+    try:
+        weights = checked_evaluator(load_evaluator(args.weights))
+        tc = parse_tc(args.tc) if args.tc is not None else None
+    except ValueError as exc:
+        ap.error(str(exc))
+    movetime = None if tc is not None else args.movetime
+    openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
+    tasks = [PairTask(i, op, weights, weights, None, None, args.max_plies, 1000, 4, movetime, tc=tc)
+             for i, op in enumerate(openings)]
+    start = time.perf_counter()
+    if args.workers == 1:
+        pairs = [play_pair(t) for t in tasks]
+    else:
+        spawn = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
+            pairs = list(pool.map(play_pair, tasks))
+    summary = summarize(pairs).to_json()
+    print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
+                      "a": "keeps cut iterations", "b": "discards them (before issue 43)", **summary,
+                      "mean_depth_a": mean_depth(pairs, "A"), "mean_depth_b": mean_depth(pairs, "B"),
+                      "seconds": round(time.perf_counter() - start, 1)}))
+
+
+if __name__ == "__main__":
+    main()
