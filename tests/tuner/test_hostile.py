@@ -236,7 +236,8 @@ def _write_deep_json(path: Path, depth: int = 100_000) -> Path:
     ["bench", "move-match", "--weights", "classic", "--data", "{data}", "--seed", "-1"],
     ["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--seed", "-5", "--out", "{tmp}/c"],
     ["ingest", "--sample", "--out", "{tmp}/s", "--seed", "99999999999999999999999"],
-], ids=["ingest", "tune", "moves-train", "moves-measure", "move-match", "compare", "huge"])
+    ["selfplay", "gm", "--out", "{tmp}/sp", "--seed", "-1"],
+], ids=["ingest", "tune", "moves-train", "moves-measure", "move-match", "compare", "huge", "selfplay"])
 def test_a_negative_or_huge_seed_is_refused(argv: list[str], sample_set: Path, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     err = refused([a.format(tmp=tmp_path, data=sample_set) for a in argv], capsys)
@@ -255,12 +256,12 @@ def test_a_negative_seed_in_a_tune_configuration_is_refused(sample_set: Path, tm
     (bytes(range(256)) * 4, "not valid TOML: not UTF-8 text"),
     (("a = " + "[" * 100_000 + "]" * 100_000 + "\n").encode(), "not valid TOML: arrays or tables nested too deeply"),
 ], ids=["binary", "deep"])
-@pytest.mark.parametrize("command", ["tune", "ingest"])
+@pytest.mark.parametrize("command", ["tune", "ingest", "selfplay"])
 def test_a_configuration_that_is_not_toml_is_refused(command: str, content: bytes, message: str, sample_set: Path,
                                                      tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "c.toml"
     config.write_bytes(content)
-    rest = ["--data", str(sample_set)] if command == "tune" else ["--sample"]
+    rest = {"tune": ["--data", str(sample_set)], "ingest": ["--sample"], "selfplay": ["gm"]}[command]
     assert refused([command, "--config", str(config), *rest, "--out", str(tmp_path / "o")], capsys).endswith(
         f"{config}: {message}")
 
@@ -271,6 +272,7 @@ WEIGHT_COMMANDS = {
     "tune": ["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "mmto", "--start", "{w}"],
     "match": ["bench", "match", "{w}", "classic", "--games", "2", "--depth", "1", "--out", "{tmp}/g.pgn"],
     "move-match": ["bench", "move-match", "--weights", "{w}", "--data", "{data}"],
+    "selfplay": ["selfplay", "{w}", "--out", "{tmp}/sp", "--games", "2"],
 }
 
 

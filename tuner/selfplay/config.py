@@ -49,8 +49,6 @@ class SelfplayConfig:
             raise ValueError("give a node budget (--nodes N) or a depth (--depth D) per move")
         check_limits(self.depth, nodes, None)
         check_limits(None, self.start_nodes, None)
-        if self.seed < 0:
-            raise ValueError(f"seed must be >= 0, not {self.seed}")
         for name in ("random_plies", "start_margin", "resign_moves", "draw_cp", "draw_moves", "draw_after"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
