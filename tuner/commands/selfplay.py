@@ -66,8 +66,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str | None]:
-    """(player, its name, its file's SHA-256 or None for a built-in set or an engine)."""
-    from search.weights import BUILTIN_SETS, builtin_network  # noqa: PLC0415
+    """(player, its name, the SHA-256 of its file: a built-in set's too; None for an engine)."""
+    from search.weights import BUILTIN_SETS, builtin_network, resolve  # noqa: PLC0415
     from tuner.arena.engines import engine_specs  # noqa: PLC0415
     from tuner.arena.players import split_search  # noqa: PLC0415
     from tuner.commands.arguments import load_players  # noqa: PLC0415
@@ -83,15 +83,16 @@ def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str
         return engines[0], engines[0].name, None
     name, _ = split_search(args.weights, args.search)
     label, player = load_players([args.weights], args.search, args.move_model)[0]
-    path = Path(name)
-    builtin = (name in BUILTIN_SETS or builtin_network(name) is not None) and not path.exists()
-    sha = None if builtin else file_sha256(path if path.is_file() else path / "weights.json")
-    return player, label, sha
+    path = builtin_network(name) or resolve(name)
+    if not path.exists() and name not in BUILTIN_SETS:
+        path = path / "weights.json"  # a run folder
+    return player, label, file_sha256(path) if path.is_file() else None
 
 
 def run(args: argparse.Namespace) -> int:
     from tuner.arena.match import DEFAULT_OPENINGS, load_openings  # noqa: PLC0415
     from tuner.selfplay import SelfplayConfig, export_positions, selfplay  # noqa: PLC0415
+    from tuner.selfplay.run import file_sha256  # noqa: PLC0415
 
     base = load_toml(SelfplayConfig, args.config, "selfplay") if args.config else None
     config = from_namespace(SelfplayConfig, args, base)
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         openings = load_openings(openings_path)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    openings_name = config.openings or "openings.epd"
+    openings_name = f"{Path(openings_path).name} {file_sha256(Path(openings_path))[:16]}"
     manifest = selfplay(player, name, sha, args.out, config, openings, openings_name,
                         resume=args.resume, overwrite=args.overwrite, progress=args.progress)
     sp = manifest["selfplay"]

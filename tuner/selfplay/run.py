@@ -252,7 +252,7 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     player : weights or a network for the numba search (optionally probability-limited), or an
         external UCI engine.
     player_name, player_sha : how the player is named in the rows (``white``/``black``) and the
-        manifest, and the SHA-256 of its file (checked on resume; None for a built-in set).
+        manifest, and the SHA-256 of its file (checked on resume; None for an external engine).
     out : the self-play folder (module docstring). A new run refuses a folder that is not empty
         unless ``overwrite`` (which clears a self-play folder, never another one).
     openings : the start positions, used in a seeded order (:func:`choose_openings`).
