@@ -78,8 +78,8 @@ from search.iterative import MAX_DEPTH, Iteration, TimePlan
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "datasets" / "openings" / "openings.epd"
 #: move-ordering table per engine and game (2**16 entries, 768 KiB)
 _TT_BITS = 16
-#: a mate score in the adjudication record, in centipawns: +-(_MATE_CP + n) for a mate in n moves
-_MATE_CP = 100_000
+#: a mate score in the adjudication record, in centipawns: +-(MATE_CP + n) for a mate in n moves
+MATE_CP = 100_000
 #: what a numba engine on a clock (``--tc``) keeps back for the Python around its search (seconds)
 TC_OVERHEAD = 0.005
 #: the clock the ``--tc`` games are timed with (a test replaces it)
@@ -272,12 +272,12 @@ def rules_end(board: chess.Board) -> tuple[str, str] | None:
     return None
 
 
-def _white_cp(it: Iteration, white_to_move: bool) -> int:
+def white_cp(it: Iteration, white_to_move: bool) -> int:
     """The search's score in White's view, centipawns; a mate in n moves (n >= 1, either side)
-    as +-(:data:`_MATE_CP` + n)."""
+    as +-(:data:`MATE_CP` + n)."""
     mate = it.mate_moves  # as the search reports it over UCI: "mate n", "mate -n"
     if mate is not None:
-        cp = _MATE_CP + max(1, abs(mate))
+        cp = MATE_CP + max(1, abs(mate))
         cp = cp if mate > 0 else -cp
     else:
         cp = it.score_cp
@@ -354,7 +354,7 @@ def play_with_engines(task: PairTask, white: str, round_name: str,
                 raise RuntimeError(f"engine returned no move in {board.fen()}")
             m = it.pv[0]
             uci = move_to_uci(m)
-            cp, depth = _white_cp(it, board.turn == chess.WHITE), it.depth
+            cp, depth = white_cp(it, board.turn == chess.WHITE), it.depth
         if task.tc is not None and clocks is not None:
             clocks[board.turn] -= _clock() - started
             if clocks[board.turn] < 0:
@@ -465,8 +465,8 @@ def score_comment(cp: int, depth: int) -> str:
     without the time: the mover's score in pawns with two decimals, signed when not zero
     (``+0.35``, ``0.00``, ``-1.20``), or a mate in n moves as ``+Mn`` / ``-Mn``; then ``/depth``.
     ``cp``: centipawns from the mover's view, mates as in :attr:`GameRecord.scores`."""
-    if abs(cp) >= _MATE_CP:
-        shown = ("+M" if cp > 0 else "-M") + str(abs(cp) - _MATE_CP)
+    if abs(cp) >= MATE_CP:
+        shown = ("+M" if cp > 0 else "-M") + str(abs(cp) - MATE_CP)
     else:
         shown = ("+" if cp > 0 else "") + f"{cp / 100:.2f}"
     return f"{shown}/{depth}"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from tuner.commands import command_help
 from tuner.config import add_arguments, from_namespace, load_toml
 from tuner.errors import TunerError
+from tuner.outputs import check_output
 
 if TYPE_CHECKING:
     from tuner.arena.engines import EngineSpec
@@ -96,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     base = load_toml(SelfplayConfig, args.config, "selfplay") if args.config else None
     config = from_namespace(SelfplayConfig, args, base)
-    if args.export is not None and Path(args.export).exists() and not getattr(args, "overwrite", False):
-        raise TunerError(f"{args.export}: exists; give --overwrite to replace it")
+    check_output(args.export, overwrite=args.overwrite, flag="--export")  # before hours of games
     player, name, sha = _player(args)
     openings_path = config.openings or str(DEFAULT_OPENINGS)
     try:

@@ -14,17 +14,18 @@ formats back (:mod:`tuner.ingest.positions`): the same positions, scores and res
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import chess
 import polars as pl
 
+from search.weights import atomic_write_text
 from tuner.errors import TunerError
 from tuner.ingest.reader import read_manifest, read_split
 from tuner.ingest.schema import SPLITS
+from tuner.outputs import check_output
 from tuner.progress import progress_bar
-from tuner.selfplay.game import MATE_CP
+from tuner.arena.match import MATE_CP
 
 #: the export formats and the file suffix each is told by
 FORMATS = {"bullet": ".txt", "epd": ".epd"}
@@ -76,25 +77,19 @@ def export_positions(folder: str | Path, path: str | Path, *, fmt: str | None = 
                      progress: bool | None = None) -> int:
     """Write every scored position of finished games in the position set ``folder`` (all splits,
     in game order) to ``path`` in ``fmt`` (default by suffix); return the lines written. An
-    existing ``path`` is refused unless ``overwrite``; the file is written under a temporary
-    name and renamed."""
+    existing ``path`` is refused unless ``overwrite`` (:func:`tuner.outputs.check_output`); the
+    file is written atomically."""
     folder, path = Path(folder), Path(path)
     fmt = format_of(path, fmt)
-    if path.exists() and not overwrite:
-        raise TunerError(f"{path}: exists; give --overwrite to replace it")
-    if path.is_dir():
-        raise TunerError(f"{path}: is a folder")
+    check_output(path, overwrite=overwrite, flag="--export")
     read_manifest(folder)
     frames = [read_split(folder, name, ["game_id", "ply", "fen", "move", "stm", "score", "result"])
               for name in SPLITS]
     rows = pl.concat(frames).sort(["game_id", "ply"])
     lines = _lines(rows, fmt, progress)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write_text(path, "".join(line + "\n" for line in lines))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise TunerError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return len(lines)
 

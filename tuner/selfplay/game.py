@@ -4,7 +4,7 @@ finds it unbalanced), then the engine against itself, every searched position re
 Each position the engine searches becomes a row of the position-set format
 (:data:`tuner.ingest.schema.SCHEMA`): the FEN before the move, the move the search chose (it is
 also the move played), the search's score in White's view (centipawns; a mate in n moves as
-``+-(MATE_CP + n)``), the number of legal moves, the polyglot key, and, once the game is over,
+``+-(MATE_CP + n)``, as :func:`tuner.arena.match.white_cp` records a match's scores), the number of legal moves, the polyglot key, and, once the game is over,
 its result. The random plies of the start are not recorded. A game is a pure function of the
 player, the settings, the opening and the game's number: the random plies are drawn from
 ``(seed, number)``, the engine starts each game with an empty move-ordering table, so the games
@@ -28,14 +28,12 @@ import numpy as np
 
 from search.board import W_KEY
 from search.convert import from_fen, legal_moves, move_to_uci, push
-from search.iterative import MAX_DEPTH, Iteration, Searcher
+from search.iterative import MAX_DEPTH
 from tuner.arena.engines import EngineSpec, ExternalEngine
-from tuner.arena.match import Opening, rules_end
+from tuner.arena.match import MATE_CP, Opening, rules_end, white_cp
 from tuner.arena.players import Searchable, new_engine
 from tuner.selfplay.config import SelfplayConfig
 
-#: a mate score in centipawns, White's view: +-(MATE_CP + n) for a mate in n moves
-MATE_CP = 100_000
 #: move-ordering table of a game's engine: 2**16 entries (the searches are a few thousand nodes)
 TT_BITS = 16
 #: the row columns a game fills (the others of the position set are the game's own)
@@ -77,13 +75,6 @@ class GameRecord:
         return {"game": self.index, "opening": self.opening, "start": self.start_fen, "random": self.random_moves,
                 "result": self.result, "termination": self.termination, "positions": self.positions,
                 "nodes": self.nodes, "seconds": round(self.seconds, 4)}
-
-
-def white_cp(it: Iteration, white_to_move: bool) -> int:
-    """The search's score in White's view, centipawns; a mate in n moves as ``+-(MATE_CP + n)``."""
-    mate = it.mate_moves
-    cp = (MATE_CP + max(1, abs(mate))) * (1 if mate > 0 else -1) if mate is not None else it.score_cp
-    return cp if white_to_move else -cp
 
 
 class Mover:
@@ -215,4 +206,4 @@ def play_game(task: GameTask, mover: Mover) -> GameRecord:
     return rec
 
 
-__all__ = ["GameRecord", "GameTask", "MATE_CP", "Mover", "ROW_COLUMNS", "choose_start", "play_game", "white_cp"]
+__all__ = ["GameRecord", "GameTask", "Mover", "ROW_COLUMNS", "choose_start", "play_game"]

@@ -40,6 +40,7 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from search.weights import atomic_write_text
 from tuner import __version__
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec
 from tuner.arena.match import Opening, choose_openings
@@ -146,12 +147,11 @@ class Journal:
             return
         name = f"part-{self.parts:05d}"
         rows, meta = self.folder / f"{name}.parquet", self.folder / f"{name}.json"
-        tmp_rows, tmp_meta = rows.with_name(f".{name}.parquet.tmp"), meta.with_name(f".{name}.json.tmp")
+        tmp_rows = rows.with_name(f".{name}.parquet.tmp")
         _rows_frame(records, self.player).write_parquet(tmp_rows, compression="zstd")
         os.replace(tmp_rows, rows)
         games = [r.summary() for r in sorted(records, key=lambda r: r.index)]
-        tmp_meta.write_text(json.dumps({"games": games}) + "\n", encoding="utf-8")
-        os.replace(tmp_meta, meta)
+        atomic_write_text(meta, json.dumps({"games": games}) + "\n")
         self.parts += 1
         for g in games:
             self.summaries[g["game"]] = g
@@ -212,9 +212,7 @@ def _prepare(folder: Path, settings: dict[str, Any], *, resume: bool, overwrite:
                 shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
     folder.mkdir(parents=True, exist_ok=True)
     # the settings with the games asked for now (a resumed run may play more)
-    tmp = folder / f".{SETTINGS}.tmp"
-    tmp.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / SETTINGS)
+    atomic_write_text(folder / SETTINGS, json.dumps(settings, indent=2) + "\n")
 
 
 # ------------------------------------------------------------------ the run

@@ -81,15 +81,9 @@ def mover_scores(white_scores: Any, stm: np.ndarray) -> np.ndarray | None:
     float64[P] with NaN for a null; None when no row has one."""
     if white_scores.null_count() == len(white_scores):
         return None
-    white = white_scores.cast(pl_float64()).fill_null(float("nan")).to_numpy().astype(np.float64)
+    white = white_scores.to_numpy().astype(np.float64)  # nulls come out as NaN
     out: np.ndarray = np.where(np.asarray(stm) == 0, white, -white)
     return out
-
-
-def pl_float64() -> Any:
-    import polars as pl  # noqa: PLC0415 - keeps polars out of search-only imports
-
-    return pl.Float64()
 
 
 def from_boards(boards: list[chess.Board], moves: list[chess.Move], game_ids: list[int] | None = None) -> Positions:

@@ -16,7 +16,7 @@ from tuner.ingest.reader import read_split
 from tuner.ingest.schema import SPLITS
 from tuner.selfplay import SelfplayConfig, export_positions, selfplay
 from tuner.selfplay.export import MATE_TEXT, format_of, text_cp
-from tuner.selfplay.game import MATE_CP
+from tuner.arena.match import MATE_CP
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ from search.evaluators import load_evaluator
 from search.iterative import Searcher
 from tuner.arena.match import Opening, load_openings, DEFAULT_OPENINGS
 from tuner.selfplay.config import SelfplayConfig
-from tuner.selfplay.game import MATE_CP, GameTask, Mover, _adjudicate, choose_start, play_game, white_cp
+from tuner.arena.match import MATE_CP, white_cp
+from tuner.selfplay.game import GameTask, Mover, _adjudicate, choose_start, play_game
 
 
 @pytest.fixture(scope="module")
