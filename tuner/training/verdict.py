@@ -2,13 +2,9 @@
 tune``, and whether the data can carry the weights tuned, said at its start.
 
 **Up front** (:func:`data_warning`): a run with fewer training positions per tuned weight than
-:data:`MIN_PER_WEIGHT` asks is warned. The rule comes from this project's runs and Texel's:
-MMTO learnt winning weights from 100,000 grandmaster positions for 1,110 weights (90 a weight,
-docs/quality.md) and lost -424 Elo from the 1,900 of the sample (1.7 a weight, README); Texel's
-method fitted to game results alone lost -463 Elo from 36,500 positions (33 a weight) and only
-held its start on 403,104 (363 a weight), while its author fitted a few hundred weights to 8.8
-million positions (Chess Programming Wiki, "Texel's Tuning Method"): results carry far less
-signal per position than a move or a search score.
+:data:`MIN_PER_WEIGHT` asks is warned: results carry far less signal per position than a move
+or a search score. docs/quality.md ("How many positions a weight needs") gives the runs the rule
+comes from.
 
 **At the end** (:func:`verdict`): the validation move-match of the start and of the weights the
 run wrote, position by position, with a 95 % interval of the paired difference (normal
@@ -58,7 +54,7 @@ def data_warning(common: TuneConfig, w0: Evaluator, n_train: int, signal: str) -
     what = {"moves": "moves", "scores": "search scores", "results": "game results alone"}[signal]
     return (f"warning: {n_train:,} training positions for {n:,} tuned weights ({n_train / n:.0f} a weight); "
             f"learning from {what} needs about {need:,} a weight ({need * n:,} here), or fewer weights "
-            "(--train): expect weights worse than the start (tuner.training.verdict says where the rule comes from)")
+            "(--train): expect weights worse than the start (docs/quality.md says where the rule comes from)")
 
 
 @dataclass(frozen=True)
