@@ -14,7 +14,7 @@ import contextlib
 import json
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 
 from search.weights import load_weights
@@ -26,17 +26,19 @@ from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.errors import TunerError
 from tuner.outputs import add_overwrite_argument, check_output
-from tuner.progress import progress_bar
+from tuner.progress import RunningLog, progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
+    PgnWriter,
     default_pgn_path,
     load_openings,
     parse_tc,
+    pgn_time_control,
     run_match,
+    running_line,
     summarize,
-    write_pgn,
 )
 from tuner.methods.registry import methods
 
@@ -163,6 +165,7 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     add_search_arguments(p)
     add_arguments(p, MatchConfig)
     add_sprt_argument(p)
+    p.add_argument("--pgn", dest="out", default=argparse.SUPPRESS, metavar="PGN", help="same as --out")
     add_overwrite_argument(p, "the --out PGN")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_match_command)
@@ -193,14 +196,31 @@ def run_match_command(args: argparse.Namespace) -> int:
     if config.games // 2 > len(openings):
         print(f"note: {config.games // 2} game pairs but only {len(openings)} openings: openings repeat, "
               f"and repeated games are identical (the engines are deterministic)", file=sys.stderr)
+    out = config.out or str(default_pgn_path(args.a, args.b, free=not args.overwrite))
+    played: list[Any] = []  # the game pairs finished so far, in opening order (read by the running log)
     start = time.perf_counter()
-    with progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
-        pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt)
+    with contextlib.ExitStack() as stack:
+        try:
+            pgn = stack.enter_context(PgnWriter(out, names, f"movetuner match {args.a} vs {args.b}, {limit}",
+                                                time_control=pgn_time_control(config.tc), overwrite=args.overwrite))
+        except FileExistsError:  # created since the check
+            raise TunerError(f"{out}: exists; pass --overwrite to replace it") from None
+        except OSError as exc:
+            raise TunerError(f"{out}: cannot write the PGN ({exc.strerror or exc})") from None
+
+        def on_pair(index: int, pair: Any) -> None:
+            pgn.add_pair(index, pair)
+            played.append(pair)
+
+        bar = stack.enter_context(progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(),
+                                               file=sys.stderr))
+        stack.enter_context(RunningLog(lambda: running_line("match", list(played), config.games, sprt,
+                                                            time.perf_counter() - start),
+                                       write=lambda line: bar.write(line, file=sys.stderr)))
+        pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt, on_pair=on_pair)
     seconds = time.perf_counter() - start
     summary = summarize(pairs)
     test = sprt.check(summary.pentanomial) if sprt is not None else None
-    out = config.out or str(default_pgn_path(args.a, args.b))
-    write_pgn(out, pairs, names, f"movetuner match {args.a} vs {args.b}, {limit}")
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **summary.to_json(),
                           "sprt": test.to_json() if test is not None else None,
