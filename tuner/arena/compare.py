@@ -49,15 +49,16 @@ from tuner.errors import TunerError
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
+    PgnWriter,
     load_openings,
     pair_scores,
     run_match,
+    running_line,
     summarize,
-    write_pgn,
 )
 from tuner.arena.movematch import measure_weight_sets
 from tuner.arena.ratings import PairScores, fit_ratings
-from tuner.progress import progress_bar
+from tuner.progress import RunningLog, progress_bar
 from tuner.training.run_folder import RunDir, provenance
 from tuner.arena.sprt import Sprt
 
@@ -306,7 +307,9 @@ def _bar(total: int, desc: str, show: bool) -> Any:
 def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, pool: Any,
                  progress: bool) -> tuple[list[dict[str, Any]], Any]:
     """Every pair plays ``settings.match`` (the same openings); the PGN files go to
-    ``out/games``. Returns the pairs' summaries (as ``bench match --json``) and the rating fit."""
+    ``out/games``, each written game pair by game pair (:class:`~tuner.arena.match.PgnWriter`,
+    replacing a file of that name), with a running line in the log every
+    :func:`tuner.progress.log_seconds`. Returns the pairs' summaries (as ``bench match --json``) and the rating fit."""
     config = settings.match
     assert config is not None
     try:
@@ -318,19 +321,35 @@ def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, p
     pairs_doc: list[dict[str, Any]] = []
     scores = []
     n_pairs = len(players) * (len(players) - 1) // 2
-    with _bar(n_pairs * config.games, "games", progress) as bar:
+    now: dict[str, Any] = {"what": "compare", "played": []}  # the pair under way, read by the running log
+    start = time.perf_counter()
+
+    def line() -> str:
+        return running_line(now["what"], list(now["played"]), config.games, settings.sprt,
+                            time.perf_counter() - start)
+
+    with _bar(n_pairs * config.games, "games", progress) as bar, \
+            RunningLog(line, write=lambda text: bar.write(text, file=sys.stderr)):
         for i in range(len(players)):
             for j in range(i + 1, len(players)):
                 a, b = players[i], players[j]
                 t = time.perf_counter()
-                game_pairs = run_match(a.player, b.player, openings, config, progress=bar.update, pool=pool,
-                                       sprt=settings.sprt)
+                pgn = games_dir / pgn_name(a.name, b.name, i, j)
+                played: list[Any] = []
+                now.update(what=f"compare, pair {len(pairs_doc) + 1}/{n_pairs} {a.name} vs {b.name}", played=played)
+                # replaced: the command refused an earlier comparison's files unless --overwrite
+                with PgnWriter(pgn, {"A": a.name, "B": b.name}, f"movetuner compare {a.name} vs {b.name}",
+                               overwrite=True) as writer:
+                    def on_pair(index: int, pair: Any, writer: PgnWriter = writer, played: list[Any] = played) -> None:
+                        writer.add_pair(index, pair)
+                        played.append(pair)
+
+                    game_pairs = run_match(a.player, b.player, openings, config, progress=bar.update, pool=pool,
+                                           sprt=settings.sprt, on_pair=on_pair)
                 summary = summarize(game_pairs)
                 if len(game_pairs) < config.games // 2:  # stopped by the SPRT: the bar counts what was skipped
                     bar.update(config.games - summary.games)
                 test = settings.sprt.check(summary.pentanomial) if settings.sprt is not None else None
-                pgn = games_dir / pgn_name(a.name, b.name, i, j)
-                write_pgn(pgn, game_pairs, {"A": a.name, "B": b.name}, f"movetuner compare {a.name} vs {b.name}")
                 pairs_doc.append({"a": a.name, "b": b.name, **summary.to_json(),
                                   "sprt": test.to_json() if test is not None else None,
                                   "seconds": round(time.perf_counter() - t, 2), "pgn": str(pgn)})
@@ -350,6 +369,16 @@ def _epd_scores(weighted: list[tuple[int, Entrant, Evaluator]], positions: list[
                                 progress=bar.update)
         epd[k] = {**summarise(results), "seconds": round(time.perf_counter() - t, 2)}
     return epd
+
+
+def output_files(players: list[Entrant], out: Path, games: bool) -> list[Path]:
+    """The files a comparison writes in ``out``: ``compare.json``, ``compare.png`` and, with
+    ``games``, each pair's PGN in ``out/games``."""
+    files = [out / "compare.json", out / "compare.png"]
+    if games:
+        files += [out / "games" / pgn_name(players[i].name, players[j].name, i, j)
+                  for i in range(len(players)) for j in range(i + 1, len(players))]
+    return files
 
 
 def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,

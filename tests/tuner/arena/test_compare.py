@@ -180,3 +180,22 @@ def test_sprt_stops_each_pair_as_bench_match_does(sample_set: Path, tmp_path: Pa
     assert tuner_main(["bench", "compare", "classic", "material", "--data", str(sample_set), "--games", "0",
                        "--sprt", "0", "10", "0.05", "0.05", "--out", str(tmp_path / "x")]) == 2
     assert "--sprt stops games" in capsys.readouterr().err
+
+
+def test_an_earlier_comparison_is_not_replaced_without_overwrite(sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOVETUNER_LOG_SECONDS", "0.01")
+    out = tmp_path / "cmp"
+    args = ["bench", "compare", "classic", "material", "--data", str(sample_set), "--max-positions", "20",
+            "--games", "2", "--depth", "2", "--workers", "1", "--out", str(out)]
+    assert tuner_main(args) == 0
+    err = capsys.readouterr().err
+    # running lines while the games are played: the pair, its games, W/D/L and Elo once one pair is done
+    assert any(line.startswith("compare, pair 1/1 classic vs material: ") for line in err.splitlines())
+    pgn = out / "games" / "1-classic-vs-2-material.pgn"
+    before = pgn.read_text()
+    assert before.count("[Event ") == 2
+    assert tuner_main(args) == 2
+    assert "holds an earlier comparison" in capsys.readouterr().err and pgn.read_text() == before
+    assert tuner_main([*args, "--overwrite"]) == 0
+    assert pgn.read_text().count("[Event ") == 2
