@@ -395,13 +395,15 @@ def _chunks(n: int, workers: int) -> list[range]:
 
 def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: SearchLimits, workers: int = 1, *,
               pool: concurrent.futures.Executor | None = None,
-              progress: Callable[[int], object] | None = None) -> list[PositionResult]:
+              progress: Callable[[int], object] | None = None,
+              on_result: Callable[[PositionResult], object] | None = None) -> list[PositionResult]:
     """The engine's answer to every position with ``weights`` (an evaluator, or a
     :class:`~tuner.arena.players.PlsPlayer`), scored, in the order given.
 
     ``workers`` processes (1: in this process), from ``pool`` when given (see
     :func:`process_pool`), else from a pool made for this call; ``progress`` is called with the
-    number of positions just answered. Raises ``ValueError`` for invalid limits, weights or
+    number of positions just answered, ``on_result`` with each scored answer as it comes (in the
+    order answered, e.g. for a running count of solved positions). Raises ``ValueError`` for invalid limits, weights or
     workers.
     """
     limits.validate()
@@ -410,11 +412,17 @@ def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: Sea
         raise ValueError(f"workers must be positive, not {workers}")
     fens = [p.fen for p in positions]
     answers: list[Answer | None] = [None] * len(fens)
+
+    def answered(i: int, answer: Answer) -> None:
+        answers[i] = answer
+        if on_result is not None:
+            on_result(PositionResult(positions[i], answer, score_move(positions[i], answer.move)))
+
     chunks = _chunks(len(fens), workers)
     if workers == 1 or len(chunks) <= 1:
         searcher = _new_searcher(w)
         for i, fen in enumerate(fens):
-            answers[i] = engine_answer(searcher, fen, limits)
+            answered(i, engine_answer(searcher, fen, limits))
             if progress:
                 progress(1)
     else:
@@ -424,7 +432,7 @@ def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: Sea
             for fut in concurrent.futures.as_completed(futures):
                 chunk = futures[fut]
                 for i, answer in zip(chunk, fut.result()):
-                    answers[i] = answer
+                    answered(i, answer)
                 if progress:
                     progress(len(chunk))
         finally:

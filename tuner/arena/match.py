@@ -216,7 +216,7 @@ def _epd_openings(path: Path, lines: list[str]) -> list[Opening]:
     return out
 
 
-class _StrictGameBuilder(chess.pgn.GameBuilder):
+class _StrictGameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
     """python-chess's game builder, raising on a bad move or tag instead of logging it."""
 
     def handle_error(self, error: Exception) -> None:

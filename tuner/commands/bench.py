@@ -212,8 +212,8 @@ def run_match_command(args: argparse.Namespace) -> int:
             pgn.add_pair(index, pair)
             played.append(pair)
 
-        bar = stack.enter_context(progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(),
-                                               file=sys.stderr))
+        bar = progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr)
+        stack.callback(bar.close)
         stack.enter_context(RunningLog(lambda: running_line("match", list(played), config.games, sprt,
                                                             time.perf_counter() - start),
                                        write=lambda line: bar.write(line, file=sys.stderr)))
