@@ -226,7 +226,8 @@ def markdown_table(header: list[str], rows: list[list[str]], right: set[int]) ->
 
 def main_table(doc: dict[str, Any]) -> str:
     """The comparison table of ``compare.json``'s document."""
-    header = ["entrant", "method", "tuning time", "top-1", "top-3", "mean rank", "Elo", "Elo 95% interval"]
+    header = ["entrant", "method", "tuning time", "top-1", "top-1 95% interval", "top-3", "mean rank", "Elo",
+              "Elo 95% interval"]
     has_epd = doc.get("epd") is not None
     if has_epd:
         header += ["EPD solved", "EPD points"]
@@ -235,7 +236,9 @@ def main_table(doc: dict[str, Any]) -> str:
         mm = p.get("move_match")
         elo = p.get("elo")
         row = [p["name"], p["method"] or "-", fmt_seconds(p["wall_seconds"]),
-               f"{100 * mm['top1']:.2f}%" if mm else "-", f"{100 * mm['top3']:.2f}%" if mm else "-",
+               f"{100 * mm['top1']:.2f}%" if mm else "-",
+               f"[{100 * mm['top1_ci95'][0]:.2f}, {100 * mm['top1_ci95'][1]:.2f}]%" if mm and mm["top1_ci95"] else "-",
+               f"{100 * mm['top3']:.2f}%" if mm else "-",
                f"{mm['mean_rank']:.2f}" if mm else "-"]
         if elo is None:
             row += ["-", "-"]

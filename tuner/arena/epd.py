@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import numpy as np
 
 from search.convert import from_fen, move_to_uci
 from search.input_limits import InputLimitError, read_capped
@@ -455,16 +456,17 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def mean_interval(values: Sequence[float], low: float = 0.0, high: float = MAX_POINTS,
+def mean_interval(values: Sequence[float] | np.ndarray, low: float = 0.0, high: float = MAX_POINTS,
                   z: float = Z95) -> tuple[float, float] | None:
     """Normal interval of the mean from the sample standard deviation, clipped to
-    ``[low, high]``; ``None`` for fewer than two values."""
-    n = len(values)
+    ``[low, high]``; ``None`` for fewer than two values. (Also the move-match's interval, on
+    the per-position credits in [0, 1]: :mod:`tuner.arena.movematch`.)"""
+    v = np.asarray(values, dtype=np.float64)
+    n = len(v)
     if n < 2:
         return None
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = z * sd / math.sqrt(n)
+    mean = float(v.mean())
+    half = z * float(v.std(ddof=1)) / math.sqrt(n)
     return max(float(low), mean - half), min(float(high), mean + half)
 
 

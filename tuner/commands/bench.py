@@ -132,17 +132,35 @@ def run_move_match_command(args: argparse.Namespace) -> int:
         pos, results = measure_weight_sets(args.data, args.split, weight_sets, depth=args.depth,
                                            max_positions=args.max_positions, seed=args.seed, threads=args.threads,
                                            progress=sys.stderr.isatty(), executor=executor)
+    from tuner.training.verdict import paired  # noqa: PLC0415
+
+    first_name, first = results[0]
+    # each later set against the first, position by position (the paired difference of top-1 credits)
+    against = {name: paired(first.credits, r.credits) for name, r in results[1:]}
     if args.json:
         print(json.dumps({"data": args.data, "split": args.split, "depth": args.depth, "positions": len(pos),
-                          "weights": {name: r.to_json() for name, r in results}}))
+                          "weights": {name: r.to_json() for name, r in results},
+                          "top1_vs_first": {name: {"first": first_name, "diff": round(m.diff, 5),
+                                                   "ci95": [round(m.low, 5), round(m.high, 5)]}
+                                            for name, m in against.items()}}))
         return 0
     width = max(len(n) for n, _ in results)
     print(f"{len(pos)} positions of {args.data} ({args.split}), depth {args.depth} + quiescence, "
           f"{results[0][1].mean_legal_moves:.1f} legal moves on average")
-    print(f"{'weights':<{width}}  {'top-1':>7}  {'top-3':>7}  {'mean rank':>9}")
+    print(f"{'weights':<{width}}  {'top-1':>7}  {'95% interval':>17}  {'top-3':>7}  {'95% interval':>17}  "
+          f"{'mean rank':>9}")
     for name, r in results:
-        print(f"{name:<{width}}  {100 * r.top1:6.2f}%  {100 * r.top3:6.2f}%  {r.mean_rank:9.2f}")
+        print(f"{name:<{width}}  {100 * r.top1:6.2f}%  {_percent_interval(r.top1_ci95):>17}  {100 * r.top3:6.2f}%  "
+              f"{_percent_interval(r.top3_ci95):>17}  {r.mean_rank:9.2f}")
+    for name, m in against.items():
+        print(f"top-1 {name} - {first_name}: {100 * m.diff:+.2f} points, 95% interval "
+              f"[{100 * m.low:+.2f}, {100 * m.high:+.2f}] (paired over the {m.n} positions)")
+    print("intervals: normal, from the standard deviation of the per-position credits")
     return 0
+
+
+def _percent_interval(ci: tuple[float, float] | None) -> str:
+    return "-" if ci is None else f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]%"
 
 
 # ---------------------------------------------------------------- match

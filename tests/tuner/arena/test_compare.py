@@ -95,8 +95,11 @@ def test_compare_figures_equal_those_of_the_single_commands(sample_set: Path, ru
     assert main_table[0].startswith("| entrant") and len(main_table) == 2 + len(names)
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in main_table[2:]}
     assert rows[str(run_folder)][:2] == ["texel", "1 min 24 s"] and rows["material"][:2] == ["-", "-"]
-    assert rows["classic"][2] == f"{100 * entrants['classic']['move_match']['top1']:.2f}%"
-    assert rows["classic"][5] == "0 (anchor)"
+    mm = entrants["classic"]["move_match"]
+    assert rows["classic"][2] == f"{100 * mm['top1']:.2f}%"
+    assert rows["classic"][3] == f"[{100 * mm['top1_ci95'][0]:.2f}, {100 * mm['top1_ci95'][1]:.2f}]%"
+    assert mm["top1_ci95"][0] < mm["top1"] < mm["top1_ci95"][1]
+    assert rows["classic"][6] == "0 (anchor)"
 
 
 def test_games_zero_skips_the_matches(sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
