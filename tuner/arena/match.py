@@ -100,7 +100,8 @@ class MatchConfig:
     games: int = help_field(100, "number of games, even: each opening is played twice with colours swapped")
     depth: int | None = help_field(None, "search depth in plies per move; give --depth, --nodes or --movetime")
     nodes: int | None = help_field(None, "node budget per move; give --depth, --nodes or --movetime")
-    openings: str | None = help_field(None, "openings file: EPD or FEN lines, '#' comments; "
+    openings: str | None = help_field(None, "openings file: EPD or FEN lines ('#' comments), or PGN (each "
+                                            "game's mainline played to its end); "
                                             "None: datasets/openings/openings.epd", metavar="FILE")
     out: str | None = help_field(None, "PGN file for the games (also --pgn), written game pair by game pair; "
                                        "refused if it exists, unless --overwrite; None: "

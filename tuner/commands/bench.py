@@ -65,6 +65,13 @@ SPRT (--sprt ELO0 ELO1 ALPHA BETA): checked after every game pair, in opening or
 stops when the log-likelihood ratio reaches ln(BETA / (1 - ALPHA)) (H0 accepted: A is not ELO1
 stronger) or ln((1 - BETA) / ALPHA) (H1 accepted), or after --games games (inconclusive).
 The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/arena/sprt.py).
+openings: --openings FILE is EPD (one EPD or FEN a line) or PGN (a .pgn name, or a first line
+starting with '['): each game's mainline played to its end is one opening. Default: the shipped
+datasets/openings/openings.epd.
+output: --pgn (or --out) is written game pair by game pair, so a stopped match keeps its
+finished games; an existing file is refused unless --overwrite. Without it: results/match-A-vs-B.pgn,
+or -2, -3, ... when that exists. Every 30 s a line on stderr gives the games, W/D/L, Elo and LLR
+(MOVETUNER_LOG_SECONDS sets another interval).
 """
 
 
