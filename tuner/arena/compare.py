@@ -43,7 +43,8 @@ from search.move_model import MoveModel
 from search.weights import BUILTIN_SETS
 from tuner.config import read_toml
 from tuner.arena.engines import EngineSpec
-from tuner.arena.epd import SearchLimits, parse_epd, process_pool, run_suite, summarise
+from tuner.arena.epd import PositionResult, SearchLimits, parse_epd, process_pool, run_suite, summarise
+from tuner.arena.epd import running_line as epd_line
 from tuner.arena.players import PlsPlayer, Searchable, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.match import (
@@ -367,9 +368,15 @@ def _epd_scores(weighted: list[tuple[int, Entrant, Evaluator]], positions: list[
     epd = {}
     for k, p, w in weighted:
         t = time.perf_counter()
-        with _bar(len(positions), f"EPD {p.name}", progress) as bar:
+        done: list[PositionResult] = []  # answers so far, read by the running log
+
+        def line(name: str = p.name, done: list[PositionResult] = done, start: float = t) -> str:
+            return epd_line(name, done[:], len(positions), time.perf_counter() - start)
+
+        with _bar(len(positions), f"EPD {p.name}", progress) as bar, \
+                RunningLog(line, write=lambda text: bar.write(text, file=sys.stderr)):
             results = run_suite(positions, p.searchable, settings.epd_limits, settings.workers, pool=pool,
-                                progress=bar.update)
+                                progress=bar.update, on_result=done.append)
         epd[k] = {**summarise(results), "seconds": round(time.perf_counter() - t, 2)}
     return epd
 

@@ -442,6 +442,15 @@ def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: Sea
     return [PositionResult(p, a, score_move(p, a.move)) for p, a in zip(positions, answers) if a is not None]
 
 
+def running_line(name: str, done: Sequence[PositionResult], total: int, seconds: float) -> str:
+    """A suite's running line in a log (:class:`tuner.progress.RunningLog`): positions answered
+    out of ``total``, how many of them are solved, and their points."""
+    solved = sum(r.solved for r in done)
+    points = sum(r.points for r in done)
+    return (f"epd {name}: {len(done)}/{total} positions, solved {solved}/{len(done)}, "
+            f"points {points}/{MAX_POINTS * len(done)}, {seconds:.0f} s")
+
+
 # ---------------------------------------------------------------- statistics
 
 

@@ -608,28 +608,39 @@ class PgnWriter:
     when it and every pair before it (in opening order) are done (:func:`run_match`'s
     ``on_pair``), so the file always holds a prefix of the final one.
 
-    Opening the file refuses an existing one (``FileExistsError``) unless ``overwrite``, which
-    empties it first; callers check with :func:`tuner.outputs.check_output` before any work."""
+    The file is made with the first pair, so a match that fails before any game is finished
+    leaves no file (and an existing one as it was); making it refuses an existing file
+    (``FileExistsError``) unless ``overwrite``, which empties it first. Callers check with
+    :func:`tuner.outputs.check_output` before any work."""
 
     def __init__(self, path: str | Path, names: dict[str, str], event: str, *, time_control: str = "-",
                  overwrite: bool = False) -> None:
         self.path = Path(path)
         self.names, self.event, self.time_control = names, event, time_control
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.path.open("w" if overwrite else "x", encoding="utf-8")
+        self.overwrite = overwrite
+        self._fd = -1
         self.games = 0
 
     def add_pair(self, index: int, pair: tuple[GameRecord, GameRecord]) -> None:
-        """Append both games of a pair (``index``: its place in opening order, unused)."""
-        for game in pair:
-            self._fh.write(("\n" if self.games else "") + str(to_pgn(game, self.names, self.event,
-                                                                     self.time_control)) + "\n")
-            self.games += 1
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        """Append both games of a pair (``index``: its place in opening order, unused) in one
+        write, then sync: a process killed meanwhile leaves the file's games whole."""
+        text = "".join(("\n" if self.games + k else "") + str(to_pgn(game, self.names, self.event,
+                                                                     self.time_control)) + "\n"
+                       for k, game in enumerate(pair))
+        data = text.encode("utf-8")
+        if self._fd < 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self.overwrite else os.O_EXCL)
+            self._fd = os.open(self.path, flags, 0o644)
+        while data:
+            data = data[os.write(self._fd, data):]
+        os.fsync(self._fd)
+        self.games += len(pair)
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self) -> PgnWriter:
         return self

@@ -14,6 +14,7 @@ import contextlib
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
@@ -225,13 +226,8 @@ def run_match_command(args: argparse.Namespace) -> int:
     played: list[Any] = []  # the game pairs finished so far, in opening order (read by the running log)
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        try:
-            pgn = stack.enter_context(PgnWriter(out, names, f"movetuner match {args.a} vs {args.b}, {limit}",
-                                                time_control=pgn_time_control(config.tc), overwrite=args.overwrite))
-        except FileExistsError:  # created since the check
-            raise TunerError(f"{out}: exists; pass --overwrite to replace it") from None
-        except OSError as exc:
-            raise TunerError(f"{out}: cannot write the PGN ({exc.strerror or exc})") from None
+        pgn = stack.enter_context(PgnWriter(out, names, f"movetuner match {args.a} vs {args.b}, {limit}",
+                                            time_control=pgn_time_control(config.tc), overwrite=args.overwrite))
 
         def on_pair(index: int, pair: Any) -> None:
             pgn.add_pair(index, pair)
@@ -242,7 +238,14 @@ def run_match_command(args: argparse.Namespace) -> int:
         stack.enter_context(RunningLog(lambda: running_line("match", list(played), config.games, sprt,
                                                             time.perf_counter() - start),
                                        write=lambda line: bar.write(line, file=sys.stderr)))
-        pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt, on_pair=on_pair)
+        try:
+            pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt, on_pair=on_pair)
+        except FileExistsError:  # made since the check
+            raise TunerError(f"{out}: exists; pass --overwrite to replace it") from None
+        except OSError as exc:
+            if exc.filename is None or Path(exc.filename) != Path(out):
+                raise
+            raise TunerError(f"{out}: cannot write the PGN ({exc.strerror or exc})") from None
     seconds = time.perf_counter() - start
     summary = summarize(pairs)
     test = sprt.check(summary.pentanomial) if sprt is not None else None
@@ -291,8 +294,6 @@ def _register_plot(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_plot_command(args: argparse.Namespace) -> int:
-    from pathlib import Path  # noqa: PLC0415
-
     from tuner.arena.plots import plot_metrics, plot_psts  # noqa: PLC0415
     from tuner.training.run_folder import RunDir  # noqa: PLC0415
 

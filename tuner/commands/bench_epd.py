@@ -30,6 +30,7 @@ from tuner.arena.epd import (
     parse_epd,
     process_pool,
     run_suite,
+    running_line,
     summarise,
 )
 from tuner.errors import TunerError
@@ -121,14 +122,6 @@ def run_epd_command(args: argparse.Namespace) -> int:
     if args.out:
         print(f"answers written to {args.out}")
     return 0
-
-
-def running_line(name: str, done: list[PositionResult], total: int, seconds: float) -> str:
-    """The running line of a suite in a log: positions answered, solved so far, points so far."""
-    solved = sum(r.solved for r in done)
-    points = sum(r.points for r in done)
-    return (f"epd {name}: {len(done)}/{total} positions, solved {solved}/{len(done)}, "
-            f"points {points}/{MAX_POINTS * len(done)}, {seconds:.0f} s")
 
 
 def _document(args: argparse.Namespace, limits: SearchLimits, problems: list[Any],

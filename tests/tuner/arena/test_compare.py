@@ -190,11 +190,13 @@ def test_an_earlier_comparison_is_not_replaced_without_overwrite(sample_set: Pat
     monkeypatch.setenv("MOVETUNER_LOG_SECONDS", "0.01")
     out = tmp_path / "cmp"
     args = ["bench", "compare", "classic", "material", "--data", str(sample_set), "--max-positions", "20",
-            "--games", "2", "--depth", "2", "--workers", "1", "--out", str(out)]
+            "--games", "2", "--depth", "2", "--workers", "1", "--epd", str(DEFAULT_SUITE), "--out", str(out)]
     assert tuner_main(args) == 0
-    err = capsys.readouterr().err
-    # running lines while the games are played: the pair, its games, W/D/L and Elo once one pair is done
-    assert any(line.startswith("compare, pair 1/1 classic vs material: ") for line in err.splitlines())
+    err = capsys.readouterr().err.splitlines()
+    # running lines while the games are played (the pair, its games, W/D/L and Elo once one pair is
+    # done) and while the EPD suite is answered (positions, solved so far)
+    assert any(line.startswith("compare, pair 1/1 classic vs material: ") for line in err)
+    assert any(line.startswith("epd classic: ") and " positions, solved " in line for line in err)
     pgn = out / "games" / "1-classic-vs-2-material.pgn"
     before = pgn.read_text()
     assert before.count("[Event ") == 2

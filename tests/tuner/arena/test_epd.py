@@ -290,7 +290,7 @@ def test_command_errors_are_one_line(suite: Path, tmp_path: Path, capsys: pytest
 
 def test_running_lines_count_positions_and_solved_ones(suite: Path, capsys: pytest.CaptureFixture[str],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from tuner.commands.bench_epd import running_line
+    from tuner.arena.epd import running_line
 
     monkeypatch.setenv("MOVETUNER_LOG_SECONDS", "0.001")
     assert run_command(str(suite), "--weights", "classic", "--depth", "3") == 0

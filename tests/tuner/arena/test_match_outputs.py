@@ -148,8 +148,14 @@ def test_a_stopped_match_keeps_its_finished_games(tmp_path) -> None:  # type: ig
     with PgnWriter(full, {"A": "classic", "B": "material"}, "t") as pgn:
         pairs = run_match(CLASSIC, MATERIAL, load_openings_default(), config, on_pair=pgn.add_pair)
     assert [g.headers["Round"] for g in read_games(full)] == [g.round for pair in pairs for g in pair]
-    with pytest.raises(FileExistsError):
-        PgnWriter(full, {"A": "a", "B": "b"}, "t")
+    # the file is made with the first pair: never over an existing one without overwrite
+    before = full.read_text()
+    with PgnWriter(full, {"A": "a", "B": "b"}, "t") as again, pytest.raises(FileExistsError):
+        again.add_pair(0, pairs[0])
+    assert full.read_text() == before
+    with PgnWriter(tmp_path / "none.pgn", {"A": "a", "B": "b"}, "t"):
+        pass  # no pair: no file
+    assert not (tmp_path / "none.pgn").exists()
 
 
 def load_openings_default() -> list:  # type: ignore[type-arg]
@@ -185,3 +191,30 @@ def test_running_lines_give_games_wdl_elo_and_the_llr(tmp_path, monkeypatch, cap
                        "--sprt", "0", "10", "0.05", "0.05", "--pgn", str(tmp_path / "g.pgn")]) == 0
     lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("match: ")]
     assert lines and all("/4 games" in x for x in lines)
+
+
+def test_a_killed_match_leaves_whole_games(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL in the middle of a match: the PGN holds the game pairs finished before, each whole."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "killed.pgn"
+    proc = subprocess.Popen([sys.executable, "-m", "tuner", "bench", "match", "classic", "material", "--games", "200",
+                             "--depth", "2", "--workers", "1", "--pgn", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.exists() and out.read_text(encoding="utf-8").count("[Event ") >= 4:
+                break
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    games = read_games(out)
+    assert 4 <= len(games) < 200 and len(games) % 2 == 0
+    assert all(not g.errors and g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
+    assert [g.headers["Round"] for g in games[:4]] == ["1.1", "1.2", "2.1", "2.2"]
