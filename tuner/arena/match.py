@@ -66,7 +66,6 @@ from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
 from search.input_limits import InputLimitError, read_capped
 from search.network import QuantizedNetwork
-from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.cores import workers_or_cores
 from tuner.limits import check_limits
@@ -584,13 +583,6 @@ def to_pgn(game: GameRecord, names: dict[str, str], event: str, time_control: st
         node.comment = score_comment(cp if white_moves else -cp, depth)
         white_moves = not white_moves
     return pgn
-
-
-def write_pgn(path: str | Path, pairs: Sequence[tuple[GameRecord, GameRecord]], names: dict[str, str],
-              event: str, time_control: str = "-") -> None:
-    """All games at once, atomically (a temporary file, then a rename)."""
-    text = "\n\n".join(str(to_pgn(g, names, event, time_control)) for pair in pairs for g in pair) + "\n"
-    atomic_write_text(path, text)
 
 
 def pgn_time_control(tc: str | None) -> str:
