@@ -227,8 +227,8 @@ def markdown_table(header: list[str], rows: list[list[str]], right: set[int]) ->
 
 def main_table(doc: dict[str, Any]) -> str:
     """The comparison table of ``compare.json``'s document."""
-    header = ["entrant", "method", "tuning time", "top-1", "top-1 95% interval", "top-3", "mean rank", "Elo",
-              "Elo 95% interval"]
+    header = ["entrant", "method", "tuning time", "top-1", "top-1 95% interval", "top-1 - anchor (paired 95%)",
+              "top-3", "mean rank", "Elo", "Elo 95% interval"]
     has_epd = doc.get("epd") is not None
     if has_epd:
         header += ["EPD solved", "EPD points"]
@@ -239,6 +239,7 @@ def main_table(doc: dict[str, Any]) -> str:
         row = [p["name"], p["method"] or "-", fmt_seconds(p["wall_seconds"]),
                f"{100 * mm['top1']:.2f}%" if mm else "-",
                f"[{100 * mm['top1_ci95'][0]:.2f}, {100 * mm['top1_ci95'][1]:.2f}]%" if mm and mm["top1_ci95"] else "-",
+               _paired_cell(p.get("top1_vs_anchor")),
                f"{100 * mm['top3']:.2f}%" if mm else "-",
                f"{mm['mean_rank']:.2f}" if mm else "-"]
         if elo is None:
@@ -254,6 +255,13 @@ def main_table(doc: dict[str, Any]) -> str:
             row += [f"{e['solved']}/{e['positions']}", f"{e['points']}/{e['max_points']}"] if e else ["-", "-"]
         rows.append(row)
     return markdown_table(header, rows, right=set(range(2, len(header))))
+
+
+def _paired_cell(d: dict[str, Any] | None) -> str:
+    """``+1.23 [+0.40, +2.06]`` points (a paired difference of top-1 with its 95% interval), or ``-``."""
+    if d is None:
+        return "-"
+    return f"{100 * d['diff']:+.2f} [{100 * d['ci95'][0]:+.2f}, {100 * d['ci95'][1]:+.2f}]"
 
 
 def pair_table(doc: dict[str, Any]) -> str:
@@ -402,14 +410,24 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
     # held-out move-match
     start = time.perf_counter()
     move_match: dict[int, dict[str, Any]] = {}
+    vs_anchor: dict[int, dict[str, Any]] = {}  # top-1 minus the anchor's, paired over the positions
     positions = 0
     if weighted:
         pos, results = measure_weight_sets(settings.data, settings.split, [(p.name, w) for _, p, w in weighted],
                                            depth=settings.move_match_depth, max_positions=settings.max_positions,
                                            seed=settings.seed, threads=settings.threads, progress=progress)
         positions = len(pos)
+        credits = {}
         for (k, _, _), (_, r) in zip(weighted, results):
             move_match[k] = r.to_json()
+            credits[k] = r.credits
+        if settings.anchor in credits:  # each entrant against the anchor, position by position
+            from tuner.training.verdict import paired  # noqa: PLC0415
+
+            for k, c in credits.items():
+                if k != settings.anchor:
+                    m = paired(credits[settings.anchor], c)
+                    vs_anchor[k] = {"diff": round(m.diff, 5), "ci95": [round(m.low, 5), round(m.high, 5)]}
     seconds["move_match"] = round(time.perf_counter() - start, 2)
 
     # EPD suite (parsed before the games, so that a bad file fails fast)
@@ -453,7 +471,8 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
                         "iterations": p.iterations, "wall_seconds": p.wall_seconds,
                         "command": list(p.engine.command) if p.engine else None,
                         "options": dict(p.engine.options) if p.engine else None,
-                        "move_match": move_match.get(k), "elo": elo, "epd": epd.get(k)})
+                        "move_match": move_match.get(k), "top1_vs_anchor": vs_anchor.get(k), "elo": elo,
+                        "epd": epd.get(k)})
     config = settings.match
     games_doc = None
     if config is not None:

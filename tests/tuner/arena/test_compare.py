@@ -99,7 +99,11 @@ def test_compare_figures_equal_those_of_the_single_commands(sample_set: Path, ru
     assert rows["classic"][2] == f"{100 * mm['top1']:.2f}%"
     assert rows["classic"][3] == f"[{100 * mm['top1_ci95'][0]:.2f}, {100 * mm['top1_ci95'][1]:.2f}]%"
     assert mm["top1_ci95"][0] < mm["top1"] < mm["top1_ci95"][1]
-    assert rows["classic"][6] == "0 (anchor)"
+    assert rows["classic"][4] == "-" and entrants["classic"]["top1_vs_anchor"] is None  # the anchor itself
+    vs = entrants["material"]["top1_vs_anchor"]  # paired over the same positions
+    assert vs["diff"] == pytest.approx(entrants["material"]["move_match"]["top1"] - mm["top1"], abs=2e-5)
+    assert vs["ci95"][0] < vs["diff"] < vs["ci95"][1] and rows["material"][4].startswith(f"{100 * vs['diff']:+.2f} [")
+    assert rows["classic"][7] == "0 (anchor)"
 
 
 def test_games_zero_skips_the_matches(sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
