@@ -7,13 +7,19 @@ that writes one line now and then (``search: 190/1900 pos (10 %), 12 s``): when 
 of the total is done and :data:`MIN_SECONDS` have passed since the last line, or
 :data:`MAX_SECONDS` have passed whatever the progress. A loop that ends within
 :data:`MIN_SECONDS` writes nothing.
+
+:class:`RunningLog` adds the figures of a long measurement (a match's W/D/L, Elo and SPRT, an
+EPD suite's solved positions) as a line every :func:`log_seconds` seconds, on a terminal (above
+the bar) and in a log alike.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import time
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from typing import Any, Generic, TextIO, TypeAlias, TypeVar, overload
 
 from tqdm import tqdm
@@ -116,6 +122,53 @@ def progress_bar(iterable: Iterable[T] | None = None, *, disable: bool | None = 
         return tqdm(iterable, disable=disable, file=file, desc=desc, unit=unit, total=total, initial=initial,
                     **tqdm_options)
     return PlainProgress(iterable, total=total, desc=desc, unit=unit, initial=initial, file=file)
+
+
+#: seconds between two lines of a :class:`RunningLog` (the environment variable
+#: :data:`LOG_SECONDS_VARIABLE` overrides it)
+LOG_SECONDS = 30.0
+#: the environment variable that sets the running lines' interval in seconds (tests set a small one)
+LOG_SECONDS_VARIABLE = "MOVETUNER_LOG_SECONDS"
+
+
+def log_seconds() -> float:
+    """Seconds between two running lines: ``$MOVETUNER_LOG_SECONDS`` when it is a positive
+    number, else :data:`LOG_SECONDS`."""
+    try:
+        value = float(os.environ.get(LOG_SECONDS_VARIABLE, ""))
+    except ValueError:
+        return LOG_SECONDS
+    return value if 0 < value < 1e9 else LOG_SECONDS
+
+
+class RunningLog:
+    """A line from ``describe()`` every ``seconds`` (default :func:`log_seconds`) while the
+    ``with`` block runs, written by ``write`` (e.g. a tqdm bar's ``write``, which keeps the bar
+    whole; default: standard error), from a daemon thread: the lines come even while a long
+    game or position is under way. ``describe`` must be safe to call from that thread (read
+    figures that the main thread replaces whole, or take a lock)."""
+
+    def __init__(self, describe: Callable[[], str], *, seconds: float | None = None,
+                 write: Callable[[str], object] | None = None) -> None:
+        self.describe = describe
+        self.seconds = log_seconds() if seconds is None else seconds
+        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="running-log", daemon=True)
+        self.lines = 0
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.seconds):
+            self.write(self.describe())
+            self.lines += 1
+
+    def __enter__(self) -> RunningLog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 #: what :func:`progress_bar` returns

@@ -43,21 +43,23 @@ from search.move_model import MoveModel
 from search.weights import BUILTIN_SETS
 from tuner.config import read_toml
 from tuner.arena.engines import EngineSpec
-from tuner.arena.epd import SearchLimits, parse_epd, process_pool, run_suite, summarise
+from tuner.arena.epd import PositionResult, SearchLimits, parse_epd, process_pool, run_suite, summarise
+from tuner.arena.epd import running_line as epd_line
 from tuner.arena.players import PlsPlayer, Searchable, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
+    PgnWriter,
     load_openings,
     pair_scores,
     run_match,
+    running_line,
     summarize,
-    write_pgn,
 )
 from tuner.arena.movematch import measure_weight_sets
 from tuner.arena.ratings import PairScores, fit_ratings
-from tuner.progress import progress_bar
+from tuner.progress import RunningLog, progress_bar
 from tuner.training.run_folder import RunDir, provenance
 from tuner.arena.sprt import Sprt
 
@@ -225,7 +227,8 @@ def markdown_table(header: list[str], rows: list[list[str]], right: set[int]) ->
 
 def main_table(doc: dict[str, Any]) -> str:
     """The comparison table of ``compare.json``'s document."""
-    header = ["entrant", "method", "tuning time", "top-1", "top-3", "mean rank", "Elo", "Elo 95% interval"]
+    header = ["entrant", "method", "tuning time", "top-1", "top-1 95% interval", "top-1 - anchor (paired 95%)",
+              "top-3", "mean rank", "Elo", "Elo 95% interval"]
     has_epd = doc.get("epd") is not None
     if has_epd:
         header += ["EPD solved", "EPD points"]
@@ -234,7 +237,10 @@ def main_table(doc: dict[str, Any]) -> str:
         mm = p.get("move_match")
         elo = p.get("elo")
         row = [p["name"], p["method"] or "-", fmt_seconds(p["wall_seconds"]),
-               f"{100 * mm['top1']:.2f}%" if mm else "-", f"{100 * mm['top3']:.2f}%" if mm else "-",
+               f"{100 * mm['top1']:.2f}%" if mm else "-",
+               f"[{100 * mm['top1_ci95'][0]:.2f}, {100 * mm['top1_ci95'][1]:.2f}]%" if mm and mm["top1_ci95"] else "-",
+               _paired_cell(p.get("top1_vs_anchor")),
+               f"{100 * mm['top3']:.2f}%" if mm else "-",
                f"{mm['mean_rank']:.2f}" if mm else "-"]
         if elo is None:
             row += ["-", "-"]
@@ -249,6 +255,13 @@ def main_table(doc: dict[str, Any]) -> str:
             row += [f"{e['solved']}/{e['positions']}", f"{e['points']}/{e['max_points']}"] if e else ["-", "-"]
         rows.append(row)
     return markdown_table(header, rows, right=set(range(2, len(header))))
+
+
+def _paired_cell(d: dict[str, Any] | None) -> str:
+    """``+1.23 [+0.40, +2.06]`` points (a paired difference of top-1 with its 95% interval), or ``-``."""
+    if d is None:
+        return "-"
+    return f"{100 * d['diff']:+.2f} [{100 * d['ci95'][0]:+.2f}, {100 * d['ci95'][1]:+.2f}]"
 
 
 def pair_table(doc: dict[str, Any]) -> str:
@@ -306,7 +319,9 @@ def _bar(total: int, desc: str, show: bool) -> Any:
 def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, pool: Any,
                  progress: bool) -> tuple[list[dict[str, Any]], Any]:
     """Every pair plays ``settings.match`` (the same openings); the PGN files go to
-    ``out/games``. Returns the pairs' summaries (as ``bench match --json``) and the rating fit."""
+    ``out/games``, each written game pair by game pair (:class:`~tuner.arena.match.PgnWriter`,
+    replacing a file of that name), with a running line in the log every
+    :func:`tuner.progress.log_seconds`. Returns the pairs' summaries (as ``bench match --json``) and the rating fit."""
     config = settings.match
     assert config is not None
     try:
@@ -318,19 +333,35 @@ def _round_robin(players: list[Entrant], settings: CompareSettings, out: Path, p
     pairs_doc: list[dict[str, Any]] = []
     scores = []
     n_pairs = len(players) * (len(players) - 1) // 2
-    with _bar(n_pairs * config.games, "games", progress) as bar:
+    now: dict[str, Any] = {"what": "compare", "played": []}  # the pair under way, read by the running log
+    start = time.perf_counter()
+
+    def line() -> str:
+        return running_line(now["what"], list(now["played"]), config.games, settings.sprt,
+                            time.perf_counter() - start)
+
+    with _bar(n_pairs * config.games, "games", progress) as bar, \
+            RunningLog(line, write=lambda text: bar.write(text, file=sys.stderr)):
         for i in range(len(players)):
             for j in range(i + 1, len(players)):
                 a, b = players[i], players[j]
                 t = time.perf_counter()
-                game_pairs = run_match(a.player, b.player, openings, config, progress=bar.update, pool=pool,
-                                       sprt=settings.sprt)
+                pgn = games_dir / pgn_name(a.name, b.name, i, j)
+                played: list[Any] = []
+                now.update(what=f"compare, pair {len(pairs_doc) + 1}/{n_pairs} {a.name} vs {b.name}", played=played)
+                # replaced: the command refused an earlier comparison's files unless --overwrite
+                with PgnWriter(pgn, {"A": a.name, "B": b.name}, f"movetuner compare {a.name} vs {b.name}",
+                               overwrite=True) as writer:
+                    def on_pair(index: int, pair: Any, writer: PgnWriter = writer, played: list[Any] = played) -> None:
+                        writer.add_pair(index, pair)
+                        played.append(pair)
+
+                    game_pairs = run_match(a.player, b.player, openings, config, progress=bar.update, pool=pool,
+                                           sprt=settings.sprt, on_pair=on_pair)
                 summary = summarize(game_pairs)
                 if len(game_pairs) < config.games // 2:  # stopped by the SPRT: the bar counts what was skipped
                     bar.update(config.games - summary.games)
                 test = settings.sprt.check(summary.pentanomial) if settings.sprt is not None else None
-                pgn = games_dir / pgn_name(a.name, b.name, i, j)
-                write_pgn(pgn, game_pairs, {"A": a.name, "B": b.name}, f"movetuner compare {a.name} vs {b.name}")
                 pairs_doc.append({"a": a.name, "b": b.name, **summary.to_json(),
                                   "sprt": test.to_json() if test is not None else None,
                                   "seconds": round(time.perf_counter() - t, 2), "pgn": str(pgn)})
@@ -345,11 +376,27 @@ def _epd_scores(weighted: list[tuple[int, Entrant, Evaluator]], positions: list[
     epd = {}
     for k, p, w in weighted:
         t = time.perf_counter()
-        with _bar(len(positions), f"EPD {p.name}", progress) as bar:
+        done: list[PositionResult] = []  # answers so far, read by the running log
+
+        def line(name: str = p.name, done: list[PositionResult] = done, start: float = t) -> str:
+            return epd_line(name, done[:], len(positions), time.perf_counter() - start)
+
+        with _bar(len(positions), f"EPD {p.name}", progress) as bar, \
+                RunningLog(line, write=lambda text: bar.write(text, file=sys.stderr)):
             results = run_suite(positions, p.searchable, settings.epd_limits, settings.workers, pool=pool,
-                                progress=bar.update)
+                                progress=bar.update, on_result=done.append)
         epd[k] = {**summarise(results), "seconds": round(time.perf_counter() - t, 2)}
     return epd
+
+
+def output_files(players: list[Entrant], out: Path, games: bool) -> list[Path]:
+    """The files a comparison writes in ``out``: ``compare.json``, ``compare.png`` and, with
+    ``games``, each pair's PGN in ``out/games``."""
+    files = [out / "compare.json", out / "compare.png"]
+    if games:
+        files += [out / "games" / pgn_name(players[i].name, players[j].name, i, j)
+                  for i in range(len(players)) for j in range(i + 1, len(players))]
+    return files
 
 
 def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
@@ -363,14 +410,24 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
     # held-out move-match
     start = time.perf_counter()
     move_match: dict[int, dict[str, Any]] = {}
+    vs_anchor: dict[int, dict[str, Any]] = {}  # top-1 minus the anchor's, paired over the positions
     positions = 0
     if weighted:
         pos, results = measure_weight_sets(settings.data, settings.split, [(p.name, w) for _, p, w in weighted],
                                            depth=settings.move_match_depth, max_positions=settings.max_positions,
                                            seed=settings.seed, threads=settings.threads, progress=progress)
         positions = len(pos)
+        credits = {}
         for (k, _, _), (_, r) in zip(weighted, results):
             move_match[k] = r.to_json()
+            credits[k] = r.credits
+        if settings.anchor in credits:  # each entrant against the anchor, position by position
+            from tuner.training.verdict import paired  # noqa: PLC0415
+
+            for k, c in credits.items():
+                if k != settings.anchor:
+                    m = paired(credits[settings.anchor], c)
+                    vs_anchor[k] = {"diff": round(m.diff, 5), "ci95": [round(m.low, 5), round(m.high, 5)]}
     seconds["move_match"] = round(time.perf_counter() - start, 2)
 
     # EPD suite (parsed before the games, so that a bad file fails fast)
@@ -414,7 +471,8 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
                         "iterations": p.iterations, "wall_seconds": p.wall_seconds,
                         "command": list(p.engine.command) if p.engine else None,
                         "options": dict(p.engine.options) if p.engine else None,
-                        "move_match": move_match.get(k), "elo": elo, "epd": epd.get(k)})
+                        "move_match": move_match.get(k), "top1_vs_anchor": vs_anchor.get(k), "elo": elo,
+                        "epd": epd.get(k)})
     config = settings.match
     games_doc = None
     if config is not None:

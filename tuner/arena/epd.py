@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import numpy as np
 
 from search.convert import from_fen, move_to_uci
 from search.input_limits import InputLimitError, read_capped
@@ -395,13 +396,15 @@ def _chunks(n: int, workers: int) -> list[range]:
 
 def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: SearchLimits, workers: int = 1, *,
               pool: concurrent.futures.Executor | None = None,
-              progress: Callable[[int], object] | None = None) -> list[PositionResult]:
+              progress: Callable[[int], object] | None = None,
+              on_result: Callable[[PositionResult], object] | None = None) -> list[PositionResult]:
     """The engine's answer to every position with ``weights`` (an evaluator, or a
     :class:`~tuner.arena.players.PlsPlayer`), scored, in the order given.
 
     ``workers`` processes (1: in this process), from ``pool`` when given (see
     :func:`process_pool`), else from a pool made for this call; ``progress`` is called with the
-    number of positions just answered. Raises ``ValueError`` for invalid limits, weights or
+    number of positions just answered, ``on_result`` with each scored answer as it comes (in the
+    order answered, e.g. for a running count of solved positions). Raises ``ValueError`` for invalid limits, weights or
     workers.
     """
     limits.validate()
@@ -410,11 +413,17 @@ def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: Sea
         raise ValueError(f"workers must be positive, not {workers}")
     fens = [p.fen for p in positions]
     answers: list[Answer | None] = [None] * len(fens)
+
+    def answered(i: int, answer: Answer) -> None:
+        answers[i] = answer
+        if on_result is not None:
+            on_result(PositionResult(positions[i], answer, score_move(positions[i], answer.move)))
+
     chunks = _chunks(len(fens), workers)
     if workers == 1 or len(chunks) <= 1:
         searcher = _new_searcher(w)
         for i, fen in enumerate(fens):
-            answers[i] = engine_answer(searcher, fen, limits)
+            answered(i, engine_answer(searcher, fen, limits))
             if progress:
                 progress(1)
     else:
@@ -424,13 +433,22 @@ def run_suite(positions: Sequence[EpdPosition], weights: Searchable, limits: Sea
             for fut in concurrent.futures.as_completed(futures):
                 chunk = futures[fut]
                 for i, answer in zip(chunk, fut.result()):
-                    answers[i] = answer
+                    answered(i, answer)
                 if progress:
                     progress(len(chunk))
         finally:
             if pool is None:
                 executor.shutdown(cancel_futures=True)
     return [PositionResult(p, a, score_move(p, a.move)) for p, a in zip(positions, answers) if a is not None]
+
+
+def running_line(name: str, done: Sequence[PositionResult], total: int, seconds: float) -> str:
+    """A suite's running line in a log (:class:`tuner.progress.RunningLog`): positions answered
+    out of ``total``, how many of them are solved, and their points."""
+    solved = sum(r.solved for r in done)
+    points = sum(r.points for r in done)
+    return (f"epd {name}: {len(done)}/{total} positions, solved {solved}/{len(done)}, "
+            f"points {points}/{MAX_POINTS * len(done)}, {seconds:.0f} s")
 
 
 # ---------------------------------------------------------------- statistics
@@ -447,16 +465,17 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def mean_interval(values: Sequence[float], low: float = 0.0, high: float = MAX_POINTS,
+def mean_interval(values: Sequence[float] | np.ndarray, low: float = 0.0, high: float = MAX_POINTS,
                   z: float = Z95) -> tuple[float, float] | None:
     """Normal interval of the mean from the sample standard deviation, clipped to
-    ``[low, high]``; ``None`` for fewer than two values."""
-    n = len(values)
+    ``[low, high]``; ``None`` for fewer than two values. (Also the move-match's interval, on
+    the per-position credits in [0, 1]: :mod:`tuner.arena.movematch`.)"""
+    v = np.asarray(values, dtype=np.float64)
+    n = len(v)
     if n < 2:
         return None
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = z * sd / math.sqrt(n)
+    mean = float(v.mean())
+    half = z * float(v.std(ddof=1)) / math.sqrt(n)
     return max(float(low), mean - half), min(float(high), mean + half)
 
 

@@ -48,6 +48,7 @@ import concurrent.futures
 import contextlib
 import math
 import multiprocessing
+import os
 import random
 import re
 import time
@@ -65,7 +66,6 @@ from search.board import W_KEY
 from search.convert import from_fen, move_from_uci, move_to_uci, push
 from search.input_limits import InputLimitError, read_capped
 from search.network import QuantizedNetwork
-from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.cores import workers_or_cores
 from tuner.limits import check_limits
@@ -99,9 +99,12 @@ class MatchConfig:
     games: int = help_field(100, "number of games, even: each opening is played twice with colours swapped")
     depth: int | None = help_field(None, "search depth in plies per move; give --depth, --nodes or --movetime")
     nodes: int | None = help_field(None, "node budget per move; give --depth, --nodes or --movetime")
-    openings: str | None = help_field(None, "openings file: EPD or FEN lines, '#' comments; "
+    openings: str | None = help_field(None, "openings file: EPD or FEN lines ('#' comments), or PGN (each "
+                                            "game's mainline played to its end); "
                                             "None: datasets/openings/openings.epd", metavar="FILE")
-    out: str | None = help_field(None, "PGN file for the games; None: results/match-<A>-vs-<B>.pgn",
+    out: str | None = help_field(None, "PGN file for the games (also --pgn), written game pair by game pair; "
+                                       "refused if it exists, unless --overwrite; None: "
+                                       "results/match-<A>-vs-<B>.pgn, or -2, -3, ... when that exists",
                                  metavar="PGN")
     workers: int | None = help_field(None, "worker processes; None: one per core")
     seed: int = help_field(0, "seed for choosing and ordering the openings")
@@ -156,18 +159,43 @@ class Opening:
 
 
 def load_openings(path: str | Path) -> list[Opening]:
-    """Read an openings file: one position per line as EPD (with an optional ``id`` opcode
-    naming it) or FEN; blank lines and ``#`` comments are skipped. Every position must be
-    valid with at least one legal move (checked with python-chess)."""
+    """Read an openings file, EPD or PGN; every position must be valid with at least one legal
+    move (checked with python-chess), else one :class:`OpeningsFileError` line naming the file
+    and line.
+
+    * EPD: one position per line as EPD (with an optional ``id`` opcode naming it) or FEN;
+      blank lines and ``#`` comments are skipped.
+    * PGN (a ``.pgn`` name, or a first line that starts with ``[``): each game's mainline,
+      played from its start (its ``FEN`` tag, else the initial position) to its last move,
+      gives one opening, named by its ``Opening`` tag (else ``file:line``); a game with an
+      illegal or unreadable move, or of another variant, is refused at the line it starts on.
+    """
     path = Path(path)
     try:
-        lines = read_capped(path).decode("utf-8").split("\n")  # newlines only: line numbers as editors count
+        text = read_capped(path).decode("utf-8")
     except FileNotFoundError:
         raise OpeningsFileError(f"{path}: no such openings file") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise OpeningsFileError(f"{path}: cannot read openings file ({exc.__class__.__name__})") from None
     except InputLimitError as exc:
         raise OpeningsFileError(str(exc)) from None
+    lines = text.split("\n")  # newlines only: line numbers as editors count
+    first = next((x.strip() for x in lines if x.strip() and not x.lstrip().startswith("#")), "")
+    out = _pgn_openings(path, text) if path.suffix.lower() == ".pgn" or first.startswith("[") \
+        else _epd_openings(path, lines)
+    if not out:
+        raise OpeningsFileError(f"{path}: no positions")
+    return out
+
+
+def _playable(path: Path, lineno: int, board: chess.Board) -> None:
+    if not board.is_valid():
+        raise OpeningsFileError(f"{path}: line {lineno}: impossible position ({board.status()!r})")
+    if board.is_game_over():
+        raise OpeningsFileError(f"{path}: line {lineno}: the game is already over in this position")
+
+
+def _epd_openings(path: Path, lines: list[str]) -> list[Opening]:
     out: list[Opening] = []
     for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
@@ -182,14 +210,45 @@ def load_openings(path: str | Path) -> list[Opening]:
                 ops = board.set_epd(line)
         except ValueError as exc:
             raise OpeningsFileError(f"{path}: line {lineno}: not a FEN or EPD position ({exc})") from None
-        if not board.is_valid():
-            raise OpeningsFileError(f"{path}: line {lineno}: impossible position ({board.status()!r})")
-        if board.is_game_over():
-            raise OpeningsFileError(f"{path}: line {lineno}: the game is already over in this position")
+        _playable(path, lineno, board)
         name = ops.get("id")
         out.append(Opening(str(name) if name else f"{path.name}:{lineno}", board.fen()))
-    if not out:
-        raise OpeningsFileError(f"{path}: no positions")
+    return out
+
+
+class _StrictGameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
+    """python-chess's game builder, raising on a bad move or tag instead of logging it."""
+
+    def handle_error(self, error: Exception) -> None:
+        raise error
+
+
+def _pgn_openings(path: Path, text: str) -> list[Opening]:
+    import io  # noqa: PLC0415
+
+    out: list[Opening] = []
+    handle = io.StringIO(text)
+    number = 0
+    while True:
+        rest = text[handle.tell():]
+        skipped = len(rest) - len(rest.lstrip())
+        lineno = text.count("\n", 0, handle.tell() + skipped) + 1  # where the game starts
+        try:
+            game = chess.pgn.read_game(handle, Visitor=_StrictGameBuilder)
+        except ValueError as exc:
+            message = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+            raise OpeningsFileError(f"{path}: line {lineno}: game {number + 1} cannot be read "
+                                    f"({message[:120]})") from None
+        if game is None:
+            break
+        number += 1
+        board = game.end().board()
+        if board.uci_variant != "chess":
+            raise OpeningsFileError(f"{path}: line {lineno}: game {number} is not standard chess "
+                                    f"({game.headers.get('Variant', '?')[:40]})")
+        _playable(path, lineno, board)
+        name = game.headers.get("Opening")
+        out.append(Opening(name if name and name != "?" else f"{path.name}:{lineno}", board.fen()))
     return out
 
 
@@ -457,6 +516,23 @@ def summarize(pairs: Sequence[tuple[GameRecord, GameRecord]]) -> MatchSummary:
                         (penta[0], penta[1], penta[2], penta[3], penta[4]), terminations)
 
 
+def running_line(what: str, pairs: Sequence[tuple[GameRecord, GameRecord]], games: int, sprt: Sprt | None,
+                 seconds: float) -> str:
+    """A match's running line in a log (:class:`tuner.progress.RunningLog`): games finished in
+    opening order out of ``games``, W/D/L from A's view, the Elo difference with its 95%
+    interval (:func:`summarize`) and, with ``sprt``, the LLR and its bounds."""
+    head = f"{what}: {2 * len(pairs)}/{games} games, {seconds:.0f} s"
+    if not pairs:
+        return head
+    s = summarize(pairs)
+    line = (f"{head}, W/D/L {s.wins}/{s.draws}/{s.losses}, Elo {s.elo:+.0f} "
+            f"[{s.elo_low:+.0f}, {s.elo_high:+.0f}]")
+    if sprt is not None:
+        t = sprt.check(s.pentanomial)
+        line += f", LLR {t.llr:.2f} ({t.lower:.2f}, {t.upper:.2f})"
+    return line
+
+
 # ---------------------------------------------------------------- PGN
 
 
@@ -481,10 +557,12 @@ def pgn_tag_value(text: str) -> str:
     return plain.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Game:
-    """The game as python-chess PGN: engines named by their weights, the opening, result and
-    termination reason in the headers, each move commented with the mover's score and depth
-    (:func:`score_comment`, cutechess's convention)."""
+def to_pgn(game: GameRecord, names: dict[str, str], event: str, time_control: str = "-") -> chess.pgn.Game:
+    """The game as python-chess PGN: engines named by their weights, the opening (with ``FEN``
+    and ``SetUp`` unless it is the initial position), result, termination reason and
+    ``TimeControl`` (PGN standard 9.6: ``BASE+INC`` in seconds, ``-`` for none: a depth, node
+    or move-time limit, which ``event`` names) in the headers, each move commented with the
+    mover's score and depth (:func:`score_comment`, cutechess's convention)."""
     pgn = chess.pgn.Game()
     pgn.setup(chess.Board(game.opening.fen))
     pgn.headers["Event"] = pgn_tag_value(event)  # names and the opening's come from the user's files
@@ -496,6 +574,7 @@ def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Gam
     pgn.headers["Result"] = game.result
     pgn.headers["Opening"] = pgn_tag_value(game.opening.name)
     pgn.headers["Termination"] = pgn_tag_value(game.termination)
+    pgn.headers["TimeControl"] = pgn_tag_value(time_control)
     pgn.headers["PlyCount"] = str(len(game.moves))
     node: chess.pgn.GameNode = pgn
     white_moves = chess.Board(game.opening.fen).turn == chess.WHITE
@@ -506,10 +585,60 @@ def to_pgn(game: GameRecord, names: dict[str, str], event: str) -> chess.pgn.Gam
     return pgn
 
 
-def write_pgn(path: str | Path, pairs: Sequence[tuple[GameRecord, GameRecord]], names: dict[str, str],
-              event: str) -> None:
-    text = "\n\n".join(str(to_pgn(g, names, event)) for pair in pairs for g in pair) + "\n"
-    atomic_write_text(path, text)
+def pgn_time_control(tc: str | None) -> str:
+    """The ``TimeControl`` tag of a match: ``BASE+INC`` seconds for a clock (:func:`parse_tc`),
+    ``-`` (none) for a depth, node or move-time limit."""
+    if tc is None:
+        return "-"
+    base, inc = parse_tc(tc)
+    return f"{base:g}+{inc:g}"
+
+
+class PgnWriter:
+    """Writes a match's games to a PGN file as they finish, so that a stopped or killed match
+    keeps the games finished before it: each game pair is appended and flushed to the disk
+    when it and every pair before it (in opening order) are done (:func:`run_match`'s
+    ``on_pair``), so the file always holds a prefix of the final one.
+
+    The file is made with the first pair, so a match that fails before any game is finished
+    leaves no file (and an existing one as it was); making it refuses an existing file
+    (``FileExistsError``) unless ``overwrite``, which empties it first. Callers check with
+    :func:`tuner.outputs.check_output` before any work."""
+
+    def __init__(self, path: str | Path, names: dict[str, str], event: str, *, time_control: str = "-",
+                 overwrite: bool = False) -> None:
+        self.path = Path(path)
+        self.names, self.event, self.time_control = names, event, time_control
+        self.overwrite = overwrite
+        self._fd = -1
+        self.games = 0
+
+    def add_pair(self, index: int, pair: tuple[GameRecord, GameRecord]) -> None:
+        """Append both games of a pair (``index``: its place in opening order, unused) in one
+        write, then sync: a process killed meanwhile leaves the file's games whole."""
+        text = "".join(("\n" if self.games + k else "") + str(to_pgn(game, self.names, self.event,
+                                                                     self.time_control)) + "\n"
+                       for k, game in enumerate(pair))
+        data = text.encode("utf-8")
+        if self._fd < 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self.overwrite else os.O_EXCL)
+            self._fd = os.open(self.path, flags, 0o644)
+        while data:
+            data = data[os.write(self._fd, data):]
+        os.fsync(self._fd)
+        self.games += len(pair)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> PgnWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # ---------------------------------------------------------------- driver
@@ -528,7 +657,9 @@ def _checked(player: Player) -> Player:
 def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening], config: MatchConfig,
               progress: Callable[[int], object] | None = None, *,
               pool: concurrent.futures.Executor | None = None,
-              sprt: Sprt | None = None) -> list[tuple[GameRecord, GameRecord]]:
+              sprt: Sprt | None = None,
+              on_pair: Callable[[int, tuple[GameRecord, GameRecord]], object] | None = None,
+              ) -> list[tuple[GameRecord, GameRecord]]:
     """Play ``config.games`` games (``games / 2`` openings, each with both colour assignments).
 
     Each side is weights (int32[N_FEATURES]) for the numba search or an external engine
@@ -544,6 +675,11 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     whose predecessors are all finished, so the pairs returned (those up to the one that
     crossed, or all ``games / 2``) do not depend on the number of workers either; pairs
     finished beyond that point are dropped, those not started are cancelled.
+
+    ``on_pair``: called with ``(index, pair)`` for each game pair in opening order, as soon as
+    it and every pair before it are finished, and never for a pair beyond the one where the
+    SPRT stopped (e.g. :meth:`PgnWriter.add_pair`, a running log): the pairs it sees are
+    always a prefix of those returned.
     """
     config.validate()
     wa, wb = _checked(weights_a), _checked(weights_b)
@@ -553,7 +689,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
                       config.adjudicate_moves, config.movetime, config.engine_timeout, tc)
              for i, op in enumerate(chosen)]
     workers = min(workers_or_cores(config.workers), len(tasks))
-    results = _Prefix(len(tasks), sprt)
+    results = _Prefix(len(tasks), sprt, on_pair)
     if pool is not None and workers > 1:
         _collect(pool, tasks, results, progress)
     elif workers <= 1:
@@ -573,7 +709,9 @@ class _Prefix:
     """The game pairs of a match as they finish, and the SPRT checked on the longest run of
     finished pairs from the first one (the pairs in opening order)."""
 
-    def __init__(self, n: int, sprt: Sprt | None) -> None:
+    def __init__(self, n: int, sprt: Sprt | None,
+                 on_pair: Callable[[int, tuple[GameRecord, GameRecord]], object] | None = None) -> None:
+        self.on_pair = on_pair
         self.pairs: list[tuple[GameRecord, GameRecord] | None] = [None] * n
         self.sprt = sprt
         self.ready = 0  # pairs[:ready] are all finished and checked
@@ -587,6 +725,8 @@ class _Prefix:
             done = self.pairs[self.ready]
             assert done is not None
             self.ready += 1
+            if self.on_pair is not None:
+                self.on_pair(self.ready - 1, done)
             if self.sprt is not None:
                 self.pentanomial[int(round(2 * (done[0].points_a + done[1].points_a)))] += 1
                 if self.sprt.check(self.pentanomial).decision != INCONCLUSIVE:
@@ -631,6 +771,13 @@ def player_stem(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def default_pgn_path(name_a: str, name_b: str) -> Path:
-    """``results/match-<A>-vs-<B>.pgn``, the names by :func:`player_stem`."""
-    return Path("results") / f"match-{player_stem(name_a)}-vs-{player_stem(name_b)}.pgn"
+def default_pgn_path(name_a: str, name_b: str, *, free: bool = False) -> Path:
+    """``results/match-<A>-vs-<B>.pgn``, the names by :func:`player_stem`; with ``free``, the
+    first of ``match-<A>-vs-<B>.pgn``, ``match-<A>-vs-<B>-2.pgn``, ``-3``, ... that does not
+    exist (a rerun never replaces an earlier match's games)."""
+    path = Path("results") / f"match-{player_stem(name_a)}-vs-{player_stem(name_b)}.pgn"
+    k = 2
+    while free and path.exists():
+        path = path.with_name(f"match-{player_stem(name_a)}-vs-{player_stem(name_b)}-{k}.pgn")
+        k += 1
+    return path

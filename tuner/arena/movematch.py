@@ -9,19 +9,27 @@ view. For the played move, let ``higher`` be the number of moves scored strictly
   played move is one of m equally best moves (one definition, :func:`search.batch.played_credit`,
   shared with the GA's batched fitness);
 * rank = ``higher + (equal + 1) / 2``: 1 for a unique best move, ties share the mean rank.
+
+Each mean credit comes with a 95% interval: the normal one of a mean over positions (1.96
+sample standard deviations of the per-position credits over the square root of their number,
+clipped to [0, 1]; :func:`tuner.arena.epd.mean_interval`), which for credits of 0 or 1 is the
+Wald interval of a proportion. Two weight sets measured on the same positions are compared by
+the paired difference of their credits (:func:`tuner.training.verdict.paired`, as the end of a
+run compares the tuned weights with the start; ``tuner bench move-match`` prints it).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from search.evaluators import Evaluator
 from search.search_api import move_credit, sweep
+from tuner.arena.epd import mean_interval
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.errors import TunerError
@@ -51,16 +59,25 @@ def ranks(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray) -> n
 
 @dataclass(frozen=True)
 class MoveMatch:
-    """Move-match figures of one weight set on a set of positions."""
+    """Move-match figures of one weight set on a set of positions; ``*_ci95``: 95% intervals of
+    the means (module docstring; None for fewer than two positions); ``credits``: the top-1
+    credit of each position (float64[positions], for paired comparisons)."""
 
     positions: int
     top1: float  # mean top-1 credit (ties as fractions)
     top3: float  # mean top-3 credit
     mean_rank: float
     mean_legal_moves: float
+    top1_ci95: tuple[float, float] | None = None
+    top3_ci95: tuple[float, float] | None = None
+    credits: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
 
-    def to_json(self) -> dict[str, float | int]:
-        return {"positions": self.positions, "top1": round(self.top1, 5), "top3": round(self.top3, 5),
+    def to_json(self) -> dict[str, object]:
+        def ci(x: tuple[float, float] | None) -> list[float] | None:
+            return None if x is None else [round(x[0], 5), round(x[1], 5)]
+
+        return {"positions": self.positions, "top1": round(self.top1, 5), "top1_ci95": ci(self.top1_ci95),
+                "top3": round(self.top3, 5), "top3_ci95": ci(self.top3_ci95),
                 "mean_rank": round(self.mean_rank, 4), "mean_legal_moves": round(self.mean_legal_moves, 2)}
 
 
@@ -70,22 +87,25 @@ def measure(pos: Positions, played_index: np.ndarray, weights: Evaluator, *, dep
     """Sweep ``pos`` with ``weights`` at ``depth`` and measure the played moves (their indices
     among the legal moves: ``played_index``, from :func:`tuner.training.positions.check_played`), in chunks
     of ``batch`` positions through ``executor`` (default: this process with ``n_threads``
-    threads); the sums are reduced per chunk in chunk order, so every executor gives the same
+    threads); each position's credits are kept in its place, so every executor gives the same
     figures. ``progress``, if given, is called with the number of positions done after each
     chunk."""
-    top1, top3, rank, legal = 0.0, 0.0, 0.0, 0
+    top1 = np.zeros(len(pos), dtype=np.float64)
+    top3 = np.zeros(len(pos), dtype=np.float64)
+    rank, legal = 0.0, 0
     executor = executor or LocalExecutor(n_threads)
     for a, z, (t1, t3, r, n_legal) in executor.map_chunks(measure_chunk, (pos.boards, played_index), size=batch,
                                                           shared={"weights": weights}, what="move-match",
                                                           depth=depth, budget=budget):
-        top1 += t1
-        top3 += t3
+        top1[a:z] = t1
+        top3[a:z] = t3
         rank += r
         legal += n_legal
         if callable(progress):
             progress(z - a)
     n = max(len(pos), 1)
-    return MoveMatch(len(pos), top1 / n, top3 / n, rank / n, legal / n)
+    return MoveMatch(len(pos), float(top1.sum()) / n, float(top3.sum()) / n, rank / n, legal / n,
+                     mean_interval(top1, 0.0, 1.0), mean_interval(top3, 0.0, 1.0), top1)
 
 
 def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tuple[str, Evaluator]], *,
@@ -115,11 +135,11 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
 
 
 def measure_chunk(boards: np.ndarray, played_index: np.ndarray, *, weights: Evaluator, depth: int, budget: int,
-                  pacer: object = None) -> tuple[float, float, float, int]:
-    """One chunk of :func:`measure`: the sums of top-1 and top-3 credit and of the ranks, and
-    the number of legal moves (one sweep; numba threads: the caller's setting)."""
+                  pacer: object = None) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """One chunk of :func:`measure`: each position's top-1 and top-3 credit (float64), the sum
+    of the ranks, and the number of legal moves (one sweep; numba threads: the caller's setting)."""
     sw = sweep(boards, depth, weights, budget=budget, leaves=False)
     rows = sw.pos_ptr[:-1] + played_index
-    return (float(top_k_credit(sw.pos_ptr, rows, sw.scores, 1).sum()),
-            float(top_k_credit(sw.pos_ptr, rows, sw.scores, 3).sum()),
+    return (np.asarray(top_k_credit(sw.pos_ptr, rows, sw.scores, 1), dtype=np.float64),
+            np.asarray(top_k_credit(sw.pos_ptr, rows, sw.scores, 3), dtype=np.float64),
             float(ranks(sw.pos_ptr, rows, sw.scores).sum()), len(sw.scores))

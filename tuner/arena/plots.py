@@ -126,7 +126,7 @@ def plot_psts(weights: np.ndarray, path: Path, title: str, start: np.ndarray | N
 
 def plot_compare(doc: dict[str, Any], path: Path, title: str) -> Path:
     """Horizontal bars of ``tuner bench compare``'s document (``compare.json``), one panel per
-    measure: top-1 and top-3 move-match (%), Elo with its 95 % interval (an infinite rating is
+    measure: top-1 and top-3 move-match (%, with their 95 % intervals), Elo with its 95 % interval (an infinite rating is
     written, not drawn), and with an EPD suite its mean points with their 95 % interval.
     Entrants without a figure (an engine's move-match) get a ``-``. Returns ``path``."""
     plt = _pyplot()
@@ -147,10 +147,14 @@ def plot_compare(doc: dict[str, Any], path: Path, title: str) -> Path:
                 if mm is None:
                     ax.text(0, y[k], " -", va="center")
                     continue
-                ax.barh(y[k] + 0.2, 100 * mm["top1"], height=0.4, color="tab:blue", label="top-1" if k == 0 else None)
-                ax.barh(y[k] - 0.2, 100 * mm["top3"], height=0.4, color="tab:cyan", label="top-3" if k == 0 else None)
+                for dy, key, color in ((0.2, "top1", "tab:blue"), (-0.2, "top3", "tab:cyan")):
+                    ci = mm.get(f"{key}_ci95")  # the 95% interval as an error bar
+                    err = None if not ci else [[100 * (mm[key] - ci[0])], [100 * (ci[1] - mm[key])]]
+                    ax.barh(y[k] + dy, 100 * mm[key], height=0.4, color=color, xerr=err, capsize=3,
+                            label=("top-1" if key == "top1" else "top-3") if k == 0 else None)
             mm_doc = doc["move_match"]
-            ax.set_title(f"move-match, {mm_doc['positions']} {doc['split']} positions, depth {mm_doc['depth']} (%)")
+            ax.set_title(f"move-match, {mm_doc['positions']} {doc['split']} positions, depth {mm_doc['depth']} (%)\n"
+                         "bars: 95% intervals", fontsize="medium")
             ax.set_xlim(0, 100)
             if any(e.get("move_match") for e in entrants):
                 ax.legend(loc="lower right")

@@ -14,7 +14,8 @@ import contextlib
 import json
 import sys
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 
 from search.weights import load_weights
@@ -26,17 +27,19 @@ from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.errors import TunerError
 from tuner.outputs import add_overwrite_argument, check_output
-from tuner.progress import progress_bar
+from tuner.progress import RunningLog, progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
+    PgnWriter,
     default_pgn_path,
     load_openings,
     parse_tc,
+    pgn_time_control,
     run_match,
+    running_line,
     summarize,
-    write_pgn,
 )
 from tuner.methods.registry import methods
 
@@ -63,6 +66,13 @@ SPRT (--sprt ELO0 ELO1 ALPHA BETA): checked after every game pair, in opening or
 stops when the log-likelihood ratio reaches ln(BETA / (1 - ALPHA)) (H0 accepted: A is not ELO1
 stronger) or ln((1 - BETA) / ALPHA) (H1 accepted), or after --games games (inconclusive).
 The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/arena/sprt.py).
+openings: --openings FILE is EPD (one EPD or FEN a line) or PGN (a .pgn name, or a first line
+starting with '['): each game's mainline played to its end is one opening. Default: the shipped
+datasets/openings/openings.epd.
+output: --pgn (or --out) is written game pair by game pair, so a stopped match keeps its
+finished games; an existing file is refused unless --overwrite. Without it: results/match-A-vs-B.pgn,
+or -2, -3, ... when that exists. Every 30 s a line on stderr gives the games, W/D/L, Elo and LLR
+(MOVETUNER_LOG_SECONDS sets another interval).
 """
 
 
@@ -130,17 +140,35 @@ def run_move_match_command(args: argparse.Namespace) -> int:
         pos, results = measure_weight_sets(args.data, args.split, weight_sets, depth=args.depth,
                                            max_positions=args.max_positions, seed=args.seed, threads=args.threads,
                                            progress=sys.stderr.isatty(), executor=executor)
+    from tuner.training.verdict import paired  # noqa: PLC0415
+
+    first_name, first = results[0]
+    # each later set against the first, position by position (the paired difference of top-1 credits)
+    against = {name: paired(first.credits, r.credits) for name, r in results[1:]}
     if args.json:
         print(json.dumps({"data": args.data, "split": args.split, "depth": args.depth, "positions": len(pos),
-                          "weights": {name: r.to_json() for name, r in results}}))
+                          "weights": {name: r.to_json() for name, r in results},
+                          "top1_vs_first": {name: {"first": first_name, "diff": round(m.diff, 5),
+                                                   "ci95": [round(m.low, 5), round(m.high, 5)]}
+                                            for name, m in against.items()}}))
         return 0
     width = max(len(n) for n, _ in results)
     print(f"{len(pos)} positions of {args.data} ({args.split}), depth {args.depth} + quiescence, "
           f"{results[0][1].mean_legal_moves:.1f} legal moves on average")
-    print(f"{'weights':<{width}}  {'top-1':>7}  {'top-3':>7}  {'mean rank':>9}")
+    print(f"{'weights':<{width}}  {'top-1':>7}  {'95% interval':>17}  {'top-3':>7}  {'95% interval':>17}  "
+          f"{'mean rank':>9}")
     for name, r in results:
-        print(f"{name:<{width}}  {100 * r.top1:6.2f}%  {100 * r.top3:6.2f}%  {r.mean_rank:9.2f}")
+        print(f"{name:<{width}}  {100 * r.top1:6.2f}%  {_percent_interval(r.top1_ci95):>17}  {100 * r.top3:6.2f}%  "
+              f"{_percent_interval(r.top3_ci95):>17}  {r.mean_rank:9.2f}")
+    for name, m in against.items():
+        print(f"top-1 {name} - {first_name}: {100 * m.diff:+.2f} points, 95% interval "
+              f"[{100 * m.low:+.2f}, {100 * m.high:+.2f}] (paired over the {m.n} positions)")
+    print("intervals: normal, from the standard deviation of the per-position credits")
     return 0
+
+
+def _percent_interval(ci: tuple[float, float] | None) -> str:
+    return "-" if ci is None else f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]%"
 
 
 # ---------------------------------------------------------------- match
@@ -163,6 +191,7 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     add_search_arguments(p)
     add_arguments(p, MatchConfig)
     add_sprt_argument(p)
+    p.add_argument("--pgn", dest="out", default=argparse.SUPPRESS, metavar="PGN", help="same as --out")
     add_overwrite_argument(p, "the --out PGN")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_match_command)
@@ -193,14 +222,33 @@ def run_match_command(args: argparse.Namespace) -> int:
     if config.games // 2 > len(openings):
         print(f"note: {config.games // 2} game pairs but only {len(openings)} openings: openings repeat, "
               f"and repeated games are identical (the engines are deterministic)", file=sys.stderr)
+    out = config.out or str(default_pgn_path(args.a, args.b, free=not args.overwrite))
+    played: list[Any] = []  # the game pairs finished so far, in opening order (read by the running log)
     start = time.perf_counter()
-    with progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
-        pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt)
+    with contextlib.ExitStack() as stack:
+        pgn = stack.enter_context(PgnWriter(out, names, f"movetuner match {args.a} vs {args.b}, {limit}",
+                                            time_control=pgn_time_control(config.tc), overwrite=args.overwrite))
+
+        def on_pair(index: int, pair: Any) -> None:
+            pgn.add_pair(index, pair)
+            played.append(pair)
+
+        bar = progress_bar(total=config.games, unit="game", disable=not sys.stderr.isatty(), file=sys.stderr)
+        stack.callback(bar.close)
+        stack.enter_context(RunningLog(lambda: running_line("match", list(played), config.games, sprt,
+                                                            time.perf_counter() - start),
+                                       write=lambda line: bar.write(line, file=sys.stderr)))
+        try:
+            pairs = run_match(wa, wb, openings, config, progress=bar.update, sprt=sprt, on_pair=on_pair)
+        except FileExistsError:  # made since the check
+            raise TunerError(f"{out}: exists; pass --overwrite to replace it") from None
+        except OSError as exc:
+            if exc.filename is None or Path(exc.filename) != Path(out):
+                raise
+            raise TunerError(f"{out}: cannot write the PGN ({exc.strerror or exc})") from None
     seconds = time.perf_counter() - start
     summary = summarize(pairs)
     test = sprt.check(summary.pentanomial) if sprt is not None else None
-    out = config.out or str(default_pgn_path(args.a, args.b))
-    write_pgn(out, pairs, names, f"movetuner match {args.a} vs {args.b}, {limit}")
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **summary.to_json(),
                           "sprt": test.to_json() if test is not None else None,
@@ -246,8 +294,6 @@ def _register_plot(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def run_plot_command(args: argparse.Namespace) -> int:
-    from pathlib import Path  # noqa: PLC0415
-
     from tuner.arena.plots import plot_metrics, plot_psts  # noqa: PLC0415
     from tuner.training.run_folder import RunDir  # noqa: PLC0415
 

@@ -81,6 +81,9 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--epd", metavar="FILE", help="also score an EPD suite (e.g. datasets/epd/movetuner.epd)")
     p.add_argument("--out", dest="out_dir", default="results/compare", metavar="DIR",
                    help="folder for compare.json, compare.png and the games (default: results/compare)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier comparison's compare.json, compare.png and game PGNs in --out "
+                        "(without it, a folder holding any of them is refused)")
     p.add_argument("--json", action="store_true", help="print compare.json's document as one JSON line")
     p.set_defaults(func=run_compare_command)
 
@@ -94,6 +97,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         entrants,
         find_anchor,
         main_table,
+        output_files,
         pair_table,
         run_compare,
     )
@@ -136,6 +140,10 @@ def run_compare_command(args: argparse.Namespace) -> int:
     out = Path(args.out_dir)
     if out.exists() and not out.is_dir():
         raise TunerError(f"{out}: exists and is not a folder")
+    earlier = [f for f in output_files(players, out, match is not None and len(players) > 1) if f.exists()]
+    if earlier and not args.overwrite:
+        raise TunerError(f"{out}: holds an earlier comparison ({earlier[0]}{' and more' if len(earlier) > 1 else ''}); "
+                         "pass --overwrite to replace it, or give another --out")
     doc = run_compare(players, settings, out, progress=sys.stderr.isatty())
     out.mkdir(parents=True, exist_ok=True)  # after the measures: a failed comparison leaves no empty folder
     json_path, png_path = out / "compare.json", out / "compare.png"

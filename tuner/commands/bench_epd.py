@@ -30,11 +30,12 @@ from tuner.arena.epd import (
     parse_epd,
     process_pool,
     run_suite,
+    running_line,
     summarise,
 )
 from tuner.errors import TunerError
 from tuner.outputs import add_overwrite_argument, check_output
-from tuner.progress import progress_bar
+from tuner.progress import RunningLog, progress_bar
 
 EPD_EPILOG = f"""\
 operations read: bm and am (moves in SAN or UCI), c8/c9 partial credit as the Strategic Test
@@ -99,9 +100,16 @@ def run_epd_command(args: argparse.Namespace) -> int:
             workers = max(2, len(dask.client.scheduler_info()["workers"]))
         for name, w in weight_sets:
             start = time.perf_counter()
+            done: list[PositionResult] = []  # answers so far, read by the running log
+
+            def line(name: str = name, done: list[PositionResult] = done, start: float = start) -> str:
+                return running_line(name, list(done), len(positions), time.perf_counter() - start)
+
             with progress_bar(total=len(positions), unit="pos", desc=name, disable=not sys.stderr.isatty(), leave=False,
-                      file=sys.stderr) as bar:
-                results = run_suite(positions, w, limits, workers, pool=pool, progress=bar.update)
+                              file=sys.stderr) as bar, \
+                    RunningLog(line, write=lambda text: bar.write(text, file=sys.stderr)):
+                results = run_suite(positions, w, limits, workers, pool=pool, progress=bar.update,
+                                    on_result=done.append)
             runs.append((name, results, time.perf_counter() - start))
     summaries = {name: {**summarise(results), "seconds": round(seconds, 2)} for name, results, seconds in runs}
     if args.out:

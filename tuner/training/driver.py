@@ -7,7 +7,7 @@ owns everything around it, the same for every method:
 * iterations ``1..N`` after the start (iteration 0 measures the starting point), with a
   progress bar and a log line each;
 * the validation move-match of the trainer's weights after every iteration (one
-  implementation: :func:`tuner.training.paced.validation_match`), and the best weights so far by the
+  implementation: :func:`tuner.training.paced.validation_credits`, with its 95% interval in the log), and the best weights so far by the
   method's criterion (:attr:`tuner.methods.registry.Method.best_by`): the validation move-match, or a
   method's own validation figure (Texel: its validation error ``e_validation``, lowest best);
 * early stopping: after ``early_stop`` iterations in a row without a better value of that
@@ -50,7 +50,7 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.progress import progress_bar
 from tuner.methods.registry import Method, Trainer
 from tuner.training.run_folder import Checkpoint, RunDir, provenance
-from tuner.training.paced import validation_match
+from tuner.training.paced import validation_credits
 from tuner.training.run_context import RunContext, open_run_context
 from tuner.training.training_data import TrainingData
 from tuner.training.tune_config import TuneConfig, config_record, parse_stages
@@ -109,6 +109,11 @@ class Best:
                    doc.get("best_by", "match_validation"), bool(doc.get("lower_is_better", False)))
 
 
+def _ci(ci: tuple[float, float] | None) -> str:
+    """`` (95% interval [low, high])`` of a move-match, or nothing."""
+    return "" if ci is None else f" (95% interval [{ci[0]:.4f}, {ci[1]:.4f}])"
+
+
 def _fmt(x: Any) -> str:
     if x is None:
         return "n/a"
@@ -157,6 +162,8 @@ class _Run:
             self.stage_w0 = evaluator_from_json(doc["w0"], f"{run.state_path}: stage w0")
         self.trainer = self.make_trainer()
         self.best: Best | None = None
+        #: the 95% interval of the last validation move-match (None: not measured in this process)
+        self.match_ci95: tuple[float, float] | None = None
 
     def make_trainer(self) -> Trainer:
         """The trainer of the current stage, from the stage's start weights."""
@@ -164,9 +171,14 @@ class _Run:
         return self.method.trainer(c, self.cfg, self.data, copy_evaluator(self.stage_w0), self.ctx)
 
     def validate(self, w: Evaluator) -> tuple[float | None, float]:
-        """The validation move-match of ``w`` and the seconds it took."""
+        """The validation move-match of ``w`` (:func:`tuner.training.paced.validation_match`) and
+        the seconds it took; its 95% interval goes to :attr:`match_ci95` for the log."""
+        from tuner.arena.epd import mean_interval  # noqa: PLC0415
+
         t = compile_clock()
-        return validation_match(self.ctx, self.common, self.data, w), compile_clock() - t
+        credits = validation_credits(self.ctx, self.common, self.data, w)
+        self.match_ci95 = None if credits is None else mean_interval(credits, 0.0, 1.0)
+        return (None if credits is None else float(credits.mean())), compile_clock() - t
 
     def save(self, iteration: int, metrics: dict[str, Any]) -> None:
         """The iteration's metrics line, weights and checkpoint, atomically."""
@@ -245,7 +257,8 @@ class _Run:
         name, unit, log = self.name, self.unit, self.ctx.log
         best = self.best
         assert best is not None
-        log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}")
+        log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}"
+            + (_ci(self.match_ci95) if start == 1 else ""))
         bar = progress_bar(range(start, self.total + 1), desc=name, unit=unit[:4], disable=not self.ctx.progress,
                            initial=start - 1, total=self.total)
         for it in bar:
@@ -269,7 +282,7 @@ class _Run:
             headline = {k: metrics[k] for k in self.method.headline if k in metrics}
             bar.set_postfix({**{k: _fmt(v) for k, v in headline.items()}, "val": _fmt(vm)})
             log(f"{name}: {unit} {it}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in headline.items())
-                + f", validation move-match {_fmt(vm)}, {record['iteration_seconds']:.1f} s")
+                + f", validation move-match {_fmt(vm)}{_ci(self.match_ci95)}, {record['iteration_seconds']:.1f} s")
         bar.close()
         if self.common.keep == "best":
             log(f"{name}: kept the weights of {unit} {best.iteration} ({best.describe()})")

@@ -95,8 +95,15 @@ def test_compare_figures_equal_those_of_the_single_commands(sample_set: Path, ru
     assert main_table[0].startswith("| entrant") and len(main_table) == 2 + len(names)
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in main_table[2:]}
     assert rows[str(run_folder)][:2] == ["texel", "1 min 24 s"] and rows["material"][:2] == ["-", "-"]
-    assert rows["classic"][2] == f"{100 * entrants['classic']['move_match']['top1']:.2f}%"
-    assert rows["classic"][5] == "0 (anchor)"
+    mm = entrants["classic"]["move_match"]
+    assert rows["classic"][2] == f"{100 * mm['top1']:.2f}%"
+    assert rows["classic"][3] == f"[{100 * mm['top1_ci95'][0]:.2f}, {100 * mm['top1_ci95'][1]:.2f}]%"
+    assert mm["top1_ci95"][0] < mm["top1"] < mm["top1_ci95"][1]
+    assert rows["classic"][4] == "-" and entrants["classic"]["top1_vs_anchor"] is None  # the anchor itself
+    vs = entrants["material"]["top1_vs_anchor"]  # paired over the same positions
+    assert vs["diff"] == pytest.approx(entrants["material"]["move_match"]["top1"] - mm["top1"], abs=2e-5)
+    assert vs["ci95"][0] < vs["diff"] < vs["ci95"][1] and rows["material"][4].startswith(f"{100 * vs['diff']:+.2f} [")
+    assert rows["classic"][7] == "0 (anchor)"
 
 
 def test_games_zero_skips_the_matches(sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -180,3 +187,24 @@ def test_sprt_stops_each_pair_as_bench_match_does(sample_set: Path, tmp_path: Pa
     assert tuner_main(["bench", "compare", "classic", "material", "--data", str(sample_set), "--games", "0",
                        "--sprt", "0", "10", "0.05", "0.05", "--out", str(tmp_path / "x")]) == 2
     assert "--sprt stops games" in capsys.readouterr().err
+
+
+def test_an_earlier_comparison_is_not_replaced_without_overwrite(sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOVETUNER_LOG_SECONDS", "0.01")
+    out = tmp_path / "cmp"
+    args = ["bench", "compare", "classic", "material", "--data", str(sample_set), "--max-positions", "20",
+            "--games", "2", "--depth", "2", "--workers", "1", "--epd", str(DEFAULT_SUITE), "--out", str(out)]
+    assert tuner_main(args) == 0
+    err = capsys.readouterr().err.splitlines()
+    # running lines while the games are played (the pair, its games, W/D/L and Elo once one pair is
+    # done) and while the EPD suite is answered (positions, solved so far)
+    assert any(line.startswith("compare, pair 1/1 classic vs material: ") for line in err)
+    assert any(line.startswith("epd classic: ") and " positions, solved " in line for line in err)
+    pgn = out / "games" / "1-classic-vs-2-material.pgn"
+    before = pgn.read_text()
+    assert before.count("[Event ") == 2
+    assert tuner_main(args) == 2
+    assert "holds an earlier comparison" in capsys.readouterr().err and pgn.read_text() == before
+    assert tuner_main([*args, "--overwrite"]) == 0
+    assert pgn.read_text().count("[Event ") == 2

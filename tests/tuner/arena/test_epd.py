@@ -28,6 +28,7 @@ from tuner.arena.epd import (
     theme_of,
     wilson_interval,
 )
+from search.weights import load_weights
 from tuner.errors import TunerError
 
 BACK_RANK = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - -"  # Ra8# (a1a8)
@@ -285,3 +286,18 @@ def test_command_errors_are_one_line(suite: Path, tmp_path: Path, capsys: pytest
         run_command(str(suite), "--weights", "classic", "--depth", "1", "--nodes", "5")
     with pytest.raises(FileNotFoundError):  # the command line prints it as one line (tuner.cli)
         run_command(str(tmp_path / "missing.epd"), "--weights", "classic", "--depth", "1")
+
+
+def test_running_lines_count_positions_and_solved_ones(suite: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from tuner.arena.epd import running_line
+
+    monkeypatch.setenv("MOVETUNER_LOG_SECONDS", "0.001")
+    assert run_command(str(suite), "--weights", "classic", "--depth", "3") == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("epd classic: ")]
+    assert lines and all("/5 positions, solved " in x for x in lines)
+    positions, _ = parse_epd(suite)
+    results = run_suite(positions, load_weights("classic").values, SearchLimits(depth=2))
+    solved = sum(r.solved for r in results)
+    assert running_line("classic", results, 9, 12.4) == \
+        f"epd classic: 5/9 positions, solved {solved}/5, points {sum(r.points for r in results)}/50, 12 s"

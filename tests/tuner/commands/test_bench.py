@@ -39,6 +39,11 @@ def test_top_one_credit_equals_the_search_kernels_move_match(real_games: list[li
     assert np.allclose(credit, move_match(pos.boards, pos.played, w, 1)[0])
     stats = measure(pos, index, w, depth=1, budget=100_000, batch=128)
     assert stats.top1 == pytest.approx(credit.mean()) and stats.top1 <= stats.top3 and stats.mean_rank >= 1
+    # the 95% interval: z = 1.95996 sample standard deviations of the per-position credits over sqrt(n)
+    assert np.array_equal(stats.credits, credit)
+    half = 1.959963984540054 * credit.std(ddof=1) / np.sqrt(len(credit))
+    assert stats.top1_ci95 == pytest.approx((credit.mean() - half, credit.mean() + half))
+    assert stats.top3_ci95 is not None and stats.top3_ci95[0] <= stats.top3 <= stats.top3_ci95[1] <= 1
 
 
 def test_move_match_command_reports_each_weight_set(sample_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,9 +55,22 @@ def test_move_match_command_reports_each_weight_set(sample_set: Path, capsys: py
         r = doc["weights"][name]
         assert 0 < r["top1"] <= r["top3"] <= 1 and 1 <= r["mean_rank"] <= r["mean_legal_moves"]
     assert doc["weights"]["classic"]["top1"] > doc["weights"]["material"]["top1"]
-    assert main(["bench", "move-match", "--weights", "classic", "--data", str(sample_set), "--max-positions", "50"]) == 0
+    for name in ("material", "classic"):
+        r = doc["weights"][name]
+        assert r["top1_ci95"][0] < r["top1"] < r["top1_ci95"][1] and r["top3_ci95"][0] <= r["top3"] <= r["top3_ci95"][1]
+    # the later set against the first: the paired difference of the credits, narrower than the two intervals'
+    paired = doc["top1_vs_first"]["classic"]
+    assert paired["first"] == "material"
+    assert paired["diff"] == pytest.approx(doc["weights"]["classic"]["top1"] - doc["weights"]["material"]["top1"],
+                                           abs=2e-5)
+    low, high = paired["ci95"]
+    assert low < paired["diff"] < high
+    assert main(["bench", "move-match", "--weights", "classic", "material", "--data", str(sample_set),
+                 "--max-positions", "50"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].startswith("50 positions") and table[2].startswith("classic")
+    assert re.search(r"classic\s+\d+\.\d\d%\s+\[\d+\.\d\d, \d+\.\d\d\]%", table[2])
+    assert table[4].startswith("top-1 material - classic: ") and "95% interval [" in table[4] and "paired" in table[4]
 
 
 def test_move_match_refuses_missing_data_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

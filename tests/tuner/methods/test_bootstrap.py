@@ -90,7 +90,7 @@ def test_positions_source(sample_set: Path, tmp_path: Path, method: str) -> None
 
 def interrupt_after(monkeypatch: pytest.MonkeyPatch, iterations: int) -> None:
     """Make the next run stop like Ctrl-C while validating iteration ``iterations + 1``."""
-    real = tuner.training.driver.validation_match
+    real = tuner.training.driver.validation_credits
     calls = {"n": 0}
 
     def validate(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -99,7 +99,7 @@ def interrupt_after(monkeypatch: pytest.MonkeyPatch, iterations: int) -> None:
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tuner.training.driver, "validation_match", validate)
+    monkeypatch.setattr(tuner.training.driver, "validation_credits", validate)
 
 
 def test_staged_treestrap_trains_material_first_then_everything(sample_set: Path, tmp_path: Path,
