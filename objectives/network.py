@@ -9,6 +9,8 @@ at a board again. The float form, per row (side to move first)::
     z2 = b2 + x W2     h2 = clip(z2, 0, 1)         z3 = b3 + h2 W3     h3 = clip(z3, 0, 1)
     out = b4 + h3 . W4                              (centipawns, side to move's view)
 
+or, in the direct form (no hidden layers), ``out = b4 + sum_j x_j^2 W4_j``.
+
 :func:`network_scores` gives ``out`` for every row; :func:`network_gradient` gives
 ``sum_r coef[r] * d out_r / d theta`` as a flat vector in :meth:`search.network.FloatNetwork.vector`
 order (the derivative of a clipped ReLU is 1 strictly inside (0, 1), else 0). Rows are summed
@@ -101,6 +103,11 @@ def _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x,
             a = acc[persp, j]
             x[half * h + j] = 0.0 if a <= 0.0 else (1.0 if a >= 1.0 else a)
     h2n = b2.shape[0]
+    if h2n == 0:  # the direct form: out = b4 + sum_j x_j^2 W4_j
+        out = b4[0]
+        for j in range(2 * h):
+            out += x[j] * x[j] * w4[j]
+        return out
     for k in range(h2n):
         z2[k] = b2[k]
     for j in range(2 * h):
@@ -152,7 +159,7 @@ def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, 
     gb2 = np.zeros((n_parts, h2n), dtype=np.float64)
     g3 = np.zeros((n_parts,) + w3.shape, dtype=np.float64)
     gb3 = np.zeros((n_parts, h3n), dtype=np.float64)
-    g4 = np.zeros((n_parts, h3n), dtype=np.float64)
+    g4 = np.zeros((n_parts, w4.shape[0]), dtype=np.float64)
     gb4 = np.zeros(n_parts, dtype=np.float64)
     for part in prange(n_parts):
         acc = np.zeros((2, h), dtype=np.float64)
@@ -170,6 +177,11 @@ def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, 
                 continue
             _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3)
             gb4[part] += c
+            if h2n == 0:  # the direct form: d out / d W4_j = x_j^2, d out / d x_j = 2 x_j W4_j
+                for j in range(2 * h):
+                    xj = x[j]
+                    g4[part, j] += c * xj * xj
+                    dx[j] = 2.0 * c * xj * w4[j] if 0.0 < xj < 1.0 else 0.0
             for k in range(h3n):
                 a = z3[k]
                 if a > 0.0:
@@ -188,7 +200,7 @@ def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, 
                 d2[j] = s if 0.0 < a < 1.0 else 0.0
             for k in range(h2n):
                 gb2[part, k] += d2[k]
-            for j in range(2 * h):
+            for j in range(2 * h if h2n > 0 else 0):
                 xj = x[j]
                 s = 0.0
                 for k in range(h2n):

@@ -39,7 +39,7 @@ from search.weights import (BUILTIN_NETWORKS, Weights, WeightsFileError, atomic_
 #: either evaluator kind (the search's :data:`search.search_api.Evaluator`)
 Evaluator = np.ndarray | QuantizedNetwork
 
-_SPEC = re.compile(r"network:(\d+)x(\d+)x(\d+)(?:/(\w+))?(?:\+([^@]+))?(?:@(\d+))?$")
+_SPEC = re.compile(r"network:(\d+)(?:x(\d+)x(\d+))?(?:/(\w+))?(?:\+([^@]+))?(?:@(\d+))?$")
 
 
 def kind_of(ev: Evaluator) -> str:
@@ -52,17 +52,18 @@ def is_network(ev: Evaluator) -> bool:
 
 
 def new_network(spec: str) -> QuantizedNetwork:
-    """The network of a ``network:HxH2xH3[/BUCKETS][+LINEAR][@SEED]`` spec (module docstring);
+    """The network of a ``network:H[xH2xH3][/BUCKETS][+LINEAR][@SEED]`` spec (``network:H``: the
+    direct form, no hidden layers) (module docstring);
     ``ValueError`` naming the spec otherwise."""
     m = _SPEC.match(spec.strip())
     if m is None:
-        raise ValueError(f"{spec!r}: a new network is written network:HxH2xH3[/none|/4][+LINEAR][@SEED], "
-                         "e.g. network:64x16x16+gm")
+        raise ValueError(f"{spec!r}: a new network is written network:H[xH2xH3][/none|/4][+LINEAR][@SEED], "
+                         "e.g. network:64x16x16+gm or network:128 (no hidden layers)")
     h, h2, h3, buckets, linear_spec, seed = m.groups()
     if linear_spec and PLUGIN is not None:
         raise ValueError(f"{spec!r}: a hybrid network's linear part takes the built-in terms only, not plug-in "
                          f"{PLUGIN.name!r} (docs/own-terms.md); use a pure network or the linear evaluator")
-    shape = NetworkShape(h=int(h), h2=int(h2), h3=int(h3), buckets=buckets or "none")
+    shape = NetworkShape(h=int(h), h2=int(h2 or 0), h3=int(h3 or 0), buckets=buckets or "none")
     linear = load_weights(linear_spec).values if linear_spec else None
     f = FloatNetwork.initial(shape, seed=int(seed or 0), linear=linear, output_zero=linear is not None)
     return quantize(f, {"start": spec.strip()})

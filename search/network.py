@@ -62,7 +62,10 @@ class NetworkFileError(ValueError):
 @dataclass(frozen=True)
 class NetworkShape:
     """The network's sizes: ``h`` accumulator entries per side, hidden layers ``h2`` and
-    ``h3``, and the king-bucket table (``buckets``, a name of :data:`BUCKET_TABLES`)."""
+    ``h3``, and the king-bucket table (``buckets``, a name of :data:`BUCKET_TABLES`).
+
+    ``h2 = h3 = 0`` is the *direct* form (written ``network:H``): no hidden layers, the output
+    reads the accumulators through a squared clipped ReLU (``docs/network.md``)."""
 
     h: int = 128
     h2: int = 32
@@ -72,8 +75,12 @@ class NetworkShape:
     def __post_init__(self) -> None:
         for name in ("h", "h2", "h3"):
             value = getattr(self, name)
-            if not isinstance(value, int) or not 1 <= value <= 4096:
-                raise ValueError(f"network {name} must be an integer between 1 and 4096, not {value!r}")
+            low = 1 if name == "h" else 0
+            if not isinstance(value, int) or not low <= value <= 4096:
+                raise ValueError(f"network {name} must be an integer between {low} and 4096, not {value!r}")
+        if (self.h2 == 0) != (self.h3 == 0):
+            raise ValueError(f"network h2 and h3 must both be 0 (the direct form) or both be at least 1, "
+                             f"not {self.h2} and {self.h3}")
         if self.buckets not in BUCKET_TABLES:
             raise ValueError(f"network buckets must be one of {', '.join(BUCKET_TABLES)}, not {self.buckets!r}")
 
@@ -85,6 +92,16 @@ class NetworkShape:
     @property
     def n_buckets(self) -> int:
         return int(self.bucket_table.max()) + 1
+
+    @property
+    def direct(self) -> bool:
+        """No hidden layers: ``out = b4 + sum_j clip(x_j, 0, 1)^2 W4_j`` (``docs/network.md``)."""
+        return self.h2 == 0
+
+    @property
+    def label(self) -> str:
+        """The sizes as a spec writes them: ``128`` (direct) or ``64x16x16``."""
+        return str(self.h) if self.direct else f"{self.h}x{self.h2}x{self.h3}"
 
     @property
     def n_inputs(self) -> int:
@@ -106,7 +123,8 @@ class NetworkShape:
     def array_shapes(self) -> dict[str, tuple[int, ...]]:
         """Each parameter array's shape, in file order."""
         return {"w1": (self.n_inputs, self.h), "b1": (self.h,), "w2": (2 * self.h, self.h2), "b2": (self.h2,),
-                "w3": (self.h2, self.h3), "b3": (self.h3,), "w4": (self.h3,), "b4": (1,)}
+                "w3": (self.h2, self.h3), "b3": (self.h3,), "w4": (2 * self.h if self.direct else self.h3,),
+                "b4": (1,)}
 
 
 #: integer dtype of each parameter in a network file and in the kernels
@@ -125,7 +143,7 @@ def _clamp_limits(shape: NetworkShape) -> dict[str, float]:
         "b1": (ACC_LIMIT / (MAX_PIECES + 1) - 1) / QA,
         "w2": min(32767 / QB, (SUM_LIMIT / 2 / (2 * shape.h * QA) - 1) / QB),
         "b2": SUM_LIMIT / 2 / (QA * QB),
-        "w3": min(32767 / QB, (SUM_LIMIT / 2 / (shape.h2 * QA) - 1) / QB),
+        "w3": min(32767 / QB, (SUM_LIMIT / 2 / (max(shape.h2, 1) * QA) - 1) / QB),
         "b3": SUM_LIMIT / 2 / (QA * QB),
         "w4": min(SUM_LIMIT / QO, 1e6),
         "b4": 1e9,
@@ -158,9 +176,11 @@ class FloatNetwork:
         p["b1"] = np.full(shapes["b1"], 0.5)
         p["w2"] = rng.uniform(-1, 1, shapes["w2"]) * np.sqrt(3.0 / (2 * shape.h))
         p["b2"] = np.full(shapes["b2"], 0.25)
-        p["w3"] = rng.uniform(-1, 1, shapes["w3"]) * np.sqrt(3.0 / shape.h2)
+        p["w3"] = rng.uniform(-1, 1, shapes["w3"]) * np.sqrt(3.0 / max(shape.h2, 1))
         p["b3"] = np.full(shapes["b3"], 0.25)
-        p["w4"] = np.zeros(shapes["w4"]) if output_zero else rng.uniform(-1, 1, shapes["w4"]) * 100.0
+        # direct form: x^2 of about 0.25 over 2H entries, an output of the scale of a pawn
+        w4_scale = 400.0 / np.sqrt(2 * shape.h) if shape.direct else 100.0
+        p["w4"] = np.zeros(shapes["w4"]) if output_zero else rng.uniform(-1, 1, shapes["w4"]) * w4_scale
         p["b4"] = np.zeros(1)
         return cls(shape, p, None if linear is None else np.asarray(linear, dtype=np.int32).copy()).clamped()
 

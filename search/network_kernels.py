@@ -12,6 +12,10 @@ The exact arithmetic is specified in ``docs/network.md``; the C reference forwar
     out = b4 + h3 @ W4                                                      int64
     net = floor(out * PHASE_MAX / (QA * QO))                                eval units
 
+or, in the direct form (no hidden layers, ``H2 = H3 = 0``), a squared clipped ReLU::
+
+    out = b4 QA + sum_j x_j^2 W4_j       net = floor(out * PHASE_MAX / (QA^2 QO))
+
 plus, when the network carries one, the linear evaluator's ``w . phi`` (eval units, side to
 move's view). Every division is of a non-negative number except the last, a floor division.
 
@@ -84,19 +88,23 @@ def active_inputs(b, persp, buckets, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def refresh_one(b, net, persp, out):  # type: ignore[no-untyped-def]
+def refresh_rows(b, w1, b1, buckets, persp, out):  # type: ignore[no-untyped-def]
     """Write perspective ``persp``'s accumulator of board ``b`` into ``out[persp]`` (``out``:
-    int16[2, H]): b1 plus the W1 rows of every piece's input."""
-    w1 = net[NET_W1]
-    b1 = net[NET_B1]
+    int16[2, H]): ``b1`` plus the ``w1`` rows of every piece's input."""
     rows = np.empty(32, dtype=np.int32)
-    n = active_inputs(b, persp, net[NET_BUCKETS], rows)
+    n = active_inputs(b, persp, buckets, rows)
     for j in range(b1.shape[0]):
         out[persp, j] = b1[j]
     for i in range(n):
         r = rows[i]
         for j in range(b1.shape[0]):
             out[persp, j] += w1[r, j]
+
+
+@njit(cache=True)
+def refresh_one(b, net, persp, out):  # type: ignore[no-untyped-def]
+    """:func:`refresh_rows` with the arrays of the network's kernel tuple ``net``."""
+    refresh_rows(b, net[NET_W1], net[NET_B1], net[NET_BUCKETS], persp, out)
 
 
 @njit(cache=True)
@@ -107,13 +115,16 @@ def refresh_accumulators(b, net, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def update_accumulators(parent, child, net, src, dst, m):  # type: ignore[no-untyped-def]
+def update_rows(parent, child, w1, b1, buckets, n_buckets, src, dst, m):  # type: ignore[no-untyped-def]
     """Write ``child`` (int16[2, H]), the accumulators of board ``dst`` = ``src`` with move
     ``m`` played, from ``parent``, those of ``src``: per perspective, the parent's row minus the
-    W1 rows of the inputs the move removes plus those it adds (at most two removed and two
+    ``w1`` rows of the inputs the move removes plus those it adds (at most two removed and two
     added: the moving piece, a captured piece, a castling rook). A king move that changes its
-    own perspective's bucket refreshes that row from ``dst`` instead."""
-    w1 = net[NET_W1]
+    own perspective's bucket (of ``n_buckets`` > 1) refreshes that row from ``dst`` instead.
+
+    The search calls this with the network's arrays one by one, not its kernel tuple: a call
+    that receives the tuple counts a reference to each of its eleven arrays (atomic operations)
+    and cost about 200 ns a move more."""
     h = w1.shape[1]
     us = np.int64(src[W_STM])
     them = 1 - us
@@ -131,11 +142,10 @@ def update_accumulators(parent, child, net, src, dst, m):  # type: ignore[no-unt
             rf, rt = frm + 3, frm + 1
         else:
             rf, rt = frm - 4, frm - 1
-    buckets = net[NET_BUCKETS]
     for persp in range(2):
-        if pt == KING and persp == us and net[NET_INFO][INFO_N_BUCKETS] > 1:
+        if pt == KING and persp == us and n_buckets > 1:
             if king_bucket(src, persp, buckets) != king_bucket(dst, persp, buckets):
-                refresh_one(dst, net, persp, child)
+                refresh_rows(dst, w1, b1, buckets, persp, child)
                 continue
         bucket = king_bucket(dst, persp, buckets)
         r_sub1 = input_index(persp, us, pt, frm, bucket)
@@ -155,17 +165,23 @@ def update_accumulators(parent, child, net, src, dst, m):  # type: ignore[no-unt
 
 
 @njit(cache=True)
-def forward(acc, stm, net, hidden):  # type: ignore[no-untyped-def]
+def update_accumulators(parent, child, net, src, dst, m):  # type: ignore[no-untyped-def]
+    """:func:`update_rows` with the arrays of the network's kernel tuple ``net``."""
+    update_rows(parent, child, net[NET_W1], net[NET_B1], net[NET_BUCKETS], net[NET_INFO][INFO_N_BUCKETS],
+                src, dst, m)
+
+
+@njit(cache=True)
+def forward_rows(acc, stm, w2t, b2, w3t, b3, w4, b4, hidden):  # type: ignore[no-untyped-def]
     """The network's part of the score (eval units, side to move ``stm``'s view) from the
-    accumulators ``acc`` (int16[2, H]); ``hidden`` is int32 scratch of at least H2 + H3."""
-    w2t = net[NET_W2T]
-    b2 = net[NET_B2]
-    w3t = net[NET_W3T]
-    b3 = net[NET_B3]
-    w4 = net[NET_W4]
+    accumulators ``acc`` (int16[2, H]) and the arrays of the layers after the first (``b4``:
+    int64[1]); ``hidden`` is int32 scratch of at least H2 + H3. Called with the arrays one by one
+    for the reason :func:`update_rows` gives."""
     h = acc.shape[1]
     h2 = b2.shape[0]
     h3 = b3.shape[0]
+    if h2 == 0:
+        return forward_direct(acc, stm, w4, b4)
     z2 = hidden[:h2]
     z3 = hidden[h2:h2 + h3]
     for k in range(h2):
@@ -185,12 +201,36 @@ def forward(acc, stm, net, hidden):  # type: ignore[no-untyped-def]
             a2 = min(z2[j] // QB, QA)
             for k in range(h3):
                 z3[k] += a2 * w3t[j, k]
-    out = np.int64(net[NET_B4][0])
+    out = np.int64(b4[0])
     for j in range(h3):
         if z3[j] > 0:
             a3 = min(z3[j] // QB, QA)
             out += np.int64(a3) * np.int64(w4[j])
     return (out * PHASE_MAX) // (QA * QO)
+
+
+@njit(cache=True)
+def forward_direct(acc, stm, w4, b4):  # type: ignore[no-untyped-def]
+    """The direct form's part of the score (no hidden layers; eval units, side to move ``stm``'s
+    view): ``out = b4 QA + sum_j x_j^2 W4_j`` over ``x`` = the clamped accumulators (side to move
+    first), ``floor(out * PHASE_MAX / (QA^2 QO))``."""
+    h = acc.shape[1]
+    other = 1 - stm
+    out = np.int64(b4[0]) * QA
+    for j in range(h):
+        a = np.int64(min(max(acc[stm, j], 0), QA))
+        out += a * a * np.int64(w4[j])
+    for j in range(h):
+        a = np.int64(min(max(acc[other, j], 0), QA))
+        out += a * a * np.int64(w4[h + j])
+    return (out * PHASE_MAX) // (QA * QA * QO)
+
+
+@njit(cache=True)
+def forward(acc, stm, net, hidden):  # type: ignore[no-untyped-def]
+    """:func:`forward_rows` with the arrays of the network's kernel tuple ``net``."""
+    return forward_rows(acc, stm, net[NET_W2T], net[NET_B2], net[NET_W3T], net[NET_B3], net[NET_W4],
+                        net[NET_B4], hidden)
 
 
 @njit(cache=True)

@@ -45,12 +45,14 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from search.board import W_KEY
+from search.board import W_KEY, W_STM
 from search.eval_cache import cached_score, new_eval_cache, store_score
 from search.feature_kernels import evaluate_kernel, evaluate_psq_kernel, new_pawn_king_table
 from search.material_pst import PSQ_EG, PSQ_MG, new_psq_stack, new_psq_table, psq_move, psq_root
-from search.network_kernels import (NET_B1, NET_B2, NET_B3, STACK_PLIES, network_score, refresh_accumulators,
-                                    update_accumulators)
+from search.network_kernels import (INFO_HAS_LINEAR, INFO_N_BUCKETS, NET_B1, NET_B2, NET_B3, NET_B4, NET_BUCKETS,
+                                    NET_INFO, NET_LINEAR, NET_W1, NET_W2T, NET_W3T, NET_W4, STACK_PLIES,
+                                    forward_rows, network_score, refresh_accumulators, update_accumulators,
+                                    update_rows)
 
 #: positions in a network's evaluator state
 ES_NET, ES_ACC, ES_HIDDEN, ES_BOARDS = range(4)
@@ -220,9 +222,12 @@ def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
         return lambda es, ply, m: psq_move(es[ES_PSQ_TABLE], es[ES_PSQ_STACK], ply, m)
 
     def network_move(es, ply, m):  # type: ignore[no-untyped-def]
+        # the network's arrays one by one, not its tuple (search.network_kernels.update_rows)
         acc = es[ES_ACC]
         boards = es[ES_BOARDS]
-        update_accumulators(acc[ply], acc[ply + 1], es[ES_NET], boards[ply], boards[ply + 1], m)
+        net = es[ES_NET]
+        update_rows(acc[ply], acc[ply + 1], net[NET_W1], net[NET_B1], net[NET_BUCKETS],
+                    net[NET_INFO][INFO_N_BUCKETS], boards[ply], boards[ply + 1], m)
     return network_move
 
 
@@ -246,7 +251,13 @@ def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
         return table_static
 
     def network_static(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
-        return network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch)
+        # network_score with the arrays one by one (search.network_kernels.update_rows)
+        net = es[ES_NET]
+        v = forward_rows(es[ES_ACC][ply], np.int64(b[W_STM]), net[NET_W2T], net[NET_B2], net[NET_W3T],
+                         net[NET_B3], net[NET_W4], net[NET_B4], es[ES_HIDDEN])
+        if net[NET_INFO][INFO_HAS_LINEAR] != 0:
+            v += evaluate_kernel(b, net[NET_LINEAR], scratch)
+        return v
     return network_static
 
 

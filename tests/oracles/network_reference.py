@@ -42,6 +42,9 @@ def quantized_score(board: chess.Board, params: dict[str, np.ndarray], bucket_ta
     acc = accumulators(board, params, bucket_table)
     stm = 0 if board.turn == chess.WHITE else 1
     x = np.concatenate([np.clip(acc[stm], 0, QA), np.clip(acc[1 - stm], 0, QA)])
+    if params["b2"].size == 0:  # the direct form: squared clipped ReLU, no hidden layers
+        out = int(params["b4"][0]) * QA + int((x * x) @ params["w4"].astype(np.int64))
+        return (out * PHASE_MAX) // (QA * QA * QO)
     z2 = params["b2"].astype(np.int64) + x @ params["w2"].astype(np.int64)
     h2 = np.minimum(np.maximum(z2, 0) // QB, QA)
     z3 = params["b3"].astype(np.int64) + h2 @ params["w3"].astype(np.int64)
@@ -56,6 +59,8 @@ def float_score(board: chess.Board, params: dict[str, np.ndarray], bucket_table:
     acc = np.stack([params["b1"] + params["w1"][inputs(board, p, bucket_table)].sum(axis=0) for p in persps])
     stm = 0 if board.turn == chess.WHITE else 1
     x = np.concatenate([np.clip(acc[stm], 0, 1), np.clip(acc[1 - stm], 0, 1)])
+    if params["b2"].size == 0:  # the direct form
+        return float(params["b4"][0] + (x * x) @ params["w4"])
     h2 = np.clip(params["b2"] + x @ params["w2"], 0, 1)
     h3 = np.clip(params["b3"] + h2 @ params["w3"], 0, 1)
     return float(params["b4"][0] + h3 @ params["w4"])

@@ -26,7 +26,8 @@ from search.weights import load_weights
 
 from tests.oracles.network_reference import accumulators, float_score, quantized_score
 
-SHAPES = {"plain": NetworkShape(h=32, h2=16, h3=8), "buckets": NetworkShape(h=32, h2=16, h3=8, buckets="4")}
+SHAPES = {"plain": NetworkShape(h=32, h2=16, h3=8), "buckets": NetworkShape(h=32, h2=16, h3=8, buckets="4"),
+          "direct": NetworkShape(h=32, h2=0, h3=0, buckets="4")}
 CLASSIC = load_weights("classic").values
 
 
@@ -97,7 +98,10 @@ def integer_error_bound_cp(f: FloatNetwork) -> float:
     in centipawns, for a float network whose parameters are integers over their scales: the
     accumulators are exact; each hidden floor division loses less than 1/QA per unit, which the
     next layer (1-Lipschitz clipping, then its weights) carries forward; the last floor loses
-    less than one eval unit (1/24 cp)."""
+    less than one eval unit (1/24 cp). The direct form has no hidden layer: its sums are exact
+    and only the last floor loses."""
+    if f.shape.direct:
+        return 1.0 / 24.0
     qa = 255.0
     w3, w4 = np.abs(f.params["w3"]), np.abs(f.params["w4"])
     h3_error = (w3.sum(axis=0) + 1.0) / qa  # per unit of the second hidden layer
@@ -115,7 +119,10 @@ def test_integer_and_float_forms_agree_within_the_stated_bound(name: str, sample
     ref = np.array([float_score(b, f.params, shape.bucket_table) for b in sample_boards])
     bound = integer_error_bound_cp(f)
     assert np.abs(got - ref).max() <= bound, (np.abs(got - ref).max(), bound)
-    assert np.abs(got - ref).mean() < bound / 4  # typical errors are far inside the worst case
+    if shape.direct:  # exact sums: the integer score is the float one floored to an eval unit
+        assert (ref - got >= -1e-9).all()
+    else:
+        assert np.abs(got - ref).mean() < bound / 4  # typical errors are far inside the worst case
     assert np.abs(ref).max() > 5 * bound  # the scores are large against the bound
 
 
@@ -131,7 +138,7 @@ class NetworkOracle(Oracle):
         return quantized_score(board, self.net.params, self.net.shape.bucket_table) + super().static(board)
 
 
-@pytest.mark.parametrize("name,linear", [("plain", False), ("buckets", False), ("plain", True)])
+@pytest.mark.parametrize("name,linear", [("plain", False), ("buckets", False), ("plain", True), ("direct", False)])
 def test_search_with_a_network_equals_the_independent_oracle(name: str, linear: bool,
                                                              real_boards: list[chess.Board]) -> None:
     net = net_of(SHAPES[name], seed=11, linear=CLASSIC if linear else None)
@@ -204,6 +211,8 @@ def test_bad_shapes_are_refused() -> None:
         NetworkShape(h=0)
     with pytest.raises(ValueError, match="buckets must be one of"):
         NetworkShape(buckets="9")
+    with pytest.raises(ValueError, match="both be 0"):
+        NetworkShape(h=32, h2=0, h3=8)
     data = network_bytes(net_of(SHAPES["plain"]))
     with pytest.raises(NetworkFileError, match="x.mtnn"):
         parse_network(data.replace(b'"h": 32', b'"h": 33'), "x.mtnn")

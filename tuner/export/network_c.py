@@ -83,8 +83,10 @@ def _heading(net: QuantizedNetwork, name: str | None) -> list[str]:
     title = comment_text(str(net.metadata.get("name") or name or "unnamed network"))
     lines = [
         f"/* movetuner network: {title}",
-        f" * shape: H = {shape.h} accumulator entries per side, hidden layers H2 = {shape.h2} and "
-        f"H3 = {shape.h3},",
+        (f" * shape: H = {shape.h} accumulator entries per side, no hidden layers (the direct form: "
+         "a squared clipped ReLU),") if shape.direct else
+        (f" * shape: H = {shape.h} accumulator entries per side, hidden layers H2 = {shape.h2} and "
+         f"H3 = {shape.h3},"),
         f" *        king buckets \"{shape.buckets}\" ({shape.n_buckets} x 768 = {shape.n_inputs} inputs per side); "
         f"layout hash {net.layout_hash()}",
     ]
@@ -118,6 +120,24 @@ def _heading(net: QuantizedNetwork, name: str | None) -> list[str]:
     return lines
 
 
+def _hidden_layers(net: QuantizedNetwork) -> list[str]:
+    """The tables of the hidden layers W2, b2, W3, b3 (none in the direct form)."""
+    shape, p = net.shape, net.params
+    return [
+        *_matrix("int16_t", "MTNN_W2", "2 * MTNN_H", "MTNN_H2", p["w2"],
+                 f"W2: a row per input of the layer (the side to move's accumulator, then the other's); scale {QB}",
+                 [f"{'stm' if j < shape.h else 'other'} {j % shape.h}" for j in range(2 * shape.h)]),
+        "",
+        *_vector("int32_t", "MTNN_B2", "MTNN_H2", p["b2"], f"b2; scale {QA} * {QB}"),
+        "",
+        *_matrix("int16_t", "MTNN_W3", "MTNN_H2", "MTNN_H3", p["w3"], f"W3: a row per unit of H2; scale {QB}",
+                 [f"h2 {j}" for j in range(shape.h2)]),
+        "",
+        *_vector("int32_t", "MTNN_B3", "MTNN_H3", p["b3"], f"b3; scale {QA} * {QB}"),
+        "",
+    ]
+
+
 def to_c_network(net: QuantizedNetwork, name: str | None = None) -> str:
     """The C99 header of ``net`` (module docstring); ``name`` heads it when the network's
     metadata records none (e.g. the file's name)."""
@@ -135,6 +155,7 @@ def to_c_network(net: QuantizedNetwork, name: str | None = None) -> str:
         f"#define MTNN_QO {QO}",
         f"#define MTNN_PHASE_MAX {PHASE_MAX}",
         f"#define MTNN_HAS_LINEAR {int(net.linear is not None)}",
+        f"#define MTNN_DIRECT {int(shape.direct)}",
         "",
     ]
     buckets = shape.bucket_table
@@ -150,18 +171,11 @@ def to_c_network(net: QuantizedNetwork, name: str | None = None) -> str:
         "",
         *_vector("int16_t", "MTNN_B1", "MTNN_H", p["b1"], f"b1: the accumulator's bias; scale {QA}"),
         "",
-        *_matrix("int16_t", "MTNN_W2", "2 * MTNN_H", "MTNN_H2", p["w2"],
-                 f"W2: a row per input of the layer (the side to move's accumulator, then the other's); scale {QB}",
-                 [f"{'stm' if j < shape.h else 'other'} {j % shape.h}" for j in range(2 * shape.h)]),
-        "",
-        *_vector("int32_t", "MTNN_B2", "MTNN_H2", p["b2"], f"b2; scale {QA} * {QB}"),
-        "",
-        *_matrix("int16_t", "MTNN_W3", "MTNN_H2", "MTNN_H3", p["w3"], f"W3: a row per unit of H2; scale {QB}",
-                 [f"h2 {j}" for j in range(shape.h2)]),
-        "",
-        *_vector("int32_t", "MTNN_B3", "MTNN_H3", p["b3"], f"b3; scale {QA} * {QB}"),
-        "",
-        *_vector("int32_t", "MTNN_W4", "MTNN_H3", p["w4"], f"W4: the output layer; scale {QO}"),
+        *(_hidden_layers(net) if not shape.direct else []),
+        *(_vector("int32_t", "MTNN_W4", "2 * MTNN_H", p["w4"],
+                  f"W4: the output layer over x^2 (the side to move's accumulator, then the other's); scale {QO}")
+          if shape.direct else
+          _vector("int32_t", "MTNN_W4", "MTNN_H3", p["w4"], f"W4: the output layer; scale {QO}")),
         "",
         f"/* b4: the output's bias; scale {QA} * {QO} */",
         f"static const int64_t MTNN_B4 MT_UNUSED = INT64_C({int(p['b4'][0])});",

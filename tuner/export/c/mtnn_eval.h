@@ -102,6 +102,27 @@ static inline int64_t mtnn_floor_div(int64_t n, int64_t d)
  *   x   = clamp(acc[stm], 0, QA) ++ clamp(acc[1 - stm], 0, QA)
  *   h2  = min(max(b2 + x W2, 0) / QB, QA)        h3 = min(max(b3 + h2 W3, 0) / QB, QA)
  *   out = b4 + h3 . W4                           score = floor(out * PHASE_MAX / (QA * QO)) */
+#if MTNN_DIRECT
+/* The direct form (no hidden layers): the network's score (eval units, side to move's view)
+ * from the accumulators `acc` of a position with side to move `stm`:
+ *   x   = clamp(acc[stm], 0, QA) ++ clamp(acc[1 - stm], 0, QA)
+ *   out = b4 QA + sum_j x_j^2 W4_j               score = floor(out * PHASE_MAX / (QA^2 * QO)) */
+static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
+{
+    int64_t out = MTNN_B4 * MTNN_QA;
+    int half, j;
+    for (half = 0; half < 2; half++) {
+        const int16_t *a = acc->v[half == 0 ? stm : 1 - stm];
+        for (j = 0; j < MTNN_H; j++) {
+            int64_t x = a[j] > MTNN_QA ? MTNN_QA : a[j];
+            if (x <= 0)
+                continue;
+            out += x * x * MTNN_W4[half * MTNN_H + j];
+        }
+    }
+    return mtnn_floor_div(out * MTNN_PHASE_MAX, (int64_t)MTNN_QA * MTNN_QA * MTNN_QO);
+}
+#else
 static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
 {
     int32_t z2[MTNN_H2], z3[MTNN_H3];
@@ -140,6 +161,7 @@ static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
     }
     return mtnn_floor_div(out * MTNN_PHASE_MAX, (int64_t)MTNN_QA * MTNN_QO);
 }
+#endif
 
 /* The network's score of `pos` from fresh accumulators (eval units, side to move's view). */
 static inline int64_t mtnn_evaluate(const mtnn_position *pos)
