@@ -29,6 +29,7 @@ class _CompileMeter:
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.count = 0  # outermost compilations started
         self.depth = 0  # compiling a kernel compiles the kernels it calls, each with its event
         self.started = 0.0
         self.on_first: Callable[[], None] | None = None
@@ -39,6 +40,7 @@ class _CompileMeter:
             self.depth += 1
             if self.depth > 1:
                 return
+            self.count += 1
             self.started = _now()
             hook, self.on_first = self.on_first, None
         if hook is not None:
@@ -76,6 +78,15 @@ def compile_seconds() -> float:
     meter = _meter()
     with meter.lock:
         return meter.seconds + (_now() - meter.started if meter.depth > 0 else 0.0)
+
+
+def compile_count() -> int:
+    """How many compilations (outermost: a kernel with the kernels it calls counts once) have
+    started in this process since the first call of this module's functions; loading a kernel
+    from numba's cache starts none."""
+    meter = _meter()
+    with meter.lock:
+        return meter.count
 
 
 def compile_clock() -> float:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from tuner.commands import command_help
 from tuner.errors import TunerError
@@ -24,7 +26,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        serve(args.weights)
+        compiling = serve(args.weights)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
+    if compiling:  # quit while kernels compile: end now rather than wait for numba
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
