@@ -117,3 +117,26 @@ def test_quick_move_without_legal_moves_and_its_scores() -> None:
     assert evaluate(chess.Board("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")) > 800
     assert evaluate(chess.Board("4k3/8/8/8/8/8/8/3QK3 b - - 0 1")) < -800
     assert uci_score(-MATE + 2) == "mate -1" and uci_score(12) == "cp 12" and MATE_BOUND < MATE
+
+
+@pytest.mark.slow
+def test_warmup_search_step_compiles_what_every_engine_plays_with(tmp_path: Path) -> None:
+    """The issue: after ``tuner warmup --steps search`` a ``gm-nn`` engine still compiled. Now
+    the step leaves nothing to compile for any built-in evaluator kind or search: the first move
+    of each comes from the numba search, and no command says that it compiles."""
+    import subprocess
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "tuner", "warmup", "--steps", "search"], env=env, cwd=str(REPO),
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    for weights, options in (("gm", {}), ("gm-nn", {}), ("network:8x8x8", {}), ("gm", {"Search": "pls"})):
+        engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "tuner", "uci", "--weights", weights],
+                                                     env=env, cwd=str(REPO), stderr=subprocess.PIPE)
+        try:
+            if options:
+                engine.configure(options)
+            result = engine.play(chess.Board(), chess.engine.Limit(time=0.5), info=chess.engine.INFO_ALL)
+            assert result.move is not None and "quick" not in str(result.info.get("string", "")), weights
+        finally:
+            engine.quit()
