@@ -98,15 +98,16 @@ def compile_clock() -> float:
 
 
 @contextmanager
-def compile_notes(prefix: str, stream: TextIO | None = None) -> Iterator[None]:
-    """Print ``{prefix}: note: compiling kernels (first run only)`` on ``stream`` (standard
-    error) when numba first compiles inside the block (nothing when every kernel it needs is
-    cached)."""
+def compile_notes(prefix: str, text: str | None = None, stream: TextIO | None = None) -> Iterator[None]:
+    """Print ``{prefix}: note: {text}`` (default :data:`COMPILING_NOTE`: ``compiling kernels
+    (first run only)``) on ``stream`` (standard error) when numba first compiles inside the
+    block: nothing when every kernel it needs is loaded from the cache or already compiled."""
     meter = _meter()
     out = stream if stream is not None else sys.stderr
+    message = text if text is not None else COMPILING_NOTE
 
     def note() -> None:
-        print(f"{prefix}: note: {COMPILING_NOTE}", file=out, flush=True)
+        print(f"{prefix}: note: {message}", file=out, flush=True)
 
     meter.on_first = note
     try:
