@@ -596,11 +596,12 @@ class UciEngine:
         if not warm.is_alive():
             return True
         if plan is None:  # no time limit: wait for the kernels, or until stop
-            with self._out_lock:
-                say, self._told_compiling = not self._told_compiling, True
-            if say:
-                self.info(COMPILING_INFO)
             while warm.is_alive() and not self._stop.is_set():
+                if self._compiling():  # (not while they load from the cache)
+                    with self._out_lock:
+                        say, self._told_compiling = not self._told_compiling, True
+                    if say:
+                        self.info(COMPILING_INFO)
                 warm.join(0.01)
             return not warm.is_alive()
         until = start + _LOAD_WAIT_SHARE * plan.soft

@@ -46,6 +46,11 @@ def _first_move_on_empty_cache(tmp_path: Path, weights: str, options: dict[str, 
         start = time.perf_counter()
         engine.ping()  # isready while numba compiles in the engine's other thread
         assert time.perf_counter() - start < 1.0
+        with engine.analysis(board) as analysis:  # go infinite waits for the kernels ...
+            time.sleep(0.2)
+            start = time.perf_counter()
+        assert time.perf_counter() - start < 1.0  # ... and stop answers at once, with the quick move
+        assert analysis.wait().move == chess.Move.from_uci("h5f7")
     finally:
         start = time.perf_counter()
         engine.quit()  # does not wait for the compilation
