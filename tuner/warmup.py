@@ -69,7 +69,7 @@ def warm_search(folder: Path) -> None:
         search_many(boards, 2, weights, n_threads=1)
         for leaves in (True, False):
             sweep(boards, 2, weights, leaves=leaves, n_threads=1)
-        if spec == "classic":  # the linear evaluator's own sweeps
+        if isinstance(weights, np.ndarray):  # the linear evaluator's own sweeps
             for leaves in (True, False):
                 pls_sweep(boards, 1 / 32, weights, model, leaves=leaves, n_threads=1)
             move_match(boards, np.zeros(len(boards), dtype=np.int32), np.stack([weights, weights]), 2, n_threads=1)
