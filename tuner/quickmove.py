@@ -188,9 +188,12 @@ class _Search:
         return alpha
 
     def alphabeta(self, depth: int, alpha: Score, beta: Score, ply: int) -> tuple[Score, tuple[chess.Move, ...]]:
-        """Negamax alpha-beta (fail-hard within the window), with its principal variation."""
+        """Negamax alpha-beta (fail-hard within the window), with its principal variation; a
+        position above the leaves that repeats one of the game or of the line is a draw."""
         if depth <= 0:
             return self.quiesce(alpha, beta, ply, 0), ()
+        if self.board.is_repetition(2):  # (not at the leaves: it walks back the game's moves)
+            return 0, ()
         self._tick()
         board = self.board
         moves = list(board.legal_moves)
@@ -221,9 +224,10 @@ def quick_move(board: chess.Board, deadline: float, *, stop: threading.Event | N
 
     A depth cut short still gives its best move when it has searched the previous depth's best
     move (searched first) in full; otherwise the previous depth's move stands. ``on_depth`` is called after each completed depth. ``board`` is left as it
-    was (the search pushes and pops on a copy).
+    was (the search pushes and pops on a copy, which keeps ``board``'s moves, so that a move
+    that repeats a position of the game scores a draw).
     """
-    work = board.copy(stack=False)
+    work = board.copy()  # with the moves played: repetitions count as draws
     root = list(work.legal_moves)
     if not root:
         return None
@@ -242,8 +246,6 @@ def quick_move(board: chess.Board, deadline: float, *, stop: threading.Event | N
                 if score > alpha or not done:
                     alpha, done = score, (m, *pv)
         except _OutOfTime:
-            while len(work.move_stack):
-                work.pop()
             if done and best.depth:
                 best = QuickResult(done[0], alpha, best.depth, search.nodes, done)
             return QuickResult(best.move, best.score, best.depth, search.nodes, best.pv)

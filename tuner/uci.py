@@ -509,6 +509,11 @@ class UciEngine:
             if converted:
                 board, history = _core_position(fen, moves)
                 self.board, self.history, self._pending, self.chess_board = board, history, None, None
+                if self._warmup.is_alive():  # the quick search may play: python-chess's board, with the game
+                    try:
+                        self.chess_board = _chess_position(fen, moves)
+                    except ValueError:  # (then made from the search's board, without the game's moves)
+                        pass
             else:
                 self.chess_board = _chess_position(fen, moves)
                 self.board, self.history, self._pending = None, [], (fen, list(moves))
@@ -524,7 +529,7 @@ class UciEngine:
         self._cmd_stop([])
         limits, notes = parse_go(args)
         board = None if self.board is None else self.board.copy()
-        cboard = None if self.chess_board is None else self.chess_board.copy(stack=False)
+        cboard = None if self.chess_board is None else self.chess_board.copy()
         white = cboard.turn == chess.WHITE if cboard is not None else board is None or int(board[W_STM]) == 0
         limits, clock_note = limits.for_side(white)
         for note in [*notes, clock_note] if clock_note else notes:

@@ -145,3 +145,15 @@ def test_warmup_search_step_compiles_what_every_engine_plays_with(tmp_path: Path
             assert result.move is not None and "quick" not in str(result.info.get("string", "")), weights
         finally:
             engine.quit()
+
+
+def test_quick_move_ahead_does_not_repeat_the_game() -> None:
+    """Found playing a game on an empty cache: the quick search shuffled a king to a fivefold
+    repetition; a repeated position of the game now scores a draw."""
+    board = chess.Board("6k1/8/8/8/8/8/5PPP/3Q2K1 w - - 0 1")
+    for uci in ("g1h1", "g8h8", "h1g1", "h8g8") * 2:
+        board.push_uci(uci)
+    result = quick_move(board, _in(0.5))
+    assert result is not None
+    board.push(result.move)
+    assert not board.is_repetition(2)
