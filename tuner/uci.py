@@ -43,7 +43,8 @@ loading means compiling, for up to a minute; the handshake never waits for it (`
 ``isready`` are answered at once, ``position`` is read by python-chess until the kernels that
 convert it are loaded), and a ``go`` with a time limit (``movetime``, a clock) that arrives
 before the kernels are ready is answered by :func:`tuner.quickmove.quick_move`, a plain-Python
-search within the same limit, with an ``info string`` saying so; a ``go`` without one
+search within half of that limit (the other half of the interpreter's time goes to the
+compilation), with an ``info string`` saying so; a ``go`` without one
 (``depth``, ``nodes``, ``mate``, ``infinite``) says that the kernels compile and waits for
 them, or plays the quick search's move at ``stop``. While the kernels load from the cache
 (no compiling), a timed ``go`` waits for them up to a quarter of its time. Once loaded, every
@@ -105,6 +106,9 @@ QUICK_INFO = ("search kernels still compiling (first run only; 'tuner warmup' co
 _BOUNDARY_KERNELS = (compute_key, generate_moves, make_move, move_uci_key)
 #: the share of a timed ``go``'s soft limit it waits for kernels that load from the cache
 _LOAD_WAIT_SHARE = 0.25
+#: the share of a timed ``go``'s soft limit the quick search thinks (the rest of the interpreter's
+#: time goes to the compilation: the numba search takes over sooner)
+_QUICK_SHARE = 0.5
 #: how long a stopped ``go`` without a time limit lets the quick search think (seconds)
 _STOPPED_QUICK_SECONDS = 0.05
 
@@ -618,12 +622,13 @@ class UciEngine:
 
     def _quick(self, board: chess.Board | None, limits: GoLimits, plan: TimePlan | None, start: float) -> str:
         """The ``bestmove`` line of the quick search (:mod:`tuner.quickmove`) on ``board``, within
-        ``plan``'s soft limit (a stopped search without a plan: a few hundredths of a second)."""
+        half of ``plan``'s soft limit (a stopped search without a plan: a few hundredths of a
+        second)."""
         self.info(QUICK_INFO)
         if board is None:
             return "bestmove 0000"
         if plan is not None and not self._stop.is_set():
-            deadline, stop = start + plan.soft, self._stop
+            deadline, stop = start + _QUICK_SHARE * plan.soft, self._stop
         else:
             deadline, stop = time.perf_counter() + _STOPPED_QUICK_SECONDS, None
 
