@@ -37,8 +37,8 @@ not measure a selective depth, so there is no ``seldepth``.
 A ``go`` that arrives while a search runs stops that search first (it answers its
 ``bestmove``), then starts: every ``go`` gets exactly one ``bestmove``, in order.
 
-The numba kernels load in a background thread from the start (and again after an option
-that changes the search). On a cold numba cache (the first run after an install or an update)
+The numba kernels load in a background thread from the first command on (after the answer
+to ``uci``), and again after an option that changes the evaluator kind or the search. On a cold numba cache (the first run after an install or an update)
 loading means compiling, for up to a minute; the handshake never waits for it (``uci`` and
 ``isready`` are answered at once, ``position`` is read by python-chess until the kernels that
 convert it are loaded), and a ``go`` with a time limit (``movetime``, a clock) that arrives
