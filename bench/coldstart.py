@@ -14,9 +14,10 @@ option ``Search pls``) a fresh ``NUMBA_CACHE_DIR`` (checked empty, and the one n
 * ``quit_seconds``: ``engine.quit()`` while the kernels still compile (the process must end at
   once; target below 2).
 
-With ``--takeover`` the ``gm`` case then keeps playing 1-s moves until one comes from the numba
-search (``takeover_seconds`` from launch), and ``warm`` measures the same first move in a new
-process on that now-filled cache. Each case compiles for up to a minute of CPU: run it as
+``warm``, the baseline, is the same first move (``gm``) on the installation's own numba cache
+(``quick`` false once ``tuner warmup`` filled it). With ``--takeover`` the ``gm`` case then keeps
+playing 1-s moves until one comes from the numba search (``takeover_seconds`` from launch), and
+``warm`` is measured on the cache that run filled instead. Each case compiles for up to a minute of CPU: run it as
 ``python bench/coldstart.py`` from the repository, alone on the machine (about 30 s, 1.5
 minutes with ``--takeover``, on 2 cores).
 """
@@ -43,11 +44,14 @@ TARGETS = {"first_move_seconds_below": FIRST_MOVE_BELOW, "quit_seconds_below": Q
 REPO = Path(__file__).resolve().parents[1]
 
 
-def play_once(weights: str, options: dict[str, str], cache: str, *, takeover: bool = False,
+def play_once(weights: str, options: dict[str, str], cache: str | None, *, takeover: bool = False,
               ping: bool = False) -> dict[str, object]:
-    """One engine process on the cache folder ``cache``: its first 1-s move (and, with
-    ``takeover``, the moves until the numba search plays)."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    """One engine process on the cache folder ``cache`` (``None``: numba's default cache of
+    this installation): its first 1-s move (and, with ``takeover``, the moves until the numba
+    search plays)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = cache
     launched = time.perf_counter()
     engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "tuner", "uci", "--weights", weights],
                                                  env=env, cwd=str(REPO))
@@ -109,6 +113,8 @@ def main(argv: list[str] | None = None) -> None:
             and float(case["quit_seconds"]) < QUIT_BELOW
         if args.takeover and name == "gm":
             record["warm"] = play_once(weights, options, cache)
+    if not args.takeover:  # the baseline: the installation's own cache (filled by tuner warmup)
+        record["warm"] = play_once("gm", {}, None)
     record["met"] = met
     print(json.dumps(record))
 
