@@ -80,10 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise TunerError(f"{recorded[1]}: its terms = {recorded[0]!r} is not the --terms file {terms}")
             if terms is None and recorded is not None:
                 terms = recorded[0]
+            compiling_note = None  # the note at the first compilation: the default one
             if terms is not None:
-                use_terms(terms)
+                compiling_note = use_terms(terms)
             elif os.environ.get(TERMS_ENV, "").strip():  # the plug-in named by the environment: checked too
-                use_terms(os.environ[TERMS_ENV].strip(), note=False)
+                compiling_note = use_terms(os.environ[TERMS_ENV].strip())
             parser = build_parser(argv)
             args = parser.parse_args(argv)
             if not getattr(args, "func", None):
@@ -95,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = f"tuner {args.command}"
             if args.command in _WITHOUT_KERNELS:
                 return int(args.func(args) or 0)
-            with compile_notes(command):
+            with compile_notes(command, compiling_note):
                 return int(args.func(args) or 0)
         except TunerError as exc:
             print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
@@ -169,10 +170,11 @@ def same_file(a: str, b: str) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
-def use_terms(path: str, *, note: bool = True) -> None:
+def use_terms(path: str) -> str:
     """Make the plug-in file ``path`` (:mod:`search.terms`) this process's: checked now, with the
     feature catalogue it joins (one-line error: a GROUP that is a built-in group too), before any
-    command module; ``note``: say so on standard error."""
+    command module. Returns the note a command prints when it compiles (numba does not cache a
+    plug-in's kernels, :mod:`search.terms_kernels`: every process that runs them compiles them)."""
     from search.terms import ENV_VAR, TermsFileError, load_plugin  # noqa: PLC0415 - no numpy
 
     try:
@@ -187,10 +189,7 @@ def use_terms(path: str, *, note: bool = True) -> None:
         importlib.import_module("search.catalog")  # no numpy; it refuses a plug-in's built-in GROUP
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
-    if not note:
-        return
-    print(f"tuner: note: terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)",
-          file=sys.stderr)
+    return f"terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)"
 
 
 def _one_line(message: str) -> str:

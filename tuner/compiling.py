@@ -29,6 +29,7 @@ class _CompileMeter:
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.count = 0  # outermost compilations started
         self.depth = 0  # compiling a kernel compiles the kernels it calls, each with its event
         self.started = 0.0
         self.on_first: Callable[[], None] | None = None
@@ -39,6 +40,7 @@ class _CompileMeter:
             self.depth += 1
             if self.depth > 1:
                 return
+            self.count += 1
             self.started = _now()
             hook, self.on_first = self.on_first, None
         if hook is not None:
@@ -78,6 +80,15 @@ def compile_seconds() -> float:
         return meter.seconds + (_now() - meter.started if meter.depth > 0 else 0.0)
 
 
+def compile_count() -> int:
+    """How many compilations (outermost: a kernel with the kernels it calls counts once) have
+    started in this process since the first call of this module's functions; loading a kernel
+    from numba's cache starts none."""
+    meter = _meter()
+    with meter.lock:
+        return meter.count
+
+
 def compile_clock() -> float:
     """``time.perf_counter()`` less :func:`compile_seconds`: the difference of two readings is
     the time between them without compilation (``iteration_seconds`` of a run, and so the
@@ -87,15 +98,16 @@ def compile_clock() -> float:
 
 
 @contextmanager
-def compile_notes(prefix: str, stream: TextIO | None = None) -> Iterator[None]:
-    """Print ``{prefix}: note: compiling kernels (first run only)`` on ``stream`` (standard
-    error) when numba first compiles inside the block (nothing when every kernel it needs is
-    cached)."""
+def compile_notes(prefix: str, text: str | None = None, stream: TextIO | None = None) -> Iterator[None]:
+    """Print ``{prefix}: note: {text}`` (default :data:`COMPILING_NOTE`: ``compiling kernels
+    (first run only)``) on ``stream`` (standard error) when numba first compiles inside the
+    block: nothing when every kernel it needs is loaded from the cache or already compiled."""
     meter = _meter()
     out = stream if stream is not None else sys.stderr
+    message = text if text is not None else COMPILING_NOTE
 
     def note() -> None:
-        print(f"{prefix}: note: {COMPILING_NOTE}", file=out, flush=True)
+        print(f"{prefix}: note: {message}", file=out, flush=True)
 
     meter.on_first = note
     try:

@@ -37,10 +37,18 @@ not measure a selective depth, so there is no ``seldepth``.
 A ``go`` that arrives while a search runs stops that search first (it answers its
 ``bestmove``), then starts: every ``go`` gets exactly one ``bestmove``, in order.
 
-On a cold numba cache (the first run after an install or an update) loading the search means
-compiling it, for up to a minute: ``uci`` is answered at once, and ``isready`` (or ``go``)
-first says ``info string compiling search kernels (first run only ...)`` and answers
-``readyok`` when the kernels are ready; ``tuner warmup`` compiles them ahead.
+The numba kernels load in a background thread from the first command on (after the answer
+to ``uci``), and again after an option that changes the evaluator kind or the search. On a cold numba cache (the first run after an install or an update)
+loading means compiling, for up to a minute; the handshake never waits for it (``uci`` and
+``isready`` are answered at once, ``position`` is read by python-chess until the kernels that
+convert it are loaded), and a ``go`` with a time limit (``movetime``, a clock) that arrives
+before the kernels are ready is answered by :func:`tuner.quickmove.quick_move`, a plain-Python
+search within half of that limit (the other half of the interpreter's time goes to the
+compilation), with an ``info string`` saying so; a ``go`` without one
+(``depth``, ``nodes``, ``mate``, ``infinite``) says that the kernels compile and waits for
+them, or plays the quick search's move at ``stop``. While the kernels load from the cache
+(no compiling), a timed ``go`` waits for them up to a quarter of its time. Once loaded, every
+``go`` uses the numba search. ``tuner warmup`` compiles them ahead.
 
 Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
 ``go`` ends in a ``bestmove`` (``go infinite``, or a ``go`` without any limit, after
@@ -61,18 +69,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TextIO
 
-from search.board import W_KEY, W_STM
-from search.convert import STARTING_FEN, Board, from_fen, legal_moves, move_from_uci, move_to_uci, push
-from search.alphabeta import search_kernel
-from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, Searcher, TimePlan, tt_bits_for
+import chess
+
+from search.board import W_KEY, W_STM, compute_key, make_move, move_uci_key
+from search.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
+                            move_from_uci, move_to_uci, push, to_chess)
+from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, TimePlan, tt_bits_for
 from search.evaluators import Evaluator, checked_evaluator, load_evaluator
 from search.kernel_cache import is_compiled
 from search.move_model import MoveModel, load_move_model
+from search.movegen import generate_moves
 from search.pls import START
-from search.pls_kernels import pls_kernel
 from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Engine, as_player, new_engine
 from search.validate import check_board
 from tuner import __version__
+from tuner.compiling import compile_count
+from tuner.quickmove import QuickResult, quick_move
+from tuner.quickmove import uci_score as quick_score
 
 ENGINE_NAME = f"movetuner {__version__}"
 ENGINE_AUTHOR = "the movetuner authors"
@@ -83,9 +96,21 @@ DEFAULT_OVERHEAD_MS = 30
 MISSING_CLOCK_MOVETIME_MS = 1000
 #: longest time a ``go`` parameter may give (milliseconds, about 24 days)
 MAX_MS = 2**31 - 1
-#: what ``isready`` (or ``go``) says before waiting for the kernels to compile
+#: what a ``go`` without a time limit says before waiting for the kernels to compile
 COMPILING_INFO = ("compiling search kernels (first run only, up to a minute; "
                   "'tuner warmup' compiles them ahead)")
+#: what a timed ``go`` says when the quick search answers it
+QUICK_INFO = ("search kernels still compiling (first run only; 'tuner warmup' compiles them ahead): "
+              "this move comes from a quick python-chess search")
+#: the kernels that turn a ``position`` into the search's board (numba dispatchers)
+_BOUNDARY_KERNELS = (compute_key, generate_moves, make_move, move_uci_key)
+#: the share of a timed ``go``'s soft limit it waits for kernels that load from the cache
+_LOAD_WAIT_SHARE = 0.25
+#: the share of a timed ``go``'s soft limit the quick search thinks (the rest of the interpreter's
+#: time goes to the compilation: the numba search takes over sooner)
+_QUICK_SHARE = 0.5
+#: how long a stopped ``go`` without a time limit lets the quick search think (seconds)
+_STOPPED_QUICK_SECONDS = 0.05
 
 
 
@@ -247,20 +272,50 @@ class UciEngine:
         self.move_model_name = DEFAULT_MOVE_MODEL
         self.move_model: MoveModel | None = None
         self.pls_start = START
-        self.searcher: Engine = Searcher(self.weights, tt_bits=tt_bits_for(self.hash_mb))
-        #: the position ``go`` searches; ``None`` after a rejected ``position`` (then
+        self._engine: Engine | None = None  # made by the first search (see searcher)
+        #: the position ``go`` searches, as the search holds it and as python-chess does: the
+        #: search's board is ``None`` while :attr:`_pending` (fen, moves) waits for the kernels
+        #: that convert it; both are ``None`` after a rejected ``position`` (then
         #: :attr:`position_error` says why and ``go`` answers the null move)
-        self.board: Board | None = from_fen(STARTING_FEN)
+        self.board: Board | None = None
         self.history: list[int] = []
+        self.chess_board: chess.Board | None = chess.Board()
+        self._pending: tuple[str, list[str]] | None = (STARTING_FEN, [])
         self.position_error: str | None = None
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._busy = threading.Event()  # set from go until just before its bestmove
-        #: whether the warm-up compiles (not loads) the kernel; cleared once the GUI was told
-        self._compiling = not is_compiled(search_kernel)
+        self._told_compiling = False  # whether a go said COMPILING_INFO for the running warm-up
         self._pls_warm = False  # whether the probability-limited search's kernel was warmed up
-        self._warmup = threading.Thread(target=self._warm_up, name="uci-warmup", daemon=True)
-        self._warmup.start()
+        #: set once the kernels that convert a position are loaded; whether they load from the cache
+        self._boundary = threading.Event()
+        self._boundary_cached = all(is_compiled(k) for k in _BOUNDARY_KERNELS)
+        self._warm_count = compile_count()  # compilations before the running warm-up started
+        #: started by the first command (after answering ``uci``: the handshake does not share
+        #: the interpreter with numba)
+        self._warmup = threading.Thread(target=self._warm_up, kwargs={"boundary": True}, name="uci-warmup",
+                                        daemon=True)
+
+    @property
+    def searcher(self) -> Engine:
+        """The engine of the current options, made on first use (in the search thread: making
+        one runs a kernel)."""
+        if self._engine is None:
+            self._engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start),
+                                      tt_bits_for(self.hash_mb))
+        return self._engine
+
+    def kernels_loading(self) -> bool:
+        """Whether the background thread still loads (or compiles) kernels."""
+        return self._warmup.is_alive()
+
+    def start_warm_up(self) -> None:
+        """Start loading the kernels in the background (once; every command but ``uci`` does it
+        first, ``uci`` after its answer)."""
+        with self._out_lock:
+            if self._warmup.ident is None:
+                self._warm_count = compile_count()
+                self._warmup.start()
 
     # -------------------------------------------------------- output
     def send(self, line: str) -> None:
@@ -279,6 +334,8 @@ class UciEngine:
             return True
         cmd, args = tokens[0], tokens[1:]
         handler = self._COMMANDS.get(cmd)
+        if cmd not in ("uci", "quit"):
+            self.start_warm_up()
         if handler is None:
             self.info(f"unknown command {line.strip()[:80]!r}")
             return True
@@ -287,6 +344,9 @@ class UciEngine:
         except Exception as exc:  # never crash on input; say what went wrong
             self.info(f"error in {cmd}: {exc.__class__.__name__}: {exc}")
             return True
+        finally:
+            if cmd != "quit":
+                self.start_warm_up()
 
     def run(self, stream: TextIO) -> None:
         """Read commands until ``quit`` or end of input."""
@@ -310,33 +370,36 @@ class UciEngine:
         self.send(f"option name PlsStart type string default {START}")
         self.send("uciok")
 
-    def _rebuild(self) -> None:
-        """A new engine for the current options (its table empty: as after ``ucinewgame``);
-        switching to the probability-limited search loads (or compiles) its kernel in the
-        background, as the warm-up does for the depth-limited one."""
+    def _rebuild(self, *, evaluator_changed: bool = False) -> None:
+        """A new engine for the current options (its table empty: as after ``ucinewgame``), made
+        by the next search; a new search kind or evaluator loads (or compiles) its kernels in the
+        background, as at the start."""
         if self.search == "pls" and self.move_model is None:
             self.move_model = load_move_model(self.move_model_name)
-        player = as_player(self.weights, self.search, self.move_model, self.pls_start)
-        self.searcher = new_engine(player, tt_bits_for(self.hash_mb))
-        if self.search == "pls" and not self._pls_warm:
-            self._pls_warm = True
-            with self._out_lock:
-                self._compiling = self._compiling or not is_compiled(pls_kernel)
-            self._warmup = threading.Thread(target=self._warm_up, args=(self._warmup,), name="uci-warmup-pls",
+        self._engine = None
+        if evaluator_changed or (self.search == "pls" and not self._pls_warm):
+            self._pls_warm = self._pls_warm or self.search == "pls"
+            self._warm_count = compile_count()
+            self._told_compiling = False
+            self.start_warm_up()  # the first one, if no command started it yet
+            self._warmup = threading.Thread(target=self._warm_up, args=(self._warmup,), name="uci-warmup-more",
                                             daemon=True)
             self._warmup.start()
 
-    def _wait_for_kernels(self) -> None:
-        """Wait for the warm-up, saying first that it compiles (once) when it does."""
-        with self._out_lock:
-            say, self._compiling = self._compiling and self._warmup.is_alive(), False
-        if say:
-            self.info(COMPILING_INFO)
-        self._warmup.join()
+    def _boundary_loads(self) -> bool:
+        """Wait for the kernels that convert a position while they load from the cache (not
+        while numba compiles); whether they are loaded."""
+        while not self._boundary.wait(0.005):
+            if not self._warmup.is_alive() or self._compiling():
+                return self._boundary.is_set()
+        return True
+
+    def _compiling(self) -> bool:
+        """Whether numba compiled (or compiles) something since the running warm-up started."""
+        return compile_count() > self._warm_count
 
     def _cmd_isready(self, args: list[str]) -> None:
-        self._wait_for_kernels()
-        self.send("readyok")
+        self.send("readyok")  # never waits for the kernels: a go before they are ready is answered anyway
 
     def _searching(self) -> bool:
         """Whether a search has not yet answered ``bestmove``."""
@@ -349,8 +412,8 @@ class UciEngine:
         return False
 
     def _cmd_ucinewgame(self, args: list[str]) -> None:
-        if not self._refuse_while_searching("ucinewgame"):
-            self.searcher.clear()
+        if not self._refuse_while_searching("ucinewgame") and self._engine is not None:
+            self._engine.clear()
 
     def _cmd_setoption(self, args: list[str]) -> None:
         if self._refuse_while_searching("setoption"):
@@ -375,7 +438,7 @@ class UciEngine:
                 self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
                 return
             self.weights, self.weights_name = weights, value
-            self._rebuild()
+            self._rebuild(evaluator_changed=True)
             self.info(f"weights {value} loaded")
         elif key in ("hash", "moveoverhead"):
             low, high = (1, MAX_HASH_MB) if key == "hash" else (0, 5000)
@@ -421,6 +484,7 @@ class UciEngine:
     def _reject_position(self, reason: str) -> None:
         """Forget the position (``go`` answers ``bestmove 0000`` until a valid one) and say why."""
         self.board, self.history, self.position_error = None, [], reason
+        self.chess_board, self._pending = None, None
         self.info(f"position: {reason}; no position until a valid one arrives (go answers bestmove 0000)")
 
     def _cmd_position(self, args: list[str]) -> None:
@@ -441,17 +505,26 @@ class UciEngine:
             fen = STARTING_FEN
         else:
             fen = " ".join(spec[1:])
+        # the search's board when its kernels are loaded (or loading from the cache), else
+        # python-chess's until the search converts it (the rules are the same; the messages say
+        # the same problems)
+        converted = self._boundary.is_set() or (self._boundary_cached and self._boundary_loads())
         try:
-            board = check_board(from_fen(fen))
-            history: list[int] = []
-            for uci in moves:
-                m = move_from_uci(board, uci)
-                history.append(int(board[W_KEY]))
-                board = push(board, m)
+            if converted:
+                board, history = _core_position(fen, moves)
+                self.board, self.history, self._pending, self.chess_board = board, history, None, None
+                if self._warmup.is_alive():  # the quick search may play: python-chess's board, with the game
+                    try:
+                        self.chess_board = _chess_position(fen, moves)
+                    except ValueError:  # (then made from the search's board, without the game's moves)
+                        pass
+            else:
+                self.chess_board = _chess_position(fen, moves)
+                self.board, self.history, self._pending = None, [], (fen, list(moves))
         except Exception as exc:  # a ValueError names the problem; anything else is our bug, but still no position
             self._reject_position(str(exc) if isinstance(exc, ValueError) else f"{exc.__class__.__name__}: {exc}")
             return
-        self.board, self.history, self.position_error = board, history, None
+        self.position_error = None
 
     def _cmd_go(self, args: list[str]) -> None:
         received = time.perf_counter()  # the clock runs from here, through stopping a search
@@ -460,15 +533,19 @@ class UciEngine:
         self._cmd_stop([])
         limits, notes = parse_go(args)
         board = None if self.board is None else self.board.copy()
-        limits, clock_note = limits.for_side(board is None or int(board[W_STM]) == 0)
+        cboard = None if self.chess_board is None else self.chess_board.copy()
+        white = cboard.turn == chess.WHITE if cboard is not None else board is None or int(board[W_STM]) == 0
+        limits, clock_note = limits.for_side(white)
         for note in [*notes, clock_note] if clock_note else notes:
             self.info(note)
-        if board is None:
+        if board is None and self._pending is None:
             self.info(f"go: no valid position ({self.position_error}); answering the null move")
         self._stop.clear()
-        self.searcher.rearm()
+        if self._engine is not None:
+            self._engine.rearm()
         self._busy.set()
-        self._worker = threading.Thread(target=self._search, args=(board, list(self.history), limits, received),
+        position = _Position(board, list(self.history), cboard, self._pending)
+        self._worker = threading.Thread(target=self._search, args=(position, limits, received),
                                         name="uci-search", daemon=True)
         self._worker.start()
 
@@ -476,7 +553,9 @@ class UciEngine:
         self._stop.set()
         worker = self._worker
         while worker is not None and worker.is_alive():
-            self.searcher.abort()  # repeated: the kernel resets its counter when an iteration starts
+            engine = self._engine  # None while the search thread makes it
+            if engine is not None:
+                engine.abort()  # repeated: the kernel resets its counter when an iteration starts
             worker.join(timeout=0.002)
 
     def _cmd_quit(self, args: list[str]) -> bool:
@@ -503,23 +582,93 @@ class UciEngine:
     }
 
     # -------------------------------------------------------- search thread
-    def _warm_up(self, after: threading.Thread | None = None) -> None:
+    def _warm_up(self, after: threading.Thread | None = None, *, boundary: bool = False) -> None:
         """Load (or compile) the numba kernels of a ``go`` before the first one (after the
-        warm-up ``after``, still running or not)."""
+        warm-up ``after``, still running or not); with ``boundary`` first those that convert a
+        ``position`` (then :attr:`_boundary` is set)."""
         if after is not None:
             after.join()
+        if boundary:
+            board = from_fen(STARTING_FEN)
+            move_to_uci(int(legal_moves(board)[0]))
+            push(board, int(legal_moves(board)[0]))
+            self._boundary.set()
         engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start), 4)
         best = engine.think(from_fen(STARTING_FEN), [], max_depth=1)
         if best is not None:
             move_to_uci(best.pv[0])
 
-    def _search(self, board: Board | None, history: list[int], limits: GoLimits, start: float) -> None:
-        """Search ``board`` (``None``: no valid position) and answer ``bestmove``; ``start``:
-        when ``go`` arrived (``time.perf_counter``)."""
-        self._wait_for_kernels()
-        waited = time.perf_counter() - start  # the clock was running while the kernel loaded
-        white = board is None or int(board[W_STM]) == 0
+    def _kernels_ready(self, limits: GoLimits, plan: TimePlan | None, start: float) -> bool:
+        """Whether this ``go`` searches with the kernels (loaded now, or within the wait the
+        module docstring gives) rather than with the quick search."""
+        warm = self._warmup
+        if not warm.is_alive():
+            return True
+        if plan is None:  # no time limit: wait for the kernels, or until stop
+            while warm.is_alive() and not self._stop.is_set():
+                if self._compiling():  # (not while they load from the cache)
+                    with self._out_lock:
+                        say, self._told_compiling = not self._told_compiling, True
+                    if say:
+                        self.info(COMPILING_INFO)
+                warm.join(0.01)
+            return not warm.is_alive()
+        until = start + _LOAD_WAIT_SHARE * plan.soft
+        while warm.is_alive():
+            if self._compiling() or self._stop.is_set() or time.perf_counter() >= until:
+                return False
+            warm.join(0.005)
+        return True
+
+    def _quick(self, board: chess.Board | None, limits: GoLimits, plan: TimePlan | None, start: float) -> str:
+        """The ``bestmove`` line of the quick search (:mod:`tuner.quickmove`) on ``board``, within
+        half of ``plan``'s soft limit (a stopped search without a plan: a few hundredths of a
+        second)."""
+        self.info(QUICK_INFO)
+        if board is None:
+            return "bestmove 0000"
+        if plan is not None and not self._stop.is_set():
+            deadline, stop = start + _QUICK_SHARE * plan.soft, self._stop
+        else:
+            deadline, stop = time.perf_counter() + _STOPPED_QUICK_SECONDS, None
+
+        def report(r: QuickResult) -> None:
+            ms = max(1, int(1000 * (time.perf_counter() - start)))
+            self.send(f"info depth {r.depth} score {quick_score(r.score)} nodes {r.nodes} "
+                      f"nps {int(r.nodes * 1000 / ms)} time {ms} pv {' '.join(m.uci() for m in r.pv)}")
+
+        result = quick_move(board, deadline, stop=stop, max_depth=limits.max_depth(), on_depth=report)
+        if result is None:
+            return "bestmove 0000"
+        answer = f"bestmove {result.move.uci()}"
+        return answer + (f" ponder {result.pv[1].uci()}" if len(result.pv) > 1 else "")
+
+    def _search(self, position: _Position, limits: GoLimits, start: float) -> None:
+        """Search ``position`` and answer ``bestmove``; ``start``: when ``go`` arrived
+        (``time.perf_counter``)."""
+        cboard = position.chess_board
+        white = cboard.turn == chess.WHITE if cboard is not None else \
+            position.board is None or int(position.board[W_STM]) == 0
         plan = None if limits.infinite else limits.plan(white, self.overhead_ms)
+        has_position = position.board is not None or position.pending is not None
+        if has_position and not self._kernels_ready(limits, plan, start):
+            if cboard is None and position.board is not None:
+                cboard = to_chess(position.board)
+            answer = self._quick(cboard, limits, plan, start)
+            if limits.unbounded():
+                self._stop.wait()  # UCI: in infinite mode, answer only after stop
+            self._busy.clear()
+            self.send(answer)
+            return
+        board, history = position.board, position.history
+        if board is None and position.pending is not None:
+            try:
+                board, history = _core_position(*position.pending)
+                self.board, self.history, self._pending, self.chess_board = board, history, None, None
+            except Exception as exc:  # python-chess accepted what the search's rules refuse
+                self.info(f"go: no valid position ({exc}); answering the null move")
+                self._reject_position(str(exc))
+        waited = time.perf_counter() - start  # the clock was running while the kernel loaded
         if plan is not None:
             plan = replace(plan, soft=max(plan.soft - waited, 0.0), hard=max(plan.hard - waited, 0.001))
         max_depth = limits.max_depth()
@@ -535,10 +684,13 @@ class UciEngine:
         best = None
         try:
             if board is not None:
-                best = self.searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
-                                           plan=plan, on_iteration=report)
-                if best is not None and self.searcher.searched_nodes > best.total_nodes:
-                    self.send(f"info {counts(self.searcher.searched_nodes)}")  # with the discarded iteration
+                searcher = self.searcher
+                if self._stop.is_set():
+                    searcher.abort()  # a stop that came while the engine was made
+                best = searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
+                                      plan=plan, on_iteration=report)
+                if best is not None and searcher.searched_nodes > best.total_nodes:
+                    self.send(f"info {counts(searcher.searched_nodes)}")  # with the discarded iteration
         except Exception as exc:  # keep the protocol alive: report and fall back to a legal move
             self.info(f"search failed: {exc.__class__.__name__}: {exc}")
         if limits.unbounded():
@@ -554,11 +706,61 @@ class UciEngine:
         self.send(answer)
 
 
-def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
-    """Run the engine on ``stdin``/``stdout`` until ``quit`` or end of input.
+@dataclass(frozen=True)
+class _Position:
+    """What a ``go`` searches: the search's board and the keys of the positions before it (or
+    ``None`` while ``pending``, the ``position`` command's FEN and moves, waits for the kernels
+    that convert it), and python-chess's board (``None``: make it from the search's)."""
+
+    board: Board | None
+    history: list[int]
+    chess_board: chess.Board | None
+    pending: tuple[str, list[str]] | None
+
+
+def _core_position(fen: str, moves: Sequence[str]) -> tuple[Board, list[int]]:
+    """The search's board after ``moves`` (UCI) from ``fen``, and the keys of the positions
+    before it; one-line ``ValueError`` naming the problem."""
+    board = check_board(from_fen(fen))
+    history: list[int] = []
+    for uci in moves:
+        m = move_from_uci(board, uci)
+        history.append(int(board[W_KEY]))
+        board = push(board, m)
+    return board, history
+
+
+def _chess_position(fen: str, moves: Sequence[str]) -> chess.Board:
+    """:func:`_core_position`'s position as python-chess's board, without numba (its checks:
+    python-chess's ``status()``, and the search's own that need no kernel)."""
+    parts = fen.split()
+    if not 4 <= len(parts) <= 6:
+        raise InvalidFenError(f"invalid FEN {fen!r}: expected 4 to 6 fields, found {len(parts)}")
+    try:
+        board = chess.Board(fen)
+    except ValueError as exc:
+        raise InvalidFenError(f"invalid FEN {fen!r}: {exc}") from None
+    if not board.is_valid():
+        raise InvalidFenError(f"impossible position in FEN {fen!r} ({board.status()!r})")
+    for uci in moves:
+        try:
+            move = chess.Move.from_uci(uci)
+        except ValueError:
+            move = chess.Move.null()
+        if not move or move.uci() != uci or not board.is_legal(move):
+            raise IllegalMoveError(f"illegal move {uci!r} in {board.fen(en_passant='fen')}")
+        board.push(move)
+    return board
+
+
+def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: TextIO | None = None) -> bool:
+    """Run the engine on ``stdin``/``stdout`` until ``quit`` or end of input; return whether
+    kernels still compile in the background (the caller may then end the process without
+    waiting for them).
 
     Raises ``ValueError`` (:class:`~search.weights.WeightsFileError`,
     :class:`~search.network.NetworkFileError`) if ``weights_spec`` cannot be loaded.
     """
     engine = UciEngine(checked_evaluator(load_evaluator(weights_spec)), weights_spec, out=stdout)
     engine.run(stdin if stdin is not None else sys.stdin)
+    return engine.kernels_loading()

@@ -1,12 +1,16 @@
 """Compile every numba kernel ahead (``tuner warmup``), so that no command waits for it later.
 
 numba compiles a kernel the first time it is called and keeps it in its cache (next to the
-sources, or under ``NUMBA_CACHE_DIR``); on a fresh install the first ``tuner uci`` would need
-up to a minute before ``readyok``, longer than a GUI's patience (python-chess waits 10 s).
+sources, or under ``NUMBA_CACHE_DIR``); on a fresh install the first ``tuner uci`` plays its
+first moves with a plain-Python search while it compiles for up to a minute, and every other
+command waits for numba first.
 Each step runs the real code on small inputs, so that exactly the kernels (and argument types)
 of the commands are compiled:
 
-* ``search``: the engine's iterative deepening (``tuner uci``, ``bench match``, ``bench epd``);
+* ``search``: the engine's iterative deepening and probability-limited search (``tuner uci``,
+  ``bench match``, ``bench epd``) and the tuning methods' batched searches and move sweeps, for
+  each evaluator kind (linear weights, the ``gm-nn`` network, a pure network), and with a term
+  plug-in active (``tuner --terms FILE warmup``) for its kernels as well;
 * ``ingest``: the sample games and a position file through ``tuner ingest``;
 * ``tune``: one iteration of every tuning method on 500 of those positions (``tuner tune``,
   ``bench move-match``, ``bench compare``).
@@ -30,20 +34,45 @@ STEPS = ("search", "ingest", "tune")
 _SMALL = {"population": 4, "games": 1, "positions": 100}
 
 
-def warm_search(folder: Path) -> None:
-    """A ``go`` of the UCI engine with each built-in weight set's evaluator kind (linear), with
-    the depth-limited and the probability-limited search (``Search pls``, ``NAME@pls``)."""
-    from search.convert import STARTING_FEN, from_fen, move_to_uci  # noqa: PLC0415 - numba on demand
-    from search.evaluators import checked_evaluator, load_evaluator  # noqa: PLC0415
-    from search.iterative import Searcher  # noqa: PLC0415
-    from search.move_model import load_move_model  # noqa: PLC0415
-    from search.pls import PlsSearcher  # noqa: PLC0415
+#: the evaluators the ``search`` step warms: one of each kind the kernels are compiled for
+#: (linear weights, a network with a linear part as the built-in ``gm-nn``, a pure network)
+SEARCH_EVALUATORS = ("classic", "gm-nn", "network:8x8x8")
 
-    weights = checked_evaluator(load_evaluator("classic"))
-    for engine in (Searcher(weights, tt_bits=4), PlsSearcher(weights, load_move_model("gm"), tt_bits=4)):
-        best = engine.think(from_fen(STARTING_FEN), [], max_depth=3)
-        if best is not None:
-            move_to_uci(best.pv[0])
+
+def warm_search(folder: Path) -> None:
+    """For each evaluator kind of :data:`SEARCH_EVALUATORS` (and with a term plug-in active,
+    its kernels): a ``go`` of the UCI engine with the depth-limited and the probability-limited
+    search (``Search pls``, ``NAME@pls``), and the batched searches and move sweeps of the
+    tuning methods and ``bench move-match`` (plain and probability-limited)."""
+    import numpy as np  # noqa: PLC0415 - numba on demand
+
+    from search.convert import STARTING_FEN, from_fen, move_to_uci  # noqa: PLC0415
+    from search.evaluators import checked_evaluator, load_evaluator  # noqa: PLC0415
+    from search.move_model import load_move_model  # noqa: PLC0415
+    from search.pls import pls_sweep  # noqa: PLC0415
+    from search.search_api import move_match, search, search_many, sweep  # noqa: PLC0415
+    from tuner.arena.players import as_player, new_engine  # noqa: PLC0415
+
+    model = load_move_model("gm")
+    board = from_fen(STARTING_FEN)
+    boards = np.stack([board, from_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")])
+    for spec in SEARCH_EVALUATORS:
+        try:
+            weights = checked_evaluator(load_evaluator(spec))
+        except ValueError:  # a network the installation lacks, or one a term plug-in excludes
+            continue
+        for kind in ("depth", "pls"):  # as tuner uci, bench match and bench epd make them
+            best = new_engine(as_player(weights, kind, model), 4).think(board, [], max_depth=3)
+            if best is not None:
+                move_to_uci(best.pv[0])
+        search(board, 2, weights, tt_bits=4)
+        search_many(boards, 2, weights, n_threads=1)
+        for leaves in (True, False):
+            sweep(boards, 2, weights, leaves=leaves, n_threads=1)
+        if isinstance(weights, np.ndarray):  # the linear evaluator's own sweeps
+            for leaves in (True, False):
+                pls_sweep(boards, 1 / 32, weights, model, leaves=leaves, n_threads=1)
+            move_match(boards, np.zeros(len(boards), dtype=np.int32), np.stack([weights, weights]), 2, n_threads=1)
 
 
 def _sample_set(folder: Path) -> Path:

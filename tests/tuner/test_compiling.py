@@ -34,6 +34,23 @@ def test_a_compilation_is_noted_once_and_timed() -> None:
     assert out.getvalue().count("\n") == 1  # nothing compiled, nothing said
 
 
+def test_a_plugin_run_says_that_it_compiles_only_when_it_does() -> None:
+    """Issue 43: with a term plug-in every command said at its start that it compiled kernels,
+    and again ``(first run only)`` at its first compilation; now one note, with the plug-in's
+    text, at the first compilation only: ``export`` (which runs no kernel) says nothing."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = io.StringIO()
+    with compile_notes("tuner test", "terms 'x' from F: compiling kernels for them", stream=out):
+        assert njit(lambda x: x + 3)(1) == 4
+    assert out.getvalue() == "tuner test: note: terms 'x' from F: compiling kernels for them\n"
+    done = subprocess.run([sys.executable, "-m", "tuner", "--terms", "docs/examples/rook_behind_passer.py", "export",
+                           "classic", "--format", "json"], capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0 and "compiling" not in done.stderr, done.stderr
+
+
 class _Clock:
     """A clock that moves only when told (seconds)."""
 

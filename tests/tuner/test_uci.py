@@ -232,31 +232,40 @@ def test_parse_go() -> None:
     assert tiny is not None and tiny.hard < 0.05
 
 
-def test_isready_says_it_compiles_and_answers_when_ready(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 28: on an empty numba cache ``readyok`` came 44 s later without a word. Now
-    ``uci`` is answered at once, and ``isready`` says that the kernels compile, then answers
-    when they are ready (the warm-up is held here by an event instead of numba)."""
+def test_while_kernels_compile_the_handshake_and_a_timed_go_do_not_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28 made ``isready`` wait for the kernels (44 s on an empty cache), longer than
+    python-chess waits; issue 43: ``isready`` answers at once, a timed ``go`` is answered by the
+    quick search within its time, saying so, and a ``go depth`` waits for the kernels, saying
+    that they compile (the warm-up is held here by an event instead of numba)."""
     import io
 
     import tuner.uci as uci
     from search.weights import load_weights
 
     release = threading.Event()
-    monkeypatch.setattr(uci, "is_compiled", lambda kernel: False)
-    monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self: release.wait(30))
+    monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self, after=None, boundary=False: release.wait(30))
+    monkeypatch.setattr(uci.UciEngine, "_compiling", lambda self: True)
     out = io.StringIO()
     engine = uci.UciEngine(load_weights("classic").values, out=out)
     engine.handle("uci")
     assert out.getvalue().endswith("uciok\n")
-    reader = threading.Thread(target=engine.handle, args=("isready",))
-    reader.start()
-    time.sleep(0.2)
-    assert out.getvalue().endswith(f"info string {uci.COMPILING_INFO}\n") and "readyok" not in out.getvalue()
-    release.set()
-    reader.join(10)
+    engine.handle("isready")
     assert out.getvalue().endswith("readyok\n")
-    engine.handle("isready")  # said once
-    assert out.getvalue().count("compiling search kernels") == 1
+    engine.handle("position startpos moves e2e4 e7e5 d1h5 b8c6 f1c4 g8f6")  # python-chess reads it
+    started = time.perf_counter()
+    engine.handle("go movetime 300")
+    while "bestmove" not in out.getvalue() and time.perf_counter() - started < 5:
+        time.sleep(0.01)
+    assert time.perf_counter() - started < 1.0
+    text = out.getvalue()
+    assert f"info string {uci.QUICK_INFO}" in text and text.endswith("bestmove h5f7\n")  # the mate
+    engine.handle("go depth 2")
+    time.sleep(0.2)
+    assert out.getvalue().endswith(f"info string {uci.COMPILING_INFO}\n")
+    release.set()
+    engine._worker.join(30)
+    assert out.getvalue().count("bestmove") == 2 and "bestmove h5f7" in out.getvalue().splitlines()[-1]
+    assert out.getvalue().count(uci.QUICK_INFO) == 1
 
 
 def test_isready_with_the_kernels_loaded_says_nothing_more() -> None:
