@@ -684,3 +684,60 @@ def test_tune_overwrite_refuses_a_start_file_it_would_delete(sample_set: Path, t
     assert err.endswith(f"is a file of the run --overwrite replaces in {run}; copy it elsewhere first, or choose "
                         "another --out")
     assert (run / "weights.json").read_bytes() == before
+
+
+# ------------------------------------------------------------------ bench compare and bench plot outputs
+
+
+def _no_temporary_files(folder: Path) -> bool:
+    return not any(p.name.startswith(".") and p.name.endswith(".tmp") for p in folder.rglob("*"))
+
+
+def test_bench_compare_refuses_existing_outputs_without_overwrite(sample_set: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cmp"
+    quick = ["bench", "compare", "classic", "material", "--data", str(sample_set), "--max-positions", "20",
+             "--threads", "1", "--out", str(out)]
+    assert tuner_main([*quick, "--games", "0"]) == 0
+    capsys.readouterr()
+    before = _tree(out)
+    assert refused([*quick, "--games", "0"], capsys) == \
+        f"tuner bench: error: {out / 'compare.json'}: exists; pass --overwrite to replace it (or choose another --out)"
+    (out / "compare.json").unlink()
+    assert "compare.png: exists" in refused([*quick, "--games", "0"], capsys)
+    (out / "compare.json").write_bytes(before["compare.json"])
+    assert _tree(out) == before
+    games = out / "games"
+    games.mkdir()
+    (games / "mine.pgn").write_text("[Event \"mine\"]\n\n*\n")
+    (out / "compare.json").unlink()
+    (out / "compare.png").unlink()
+    assert refused([*quick, "--games", "2", "--depth", "1"], capsys).endswith(  # before any game is played
+        f"{games / 'mine.pgn'}: exists; pass --overwrite to replace it (or choose another --out)")
+    assert [p.name for p in out.iterdir()] == ["games"]
+    for bad in ([*quick[:-1], str(games / "mine.pgn"), "--games", "0"],):
+        assert "is not a folder; --out names the folder to write into" in refused(bad, capsys)
+    assert tuner_main([*quick, "--games", "0", "--overwrite"]) == 0
+    assert (out / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and _no_temporary_files(out)
+
+
+def test_bench_plot_refuses_existing_pngs_without_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    save_weights(run / "weights.json", Weights(load_weights("classic").values, {"method": "texel"}))
+    (run / "config.toml").write_text('method = "texel"\nstart = "classic"\n')
+    (run / "metrics.jsonl").write_text("".join(json.dumps({"iteration": i, "loss": 0.1 / (i + 1)}) + "\n"
+                                               for i in range(3)))
+    plots = run / "plots"
+    plots.mkdir()
+    (plots / "pst.png").write_bytes(b"mine")
+    assert refused(["bench", "plot", str(run)], capsys) == \
+        f"tuner bench: error: {plots / 'pst.png'}: exists; pass --overwrite to replace it (or choose another --out)"
+    assert (plots / "pst.png").read_bytes() == b"mine" and not (plots / "metrics.png").exists()
+    other = tmp_path / "elsewhere"
+    assert tuner_main(["bench", "plot", str(run), "--out", str(other)]) == 0
+    assert sorted(p.name for p in other.iterdir()) == ["metrics.png", "pst.png"]
+    assert "is not a folder" in refused(["bench", "plot", str(run), "--out", str(run / "weights.json")], capsys)
+    assert tuner_main(["bench", "plot", str(run), "--overwrite"]) == 0
+    assert (plots / "pst.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and _no_temporary_files(plots)
+

@@ -20,6 +20,7 @@ from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_searc
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.cores import workers_or_cores
 from tuner.errors import TunerError
+from tuner.outputs import add_overwrite_argument, check_output_files
 from tuner.arena.match import MatchConfig
 
 COMPARE_EPILOG = """\
@@ -81,6 +82,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--epd", metavar="FILE", help="also score an EPD suite (e.g. datasets/epd/movetuner.epd)")
     p.add_argument("--out", dest="out_dir", default="results/compare", metavar="DIR",
                    help="folder for compare.json, compare.png and the games (default: results/compare)")
+    add_overwrite_argument(p, "compare.json, compare.png and games/*.pgn in --out")
     p.add_argument("--json", action="store_true", help="print compare.json's document as one JSON line")
     p.set_defaults(func=run_compare_command)
 
@@ -134,8 +136,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
                                epd=args.epd, epd_limits=epd_limits, workers=workers, anchor=anchor,
                                anchor_elo=args.anchor_elo, sprt=sprt)
     out = Path(args.out_dir)
-    if out.exists() and not out.is_dir():
-        raise TunerError(f"{out}: exists and is not a folder")
+    check_output_files(out, ("compare.json", "compare.png"), overwrite=args.overwrite,
+                       patterns=("games/*.pgn",) if match is not None else ())
     doc = run_compare(players, settings, out, progress=sys.stderr.isatty())
     out.mkdir(parents=True, exist_ok=True)  # after the measures: a failed comparison leaves no empty folder
     json_path, png_path = out / "compare.json", out / "compare.png"
