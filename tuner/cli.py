@@ -2,8 +2,10 @@
 
 Each command module exposes ``register(subparsers)``, which adds its parser and sets
 ``func`` (a callable taking the parsed namespace and returning an exit code). Errors meant for
-the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file) are printed as
-one line with exit code 2; Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
+the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file, and a usage
+error: an unknown option or a bad value, ``tuner tune: error: argument --lam: invalid float
+value: 'x' (tuner tune --help lists the options)``, not argparse's usage block) are printed as
+one line with exit code 2, with their control characters escaped (:func:`tuner.errors.one_line`); Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
 KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
 A weights file of an earlier feature catalogue, migrated as it is read
 (:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line, and so is
@@ -19,13 +21,13 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from tuner import __version__
 from tuner.commands import COMMANDS, command_help
 from tuner.compiling import compile_notes
 from search.terms import ENV_VAR as TERMS_ENV  # the variable naming a term plug-in file; no numpy
-from tuner.errors import Interrupted, TunerError, is_interrupt
+from tuner.errors import Interrupted, TunerError, is_interrupt, one_line
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMANDS.values())
@@ -34,12 +36,51 @@ COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMANDS.values
 _WITHOUT_KERNELS = frozenset({"export"})
 
 
+class UsageError(TunerError):
+    """A command line argparse refuses: ``prog`` (``tuner bench match``) and argparse's message."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+#: the namespace attribute that carries the innermost (sub)command's ``prog`` up to the top parser
+_PROG = "_tuner_prog"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose usage errors raise :class:`UsageError` (printed
+    by :func:`main` as one line naming the command) instead of printing the usage block and
+    exiting; ``--help`` and ``--version`` are unchanged. Its subparsers are of this class too
+    (argparse makes them of the parent's class), and arguments no (sub)command knows are
+    reported as the innermost command's."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        raise UsageError(self.prog, message)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not hasattr(parsed, _PROG):  # the innermost parser finishes first: its prog stays
+            setattr(parsed, _PROG, self.prog)
+        return parsed, extras
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        prog = getattr(parsed, _PROG, self.prog)
+        delattr(parsed, _PROG)
+        if extras:
+            raise UsageError(prog, f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The ``tuner`` parser. Given the command line ``argv``, only the command it names (its
     first word not starting with ``-``) is defined in full, by importing its module; the others
     get their ``--help`` line only (from :mod:`tuner.commands`), so that ``tuner --help`` and a
     command import no other command's module. Without ``argv``, every command in full."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tuner",
         description="Learn chess evaluation weights from grandmaster moves.",
         epilog="Every command also takes --terms FILE (anywhere on the line): an engine author's own "
@@ -97,14 +138,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return int(args.func(args) or 0)
             with compile_notes(command):
                 return int(args.func(args) or 0)
+        except UsageError as exc:
+            print(f"{exc.prog}: error: {one_line(exc)} ({exc.prog} --help lists the options)", file=sys.stderr)
+            return 2
         except TunerError as exc:
-            print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
+            print(f"{command}: error: {one_line(exc)}", file=sys.stderr)
             return 2
         except Interrupted as exc:
             print(f"{command}: {exc}", file=sys.stderr)
             return 130
         except OSError as exc:  # a missing or unwritable file, a full or read-only disk
-            print(f"{command}: error: {_one_line(_os_error(exc))}", file=sys.stderr)
+            print(f"{command}: error: {one_line(_os_error(exc))}", file=sys.stderr)
             return 2
         except (KeyboardInterrupt, SystemError) as exc:
             if not is_interrupt(exc):
@@ -191,11 +235,6 @@ def use_terms(path: str, *, note: bool = True) -> None:
         return
     print(f"tuner: note: terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)",
           file=sys.stderr)
-
-
-def _one_line(message: str) -> str:
-    """``message`` on one line: a line break in it (a file name can hold one) written as ``\\n``."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _os_error(exc: OSError) -> str:

@@ -741,3 +741,34 @@ def test_bench_plot_refuses_existing_pngs_without_overwrite(tmp_path: Path, caps
     assert tuner_main(["bench", "plot", str(run), "--overwrite"]) == 0
     assert (plots / "pst.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and _no_temporary_files(plots)
 
+
+# ------------------------------------------------------------------ usage errors: one line, not argparse's usage block
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["tune", "--bogus"], "tuner tune: error: unrecognized arguments: --bogus"),
+    (["tune", "--method", "texel", "--lam", "x"], "tuner tune: error: argument --lam: "),
+    (["tune", "--data"], "tuner tune: error: argument --data: expected one argument"),
+    (["bench", "match", "classic", "material", "--games", "x"], "tuner bench match: error: argument --games: "),
+    (["bench", "plot"], "tuner bench plot: error: the following arguments are required: RUN"),
+    (["moves", "train"], "tuner moves train: error: the following arguments are required: --data, --out"),
+    (["frob"], "tuner: error: argument COMMAND: invalid choice: 'frob'"),
+    (["export", "classic", "--format", "cobol"], "tuner export: error: argument --format"),
+    (["selfplay", "gm", "--games", "1e3"], "tuner selfplay: error: argument --games: "),
+    (["tune", "--x\n\x1b[31mtuner:\u2028fake"], "tuner tune: error: unrecognized arguments: "
+                                                 "--x\\n\\x1b[31mtuner:\\u2028fake"),
+], ids=["unknown-option", "bad-float", "missing-value", "subcommand-bad-int", "missing-positional", "missing-required",
+        "unknown-command", "bad-choice", "selfplay-bad-int", "control-characters"])
+def test_a_usage_error_is_one_line_naming_the_command_and_option(argv: list[str], line: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(argv, capsys)
+    command = line.split(": error: ")[0]
+    assert err.startswith(line) and err.endswith(f"({command} --help lists the options)"), err
+    assert "usage:" not in err and err.isprintable()
+
+
+def test_help_still_prints_the_usage_block(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        tuner_main(["bench", "match", "--help"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: tuner bench match [-h]")
