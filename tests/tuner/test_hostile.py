@@ -772,3 +772,49 @@ def test_help_still_prints_the_usage_block(capsys: pytest.CaptureFixture[str]) -
         tuner_main(["bench", "match", "--help"])
     assert exc.value.code == 0
     assert capsys.readouterr().out.startswith("usage: tuner bench match [-h]")
+
+
+# ------------------------------------------------------------------ move-model weights beyond the limit
+
+
+def _move_model_with(tmp_path: Path, value: float | str) -> Path:
+    from search.move_model import BUILTIN_MOVE_MODELS  # noqa: PLC0415
+
+    text = BUILTIN_MOVE_MODELS["gm"].read_text()
+    path = tmp_path / "model.json"
+    path.write_text(re.sub(r'"castle\.king_side": [-0-9.e]+', f'"castle.king_side": {value}', text, count=1))
+    return path
+
+
+@pytest.mark.parametrize("value, message", [
+    ("1e300", "feature 'castle.king_side' = 1e+300 is beyond the move model's limit +-10000 (log-odds)"),
+    ("-10000.5", "feature 'castle.king_side' = -10000.5 is beyond the move model's limit +-10000 (log-odds)"),
+    ("1e400", "feature 'castle.king_side' is inf, not a finite number"),
+    ("NaN", "feature 'castle.king_side' is nan, not a finite number"),
+    ("-Infinity", "feature 'castle.king_side' is -inf, not a finite number"),
+], ids=["huge", "just-beyond", "overflow", "nan", "minus-infinity"])
+@pytest.mark.parametrize("command", ["predict", "epd", "tune"])
+def test_a_move_model_beyond_the_limit_is_refused(value: str, message: str, command: str, sample_set: Path,
+                                                  tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = _move_model_with(tmp_path, value)
+    suite = tmp_path / "s.epd"
+    suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n')
+    argv = {"predict": ["moves", "predict", "startpos", "--model", str(model)],
+            "epd": ["bench", "epd", str(suite), "--weights", "classic", "--depth", "1", "--search", "pls",
+                    "--move-model", str(model)],
+            "tune": ["tune", "--method", "mmto", "--data", str(sample_set), "--out", str(tmp_path / "r"),
+                     "--pls-threshold", "0.03125", "--pls-model", str(model)]}[command]
+    assert refused(argv, capsys).endswith(f"{model}: {message}")
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_limit_itself_is_a_usable_move_model(tmp_path: Path) -> None:
+    from search.convert import from_fen  # noqa: PLC0415
+    from search.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, load_move_model, predict  # noqa: PLC0415
+
+    model = load_move_model(_move_model_with(tmp_path, str(-MAX_ABS_MOVE_WEIGHT)))
+    board = from_fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1")
+    moves = dict(predict(board, model))
+    assert all(0.0 <= p <= 1.0 for p in moves.values()) and moves.get("e1g1", 0.0) < 1e-9
+    with pytest.raises(ValueError, match="beyond the limit"):
+        MoveModel(model.weights * 2)
