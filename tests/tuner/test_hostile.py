@@ -818,3 +818,65 @@ def test_the_limit_itself_is_a_usable_move_model(tmp_path: Path) -> None:
     assert all(0.0 <= p <= 1.0 for p in moves.values()) and moves.get("e1g1", 0.0) < 1e-9
     with pytest.raises(ValueError, match="beyond the limit"):
         MoveModel(model.weights * 2)
+
+
+# ------------------------------------------------------------------ position sets with values outside their columns' domain
+
+
+def _set_with(sample_set: Path, tmp_path: Path, column: str, value: object, rows: tuple[int, ...] = (5, 9)) -> Path:
+    """A copy of the sample set whose test split holds ``value`` in ``column`` at ``rows``."""
+    import polars as pl  # noqa: PLC0415
+
+    from tuner.ingest.schema import SCHEMA  # noqa: PLC0415
+
+    data = tmp_path / "d"
+    shutil.copytree(sample_set, data)
+    frame = pl.read_parquet(data / "test.parquet")
+    hit = pl.int_range(0, frame.height).is_in(list(rows))
+    frame.with_columns(pl.when(hit).then(pl.lit(value, dtype=SCHEMA[column])).otherwise(pl.col(column)).alias(column)) \
+        .write_parquet(data / "test.parquet")
+    return data
+
+
+@pytest.mark.parametrize("column, value, what", [
+    ("stm", 7, "0 (White to move) or 1 (Black)"),
+    ("stm", -1, "0 (White to move) or 1 (Black)"),
+    ("result", "2-0", "1-0, 0-1, 1/2-1/2 or *"),
+    ("result", "5", "1-0, 0-1, 1/2-1/2 or *"),
+    ("result", "1-0\n\x1b[2J", "1-0, 0-1, 1/2-1/2 or *"),
+    ("ply", -3, "a ply from 0"),
+], ids=["stm-7", "stm-negative", "result-2-0", "result-5", "result-control", "ply-negative"])
+@pytest.mark.parametrize("command", ["move-match", "texel"])
+def test_a_position_set_with_a_bad_value_is_one_line(column: str, value: object, what: str, command: str,
+                                                      sample_set: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    data = _set_with(sample_set, tmp_path, column, value)
+    argv = (["bench", "move-match", "--weights", "classic", "--data", str(data)] if command == "move-match" else
+            ["tune", "--method", "texel", "--data", str(data), "--out", str(tmp_path / "r"), "--epochs", "1",
+             "--max-train", "200", "--max-validation", "50", "--quiet"])
+    if command == "texel":  # the bad rows in the split the run reads first
+        (data / "test.parquet").rename(data / "t"), (data / "train.parquet").rename(data / "test.parquet")
+        (data / "t").rename(data / "train.parquet")
+    err = refused(argv, capsys)
+    split = "test" if command == "move-match" else "train"
+    from tuner.errors import one_line  # noqa: PLC0415
+
+    assert f"{data / f'{split}.parquet'}: column {column} holds {one_line(repr(value))} at row 5 (2 bad row(s)); " \
+           f"it must be {what}; rebuild the set with tuner ingest" in err, err
+
+
+def test_a_side_to_move_that_contradicts_the_fen_is_one_line(sample_set: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import polars as pl  # noqa: PLC0415
+
+    data = tmp_path / "d"
+    shutil.copytree(sample_set, data)
+    frame = pl.read_parquet(data / "test.parquet")
+    frame.with_columns(pl.when(pl.int_range(0, frame.height) == 4).then(1 - pl.col("stm")).otherwise(pl.col("stm"))
+                       .alias("stm")).write_parquet(data / "test.parquet")
+    row = frame.row(4, named=True)
+    err = refused(["bench", "move-match", "--weights", "classic", "--data", str(data)], capsys)
+    side = "White" if row["stm"] == 0 else "Black"
+    assert err.endswith(f"{data / 'test.parquet'}: game {row['game_id']} ply {row['ply']}: column stm is "
+                        f"{1 - row['stm']} but its FEN has {side} to move (1 such row(s)); rebuild the set with "
+                        "tuner ingest"), err
