@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from search.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
 
         if issubclass(category, CatalogMigrationWarning):
-            print(f"{command}: note: {message}", file=sys.stderr)
+            print(f"{command}: note: {one_line(message)}", file=sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)
 
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{command}: error: {one_line(exc)}", file=sys.stderr)
             return 2
         except Interrupted as exc:
-            print(f"{command}: {exc}", file=sys.stderr)
+            print(f"{command}: {one_line(exc)}", file=sys.stderr)
             return 130
         except OSError as exc:  # a missing or unwritable file, a full or read-only disk
             print(f"{command}: error: {one_line(_os_error(exc))}", file=sys.stderr)
@@ -233,7 +233,7 @@ def use_terms(path: str, *, note: bool = True) -> None:
         raise TunerError(str(exc)) from None
     if not note:
         return
-    print(f"tuner: note: terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)",
+    print(one_line(f"tuner: note: terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)"),
           file=sys.stderr)
 
 

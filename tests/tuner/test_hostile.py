@@ -880,3 +880,48 @@ def test_a_side_to_move_that_contradicts_the_fen_is_one_line(sample_set: Path, t
     assert err.endswith(f"{data / 'test.parquet'}: game {row['game_id']} ply {row['ply']}: column stm is "
                         f"{1 - row['stm']} but its FEN has {side} to move (1 such row(s)); rebuild the set with "
                         "tuner ingest"), err
+
+
+# ------------------------------------------------------------------ file names and contents that would forge log lines
+
+FORGING_NAME = "evil\n\x1b[31mtuner ingest: error: forged\r\u2028.pgn"
+
+
+def test_ingest_problem_lines_escape_a_hostile_file_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import SAMPLE_PGN  # noqa: PLC0415
+
+    from tuner.errors import one_line  # noqa: PLC0415
+
+    evil = tmp_path / FORGING_NAME
+    evil.write_text('[Event "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n')
+    out = tmp_path / "o\nwrote elsewhere"
+    assert tuner_main(["ingest", str(SAMPLE_PGN), str(evil), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    err = without_compile_note(captured.err).strip().splitlines()
+    assert err == [f"{one_line(evil)}:4: illegal_move: ply 2: illegal san: 'Ke3' in "
+                   "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"], err
+    assert "\\x1b[31mtuner ingest: error: forged\\r\\u2028.pgn:4" in err[0]
+    assert captured.out.splitlines()[-1].startswith(f"wrote {str(tmp_path)}/o\\nwrote elsewhere in ")
+    # the refusal of a set it keeps nothing of names the file escaped too
+    line = refused(["ingest", str(evil), "--out", str(tmp_path / "none"), "--workers", "1", "--no-progress"], capsys)
+    assert line.startswith(f"tuner ingest: error: {one_line(evil)}: no position kept")
+
+
+def test_epd_skipped_lines_escape_their_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = tmp_path / "s\x1b]0;title\x07.epd"
+    suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n'
+                     'not a position \x1b[2J\x1b[H tuner bench: forged\u2028line\n')
+    assert tuner_main(["bench", "epd", str(suite), "--weights", "classic", "--depth", "1", "--workers", "1"]) == 0
+    captured = capsys.readouterr()
+    err = without_compile_note(captured.err).strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("skipped ") and err[0].isprintable(), err
+    assert err[0].startswith(f"skipped {tmp_path}/s\\x1b]0;title\\x07.epd:2: cannot parse: ") and "\\x1b[2J" in err[0], err
+    assert all(line.isprintable() for line in captured.out.splitlines())
+
+
+def test_one_line_escapes_what_forges_and_keeps_the_rest() -> None:
+    from tuner.errors import one_line  # noqa: PLC0415
+
+    assert one_line("plain/path é ± ünïcode.pgn") == "plain/path é ± ünïcode.pgn"
+    assert one_line("a\nb\r\tc\x00\x1b[0m\x7f\x85\u2028\u2029\u202e\udcff") == \
+        "a\\nb\\r\\tc\\x00\\x1b[0m\\x7f\\x85\\u2028\\u2029\\u202e\\udcff"

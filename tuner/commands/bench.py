@@ -24,7 +24,7 @@ from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, a
                                       load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace, seed_option
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.outputs import add_overwrite_argument, check_output, check_output_files
 from tuner.progress import progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
@@ -297,6 +297,6 @@ def _start_weights(run: RunDir) -> np.ndarray | None:
             return load_weights(candidate).values
         except ValueError:
             continue
-    print(f"note: {run.config_path}: cannot read the start weights {start!r}; pst.png shows the values, "
-          "not the change from the start", file=sys.stderr)
+    print(one_line(f"note: {run.config_path}: cannot read the start weights {start!r}; pst.png shows the values, "
+                   "not the change from the start"), file=sys.stderr)
     return None

@@ -19,7 +19,7 @@ from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_searc
                                       check_sweep_options, check_workers, sprt_of)
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.cores import workers_or_cores
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.outputs import add_overwrite_argument, check_output_files
 from tuner.arena.match import MatchConfig
 
@@ -153,7 +153,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         print()
         print(pair_table(doc))
     print()
-    print(f"written: {json_path}, {png_path}" + (f", {out / 'games'}/*.pgn" if doc["pairs"] else ""))
+    print(one_line(f"written: {json_path}, {png_path}" + (f", {out / 'games'}/*.pgn" if doc["pairs"] else "")))
     return 0
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from tuner.commands import command_help
 from tuner.config import add_arguments, from_namespace, load_toml
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.outputs import check_output
 
 if TYPE_CHECKING:
@@ -116,5 +116,5 @@ def run(args: argparse.Namespace) -> int:
     if args.export is not None:
         lines = export_positions(args.out, args.export, fmt=args.export_format, overwrite=args.overwrite,
                                  progress=args.progress)
-        print(f"selfplay: exported {lines} positions to {args.export}", file=sys.stderr)
+        print(one_line(f"selfplay: exported {lines} positions to {args.export}"), file=sys.stderr)
     return 0

@@ -31,7 +31,7 @@ from search.catalog import PLUGIN
 from search.evaluators import kind_of
 from tuner.commands import command_help
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
-from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
+from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt, one_line
 from tuner.training.driver import drive
 from tuner.methods.registry import get as get_method
 from tuner.methods.registry import methods
@@ -184,8 +184,8 @@ def run(args: argparse.Namespace) -> int:
         common = from_namespace(TuneConfig, args, common0)
         method_cfg = _method_config(common, args, methods0)
         if "out" in changed and Path(common.out).resolve() != run_dir.path.resolve():
-            print(f"tuner tune: note: --out {common.out} is ignored: a resumed run writes into its own folder, "
-                  f"{run_dir.path}", file=sys.stderr)
+            print(one_line(f"tuner tune: note: --out {common.out} is ignored: a resumed run writes into its own "
+                           f"folder, {run_dir.path}"), file=sys.stderr)
         common = dataclasses.replace(common, out=str(run_dir.path))
     else:
         if args.config:
@@ -241,7 +241,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
     """
     def log(msg: str) -> None:
         if not quiet:
-            tqdm.write(msg, file=sys.stderr)  # above the progress bars, not through them
+            tqdm.write(one_line(msg), file=sys.stderr)  # above the progress bars, not through them
 
     with run_dir.lock(create=not resume) as stale:
         if stale is not None:

@@ -46,7 +46,7 @@ from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec
 from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
 from tuner.cores import workers_or_cores
-from tuner.errors import Interrupted, TunerError
+from tuner.errors import Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
@@ -279,7 +279,7 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     chosen = choose_openings(openings, config.games, config.seed)
     todo = [GameTask(i, chosen[i], player, config) for i in range(config.games) if i not in journal.summaries]
     if resume and journal.summaries:
-        print(f"selfplay: {len(journal.summaries)} games already in {folder}, {len(todo)} to play", file=log)
+        print(one_line(f"selfplay: {len(journal.summaries)} games already in {folder}, {len(todo)} to play"), file=log)
     played_positions = 0
     play_started = time.perf_counter()
     if todo:
@@ -343,7 +343,7 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
     """Write the position set of games ``0 .. config.games - 1`` into ``folder`` (its other files
     stay); return its manifest. ``now``: this run's figures, for the manifest."""
     for note in clean_leftovers(folder):
-        print(note, file=log)
+        print(one_line(note), file=log)
     keep_others = check_output(folder, overwrite=True)
     staging = staging_dir(folder)
     try:
