@@ -925,3 +925,43 @@ def test_one_line_escapes_what_forges_and_keeps_the_rest() -> None:
     assert one_line("plain/path é ± ünïcode.pgn") == "plain/path é ± ünïcode.pgn"
     assert one_line("a\nb\r\tc\x00\x1b[0m\x7f\x85\u2028\u2029\u202e\udcff") == \
         "a\\nb\\r\\tc\\x00\\x1b[0m\\x7f\\x85\\u2028\\u2029\\u202e\\udcff"
+
+
+# ------------------------------------------------------------------ tune: odd values of the newest options
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--lam", "-1"], "lam must be between 0 and 1, not -1.0"),
+    (["--lam", "nan"], "lam must be a finite number, not nan"),
+    (["--lam", "1e400"], "lam must be a finite number, not inf"),
+    (["--score-cap", "-5"], "score_cap must be positive, not -5"),
+    (["--score-cap", "inf"], "argument --score-cap: "),
+    (["--k", "1e300"], "k must be at most 1 per centipawn (the usual K is near 0.005), not 1e+300"),
+    (["--k", "nan"], "k must be a finite number, not nan"),
+    (["--steps", "99999999999999999999"], "steps must be at most 1,000,000 an epoch, not 99999999999999999999"),
+    (["--budget", "99999999999999999999"], "budget must be from 1 to 4611686018427387904, not 99999999999999999999"),
+    (["--executor", "dask", "--workers", "99999999999999999999"], "workers must be at most 1024"),
+    (["--verify", "3"], "--verify takes an even number of games >= 0, not 3"),
+    (["--verify", "-2"], "--verify takes an even number of games >= 0, not -2"),
+], ids=["lam-negative", "lam-nan", "lam-overflow", "score-cap-negative", "score-cap-inf", "k-huge", "k-nan",
+        "steps-huge", "budget-huge", "dask-workers-huge", "verify-odd", "verify-negative"])
+def test_odd_texel_and_tune_values_are_one_line(extra: list[str], message: str, sample_set: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(["tune", "--method", "texel", "--data", str(sample_set), "--out", str(tmp_path / "r"),
+                   "--epochs", "1", "--quiet", *extra], capsys)
+    assert message in err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("extra", [["--start", "classic", "--l2-start", "1e300"], ["--k", "0.01", "--l2", "1e300", "--l2-on", "material"]],
+                         ids=["l2-start-huge", "l2-huge"])
+def test_a_diverging_texel_run_is_one_line(extra: list[str], sample_set: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Was ``ValueError: cannot store NaN or infinite values`` (the optimizer's moments
+    overflowed) after numpy's overflow warnings."""
+    run = tmp_path / "r"
+    err = refused(["tune", "--method", "texel", "--data", str(sample_set), "--out", str(run), "--epochs", "2",
+                   "--max-train", "300", "--max-validation", "50", "--quiet", *extra], capsys)
+    assert "became NaN or infinite" in err and "lower --lr or the regularisation strengths" in err, err
+    state = json.loads((run / "state.json").read_text())
+    assert len((run / "metrics.jsonl").read_text().splitlines()) == state["iteration"] + 1  # the diverged epoch in neither

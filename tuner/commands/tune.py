@@ -326,6 +326,7 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
     import json  # noqa: PLC0415
 
     from search.evaluators import load_evaluator  # noqa: PLC0415
+    from search.weights import atomic_write_text  # noqa: PLC0415
     from tuner.training.run_context import RunContext  # noqa: PLC0415
 
     with DeferredSigint():
@@ -340,7 +341,7 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
             log(f"verify: {match['text']}")
             if match["lost"]:
                 log("warning: the tuned weights lose to the start in games: this run did not pay")
-        (run_dir.path / "verdict.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(run_dir.path / "verdict.json", json.dumps(result, indent=2) + "\n")
 
 
 #: below this many training positions a run's weights are called a demonstration: the runs of
