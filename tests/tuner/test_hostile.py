@@ -965,3 +965,57 @@ def test_a_diverging_texel_run_is_one_line(extra: list[str], sample_set: Path, t
     assert "became NaN or infinite" in err and "lower --lr or the regularisation strengths" in err, err
     state = json.loads((run / "state.json").read_text())
     assert len((run / "metrics.jsonl").read_text().splitlines()) == state["iteration"] + 1  # the diverged epoch in neither
+
+
+# ------------------------------------------------------------------ selfplay: odd values, engines that fail, its own folder
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--games", "99999999999999999999"], "games must be from 1 to 1,000,000, not 99999999999999999999"),
+    (["--start-tries", "99999", "--start-margin", "0"], "start_tries must be at most 10,000"),
+    (["--random-plies", "5000"], "random_plies at most 1,000"),
+], ids=["games-huge", "start-tries-huge", "random-plies-huge"])
+def test_selfplay_counts_that_would_hang_are_one_line(extra: list[str], message: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Were a run that never started (a million futures made up front) or a start drawn for ever."""
+    assert message in refused(["selfplay", "gm", "--out", str(tmp_path / "sp"), "--nodes", "100", *extra], capsys)
+    assert not (tmp_path / "sp").exists()
+
+
+def test_selfplay_with_an_engine_that_cannot_start_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Was ``BrokenProcessPool`` and the workers' tracebacks."""
+    missing = tmp_path / "no-engine"
+    assert refused(["selfplay", "--engine", str(missing), "--out", str(tmp_path / "sp"), "--games", "2", "--nodes",
+                    "100"], capsys) == \
+        f"tuner selfplay: error: engine '{missing}': cannot start '{missing}' (No such file or directory)"
+    assert not (tmp_path / "sp").exists()
+
+
+@pytest.mark.parametrize("inside", ["", "train.parquet", "games/x.txt"], ids=["the-folder", "a-set-file", "deeper"])
+def test_selfplay_refuses_an_export_into_its_own_folder_before_playing(inside: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sp"
+    export = out / inside if inside else out
+    err = refused(["selfplay", "gm", "--out", str(out), "--games", "2", "--nodes", "100", "--export", str(export),
+                   "--overwrite"], capsys)
+    assert err == (f"tuner selfplay: error: {export}: --export names the self-play folder {out} or a file in it "
+                   "(which --overwrite clears); write it elsewhere")
+    assert not out.exists()  # refused before a game was played
+
+
+def test_a_selfplay_worker_that_dies_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import concurrent.futures.process  # noqa: PLC0415
+
+    def broken(*args: object, **kwargs: object) -> int:
+        raise concurrent.futures.process.BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    original = concurrent.futures.Future.result
+    monkeypatch.setattr(concurrent.futures.Future, "result", lambda self, timeout=None: broken())
+    try:
+        err = refused(["selfplay", "gm", "--out", str(tmp_path / "sp"), "--games", "2", "--nodes", "100",
+                       "--workers", "1", "--no-progress"], capsys)
+    finally:
+        monkeypatch.setattr(concurrent.futures.Future, "result", original)
+    assert err == (f"tuner selfplay: error: a self-play worker process ended abruptly (0 games saved in "
+                   f"{tmp_path / 'sp'}; --resume goes on)")

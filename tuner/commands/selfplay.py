@@ -90,6 +90,12 @@ def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str
     return player, label, file_sha256(path) if path.is_file() else None
 
 
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it (resolved: links and ``..`` followed)."""
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
 def run(args: argparse.Namespace) -> int:
     from tuner.arena.match import DEFAULT_OPENINGS, load_openings  # noqa: PLC0415
     from tuner.selfplay import SelfplayConfig, export_positions, selfplay  # noqa: PLC0415
@@ -98,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     base = load_toml(SelfplayConfig, args.config, "selfplay") if args.config else None
     config = from_namespace(SelfplayConfig, args, base)
     check_output(args.export, overwrite=args.overwrite, flag="--export")  # before hours of games
+    if args.export is not None and _within(Path(args.export), Path(args.out)):
+        raise TunerError(f"{args.export}: --export names the self-play folder {args.out} or a file in it (which "
+                         "--overwrite clears); write it elsewhere")
     player, name, sha = _player(args)
     openings_path = config.openings or str(DEFAULT_OPENINGS)
     try:

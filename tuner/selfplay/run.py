@@ -24,6 +24,7 @@ interrupted and resumed.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import hashlib
 import json
 import multiprocessing
@@ -42,7 +43,7 @@ import polars as pl
 
 from search.weights import atomic_write_text
 from tuner import __version__
-from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec
+from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
 from tuner.cores import workers_or_cores
@@ -61,6 +62,8 @@ PARTS = "games"
 FLUSH_GAMES = 200
 #: ... or this many seconds after the previous one, whichever comes first
 FLUSH_SECONDS = 30.0
+#: games submitted to the worker pool ahead, per worker
+IN_FLIGHT_PER_WORKER = 4
 #: the settings a resumed run may change (the others must be those it started with)
 RESUMABLE = ("games", "workers")
 
@@ -270,6 +273,8 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     log = log or sys.stderr
     folder = Path(out)
     settings = _settings(player_name, player_sha, config, openings_name)
+    if isinstance(player, EngineSpec):  # an engine that cannot start: one line now, not a broken worker pool
+        ExternalEngine(player, timeout=engine_timeout).close()
     _prepare(folder, settings, resume=resume, overwrite=overwrite)
     journal = Journal(folder, player_name)
     tally = _Tally()
@@ -306,20 +311,35 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
                                                   initargs=(player, timeout))
     bar = progress_bar(total=len(todo), unit="game", desc="selfplay", file=log,
                        disable=None if progress is None else not progress)
-    futures: list[concurrent.futures.Future[GameRecord]] = []
+    # a window of games in flight, refilled as they finish: a million games are not a million
+    # futures (memory), and Ctrl-C has only the window to cancel
+    pending = iter(todo)
+    futures: set[concurrent.futures.Future[GameRecord]] = set()
+
+    def refill() -> None:
+        while len(futures) < IN_FLIGHT_PER_WORKER * workers:
+            task = next(pending, None)
+            if task is None:
+                return
+            futures.add(pool.submit(_play, task))
+
     try:
-        futures = [pool.submit(_play, t) for t in todo]
-        for fut in concurrent.futures.as_completed(futures):
-            rec = fut.result()
-            done.append(rec)
-            positions += rec.positions
-            tally.add(rec.summary())
-            bar.update(1)
+        refill()
+        while futures:
+            finished, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in finished:
+                futures.discard(fut)
+                rec = fut.result()
+                done.append(rec)
+                positions += rec.positions
+                tally.add(rec.summary())
+                bar.update(1)
             rate = positions / max(time.perf_counter() - t0, 1e-9)
             bar.set_postfix({"W/D/L": tally.wdl(), "pos": tally.positions, "pos/s": f"{rate:.0f}"})
             if len(done) >= FLUSH_GAMES or time.perf_counter() - last_flush >= FLUSH_SECONDS:
                 journal.write(done)
                 done, last_flush = [], time.perf_counter()
+            refill()
     except BaseException as exc:
         for f in futures:
             f.cancel()
@@ -331,6 +351,9 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
                               f"go on with: tuner selfplay ... --out {folder} --resume") from None
         if isinstance(exc, TunerError):
             raise TunerError(f"{exc} ({len(journal.summaries)} games saved in {folder}; --resume goes on)") from None
+        if isinstance(exc, concurrent.futures.process.BrokenProcessPool):  # killed (out of memory?) or failed to start
+            raise TunerError(f"a self-play worker process ended abruptly ({len(journal.summaries)} games saved in "
+                             f"{folder}; --resume goes on)") from None
         raise
     journal.write(done)
     bar.close()
