@@ -941,10 +941,11 @@ def test_one_line_escapes_what_forges_and_keeps_the_rest() -> None:
     (["--steps", "99999999999999999999"], "steps must be at most 1,000,000 an epoch, not 99999999999999999999"),
     (["--budget", "99999999999999999999"], "budget must be from 1 to 4611686018427387904, not 99999999999999999999"),
     (["--executor", "dask", "--workers", "99999999999999999999"], "workers must be at most 1024"),
-    (["--verify", "3"], "--verify takes an even number of games >= 0, not 3"),
-    (["--verify", "-2"], "--verify takes an even number of games >= 0, not -2"),
+    (["--verify", "3"], "--verify takes an even number of games from 0 to 100,000, not 3"),
+    (["--verify", "-2"], "--verify takes an even number of games from 0 to 100,000, not -2"),
+    (["--verify", "99999999999999999998"], "--verify takes an even number of games from 0 to 100,000, not 9999"),
 ], ids=["lam-negative", "lam-nan", "lam-overflow", "score-cap-negative", "score-cap-inf", "k-huge", "k-nan",
-        "steps-huge", "budget-huge", "dask-workers-huge", "verify-odd", "verify-negative"])
+        "steps-huge", "budget-huge", "dask-workers-huge", "verify-odd", "verify-negative", "verify-huge"])
 def test_odd_texel_and_tune_values_are_one_line(extra: list[str], message: str, sample_set: Path, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     err = refused(["tune", "--method", "texel", "--data", str(sample_set), "--out", str(tmp_path / "r"),

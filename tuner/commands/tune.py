@@ -212,8 +212,8 @@ def run(args: argparse.Namespace) -> int:
         raise TunerError("--overwrite cannot be combined with --resume")
     base = run_dir.path if args.resume else Path(args.config).parent if args.config else Path(".")
     common = dataclasses.replace(common, terms=active_terms(common.terms, base))
-    if args.verify < 0 or args.verify % 2:
-        raise TunerError(f"--verify takes an even number of games >= 0, not {args.verify}")
+    if not 0 <= args.verify <= MAX_VERIFY_GAMES or args.verify % 2:
+        raise TunerError(f"--verify takes an even number of games from 0 to {MAX_VERIFY_GAMES:,}, not {args.verify}")
     return tune(common, method_cfg, run_dir, resume=bool(args.resume), overwrite=args.overwrite,
                 progress=not args.quiet, quiet=args.quiet, verify=args.verify)
 
@@ -342,6 +342,10 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
             if match["lost"]:
                 log("warning: the tuned weights lose to the start in games: this run did not pay")
         atomic_write_text(run_dir.path / "verdict.json", json.dumps(result, indent=2) + "\n")
+
+
+#: the most games --verify may ask for (its SPRT usually stops within a few hundred)
+MAX_VERIFY_GAMES = 100_000
 
 
 #: below this many training positions a run's weights are called a demonstration: the runs of
