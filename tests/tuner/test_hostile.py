@@ -1020,3 +1020,37 @@ def test_a_selfplay_worker_that_dies_is_one_line(tmp_path: Path, monkeypatch: py
         monkeypatch.setattr(concurrent.futures.Future, "result", original)
     assert err == (f"tuner selfplay: error: a self-play worker process ended abruptly (0 games saved in "
                    f"{tmp_path / 'sp'}; --resume goes on)")
+
+
+@pytest.fixture(scope="module")
+def selfplay_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("selfplay") / "sp"
+    assert tuner_main(["selfplay", "gm", "--out", str(out), "--games", "2", "--nodes", "100", "--workers", "1",
+                       "--no-progress"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("settings-deep", "selfplay.json: JSON nested deeper than 64 levels at line 1 column 65"),
+    ("part-deep", "part-00000.json: JSON nested deeper than 64 levels at line 1 column 65; remove it and its "
+                  ".parquet to replay its games"),
+    ("part-games-not-a-list", "part-00000.json: not a readable self-play part (TypeError: "),
+    ("part-summary-without-result", "part-00000.json: not a readable self-play part (TypeError: a game's result is "
+                                    "None)"),
+    ("part-result-2-0", "part-00000.json: not a readable self-play part (ValueError: game 0: a value out of range)"),
+], ids=["settings-deep", "part-deep", "part-games-not-a-list", "part-summary-without-result", "part-result-2-0"])
+def test_a_damaged_selfplay_folder_is_one_line_on_resume(damage: str, message: str, selfplay_folder: Path,
+                                                         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Were RecursionError and KeyError tracebacks."""
+    out = tmp_path / "sp"
+    shutil.copytree(selfplay_folder, out)
+    part = out / "games" / "part-00000.json"
+    deep = "[" * 100_000 + "]" * 100_000
+    summary = json.loads(part.read_text())["games"][0]
+    text = {"settings-deep": deep, "part-deep": deep, "part-games-not-a-list": '{"games": 5}',
+            "part-summary-without-result": json.dumps({"games": [{**summary, "result": None}]}),
+            "part-result-2-0": json.dumps({"games": [{**summary, "game": 0, "result": "2-0"}]})}[damage]
+    (out / "selfplay.json" if damage == "settings-deep" else part).write_text(text)
+    err = refused(["selfplay", "gm", "--out", str(out), "--resume", "--games", "4", "--nodes", "100", "--workers", "1",
+                   "--no-progress"], capsys)
+    assert message in err, err

@@ -41,6 +41,7 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from search.input_limits import InputLimitError, loads_json, read_capped
 from search.weights import atomic_write_text
 from tuner import __version__
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
@@ -136,12 +137,14 @@ class Journal:
             if not rows.is_file():
                 continue
             try:
-                games = json.loads(meta.read_text(encoding="utf-8"))["games"]
+                games = loads_json(read_capped(meta).decode("utf-8"), str(meta))["games"]
+                summaries = {_checked_summary(g)["game"]: g for g in games}
+            except InputLimitError as exc:
+                raise TunerError(f"{exc}; remove it and its .parquet to replay its games") from None
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise TunerError(f"{meta}: not a readable self-play part ({type(exc).__name__}); "
+                raise TunerError(f"{meta}: not a readable self-play part ({type(exc).__name__}: {exc}); "
                                  "remove it and its .parquet to replay its games") from None
-            for g in games:
-                self.summaries[int(g["game"])] = g
+            self.summaries.update(summaries)
             self.parts = max(self.parts, int(meta.stem.split("-")[1]) + 1)
 
     def write(self, records: list[GameRecord]) -> None:
@@ -170,6 +173,19 @@ class Journal:
 # ------------------------------------------------------------------ settings and folders
 
 
+def _checked_summary(g: Any) -> dict[str, Any]:
+    """A game's journal line (:meth:`GameRecord.summary`) as read back: the fields the run counts
+    must be there with their types (TypeError or ValueError otherwise: a damaged part)."""
+    if not isinstance(g, dict):
+        raise TypeError("a game's summary is not an object")
+    for key, kind in (("game", int), ("positions", int), ("nodes", int), ("result", str), ("termination", str)):
+        if not isinstance(g.get(key), kind) or isinstance(g.get(key), bool):
+            raise TypeError(f"a game's {key} is {g.get(key)!r}")
+    if g["game"] < 0 or g["positions"] < 0 or g["nodes"] < 0 or g["result"] not in ("1-0", "0-1", "1/2-1/2"):
+        raise ValueError(f"game {g['game']}: a value out of range")
+    return g
+
+
 def _settings(player: str, player_sha: str | None, config: SelfplayConfig, openings: str) -> dict[str, Any]:
     return {"format": "movetuner-selfplay", "version": 1, "package_version": __version__, "player": player,
             "player_sha256": player_sha, "openings": openings, "config": asdict(config)}
@@ -178,9 +194,11 @@ def _settings(player: str, player_sha: str | None, config: SelfplayConfig, openi
 def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
     path = folder / SETTINGS
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = loads_json(read_capped(path).decode("utf-8"), str(path))
     except FileNotFoundError:
         raise TunerError(f"{path}: missing, so {folder} is not a self-play folder to resume") from None
+    except InputLimitError as exc:
+        raise TunerError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise TunerError(f"{path}: not readable ({type(exc).__name__})") from None
     if not isinstance(old, dict) or old.get("format") != "movetuner-selfplay":
