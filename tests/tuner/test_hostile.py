@@ -1054,3 +1054,17 @@ def test_a_damaged_selfplay_folder_is_one_line_on_resume(damage: str, message: s
     err = refused(["selfplay", "gm", "--out", str(out), "--resume", "--games", "4", "--nodes", "100", "--workers", "1",
                    "--no-progress"], capsys)
     assert message in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "epd", "{suite}", "--weights", "classic", "--depth", "1", "--workers", "99999999999999999999"],
+    ["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--workers", "99999999999999999999",
+     "--out", "{tmp}/c"],
+], ids=["epd", "compare"])
+def test_a_huge_worker_count_is_one_line(argv: list[str], sample_set: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Was ``OverflowError: Python int too large to convert to C int`` from the process pool."""
+    suite = tmp_path / "s.epd"
+    suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n')
+    assert refused([a.format(suite=suite, data=sample_set, tmp=tmp_path) for a in argv], capsys).endswith(
+        "workers must be from 1 to 1024, not 99999999999999999999")
