@@ -21,7 +21,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from tuner import __version__
 from tuner.commands import COMMANDS, command_help
@@ -52,27 +52,26 @@ class OneLineParser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` whose usage errors raise :class:`UsageError` (printed
     by :func:`main` as one line naming the command) instead of printing the usage block and
     exiting; ``--help`` and ``--version`` are unchanged. Its subparsers are of this class too
-    (argparse makes them of the parent's class), and arguments no (sub)command knows are
-    reported as the innermost command's."""
+    (argparse makes them of the parent's class). Each records its ``prog`` as a default, which
+    the innermost (sub)command's parse sets last: :func:`parse_command_line` reports arguments
+    no parser knows as that command's."""
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.set_defaults(**{_PROG: self.prog})
+
+    def error(self, message: str) -> NoReturn:
         raise UsageError(self.prog, message)
 
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
-        if not hasattr(parsed, _PROG):  # the innermost parser finishes first: its prog stays
-            setattr(parsed, _PROG, self.prog)
-        return parsed, extras
 
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
-        parsed, extras = self.parse_known_args(args, namespace)
-        prog = getattr(parsed, _PROG, self.prog)
-        delattr(parsed, _PROG)
-        if extras:
-            raise UsageError(prog, f"unrecognized arguments: {' '.join(extras)}")
-        return parsed
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, but arguments that no (sub)command knows raise
+    :class:`UsageError` naming the innermost command given (argparse names the top one)."""
+    args, extras = parser.parse_known_args(argv)
+    prog = vars(args).pop(_PROG, parser.prog)
+    if extras:
+        raise UsageError(str(prog), f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -126,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif os.environ.get(TERMS_ENV, "").strip():  # the plug-in named by the environment: checked too
                 use_terms(os.environ[TERMS_ENV].strip(), note=False)
             parser = build_parser(argv)
-            args = parser.parse_args(argv)
+            args = parse_command_line(parser, argv)
             if not getattr(args, "func", None):
                 parser.print_help()
                 return 2
