@@ -23,7 +23,7 @@ Weights files (``schema_version`` 1)::
 
 Loading (:func:`load_move_model`) refuses with a one-line :class:`MoveModelFileError` naming the
 file and the place: invalid JSON, another kind, version or layout, a missing or unknown feature,
-a value that is not a finite number, a model made with other evaluation weights than the
+a value that is not a finite number or is beyond :data:`MAX_ABS_MOVE_WEIGHT`, a model made with other evaluation weights than the
 built-in ``gm`` set that some features measure. Saving is atomic (:func:`search.weights.atomic_write_text`).
 ``gm`` names the built-in model (``search/data/move-model-gm.json``, trained on the grandmaster
 games' train split and chosen on their validation split).
@@ -54,6 +54,11 @@ from search.weights import atomic_write_text, load_weights
 
 KIND = "movetuner-move-model"
 SCHEMA_VERSION = 1
+#: the largest weight a move model may hold, in log-odds units (the built-in ``gm`` model's
+#: largest is about 2.3). A score difference of 745 already makes ``exp`` underflow, so no model
+#: needs more; the kernels turn scores into int64 ordering keys and log-probabilities (times
+#: 2**20, summed over at most 64 plies), which this keeps far from overflow
+MAX_ABS_MOVE_WEIGHT = 10_000.0
 #: built-in models by name (files in search/data/)
 BUILTIN_MOVE_MODELS = {"gm": Path(__file__).resolve().parent / "data" / "move-model-gm.json"}
 
@@ -94,6 +99,10 @@ class MoveModel:
             raise ValueError(f"move-model weights must have shape ({N_MOVE_FEATURES},), not {w.shape}")
         if not np.all(np.isfinite(w)):
             raise ValueError("move-model weights must be finite")
+        if np.any(np.abs(w) > MAX_ABS_MOVE_WEIGHT):
+            i = int(np.argmax(np.abs(w)))
+            raise ValueError(f"move-model weight {MOVE_FEATURE_NAMES[i]!r} = {w[i]:g} is beyond the limit "
+                             f"+-{MAX_ABS_MOVE_WEIGHT:g}")
         object.__setattr__(self, "weights", w)
 
     @classmethod
@@ -259,6 +268,9 @@ def parse_document(doc: Any, where: str) -> MoveModel:
             raise MoveModelFileError(f"{where}: unknown feature {name!r}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise MoveModelFileError(f"{where}: feature {name!r} is {value!r}, not a finite number")
+        if abs(value) > MAX_ABS_MOVE_WEIGHT:
+            raise MoveModelFileError(f"{where}: feature {name!r} = {value:g} is beyond the move model's limit "
+                                     f"+-{MAX_ABS_MOVE_WEIGHT:g} (log-odds)")
         w[i] = value
     missing = [n for n in MOVE_FEATURE_NAMES if n not in features]
     if missing:
@@ -296,7 +308,7 @@ def load_move_model(spec: str | Path) -> MoveModel:
     return parse_document(doc, str(path))
 
 
-__all__ = ["BUILTIN_MOVE_MODELS", "KIND", "ORDERS", "evaluation_hash", "evaluation_weights", "MoveFeatures", "MoveModel",
+__all__ = ["BUILTIN_MOVE_MODELS", "KIND", "MAX_ABS_MOVE_WEIGHT", "ORDERS", "evaluation_hash", "evaluation_weights", "MoveFeatures", "MoveModel",
            "MoveModelFileError", "MoveProbabilities", "OrderedSearches", "search_with_order",
            "SCHEMA_VERSION", "dumps", "load_move_model", "move_features", "move_probabilities", "parse_document",
            "predict", "save_move_model", "slot_scores", "to_document"]

@@ -369,6 +369,8 @@ def _check_ranges(shape: NetworkShape, params: dict[str, np.ndarray], linear: np
     (:data:`search.weights_base.MAX_ABS_WEIGHT`); one line naming the array and the value."""
     limits = _clamp_limits(shape)
     for k, arr in params.items():
+        if arr.size == 0:  # the direct form's hidden layers
+            continue
         bound = math.ceil(limits[k] * SCALES[k])
         low, high = int(arr.min()), int(arr.max())
         if low < -bound or high > bound:

@@ -2,8 +2,10 @@
 
 Each command module exposes ``register(subparsers)``, which adds its parser and sets
 ``func`` (a callable taking the parsed namespace and returning an exit code). Errors meant for
-the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file) are printed as
-one line with exit code 2; Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
+the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file, and a usage
+error: an unknown option or a bad value, ``tuner tune: error: argument --lam: invalid float
+value: 'x' (tuner tune --help lists the options)``, not argparse's usage block) are printed as
+one line with exit code 2, with their control characters escaped (:func:`tuner.errors.one_line`); Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
 KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
 A weights file of an earlier feature catalogue, migrated as it is read
 (:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line, and so is
@@ -19,13 +21,13 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, NoReturn, TextIO
 
 from tuner import __version__
 from tuner.commands import COMMANDS, command_help
 from tuner.compiling import compile_notes
 from search.terms import ENV_VAR as TERMS_ENV  # the variable naming a term plug-in file; no numpy
-from tuner.errors import Interrupted, TunerError, is_interrupt
+from tuner.errors import Interrupted, TunerError, is_interrupt, one_line
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMANDS.values())
@@ -34,12 +36,50 @@ COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMANDS.values
 _WITHOUT_KERNELS = frozenset({"export"})
 
 
+class UsageError(TunerError):
+    """A command line argparse refuses: ``prog`` (``tuner bench match``) and argparse's message."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+#: the namespace attribute that carries the innermost (sub)command's ``prog`` up to the top parser
+_PROG = "_tuner_prog"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose usage errors raise :class:`UsageError` (printed
+    by :func:`main` as one line naming the command) instead of printing the usage block and
+    exiting; ``--help`` and ``--version`` are unchanged. Its subparsers are of this class too
+    (argparse makes them of the parent's class). Each records its ``prog`` as a default, which
+    the innermost (sub)command's parse sets last: :func:`parse_command_line` reports arguments
+    no parser knows as that command's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.set_defaults(**{_PROG: self.prog})
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, message)
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, but arguments that no (sub)command knows raise
+    :class:`UsageError` naming the innermost command given (argparse names the top one)."""
+    args, extras = parser.parse_known_args(argv)
+    prog = vars(args).pop(_PROG, parser.prog)
+    if extras:
+        raise UsageError(str(prog), f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The ``tuner`` parser. Given the command line ``argv``, only the command it names (its
     first word not starting with ``-``) is defined in full, by importing its module; the others
     get their ``--help`` line only (from :mod:`tuner.commands`), so that ``tuner --help`` and a
     command import no other command's module. Without ``argv``, every command in full."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tuner",
         description="Learn chess evaluation weights from grandmaster moves.",
         epilog="Every command also takes --terms FILE (anywhere on the line): an engine author's own "
@@ -66,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from search.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
 
         if issubclass(category, CatalogMigrationWarning):
-            print(f"{command}: note: {message}", file=sys.stderr)
+            print(f"{command}: note: {one_line(message)}", file=sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)
 
@@ -86,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif os.environ.get(TERMS_ENV, "").strip():  # the plug-in named by the environment: checked too
                 compiling_note = use_terms(os.environ[TERMS_ENV].strip())
             parser = build_parser(argv)
-            args = parser.parse_args(argv)
+            args = parse_command_line(parser, argv)
             if not getattr(args, "func", None):
                 parser.print_help()
                 return 2
@@ -98,14 +138,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return int(args.func(args) or 0)
             with compile_notes(command, compiling_note):
                 return int(args.func(args) or 0)
+        except UsageError as exc:
+            print(f"{exc.prog}: error: {one_line(exc)} ({exc.prog} --help lists the options)", file=sys.stderr)
+            return 2
         except TunerError as exc:
-            print(f"{command}: error: {_one_line(str(exc))}", file=sys.stderr)
+            print(f"{command}: error: {one_line(exc)}", file=sys.stderr)
             return 2
         except Interrupted as exc:
-            print(f"{command}: {exc}", file=sys.stderr)
+            print(f"{command}: {one_line(exc)}", file=sys.stderr)
             return 130
         except OSError as exc:  # a missing or unwritable file, a full or read-only disk
-            print(f"{command}: error: {_one_line(_os_error(exc))}", file=sys.stderr)
+            print(f"{command}: error: {one_line(_os_error(exc))}", file=sys.stderr)
             return 2
         except (KeyboardInterrupt, SystemError) as exc:
             if not is_interrupt(exc):
@@ -189,12 +232,7 @@ def use_terms(path: str) -> str:
         importlib.import_module("search.catalog")  # no numpy; it refuses a plug-in's built-in GROUP
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
-    return f"terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)"
-
-
-def _one_line(message: str) -> str:
-    """``message`` on one line: a line break in it (a file name can hold one) written as ``\\n``."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    return one_line(f"terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)")
 
 
 def _os_error(exc: OSError) -> str:

@@ -16,8 +16,36 @@ from __future__ import annotations
 
 import signal
 import threading
+import unicodedata
 from types import FrameType, TracebackType
 from typing import Any
+
+
+#: Unicode categories written as escapes by :func:`one_line`: control characters (C0, DEL, C1:
+#: line breaks, ANSI escape sequences), format characters (bidirectional overrides), line and
+#: paragraph separators, and lone surrogates (the bytes of a file name that is not UTF-8)
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(ch: str) -> str:
+    if ch in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def one_line(text: object) -> str:
+    """``text`` (a message, or a file name or line of an input file printed in one) as one line
+    that cannot forge another: every control character, line or paragraph separator, format
+    character and lone surrogate is written as its Python escape (``\\n``, ``\\x1b``,
+    ``\\u2028``, ``\\udcff``); the rest, non-ASCII letters included, is left as it is. Every
+    line the command line prints that may hold a user's file name or file content goes through
+    it (:mod:`tuner.cli` for errors and notes, ingest's problem lines)."""
+    text = str(text)
+    if text.isprintable() and text.isascii():  # the common case: nothing to look at
+        return text
+    return "".join(_escape(ch) if unicodedata.category(ch) in _ESCAPED_CATEGORIES else ch for ch in text)
 
 
 class TunerError(Exception):

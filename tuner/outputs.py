@@ -3,8 +3,10 @@
 A command that writes a file (``tuner export --out``, ``tuner bench match --out``, ``tuner
 bench epd --out``) checks its output with :func:`check_output` before any work, and writes it
 atomically (:func:`search.weights.atomic_write_text`: a temporary file beside it, then a
-rename), so that a refused or failed command leaves every file as it was. No numpy here: the
-export command imports it.
+rename), so that a refused or failed command leaves every file as it was. A command that
+writes named files into an output folder (``tuner bench compare --out``, ``tuner bench plot
+--out``) checks them with :func:`check_output_files`. No numpy here: the export command
+imports it.
 """
 
 from __future__ import annotations
@@ -47,4 +49,23 @@ def check_output(out: str | Path | None, *, overwrite: bool, inputs: Iterable[st
         raise TunerError(f"{out}: exists; pass --overwrite to replace it")
 
 
-__all__ = ["add_overwrite_argument", "check_output"]
+def check_output_files(folder: str | Path, names: Iterable[str], *, overwrite: bool, flag: str = "--out",
+                       patterns: Iterable[str] = ()) -> None:
+    """Refuse, in one :class:`TunerError` line, an output folder ``folder`` that is a file, or one
+    that already holds a file of ``names`` (or one matching a glob of ``patterns``, relative to
+    the folder) unless ``overwrite``; the first such file is named. A missing folder passes."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise TunerError(f"{folder}: exists and is not a folder; {flag} names the folder to write into")
+    if overwrite or not path.is_dir():
+        return
+    for name in names:
+        if (path / name).exists() or (path / name).is_symlink():
+            raise TunerError(f"{path / name}: exists; pass --overwrite to replace it (or choose another {flag})")
+    for pattern in patterns:
+        found = sorted(path.glob(pattern))
+        if found:
+            raise TunerError(f"{found[0]}: exists; pass --overwrite to replace it (or choose another {flag})")
+
+
+__all__ = ["add_overwrite_argument", "check_output", "check_output_files"]

@@ -206,6 +206,14 @@ def test_a_bad_network_file_is_one_line_naming_it(tmp_path: Path, damage: object
     assert str(path) in text and message in text and "\n" not in text
 
 
+def test_a_direct_network_file_reads_back_as_written(tmp_path: Path) -> None:
+    net = net_of(SHAPES["direct"], seed=9)
+    write_network(tmp_path / "d.mtnn", net)
+    back = read_network(tmp_path / "d.mtnn")
+    assert back.shape == net.shape and all(np.array_equal(back.params[k], net.params[k]) for k in net.params)
+    assert back.params["w4"].shape == (64,) and back.params["w2"].size == 0
+
+
 def test_bad_shapes_are_refused() -> None:
     with pytest.raises(ValueError, match="h must be an integer"):
         NetworkShape(h=0)

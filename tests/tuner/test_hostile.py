@@ -684,3 +684,387 @@ def test_tune_overwrite_refuses_a_start_file_it_would_delete(sample_set: Path, t
     assert err.endswith(f"is a file of the run --overwrite replaces in {run}; copy it elsewhere first, or choose "
                         "another --out")
     assert (run / "weights.json").read_bytes() == before
+
+
+# ------------------------------------------------------------------ bench compare and bench plot outputs
+
+
+def _no_temporary_files(folder: Path) -> bool:
+    return not any(p.name.startswith(".") and p.name.endswith(".tmp") for p in folder.rglob("*"))
+
+
+def test_bench_compare_refuses_existing_outputs_without_overwrite(sample_set: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cmp"
+    quick = ["bench", "compare", "classic", "material", "--data", str(sample_set), "--max-positions", "20",
+             "--threads", "1", "--out", str(out)]
+    assert tuner_main([*quick, "--games", "0"]) == 0
+    capsys.readouterr()
+    before = _tree(out)
+    assert refused([*quick, "--games", "0"], capsys) == \
+        f"tuner bench: error: {out / 'compare.json'}: exists; pass --overwrite to replace it (or choose another --out)"
+    (out / "compare.json").unlink()
+    assert "compare.png: exists" in refused([*quick, "--games", "0"], capsys)
+    (out / "compare.json").write_bytes(before["compare.json"])
+    assert _tree(out) == before
+    games = out / "games"
+    games.mkdir()
+    (games / "mine.pgn").write_text("[Event \"mine\"]\n\n*\n")
+    (out / "compare.json").unlink()
+    (out / "compare.png").unlink()
+    assert refused([*quick, "--games", "2", "--depth", "1"], capsys).endswith(  # before any game is played
+        f"{games / 'mine.pgn'}: exists; pass --overwrite to replace it (or choose another --out)")
+    assert [p.name for p in out.iterdir()] == ["games"]
+    for bad in ([*quick[:-1], str(games / "mine.pgn"), "--games", "0"],):
+        assert "is not a folder; --out names the folder to write into" in refused(bad, capsys)
+    assert tuner_main([*quick, "--games", "0", "--overwrite"]) == 0
+    assert (out / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and _no_temporary_files(out)
+
+
+def test_bench_plot_refuses_existing_pngs_without_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    save_weights(run / "weights.json", Weights(load_weights("classic").values, {"method": "texel"}))
+    (run / "config.toml").write_text('method = "texel"\nstart = "classic"\n')
+    (run / "metrics.jsonl").write_text("".join(json.dumps({"iteration": i, "loss": 0.1 / (i + 1)}) + "\n"
+                                               for i in range(3)))
+    plots = run / "plots"
+    plots.mkdir()
+    (plots / "pst.png").write_bytes(b"mine")
+    assert refused(["bench", "plot", str(run)], capsys) == \
+        f"tuner bench: error: {plots / 'pst.png'}: exists; pass --overwrite to replace it (or choose another --out)"
+    assert (plots / "pst.png").read_bytes() == b"mine" and not (plots / "metrics.png").exists()
+    other = tmp_path / "elsewhere"
+    assert tuner_main(["bench", "plot", str(run), "--out", str(other)]) == 0
+    assert sorted(p.name for p in other.iterdir()) == ["metrics.png", "pst.png"]
+    assert "is not a folder" in refused(["bench", "plot", str(run), "--out", str(run / "weights.json")], capsys)
+    assert tuner_main(["bench", "plot", str(run), "--overwrite"]) == 0
+    assert (plots / "pst.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and _no_temporary_files(plots)
+
+
+# ------------------------------------------------------------------ usage errors: one line, not argparse's usage block
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["tune", "--bogus"], "tuner tune: error: unrecognized arguments: --bogus"),
+    (["tune", "--method", "texel", "--lam", "x"], "tuner tune: error: argument --lam: "),
+    (["tune", "--data"], "tuner tune: error: argument --data: expected one argument"),
+    (["bench", "match", "classic", "material", "--games", "x"], "tuner bench match: error: argument --games: "),
+    (["bench", "plot"], "tuner bench plot: error: the following arguments are required: RUN"),
+    (["moves", "train"], "tuner moves train: error: the following arguments are required: --data, --out"),
+    (["frob"], "tuner: error: argument COMMAND: invalid choice: 'frob'"),
+    (["export", "classic", "--format", "cobol"], "tuner export: error: argument --format"),
+    (["selfplay", "gm", "--games", "1e3"], "tuner selfplay: error: argument --games: "),
+    (["tune", "--x\n\x1b[31mtuner:\u2028fake"], "tuner tune: error: unrecognized arguments: "
+                                                 "--x\\n\\x1b[31mtuner:\\u2028fake"),
+], ids=["unknown-option", "bad-float", "missing-value", "subcommand-bad-int", "missing-positional", "missing-required",
+        "unknown-command", "bad-choice", "selfplay-bad-int", "control-characters"])
+def test_a_usage_error_is_one_line_naming_the_command_and_option(argv: list[str], line: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(argv, capsys)
+    command = line.split(": error: ")[0]
+    assert err.startswith(line) and err.endswith(f"({command} --help lists the options)"), err
+    assert "usage:" not in err and err.isprintable()
+
+
+def test_help_still_prints_the_usage_block(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        tuner_main(["bench", "match", "--help"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: tuner bench match [-h]")
+
+
+# ------------------------------------------------------------------ move-model weights beyond the limit
+
+
+def _move_model_with(tmp_path: Path, value: float | str) -> Path:
+    from search.move_model import BUILTIN_MOVE_MODELS  # noqa: PLC0415
+
+    text = BUILTIN_MOVE_MODELS["gm"].read_text()
+    path = tmp_path / "model.json"
+    path.write_text(re.sub(r'"castle\.king_side": [-0-9.e]+', f'"castle.king_side": {value}', text, count=1))
+    return path
+
+
+@pytest.mark.parametrize("value, message", [
+    ("1e300", "feature 'castle.king_side' = 1e+300 is beyond the move model's limit +-10000 (log-odds)"),
+    ("-10000.5", "feature 'castle.king_side' = -10000.5 is beyond the move model's limit +-10000 (log-odds)"),
+    ("1e400", "feature 'castle.king_side' is inf, not a finite number"),
+    ("NaN", "feature 'castle.king_side' is nan, not a finite number"),
+    ("-Infinity", "feature 'castle.king_side' is -inf, not a finite number"),
+], ids=["huge", "just-beyond", "overflow", "nan", "minus-infinity"])
+@pytest.mark.parametrize("command", ["predict", "epd", "tune"])
+def test_a_move_model_beyond_the_limit_is_refused(value: str, message: str, command: str, sample_set: Path,
+                                                  tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = _move_model_with(tmp_path, value)
+    suite = tmp_path / "s.epd"
+    suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n')
+    argv = {"predict": ["moves", "predict", "startpos", "--model", str(model)],
+            "epd": ["bench", "epd", str(suite), "--weights", "classic", "--depth", "1", "--search", "pls",
+                    "--move-model", str(model)],
+            "tune": ["tune", "--method", "mmto", "--data", str(sample_set), "--out", str(tmp_path / "r"),
+                     "--pls-threshold", "0.03125", "--pls-model", str(model)]}[command]
+    assert refused(argv, capsys).endswith(f"{model}: {message}")
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_limit_itself_is_a_usable_move_model(tmp_path: Path) -> None:
+    from search.convert import from_fen  # noqa: PLC0415
+    from search.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, load_move_model, predict  # noqa: PLC0415
+
+    model = load_move_model(_move_model_with(tmp_path, str(-MAX_ABS_MOVE_WEIGHT)))
+    board = from_fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1")
+    moves = dict(predict(board, model))
+    assert all(0.0 <= p <= 1.0 for p in moves.values()) and moves.get("e1g1", 0.0) < 1e-9
+    with pytest.raises(ValueError, match="beyond the limit"):
+        MoveModel(model.weights * 2)
+
+
+# ------------------------------------------------------------------ position sets with values outside their columns' domain
+
+
+def _set_with(sample_set: Path, tmp_path: Path, column: str, value: object, rows: tuple[int, ...] = (5, 9)) -> Path:
+    """A copy of the sample set whose test split holds ``value`` in ``column`` at ``rows``."""
+    import polars as pl  # noqa: PLC0415
+
+    from tuner.ingest.schema import SCHEMA  # noqa: PLC0415
+
+    data = tmp_path / "d"
+    shutil.copytree(sample_set, data)
+    frame = pl.read_parquet(data / "test.parquet")
+    hit = pl.int_range(0, frame.height).is_in(list(rows))
+    frame.with_columns(pl.when(hit).then(pl.lit(value, dtype=SCHEMA[column])).otherwise(pl.col(column)).alias(column)) \
+        .write_parquet(data / "test.parquet")
+    return data
+
+
+@pytest.mark.parametrize("column, value, what", [
+    ("stm", 7, "0 (White to move) or 1 (Black)"),
+    ("stm", -1, "0 (White to move) or 1 (Black)"),
+    ("result", "2-0", "1-0, 0-1, 1/2-1/2 or *"),
+    ("result", "5", "1-0, 0-1, 1/2-1/2 or *"),
+    ("result", "1-0\n\x1b[2J", "1-0, 0-1, 1/2-1/2 or *"),
+    ("ply", -3, "a ply from 0"),
+], ids=["stm-7", "stm-negative", "result-2-0", "result-5", "result-control", "ply-negative"])
+@pytest.mark.parametrize("command", ["move-match", "texel"])
+def test_a_position_set_with_a_bad_value_is_one_line(column: str, value: object, what: str, command: str,
+                                                      sample_set: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    data = _set_with(sample_set, tmp_path, column, value)
+    argv = (["bench", "move-match", "--weights", "classic", "--data", str(data)] if command == "move-match" else
+            ["tune", "--method", "texel", "--data", str(data), "--out", str(tmp_path / "r"), "--epochs", "1",
+             "--max-train", "200", "--max-validation", "50", "--quiet"])
+    if command == "texel":  # the bad rows in the split the run reads first
+        (data / "test.parquet").rename(data / "t"), (data / "train.parquet").rename(data / "test.parquet")
+        (data / "t").rename(data / "train.parquet")
+    err = refused(argv, capsys)
+    split = "test" if command == "move-match" else "train"
+    from tuner.errors import one_line  # noqa: PLC0415
+
+    assert f"{data / f'{split}.parquet'}: column {column} holds {one_line(repr(value))} at row 5 (2 bad row(s)); " \
+           f"it must be {what}; rebuild the set with tuner ingest" in err, err
+
+
+def test_a_side_to_move_that_contradicts_the_fen_is_one_line(sample_set: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import polars as pl  # noqa: PLC0415
+
+    data = tmp_path / "d"
+    shutil.copytree(sample_set, data)
+    frame = pl.read_parquet(data / "test.parquet")
+    frame.with_columns(pl.when(pl.int_range(0, frame.height) == 4).then(1 - pl.col("stm")).otherwise(pl.col("stm"))
+                       .alias("stm")).write_parquet(data / "test.parquet")
+    row = frame.row(4, named=True)
+    err = refused(["bench", "move-match", "--weights", "classic", "--data", str(data)], capsys)
+    side = "White" if row["stm"] == 0 else "Black"
+    assert err.endswith(f"{data / 'test.parquet'}: game {row['game_id']} ply {row['ply']}: column stm is "
+                        f"{1 - row['stm']} but its FEN has {side} to move (1 such row(s)); rebuild the set with "
+                        "tuner ingest"), err
+
+
+# ------------------------------------------------------------------ file names and contents that would forge log lines
+
+FORGING_NAME = "evil\n\x1b[31mtuner ingest: error: forged\r\u2028.pgn"
+
+
+def test_ingest_problem_lines_escape_a_hostile_file_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import SAMPLE_PGN  # noqa: PLC0415
+
+    from tuner.errors import one_line  # noqa: PLC0415
+
+    evil = tmp_path / FORGING_NAME
+    evil.write_text('[Event "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n')
+    out = tmp_path / "o\nwrote elsewhere"
+    assert tuner_main(["ingest", str(SAMPLE_PGN), str(evil), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    err = without_compile_note(captured.err).strip().splitlines()
+    assert err == [f"{one_line(evil)}:4: illegal_move: ply 2: illegal san: 'Ke3' in "
+                   "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"], err
+    assert "\\x1b[31mtuner ingest: error: forged\\r\\u2028.pgn:4" in err[0]
+    assert captured.out.splitlines()[-1].startswith(f"wrote {str(tmp_path)}/o\\nwrote elsewhere in ")
+    # the refusal of a set it keeps nothing of names the file escaped too
+    line = refused(["ingest", str(evil), "--out", str(tmp_path / "none"), "--workers", "1", "--no-progress"], capsys)
+    assert line.startswith(f"tuner ingest: error: {one_line(evil)}: no position kept")
+
+
+def test_epd_skipped_lines_escape_their_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = tmp_path / "s\x1b]0;title\x07.epd"
+    suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n'
+                     'not a position \x1b[2J\x1b[H tuner bench: forged\u2028line\n')
+    assert tuner_main(["bench", "epd", str(suite), "--weights", "classic", "--depth", "1", "--workers", "1"]) == 0
+    captured = capsys.readouterr()
+    err = without_compile_note(captured.err).strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("skipped ") and err[0].isprintable(), err
+    assert err[0].startswith(f"skipped {tmp_path}/s\\x1b]0;title\\x07.epd:2: cannot parse: ") and "\\x1b[2J" in err[0], err
+    assert all(line.isprintable() for line in captured.out.splitlines())
+
+
+def test_one_line_escapes_what_forges_and_keeps_the_rest() -> None:
+    from tuner.errors import one_line  # noqa: PLC0415
+
+    assert one_line("plain/path é ± ünïcode.pgn") == "plain/path é ± ünïcode.pgn"
+    assert one_line("a\nb\r\tc\x00\x1b[0m\x7f\x85\u2028\u2029\u202e\udcff") == \
+        "a\\nb\\r\\tc\\x00\\x1b[0m\\x7f\\x85\\u2028\\u2029\\u202e\\udcff"
+
+
+# ------------------------------------------------------------------ tune: odd values of the newest options
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--lam", "-1"], "lam must be between 0 and 1, not -1.0"),
+    (["--lam", "nan"], "lam must be a finite number, not nan"),
+    (["--lam", "1e400"], "lam must be a finite number, not inf"),
+    (["--score-cap", "-5"], "score_cap must be positive, not -5"),
+    (["--score-cap", "inf"], "argument --score-cap: "),
+    (["--k", "1e300"], "k must be at most 1 per centipawn (the usual K is near 0.005), not 1e+300"),
+    (["--k", "nan"], "k must be a finite number, not nan"),
+    (["--steps", "99999999999999999999"], "steps must be at most 1,000,000 an epoch, not 99999999999999999999"),
+    (["--budget", "99999999999999999999"], "budget must be from 1 to 4611686018427387904, not 99999999999999999999"),
+    (["--executor", "dask", "--workers", "99999999999999999999"], "workers must be at most 1024"),
+    (["--verify", "3"], "--verify takes an even number of games from 0 to 100,000, not 3"),
+    (["--verify", "-2"], "--verify takes an even number of games from 0 to 100,000, not -2"),
+    (["--verify", "99999999999999999998"], "--verify takes an even number of games from 0 to 100,000, not 9999"),
+], ids=["lam-negative", "lam-nan", "lam-overflow", "score-cap-negative", "score-cap-inf", "k-huge", "k-nan",
+        "steps-huge", "budget-huge", "dask-workers-huge", "verify-odd", "verify-negative", "verify-huge"])
+def test_odd_texel_and_tune_values_are_one_line(extra: list[str], message: str, sample_set: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(["tune", "--method", "texel", "--data", str(sample_set), "--out", str(tmp_path / "r"),
+                   "--epochs", "1", "--quiet", *extra], capsys)
+    assert message in err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("extra", [["--start", "classic", "--l2-start", "1e300"], ["--k", "0.01", "--l2", "1e300", "--l2-on", "material"]],
+                         ids=["l2-start-huge", "l2-huge"])
+def test_a_diverging_texel_run_is_one_line(extra: list[str], sample_set: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Was ``ValueError: cannot store NaN or infinite values`` (the optimizer's moments
+    overflowed) after numpy's overflow warnings."""
+    run = tmp_path / "r"
+    err = refused(["tune", "--method", "texel", "--data", str(sample_set), "--out", str(run), "--epochs", "2",
+                   "--max-train", "300", "--max-validation", "50", "--quiet", *extra], capsys)
+    assert "became NaN or infinite" in err and "lower --lr or the regularisation strengths" in err, err
+    state = json.loads((run / "state.json").read_text())
+    assert len((run / "metrics.jsonl").read_text().splitlines()) == state["iteration"] + 1  # the diverged epoch in neither
+
+
+# ------------------------------------------------------------------ selfplay: odd values, engines that fail, its own folder
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--games", "99999999999999999999"], "games must be from 1 to 1,000,000, not 99999999999999999999"),
+    (["--start-tries", "99999", "--start-margin", "0"], "start_tries must be at most 10,000"),
+    (["--random-plies", "5000"], "random_plies at most 1,000"),
+], ids=["games-huge", "start-tries-huge", "random-plies-huge"])
+def test_selfplay_counts_that_would_hang_are_one_line(extra: list[str], message: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Were a run that never started (a million futures made up front) or a start drawn for ever."""
+    assert message in refused(["selfplay", "gm", "--out", str(tmp_path / "sp"), "--nodes", "100", *extra], capsys)
+    assert not (tmp_path / "sp").exists()
+
+
+def test_selfplay_with_an_engine_that_cannot_start_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Was ``BrokenProcessPool`` and the workers' tracebacks."""
+    missing = tmp_path / "no-engine"
+    assert refused(["selfplay", "--engine", str(missing), "--out", str(tmp_path / "sp"), "--games", "2", "--nodes",
+                    "100"], capsys) == \
+        f"tuner selfplay: error: engine '{missing}': cannot start '{missing}' (No such file or directory)"
+    assert not (tmp_path / "sp").exists()
+
+
+@pytest.mark.parametrize("inside", ["", "train.parquet", "games/x.txt"], ids=["the-folder", "a-set-file", "deeper"])
+def test_selfplay_refuses_an_export_into_its_own_folder_before_playing(inside: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sp"
+    export = out / inside if inside else out
+    err = refused(["selfplay", "gm", "--out", str(out), "--games", "2", "--nodes", "100", "--export", str(export),
+                   "--overwrite"], capsys)
+    assert err == (f"tuner selfplay: error: {export}: --export names the self-play folder {out} or a file in it "
+                   "(which --overwrite clears); write it elsewhere")
+    assert not out.exists()  # refused before a game was played
+
+
+def test_a_selfplay_worker_that_dies_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import concurrent.futures.process  # noqa: PLC0415
+
+    def broken(*args: object, **kwargs: object) -> int:
+        raise concurrent.futures.process.BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    original = concurrent.futures.Future.result
+    monkeypatch.setattr(concurrent.futures.Future, "result", lambda self, timeout=None: broken())
+    try:
+        err = refused(["selfplay", "gm", "--out", str(tmp_path / "sp"), "--games", "2", "--nodes", "100",
+                       "--workers", "1", "--no-progress"], capsys)
+    finally:
+        monkeypatch.setattr(concurrent.futures.Future, "result", original)
+    assert err == (f"tuner selfplay: error: a self-play worker process ended abruptly (0 games saved in "
+                   f"{tmp_path / 'sp'}; --resume goes on)")
+
+
+@pytest.fixture(scope="module")
+def selfplay_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("selfplay") / "sp"
+    assert tuner_main(["selfplay", "gm", "--out", str(out), "--games", "2", "--nodes", "100", "--workers", "1",
+                       "--no-progress"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("settings-deep", "selfplay.json: JSON nested deeper than 64 levels at line 1 column 65"),
+    ("part-deep", "part-00000.json: JSON nested deeper than 64 levels at line 1 column 65; remove it and its "
+                  ".parquet to replay its games"),
+    ("part-games-not-a-list", "part-00000.json: not a readable self-play part (TypeError: "),
+    ("part-summary-without-result", "part-00000.json: not a readable self-play part (TypeError: a game's result is "
+                                    "None)"),
+    ("part-result-2-0", "part-00000.json: not a readable self-play part (ValueError: game 0: a value out of range)"),
+], ids=["settings-deep", "part-deep", "part-games-not-a-list", "part-summary-without-result", "part-result-2-0"])
+def test_a_damaged_selfplay_folder_is_one_line_on_resume(damage: str, message: str, selfplay_folder: Path,
+                                                         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Were RecursionError and KeyError tracebacks."""
+    out = tmp_path / "sp"
+    shutil.copytree(selfplay_folder, out)
+    part = out / "games" / "part-00000.json"
+    deep = "[" * 100_000 + "]" * 100_000
+    summary = json.loads(part.read_text())["games"][0]
+    text = {"settings-deep": deep, "part-deep": deep, "part-games-not-a-list": '{"games": 5}',
+            "part-summary-without-result": json.dumps({"games": [{**summary, "result": None}]}),
+            "part-result-2-0": json.dumps({"games": [{**summary, "game": 0, "result": "2-0"}]})}[damage]
+    (out / "selfplay.json" if damage == "settings-deep" else part).write_text(text)
+    err = refused(["selfplay", "gm", "--out", str(out), "--resume", "--games", "4", "--nodes", "100", "--workers", "1",
+                   "--no-progress"], capsys)
+    assert message in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "epd", "{suite}", "--weights", "classic", "--depth", "1", "--workers", "99999999999999999999"],
+    ["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--workers", "99999999999999999999",
+     "--out", "{tmp}/c"],
+], ids=["epd", "compare"])
+def test_a_huge_worker_count_is_one_line(argv: list[str], sample_set: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Was ``OverflowError: Python int too large to convert to C int`` from the process pool."""
+    suite = tmp_path / "s.epd"
+    suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n')
+    assert refused([a.format(suite=suite, data=sample_set, tmp=tmp_path) for a in argv], capsys).endswith(
+        "workers must be from 1 to 1024, not 99999999999999999999")

@@ -389,16 +389,6 @@ def _epd_scores(weighted: list[tuple[int, Entrant, Evaluator]], positions: list[
     return epd
 
 
-def output_files(players: list[Entrant], out: Path, games: bool) -> list[Path]:
-    """The files a comparison writes in ``out``: ``compare.json``, ``compare.png`` and, with
-    ``games``, each pair's PGN in ``out/games``."""
-    files = [out / "compare.json", out / "compare.png"]
-    if games:
-        files += [out / "games" / pgn_name(players[i].name, players[j].name, i, j)
-                  for i in range(len(players)) for j in range(i + 1, len(players))]
-    return files
-
-
 def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
                 progress: bool = False) -> dict[str, Any]:
     """Measure every entrant (module docstring); the games of each pair go to

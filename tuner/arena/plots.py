@@ -1,7 +1,9 @@
 """PNG plots of a training run: its metrics by iteration and its learnt piece-square tables.
 
 matplotlib (Agg backend, no display needed) draws them; the figures are written to files and
-never shown.
+never shown, each atomically (:func:`_save`: the PNG drawn in memory, then
+:func:`search.weights.atomic_write_bytes`), so that a failed or interrupted plot leaves the old
+file whole.
 """
 
 from __future__ import annotations
@@ -34,6 +36,20 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(fig: Any, path: Path) -> None:
+    """Write ``fig`` as a PNG to ``path`` atomically and close it."""
+    import io  # noqa: PLC0415
+
+    from search.weights import atomic_write_bytes  # noqa: PLC0415
+
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=100)
+    finally:
+        _pyplot().close(fig)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -59,8 +75,7 @@ def plot_metrics(records: list[dict[str, Any]], method: str, path: Path, title: 
             ax.legend()
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 
@@ -117,10 +132,8 @@ def pst_figure(weights: np.ndarray, title: str, start: np.ndarray | None = None)
 
 def plot_psts(weights: np.ndarray, path: Path, title: str, start: np.ndarray | None = None) -> Path:
     """Write :func:`pst_figure` to ``path`` (PNG); returns ``path``."""
-    plt = _pyplot()
     fig = pst_figure(weights, title, start)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 
@@ -187,6 +200,5 @@ def plot_compare(doc: dict[str, Any], path: Path, title: str) -> Path:
     axes[0][0].set_yticks(y, names)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return path

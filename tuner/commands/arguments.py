@@ -110,10 +110,16 @@ def check_sweep_options(depth: int, threads: int, depth_flag: str = "--depth") -
         raise TunerError(f"--threads must be from 0 (all cores) to {numba_thread_ceiling()}, not {threads}")
 
 
+#: the most worker processes a command may start (as ``tuner ingest --workers``; a larger count
+#: overflowed the process pool's semaphore, ``OverflowError``)
+MAX_WORKERS = 1024
+
+
 def check_workers(workers: int | None) -> None:
-    """A one-line :class:`TunerError` unless ``workers`` is None (the default) or positive."""
-    if workers is not None and workers < 1:
-        raise TunerError(f"workers must be positive, not {workers}")
+    """A one-line :class:`TunerError` unless ``workers`` is None (the default) or from 1 to
+    :data:`MAX_WORKERS`."""
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise TunerError(f"workers must be from 1 to {MAX_WORKERS}, not {workers}")
 
 
 __all__ = ["MoveModels", "add_limit_arguments", "add_search_arguments", "add_sprt_argument", "add_weights_argument",

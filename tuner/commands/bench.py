@@ -25,8 +25,8 @@ from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, a
                                       load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace, seed_option
-from tuner.errors import TunerError
-from tuner.outputs import add_overwrite_argument, check_output
+from tuner.errors import TunerError, one_line
+from tuner.outputs import add_overwrite_argument, check_output, check_output_files
 from tuner.progress import RunningLog, progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
 from tuner.arena.match import (
@@ -283,6 +283,10 @@ def describe_limit(config: MatchConfig) -> str:
 # ---------------------------------------------------------------- plot
 
 
+#: the files ``bench plot`` writes into its --out folder
+PLOT_FILES = ("metrics.png", "pst.png")
+
+
 def _register_plot(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench_sub.add_parser(
         "plot", help="PNG plots of a run: metrics by iteration, heat maps of the learnt PSTs",
@@ -290,6 +294,7 @@ def _register_plot(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser
                     "heat maps of the piece-square tables of RUN/weights.json, as PNG files.")
     p.add_argument("run", metavar="RUN", help="a run folder written by 'tuner tune'")
     p.add_argument("--out", metavar="DIR", help="where to write the PNG files (default: RUN/plots)")
+    add_overwrite_argument(p, "metrics.png and pst.png in the --out folder")
     p.set_defaults(func=run_plot_command)
 
 
@@ -298,6 +303,8 @@ def run_plot_command(args: argparse.Namespace) -> int:
     from tuner.training.run_folder import RunDir  # noqa: PLC0415
 
     run = RunDir(args.run)
+    out = Path(args.out) if args.out else run.path / "plots"
+    check_output_files(out, PLOT_FILES, overwrite=args.overwrite)
     if not run.metrics_path.exists() or not run.weights_path.exists():
         raise TunerError(f"{run.path}: not a run folder (needs metrics.jsonl and weights.json)")
     records = run.read_metrics()
@@ -312,11 +319,11 @@ def run_plot_command(args: argparse.Namespace) -> int:
         raise TunerError(f"{run.weights_path}: unknown method {method!r} in its metadata "
                          f"(known: {', '.join(methods())})")
     start = _start_weights(run)
-    out = Path(args.out) if args.out else run.path / "plots"
     out.mkdir(parents=True, exist_ok=True)
     name = run.path.resolve().name
-    written = [plot_metrics(records, method, out / "metrics.png", f"{name} ({method})"),
-               plot_psts(weights.values, out / "pst.png", f"{name}: piece-square tables", start)]
+    metrics_png, pst_png = (out / f for f in PLOT_FILES)
+    written = [plot_metrics(records, method, metrics_png, f"{name} ({method})"),
+               plot_psts(weights.values, pst_png, f"{name}: piece-square tables", start)]
     for path in written:
         print(path)
     return 0
@@ -336,6 +343,6 @@ def _start_weights(run: RunDir) -> np.ndarray | None:
             return load_weights(candidate).values
         except ValueError:
             continue
-    print(f"note: {run.config_path}: cannot read the start weights {start!r}; pst.png shows the values, "
-          "not the change from the start", file=sys.stderr)
+    print(one_line(f"note: {run.config_path}: cannot read the start weights {start!r}; pst.png shows the values, "
+                   "not the change from the start"), file=sys.stderr)
     return None

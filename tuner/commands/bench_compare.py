@@ -19,7 +19,8 @@ from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_searc
                                       check_sweep_options, check_workers, sprt_of)
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.cores import workers_or_cores
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
+from tuner.outputs import check_output_files
 from tuner.arena.match import MatchConfig
 
 COMPARE_EPILOG = """\
@@ -97,7 +98,6 @@ def run_compare_command(args: argparse.Namespace) -> int:
         entrants,
         find_anchor,
         main_table,
-        output_files,
         pair_table,
         run_compare,
     )
@@ -138,12 +138,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
                                epd=args.epd, epd_limits=epd_limits, workers=workers, anchor=anchor,
                                anchor_elo=args.anchor_elo, sprt=sprt)
     out = Path(args.out_dir)
-    if out.exists() and not out.is_dir():
-        raise TunerError(f"{out}: exists and is not a folder")
-    earlier = [f for f in output_files(players, out, match is not None and len(players) > 1) if f.exists()]
-    if earlier and not args.overwrite:
-        raise TunerError(f"{out}: holds an earlier comparison ({earlier[0]}{' and more' if len(earlier) > 1 else ''}); "
-                         "pass --overwrite to replace it, or give another --out")
+    check_output_files(out, ("compare.json", "compare.png"), overwrite=args.overwrite,
+                       patterns=("games/*.pgn",) if match is not None else ())
     doc = run_compare(players, settings, out, progress=sys.stderr.isatty())
     out.mkdir(parents=True, exist_ok=True)  # after the measures: a failed comparison leaves no empty folder
     json_path, png_path = out / "compare.json", out / "compare.png"
@@ -159,7 +155,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         print()
         print(pair_table(doc))
     print()
-    print(f"written: {json_path}, {png_path}" + (f", {out / 'games'}/*.pgn" if doc["pairs"] else ""))
+    print(one_line(f"written: {json_path}, {png_path}" + (f", {out / 'games'}/*.pgn" if doc["pairs"] else "")))
     return 0
 
 

@@ -33,7 +33,7 @@ from tuner.arena.epd import (
     running_line,
     summarise,
 )
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.outputs import add_overwrite_argument, check_output
 from tuner.progress import RunningLog, progress_bar
 
@@ -83,7 +83,7 @@ def run_epd_command(args: argparse.Namespace) -> int:
     weight_sets = load_players(args.weights, args.search, args.move_model)
     positions, problems = parse_epd(args.file)
     for problem in problems:
-        print(f"skipped {problem}", file=sys.stderr)
+        print(one_line(f"skipped {problem}"), file=sys.stderr)
     if not positions:
         raise TunerError(f"{args.file}: no usable position ({len(problems)} lines skipped)")
     runs: list[tuple[str, list[PositionResult], float]] = []
@@ -120,7 +120,7 @@ def run_epd_command(args: argparse.Namespace) -> int:
         return 0
     _print_table(args.file, limits, len(positions), len(problems), summaries)
     if args.out:
-        print(f"answers written to {args.out}")
+        print(one_line(f"answers written to {args.out}"))
     return 0
 
 
@@ -145,7 +145,7 @@ def _row(name: str, theme: str, s: dict[str, Any], name_width: int, theme_width:
 
 
 def _print_table(file: str, limits: SearchLimits, n: int, skipped: int, summaries: dict[str, Any]) -> None:
-    print(f"{Path(file).name}: {n} positions ({skipped} lines skipped), {limits.describe()}")
+    print(f"{one_line(Path(file).name)}: {n} positions ({skipped} lines skipped), {limits.describe()}")
     themes = [t for s in summaries.values() for t in s["themes"]]
     name_width = max(7, *(len(name) for name in summaries))
     theme_width = max(5, *(len(t) for t in themes))

@@ -9,7 +9,7 @@ from pathlib import Path
 from tuner.commands import command_help
 import tuner
 from tuner.config import add_arguments, from_namespace, load_toml
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.ingest import IngestConfig, ingest
 from tuner.cores import available_cores
 
@@ -110,5 +110,5 @@ def run(args: argparse.Namespace) -> int:
     if manifest["problems"]["count"]:
         print(f"problems: {manifest['problems']['count']} ("
               + ", ".join(f"{k} {v}" for k, v in manifest["problems"]["by_reason"].items()) + ")")
-    print(f"wrote {out} in {manifest['elapsed_seconds']:.1f} s")
+    print(one_line(f"wrote {out} in {manifest['elapsed_seconds']:.1f} s"))
     return 0

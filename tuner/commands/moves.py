@@ -18,7 +18,7 @@ from search.move_model import MoveModel, load_move_model, predict, save_move_mod
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.ingest.schema import MANIFEST, SPLITS, split_file
 from tuner.outputs import check_output
-from tuner.errors import DeferredSigint, Interrupted, TunerError
+from tuner.errors import DeferredSigint, Interrupted, TunerError, one_line
 from tuner.moves.train import MoveTrainConfig, train_move_model
 
 MODEL_HELP = "a move-model file, or built in: gm (trained on the grandmaster games), uniform (every move alike)"
@@ -90,7 +90,7 @@ def run_train(args: argparse.Namespace) -> int:
         print(json.dumps({"out": str(out), "train_positions": result.train_positions, "l2": result.l2,
                           "epoch": result.epoch, "validation": v.to_json(), "seconds": round(result.seconds, 1)}))
         return 0
-    print(f"{out}: trained on {result.train_positions} positions in {result.seconds:.1f} s; chose l2 {result.l2:g}, "
+    print(f"{one_line(out)}: trained on {result.train_positions} positions in {result.seconds:.1f} s; chose l2 {result.l2:g}, "
           f"pass {result.epoch}: validation ({v.positions} positions) top-1 {100 * v.top1:.2f}%, "
           f"top-3 {100 * v.top3:.2f}%, loss {v.loss:.4f}")
     return 0
@@ -166,6 +166,6 @@ def run_measure(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"model": args.model, "data": args.data, "split": args.split, **fig.to_json()}))
         return 0
-    print(f"{args.model} on {fig.positions} positions of {args.data} ({args.split}), {fig.mean_legal_moves:.1f} legal "
+    print(f"{one_line(args.model)} on {fig.positions} positions of {one_line(args.data)} ({args.split}), {fig.mean_legal_moves:.1f} legal "
           f"moves on average: top-1 {100 * fig.top1:.2f}%, top-3 {100 * fig.top3:.2f}%, loss {fig.loss:.4f}")
     return 0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from tuner.commands import command_help
 from tuner.config import add_arguments, from_namespace, load_toml
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.outputs import check_output
 
 if TYPE_CHECKING:
@@ -90,6 +90,12 @@ def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str
     return player, label, file_sha256(path) if path.is_file() else None
 
 
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it (resolved: links and ``..`` followed)."""
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
 def run(args: argparse.Namespace) -> int:
     from tuner.arena.match import DEFAULT_OPENINGS, load_openings  # noqa: PLC0415
     from tuner.selfplay import SelfplayConfig, export_positions, selfplay  # noqa: PLC0415
@@ -98,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     base = load_toml(SelfplayConfig, args.config, "selfplay") if args.config else None
     config = from_namespace(SelfplayConfig, args, base)
     check_output(args.export, overwrite=args.overwrite, flag="--export")  # before hours of games
+    if args.export is not None and _within(Path(args.export), Path(args.out)):
+        raise TunerError(f"{args.export}: --export names the self-play folder {args.out} or a file in it (which "
+                         "--overwrite clears); write it elsewhere")
     player, name, sha = _player(args)
     openings_path = config.openings or str(DEFAULT_OPENINGS)
     try:
@@ -116,5 +125,5 @@ def run(args: argparse.Namespace) -> int:
     if args.export is not None:
         lines = export_positions(args.out, args.export, fmt=args.export_format, overwrite=args.overwrite,
                                  progress=args.progress)
-        print(f"selfplay: exported {lines} positions to {args.export}", file=sys.stderr)
+        print(one_line(f"selfplay: exported {lines} positions to {args.export}"), file=sys.stderr)
     return 0

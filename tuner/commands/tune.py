@@ -31,7 +31,7 @@ from search.catalog import PLUGIN
 from search.evaluators import kind_of
 from tuner.commands import command_help
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
-from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt
+from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt, one_line
 from tuner.training.driver import drive
 from tuner.methods.registry import get as get_method
 from tuner.methods.registry import methods
@@ -184,8 +184,8 @@ def run(args: argparse.Namespace) -> int:
         common = from_namespace(TuneConfig, args, common0)
         method_cfg = _method_config(common, args, methods0)
         if "out" in changed and Path(common.out).resolve() != run_dir.path.resolve():
-            print(f"tuner tune: note: --out {common.out} is ignored: a resumed run writes into its own folder, "
-                  f"{run_dir.path}", file=sys.stderr)
+            print(one_line(f"tuner tune: note: --out {common.out} is ignored: a resumed run writes into its own "
+                           f"folder, {run_dir.path}"), file=sys.stderr)
         common = dataclasses.replace(common, out=str(run_dir.path))
     else:
         if args.config:
@@ -212,8 +212,8 @@ def run(args: argparse.Namespace) -> int:
         raise TunerError("--overwrite cannot be combined with --resume")
     base = run_dir.path if args.resume else Path(args.config).parent if args.config else Path(".")
     common = dataclasses.replace(common, terms=active_terms(common.terms, base))
-    if args.verify < 0 or args.verify % 2:
-        raise TunerError(f"--verify takes an even number of games >= 0, not {args.verify}")
+    if not 0 <= args.verify <= MAX_VERIFY_GAMES or args.verify % 2:
+        raise TunerError(f"--verify takes an even number of games from 0 to {MAX_VERIFY_GAMES:,}, not {args.verify}")
     return tune(common, method_cfg, run_dir, resume=bool(args.resume), overwrite=args.overwrite,
                 progress=not args.quiet, quiet=args.quiet, verify=args.verify)
 
@@ -241,7 +241,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
     """
     def log(msg: str) -> None:
         if not quiet:
-            tqdm.write(msg, file=sys.stderr)  # above the progress bars, not through them
+            tqdm.write(one_line(msg), file=sys.stderr)  # above the progress bars, not through them
 
     with run_dir.lock(create=not resume) as stale:
         if stale is not None:
@@ -326,6 +326,7 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
     import json  # noqa: PLC0415
 
     from search.evaluators import load_evaluator  # noqa: PLC0415
+    from search.weights import atomic_write_text  # noqa: PLC0415
     from tuner.training.run_context import RunContext  # noqa: PLC0415
 
     with DeferredSigint():
@@ -340,7 +341,11 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
             log(f"verify: {match['text']}")
             if match["lost"]:
                 log("warning: the tuned weights lose to the start in games: this run did not pay")
-        (run_dir.path / "verdict.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(run_dir.path / "verdict.json", json.dumps(result, indent=2) + "\n")
+
+
+#: the most games --verify may ask for (its SPRT usually stops within a few hundred)
+MAX_VERIFY_GAMES = 100_000
 
 
 #: below this many training positions a run's weights are called a demonstration: the runs of

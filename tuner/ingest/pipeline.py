@@ -38,7 +38,7 @@ import numpy as np
 from search.convert import from_chess
 from tuner import __version__
 from tuner.cores import available_cores
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.ingest.filters import IngestConfig
 from tuner.ingest.games import (
     DROP_REASONS,
@@ -275,7 +275,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     private = staging_path(out)
     try:
         for note in clean_leftovers(out):
-            print(note, file=log)
+            print(one_line(note), file=log)
         keep_others = check_output(out, overwrite=overwrite)
         staging = staging_dir(out)
         _warm_up(inputs, config)
@@ -309,7 +309,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
         if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     if tally.printed < sum(tally.problems.values()):
-        print(f"... {sum(tally.problems.values()) - tally.printed} more problem(s), counted in {out / MANIFEST}",
+        print(one_line(f"... {sum(tally.problems.values()) - tally.printed} more problem(s), counted in {out / MANIFEST}"),
               file=log)
     return manifest
 
@@ -376,7 +376,7 @@ def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[Inp
     problems.sort(key=lambda fp: (fp[0], fp[1].line))
     if not hold:
         for file_index, p in tally.held:
-            bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+            bar.write(one_line(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}"), file=log)
         tally.held = []
     # batches come in file order and each batch's problems are sorted: the first problems
     # met are the first in the files
@@ -389,7 +389,7 @@ def _report(problems: list[tuple[int, Problem]], tally: _Tally, inputs: list[Inp
             if hold:
                 tally.held.append((file_index, p))
             else:
-                bar.write(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}", file=log)
+                bar.write(one_line(f"{inputs[file_index].path}:{p.line}: {p.reason}: {p.detail}"), file=log)
 
 
 def _account(batch: _Batch, result: IngestedBatch, tally: _Tally, inputs: list[InputFile],

@@ -49,6 +49,32 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     return manifest
 
 
+#: the values a column may hold, where not every value of its dtype is one (a damaged or
+#: hand-made file: refused in one line on load, not read as something else): column ->
+#: (expression true for a good non-null value, what the values must be)
+VALUE_RULES: dict[str, tuple[pl.Expr, str]] = {
+    "stm": (pl.col("stm").is_in([0, 1]), "0 (White to move) or 1 (Black)"),
+    "result": (pl.col("result").is_in(["1-0", "0-1", "1/2-1/2", "*"]), "1-0, 0-1, 1/2-1/2 or *"),
+    "ply": (pl.col("ply") >= 0, "a ply from 0"),
+    "n_legal": (pl.col("n_legal").is_between(0, 218), "a count of legal moves from 0 to 218"),
+}
+
+
+def _check_values(frame: pl.DataFrame, path: Path, rows: np.ndarray | None) -> None:
+    """Refuse (one-line :class:`TunerError` naming the file, the column, the first bad row of the
+    file and its value) a value outside :data:`VALUE_RULES`; nulls are :data:`NOT_NULL`'s."""
+    for column, (good, what) in VALUE_RULES.items():
+        if column not in frame.columns:
+            continue
+        bad = frame.select((~good & pl.col(column).is_not_null()).alias("bad"))["bad"]
+        if bad.any():
+            first = int(bad.arg_true()[0])
+            value = frame[column][first]
+            raise TunerError(f"{path}: column {column} holds {value!r} at row "
+                             f"{first if rows is None else int(rows[first])} ({int(bad.sum())} bad row(s)); "
+                             f"it must be {what}; rebuild the set with tuner ingest")
+
+
 def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
                rows: np.ndarray | None = None) -> pl.DataFrame:
     """One split of a position set as a polars frame, rows sorted by ``(game_id, ply)``.
@@ -108,6 +134,7 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
             first = int(nulls.arg_true()[0])
             raise TunerError(f"{path}: column {c} is null in {int(nulls.sum())} row(s), the first at row "
                              f"{first if rows is None else int(rows[first])}; rebuild the set with tuner ingest")
+    _check_values(frame, path, rows)
     if later:  # a set written before these columns existed: they read as nulls
         frame = frame.with_columns(pl.lit(None, dtype=SCHEMA[c]).alias(c) for c in later).select(wanted)
     return frame

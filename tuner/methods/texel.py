@@ -225,7 +225,8 @@ class TexelTrainer:
                                             self.master, self.k, EVAL_SCALE, rows=rows, validate=check)
                 check = False
                 if cfg.l2_start > 0:  # the pull toward the start: d/dw of l2_start * |w - w0|^2
-                    grad = grad + np.where(self.trainable, 2.0 * cfg.l2_start * (self.master - self.w0), 0.0)
+                    with np.errstate(over="ignore", invalid="ignore"):  # the optimizer refuses a non-finite one
+                        grad = grad + np.where(self.trainable, 2.0 * cfg.l2_start * (self.master - self.w0), 0.0)
                 self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)
                 check_interrupt()
         self.w = to_search_weights(self.master, self.low, self.high)

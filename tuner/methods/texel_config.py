@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from objectives.texel import K_HI
 from search.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
@@ -83,11 +84,15 @@ class TexelConfig:
             raise ValueError(f"l2_start must be a finite number >= 0, not {self.l2_start}")
         if self.epochs < 0 or self.steps < 1 or self.batch_size < 0:
             raise ValueError("epochs and batch_size must be >= 0, steps >= 1")
+        if self.steps > MAX_STEPS:
+            raise ValueError(f"steps must be at most {MAX_STEPS:,} an epoch, not {self.steps}")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be adam or sgd, not {self.optimizer!r}")
         for name in ("lr", "beta1", "beta2", "momentum", "k", "l1", "l2", "network_lr"):
             if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, not {getattr(self, name)}")
+        if self.k > K_HI:
+            raise ValueError(f"k must be at most {K_HI:g} per centipawn (the usual K is near 0.005), not {self.k}")
         if self.lr <= 0 or self.network_lr <= 0:
             raise ValueError(f"lr and network_lr must be positive, not {self.lr} and {self.network_lr}")
         if not (self.beta1 < 1 and self.beta2 < 1 and self.momentum < 1):
@@ -96,6 +101,10 @@ class TexelConfig:
             mask_of(getattr(self, what), what)
         constraint_masks(self.constraint)
 
+
+
+#: the most full-batch optimizer steps an epoch may take (the default is 50)
+MAX_STEPS = 1_000_000
 
 
 def with_results(pos: Positions, what: str) -> tuple[Positions, int]:

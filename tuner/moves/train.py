@@ -32,7 +32,7 @@ from tqdm import tqdm
 from objectives.move_choice import MoveChoiceSet, loss_and_gradient
 from search.evaluators import load_evaluator
 from search.move_catalog import MOVE_LAYOUT_HASH, N_MOVE_FEATURES
-from search.move_model import MoveModel, move_features
+from search.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, move_features
 from search.search_api import threads
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
@@ -174,6 +174,9 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
               file=sys.stderr) as bar:
         w, l2, epoch, fig, history = fit(train, validation, cfg, progress=bar.update, log=log)
     seconds = time.perf_counter() - start
+    if float(np.max(np.abs(w))) > MAX_ABS_MOVE_WEIGHT:  # a diverging fit: a file no loader would read
+        raise TunerError(f"a trained move-model weight reached {float(np.max(np.abs(w))):g}, beyond the limit "
+                         f"+-{MAX_ABS_MOVE_WEIGHT:g}: lower --lr or give a larger --l2")
     metadata = {"name": Path(str(data)).name, "trained_on": str(data), "layout_hash": MOVE_LAYOUT_HASH,
                 "labels": cfg.labels if cfg.labels == "played" else
                 f"{cfg.labels} ({cfg.label_weights}, depth {cfg.label_depth}; {unlabelled} left out)",

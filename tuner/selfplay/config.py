@@ -9,6 +9,15 @@ from tuner.config import help_field
 from tuner.limits import check_limits
 
 
+#: the most games a run may hold (the games' list is made up front; docs/selfplay.md's largest
+#: run played 15,000)
+MAX_GAMES = 1_000_000
+#: the most draws of random plies a game's start may take, and the most random plies a start may
+#: have (the defaults are 20 and 4): each draw is a search, and every draw may fail
+MAX_START_TRIES = 10_000
+MAX_RANDOM_PLIES = 1_000
+
+
 @dataclass(frozen=True, kw_only=True)
 class SelfplayConfig:
     """The ``[selfplay]`` settings; every default is a round value, not tuned."""
@@ -42,8 +51,8 @@ class SelfplayConfig:
     workers: int | None = help_field(None, "game processes (None: one per core)")
 
     def validate(self) -> None:
-        if self.games < 1:
-            raise ValueError(f"games must be positive, not {self.games}")
+        if not 1 <= self.games <= MAX_GAMES:
+            raise ValueError(f"games must be from 1 to {MAX_GAMES:,}, not {self.games}")
         nodes = self.nodes if self.nodes else None
         if nodes is None and self.depth is None:
             raise ValueError("give a node budget (--nodes N) or a depth (--depth D) per move")
@@ -54,6 +63,10 @@ class SelfplayConfig:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
         if self.start_tries < 1 or self.max_plies < 1 or self.resign_cp < 1:
             raise ValueError("start_tries, max_plies and resign_cp must be positive")
+        if self.start_tries > MAX_START_TRIES or self.random_plies > MAX_RANDOM_PLIES:
+            raise ValueError(f"start_tries must be at most {MAX_START_TRIES:,} and random_plies at most "
+                             f"{MAX_RANDOM_PLIES:,}, not {self.start_tries} and {self.random_plies} (a start that "
+                             "is never found would be drawn for ever)")
         if self.workers is not None and self.workers < 0:
             raise ValueError(f"workers must be positive, not {self.workers}")
         if len(self.split) != 3 or any(f < 0 for f in self.split) or abs(sum(self.split) - 1.0) > 1e-9:

@@ -24,6 +24,7 @@ interrupted and resumed.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import hashlib
 import json
 import multiprocessing
@@ -40,13 +41,14 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from search.input_limits import InputLimitError, loads_json, read_capped
 from search.weights import atomic_write_text
 from tuner import __version__
-from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec
+from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
 from tuner.cores import workers_or_cores
-from tuner.errors import Interrupted, TunerError
+from tuner.errors import Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
@@ -61,6 +63,8 @@ PARTS = "games"
 FLUSH_GAMES = 200
 #: ... or this many seconds after the previous one, whichever comes first
 FLUSH_SECONDS = 30.0
+#: games submitted to the worker pool ahead, per worker
+IN_FLIGHT_PER_WORKER = 4
 #: the settings a resumed run may change (the others must be those it started with)
 RESUMABLE = ("games", "workers")
 
@@ -133,12 +137,14 @@ class Journal:
             if not rows.is_file():
                 continue
             try:
-                games = json.loads(meta.read_text(encoding="utf-8"))["games"]
+                games = loads_json(read_capped(meta).decode("utf-8"), str(meta))["games"]
+                summaries = {_checked_summary(g)["game"]: g for g in games}
+            except InputLimitError as exc:
+                raise TunerError(f"{exc}; remove it and its .parquet to replay its games") from None
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise TunerError(f"{meta}: not a readable self-play part ({type(exc).__name__}); "
+                raise TunerError(f"{meta}: not a readable self-play part ({type(exc).__name__}: {exc}); "
                                  "remove it and its .parquet to replay its games") from None
-            for g in games:
-                self.summaries[int(g["game"])] = g
+            self.summaries.update(summaries)
             self.parts = max(self.parts, int(meta.stem.split("-")[1]) + 1)
 
     def write(self, records: list[GameRecord]) -> None:
@@ -167,6 +173,19 @@ class Journal:
 # ------------------------------------------------------------------ settings and folders
 
 
+def _checked_summary(g: Any) -> dict[str, Any]:
+    """A game's journal line (:meth:`GameRecord.summary`) as read back: the fields the run counts
+    must be there with their types (TypeError or ValueError otherwise: a damaged part)."""
+    if not isinstance(g, dict):
+        raise TypeError("a game's summary is not an object")
+    for key, kind in (("game", int), ("positions", int), ("nodes", int), ("result", str), ("termination", str)):
+        if not isinstance(g.get(key), kind) or isinstance(g.get(key), bool):
+            raise TypeError(f"a game's {key} is {g.get(key)!r}")
+    if g["game"] < 0 or g["positions"] < 0 or g["nodes"] < 0 or g["result"] not in ("1-0", "0-1", "1/2-1/2"):
+        raise ValueError(f"game {g['game']}: a value out of range")
+    return g
+
+
 def _settings(player: str, player_sha: str | None, config: SelfplayConfig, openings: str) -> dict[str, Any]:
     return {"format": "movetuner-selfplay", "version": 1, "package_version": __version__, "player": player,
             "player_sha256": player_sha, "openings": openings, "config": asdict(config)}
@@ -175,9 +194,11 @@ def _settings(player: str, player_sha: str | None, config: SelfplayConfig, openi
 def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
     path = folder / SETTINGS
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = loads_json(read_capped(path).decode("utf-8"), str(path))
     except FileNotFoundError:
         raise TunerError(f"{path}: missing, so {folder} is not a self-play folder to resume") from None
+    except InputLimitError as exc:
+        raise TunerError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise TunerError(f"{path}: not readable ({type(exc).__name__})") from None
     if not isinstance(old, dict) or old.get("format") != "movetuner-selfplay":
@@ -270,6 +291,8 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     log = log or sys.stderr
     folder = Path(out)
     settings = _settings(player_name, player_sha, config, openings_name)
+    if isinstance(player, EngineSpec):  # an engine that cannot start: one line now, not a broken worker pool
+        ExternalEngine(player, timeout=engine_timeout).close()
     _prepare(folder, settings, resume=resume, overwrite=overwrite)
     journal = Journal(folder, player_name)
     tally = _Tally()
@@ -279,7 +302,7 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     chosen = choose_openings(openings, config.games, config.seed)
     todo = [GameTask(i, chosen[i], player, config) for i in range(config.games) if i not in journal.summaries]
     if resume and journal.summaries:
-        print(f"selfplay: {len(journal.summaries)} games already in {folder}, {len(todo)} to play", file=log)
+        print(one_line(f"selfplay: {len(journal.summaries)} games already in {folder}, {len(todo)} to play"), file=log)
     played_positions = 0
     play_started = time.perf_counter()
     if todo:
@@ -306,20 +329,35 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
                                                   initargs=(player, timeout))
     bar = progress_bar(total=len(todo), unit="game", desc="selfplay", file=log,
                        disable=None if progress is None else not progress)
-    futures: list[concurrent.futures.Future[GameRecord]] = []
+    # a window of games in flight, refilled as they finish: a million games are not a million
+    # futures (memory), and Ctrl-C has only the window to cancel
+    pending = iter(todo)
+    futures: set[concurrent.futures.Future[GameRecord]] = set()
+
+    def refill() -> None:
+        while len(futures) < IN_FLIGHT_PER_WORKER * workers:
+            task = next(pending, None)
+            if task is None:
+                return
+            futures.add(pool.submit(_play, task))
+
     try:
-        futures = [pool.submit(_play, t) for t in todo]
-        for fut in concurrent.futures.as_completed(futures):
-            rec = fut.result()
-            done.append(rec)
-            positions += rec.positions
-            tally.add(rec.summary())
-            bar.update(1)
+        refill()
+        while futures:
+            finished, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in finished:
+                futures.discard(fut)
+                rec = fut.result()
+                done.append(rec)
+                positions += rec.positions
+                tally.add(rec.summary())
+                bar.update(1)
             rate = positions / max(time.perf_counter() - t0, 1e-9)
             bar.set_postfix({"W/D/L": tally.wdl(), "pos": tally.positions, "pos/s": f"{rate:.0f}"})
             if len(done) >= FLUSH_GAMES or time.perf_counter() - last_flush >= FLUSH_SECONDS:
                 journal.write(done)
                 done, last_flush = [], time.perf_counter()
+            refill()
     except BaseException as exc:
         for f in futures:
             f.cancel()
@@ -331,6 +369,9 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
                               f"go on with: tuner selfplay ... --out {folder} --resume") from None
         if isinstance(exc, TunerError):
             raise TunerError(f"{exc} ({len(journal.summaries)} games saved in {folder}; --resume goes on)") from None
+        if isinstance(exc, concurrent.futures.process.BrokenProcessPool):  # killed (out of memory?) or failed to start
+            raise TunerError(f"a self-play worker process ended abruptly ({len(journal.summaries)} games saved in "
+                             f"{folder}; --resume goes on)") from None
         raise
     journal.write(done)
     bar.close()
@@ -343,7 +384,7 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
     """Write the position set of games ``0 .. config.games - 1`` into ``folder`` (its other files
     stay); return its manifest. ``now``: this run's figures, for the manifest."""
     for note in clean_leftovers(folder):
-        print(note, file=log)
+        print(one_line(note), file=log)
     keep_others = check_output(folder, overwrite=True)
     staging = staging_dir(folder)
     try:

@@ -50,6 +50,7 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.progress import progress_bar
 from tuner.methods.registry import Method, Trainer
 from tuner.training.run_folder import Checkpoint, RunDir, provenance
+from tuner.training.optim.base import NonFiniteStateError
 from tuner.training.paced import validation_credits
 from tuner.training.run_context import RunContext, open_run_context
 from tuner.training.training_data import TrainingData
@@ -189,11 +190,17 @@ class _Run:
         for key, value in record.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise FloatingPointError(f"{self.name}: {key} became {value} at {self.unit} {iteration}")
+        try:
+            state = trainer.state()
+        except NonFiniteStateError:
+            raise FloatingPointError(f"{self.name}: the trainer's state (its weights or its optimizer's moments) "
+                                     f"became NaN or infinite at {self.unit} {iteration}: the run diverged; lower "
+                                     "--lr or the regularisation strengths") from None
         self.run.append_metrics(record)
         meta = {"method": self.name, "iteration": iteration, "kept": self.common.keep,
                 "best_iteration": best.iteration, "match_validation": best.match, "best_by": best.by,
                 "config": config_record(self.common, self.cfg), **provenance()}
-        extra = {"trainer": trainer.state(), "driver": best.to_json()}
+        extra = {"trainer": state, "driver": best.to_json()}
         if self.stages:
             extra["stage"] = {"index": self.stage, "groups": list(self.stages[self.stage]),
                               "w0": evaluator_to_json(self.stage_w0)}

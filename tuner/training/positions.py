@@ -18,7 +18,7 @@ import chess
 import numpy as np
 
 from search.search_api import move_indices
-from search.board import BOARD_WORDS
+from search.board import BOARD_WORDS, W_STM
 from search.convert import IllegalMoveError, from_chess, uci_key
 from search.fen_batch import parse_fens
 from tuner.errors import TunerError
@@ -173,8 +173,15 @@ def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positio
             keys[i] = uci_key(uci)
         except IllegalMoveError as exc:
             raise TunerError(f"{labels[i]}: {exc}") from None
-    results = mover_results(frame["result"].to_list(), frame["stm"].to_numpy())
-    pos = Positions(boards, keys, game_ids, labels, results, mover_scores(frame["score"], frame["stm"].to_numpy()))
+    stm = frame["stm"].to_numpy()
+    wrong = np.flatnonzero(boards[:, W_STM].astype(np.int64) != stm) if len(fens) else np.zeros(0, np.int64)
+    if len(wrong):  # the results and scores would be read from the wrong side's view
+        i = int(wrong[0])
+        raise TunerError(f"{labels[i]}: column stm is {int(stm[i])} but its FEN has "
+                         f"{'White' if int(boards[i, W_STM]) == 0 else 'Black'} to move ({len(wrong)} such row(s)); "
+                         "rebuild the set with tuner ingest")
+    results = mover_results(frame["result"].to_list(), stm)
+    pos = Positions(boards, keys, game_ids, labels, results, mover_scores(frame["score"], stm))
     played_indices(pos)
     return pos
 

@@ -205,6 +205,6 @@ def test_an_earlier_comparison_is_not_replaced_without_overwrite(sample_set: Pat
     before = pgn.read_text()
     assert before.count("[Event ") == 2
     assert tuner_main(args) == 2
-    assert "holds an earlier comparison" in capsys.readouterr().err and pgn.read_text() == before
+    assert "exists; pass --overwrite to replace it" in capsys.readouterr().err and pgn.read_text() == before
     assert tuner_main([*args, "--overwrite"]) == 0
     assert pgn.read_text().count("[Event ") == 2

@@ -114,7 +114,7 @@ def test_the_command_plays_exports_and_says_what_it_wrote(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("args, message", [
-    (["gm", "--games", "0"], "games must be positive"),
+    (["gm", "--games", "0"], "games must be from 1 to 1,000,000, not 0"),
     (["gm", "--nodes", "0"], "give a node budget"),
     (["gm", "--split", "0.5,0.5,0.5"], "split must be"),
     (["no-such-weights.json"], "no-such-weights.json"),

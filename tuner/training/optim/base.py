@@ -45,11 +45,17 @@ class OptimStateError(ValueError):
     """A state dict that does not describe this optimizer (wrong kind, size or version)."""
 
 
+class NonFiniteStateError(FloatingPointError, ValueError):
+    """A state to store holds NaN or an infinity: a run that diverged (a learning rate, a
+    regularisation strength or a K far too large), reported by the driver in one line."""
+
+
 def floats_to_json(a: np.ndarray) -> list[float]:
-    """float64 array -> list of Python floats (exact through ``json``); refuses NaN and infinities."""
+    """float64 array -> list of Python floats (exact through ``json``); refuses NaN and infinities
+    (:class:`NonFiniteStateError`)."""
     a = np.asarray(a, dtype=np.float64)
     if not np.all(np.isfinite(a)):
-        raise ValueError("cannot store NaN or infinite values")
+        raise NonFiniteStateError("cannot store NaN or infinite values")
     return [float(x) for x in a.tolist()]
 
 
@@ -149,26 +155,31 @@ class Optimizer(ABC):
         """One update: new float64[n] master weights (``w`` itself is left unchanged).
 
         ``grad`` is dE/dw (float64[n], per weight unit) of the data term only; L2 and L1 are
-        added here. Raises ValueError on a wrong shape or a NaN/infinite gradient or weight.
-        """
+        added here. Raises ValueError on a wrong shape, :class:`NonFiniteStateError` (a
+        ValueError too) on a NaN/infinite gradient or weight: a diverged run, which the command
+        line reports in one line. Overflow inside the update is left to that check (no numpy
+        warning)."""
         w = np.asarray(w, dtype=np.float64)
         grad = np.asarray(grad, dtype=np.float64)
         if w.shape != (self.n,) or grad.shape != (self.n,):
             raise ValueError(f"weights and gradient must have shape ({self.n},)")
         if not np.all(np.isfinite(grad)):
-            raise ValueError("the gradient has NaN or infinite entries")
+            raise NonFiniteStateError("the gradient became NaN or infinite: the run diverged; lower --lr or the "
+                                      "regularisation strengths")
         if not np.all(np.isfinite(w)):
-            raise ValueError("the weights have NaN or infinite entries")
+            raise NonFiniteStateError("the weights became NaN or infinite: the run diverged; lower --lr or the "
+                                      "regularisation strengths")
         idx = np.flatnonzero(self.trainable)
         g = grad[idx].copy()
         wi = w[idx]
-        if self.l2 > 0.0:
-            g += np.where(self.l2_mask[idx], 2.0 * self.l2 * wi, 0.0)
         self.t += 1
-        new_wi, tau = self._update(idx, wi, g)
-        if self.l1 > 0.0:
-            th = np.where(self.l1_mask[idx], tau * self.l1, 0.0)
-            new_wi = np.sign(new_wi) * np.maximum(np.abs(new_wi) - th, 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):  # a non-finite result is refused when stored
+            if self.l2 > 0.0:
+                g += np.where(self.l2_mask[idx], 2.0 * self.l2 * wi, 0.0)
+            new_wi, tau = self._update(idx, wi, g)
+            if self.l1 > 0.0:
+                th = np.where(self.l1_mask[idx], tau * self.l1, 0.0)
+                new_wi = np.sign(new_wi) * np.maximum(np.abs(new_wi) - th, 0.0)
         out = w.copy()
         out[idx] = new_wi
         return out
