@@ -26,7 +26,7 @@ Each figure is the best of its timed passes after a warm-up (compilation): at le
 (at most ``MAX_REPEATS``); the 1-thread and all-cores passes alternate, so that a change of load
 hits both. (With three passes each, a depth-1 sweep's 2-thread figure rested on 1.5 s of
 timing, and one slow spell of the other core cut the speed-up to 1.2-1.35 in two of four runs
-while the other two gave 1.8-2.0: ``docs/scaling.md``.)
+while the other two gave 1.8-2.0.)
 """
 
 from __future__ import annotations

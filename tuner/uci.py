@@ -1,8 +1,8 @@
 """A UCI engine over the numba search: the protocol only.
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
-``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``, ``position``, ``go``,
-``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
+``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``, declared in the table
+:data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
 or with ``Search pls`` the probability-limited :class:`search.pls.PlsSearcher` (Giraffe's search,
 Lai 2015: iteration ``d`` searches while the path's probability under the move model
 ``MoveModel`` stays above ``PlsStart * 4**-(d - 1)``, so ``go depth D`` is D such iterations;
@@ -67,7 +67,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TextIO
+from typing import Any, TextIO
 
 import chess
 
@@ -89,9 +89,14 @@ from tuner.quickmove import uci_score as quick_score
 
 ENGINE_NAME = f"movetuner {__version__}"
 ENGINE_AUTHOR = "the movetuner authors"
+#: the ``Hash`` option's default and range (megabytes of transposition table)
 DEFAULT_HASH_MB = 16
+MIN_HASH_MB = 1
 MAX_HASH_MB = 1024
+#: the ``MoveOverhead`` option's default and range (milliseconds kept back from each move's time)
 DEFAULT_OVERHEAD_MS = 30
+MIN_OVERHEAD_MS = 0
+MAX_OVERHEAD_MS = 5000
 #: what a ``go`` with clock parameters but no time for either side searches (milliseconds)
 MISSING_CLOCK_MOVETIME_MS = 1000
 #: longest time a ``go`` parameter may give (milliseconds, about 24 days)
@@ -111,6 +116,40 @@ _LOAD_WAIT_SHARE = 0.25
 _QUICK_SHARE = 0.5
 #: how long a stopped ``go`` without a time limit lets the quick search think (seconds)
 _STOPPED_QUICK_SECONDS = 0.05
+
+
+@dataclass(frozen=True, kw_only=True)
+class UciOption:
+    """One UCI option, a row of :data:`OPTIONS`: what the answer to ``uci`` declares and how
+    ``setoption`` sets it."""
+
+    #: its name as declared; ``setoption`` matches it ignoring case and spaces
+    name: str
+    #: its UCI type: ``"string"``, ``"spin"`` (an integer in ``[min, max]``) or ``"combo"`` (one of ``vars``)
+    type: str
+    #: the default declared; None for the engine's current value (``Weights``: what it plays with)
+    default: str | None
+    min: int | None = None
+    max: int | None = None
+    vars: tuple[str, ...] = ()
+    #: ``(engine, value)``: takes a value (a spin's already an integer in range) or says why not
+    #: in an ``info string``, keeping the current one
+    set: Callable[[UciEngine, Any], None]
+    #: what it does
+    doc: str
+
+    @property
+    def key(self) -> str:
+        """The name as ``setoption`` matches it: lower case, no spaces."""
+        return self.name.lower().replace(" ", "")
+
+    def declaration(self, current: str) -> str:
+        """The ``option name ...`` line of the answer to ``uci`` (``current``: the default when
+        :attr:`default` is None)."""
+        line = f"option name {self.name} type {self.type} default {current if self.default is None else self.default}"
+        if self.type == "spin":
+            line += f" min {self.min} max {self.max}"
+        return line + "".join(f" var {v}" for v in self.vars)
 
 
 
@@ -362,12 +401,8 @@ class UciEngine:
     def _cmd_uci(self, args: list[str]) -> None:
         self.send(f"id name {ENGINE_NAME}")
         self.send(f"id author {ENGINE_AUTHOR}")
-        self.send(f"option name Weights type string default {self.weights_name}")
-        self.send(f"option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}")
-        self.send(f"option name MoveOverhead type spin default {DEFAULT_OVERHEAD_MS} min 0 max 5000")
-        self.send(f"option name Search type combo default depth {' '.join('var ' + v for v in SEARCHES)}")
-        self.send(f"option name MoveModel type string default {DEFAULT_MOVE_MODEL}")
-        self.send(f"option name PlsStart type string default {START}")
+        for option in OPTIONS:
+            self.send(option.declaration(self.weights_name))
         self.send("uciok")
 
     def _rebuild(self, *, evaluator_changed: bool = False) -> None:
@@ -427,59 +462,70 @@ class UciEngine:
             name, value = " ".join(rest[:k]), " ".join(rest[k + 1:])
         else:
             name, value = " ".join(rest), ""
-        key = name.lower().replace(" ", "")
-        if key == "weights":
-            if not value:
-                self.info("setoption Weights: no value given")
-                return
-            try:
-                weights = checked_evaluator(load_evaluator(value))
-            except ValueError as exc:
-                self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
-                return
-            self.weights, self.weights_name = weights, value
-            self._rebuild(evaluator_changed=True)
-            self.info(f"weights {value} loaded")
-        elif key in ("hash", "moveoverhead"):
-            low, high = (1, MAX_HASH_MB) if key == "hash" else (0, 5000)
-            try:
-                number = int(value)
-            except ValueError:
-                self.info(f"setoption {name}: value {value!r} is not an integer")
-                return
-            if not low <= number <= high:
-                self.info(f"setoption {name}: value {number} is not between {low} and {high}")
-                return
-            if key == "hash":
-                self.hash_mb = number
-                self._rebuild()
-            else:
-                self.overhead_ms = number
-        elif key == "search":
-            if value.lower() not in SEARCHES:
-                self.info(f"setoption Search: {value[:20]!r} is not one of {', '.join(SEARCHES)}; "
-                          f"keeping {self.search}")
-                return
-            self.search = value.lower()
-            self._rebuild()
-        elif key == "movemodel":
-            try:
-                model = load_move_model(value or DEFAULT_MOVE_MODEL)
-            except ValueError as exc:
-                self.info(f"setoption MoveModel: {exc}; keeping {self.move_model_name}")
-                return
-            self.move_model, self.move_model_name = model, value or DEFAULT_MOVE_MODEL
-            self._rebuild()
-            self.info(f"move model {self.move_model_name} loaded")
-        elif key == "plsstart":
-            try:
-                self.pls_start = parse_threshold(value)
-            except ValueError as exc:
-                self.info(f"setoption PlsStart: {exc}; keeping {self.pls_start}")
-                return
-            self._rebuild()
-        else:
+        option = _OPTION_BY_KEY.get(name.lower().replace(" ", ""))
+        if option is None:
             self.info(f"setoption: unknown option {name!r}")
+            return
+        if option.type != "spin":
+            option.set(self, value)
+            return
+        try:
+            number = int(value)
+        except ValueError:
+            self.info(f"setoption {name}: value {value!r} is not an integer")
+            return
+        assert option.min is not None and option.max is not None
+        if not option.min <= number <= option.max:
+            self.info(f"setoption {name}: value {number} is not between {option.min} and {option.max}")
+            return
+        option.set(self, number)
+
+    # -------------------------------------------------------- options (the setters of OPTIONS)
+    def _set_weights(self, value: str) -> None:
+        if not value:
+            self.info("setoption Weights: no value given")
+            return
+        try:
+            weights = checked_evaluator(load_evaluator(value))
+        except ValueError as exc:
+            self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
+            return
+        self.weights, self.weights_name = weights, value
+        self._rebuild(evaluator_changed=True)
+        self.info(f"weights {value} loaded")
+
+    def _set_hash(self, megabytes: int) -> None:
+        self.hash_mb = megabytes
+        self._rebuild()
+
+    def _set_overhead(self, milliseconds: int) -> None:
+        self.overhead_ms = milliseconds
+
+    def _set_search(self, value: str) -> None:
+        if value.lower() not in SEARCHES:
+            self.info(f"setoption Search: {value[:20]!r} is not one of {', '.join(SEARCHES)}; "
+                      f"keeping {self.search}")
+            return
+        self.search = value.lower()
+        self._rebuild()
+
+    def _set_move_model(self, value: str) -> None:
+        try:
+            model = load_move_model(value or DEFAULT_MOVE_MODEL)
+        except ValueError as exc:
+            self.info(f"setoption MoveModel: {exc}; keeping {self.move_model_name}")
+            return
+        self.move_model, self.move_model_name = model, value or DEFAULT_MOVE_MODEL
+        self._rebuild()
+        self.info(f"move model {self.move_model_name} loaded")
+
+    def _set_pls_start(self, value: str) -> None:
+        try:
+            self.pls_start = parse_threshold(value)
+        except ValueError as exc:
+            self.info(f"setoption PlsStart: {exc}; keeping {self.pls_start}")
+            return
+        self._rebuild()
 
     def _reject_position(self, reason: str) -> None:
         """Forget the position (``go`` answers ``bestmove 0000`` until a valid one) and say why."""
@@ -716,6 +762,25 @@ class _Position:
     history: list[int]
     chess_board: chess.Board | None
     pending: tuple[str, list[str]] | None
+
+
+#: the engine's options, in the order the answer to ``uci`` declares them
+OPTIONS: tuple[UciOption, ...] = (
+    UciOption(name="Weights", type="string", default=None, set=UciEngine._set_weights,
+              doc="the evaluator: a built-in weights name, a weights file or a .mtnn network"),
+    UciOption(name="Hash", type="spin", default=str(DEFAULT_HASH_MB), min=MIN_HASH_MB, max=MAX_HASH_MB,
+              set=UciEngine._set_hash, doc="the transposition table's size in megabytes (a new, empty table)"),
+    UciOption(name="MoveOverhead", type="spin", default=str(DEFAULT_OVERHEAD_MS), min=MIN_OVERHEAD_MS,
+              max=MAX_OVERHEAD_MS, set=UciEngine._set_overhead,
+              doc="milliseconds kept back from each move's time for the GUI and the connection"),
+    UciOption(name="Search", type="combo", default="depth", vars=SEARCHES, set=UciEngine._set_search,
+              doc="the search: depth (iterative-deepening alpha-beta) or pls (probability-limited)"),
+    UciOption(name="MoveModel", type="string", default=DEFAULT_MOVE_MODEL, set=UciEngine._set_move_model,
+              doc="the move-probability model of the pls search (a built-in name or a file)"),
+    UciOption(name="PlsStart", type="string", default=str(START), set=UciEngine._set_pls_start,
+              doc="the pls search's first threshold, a probability in (0, 1]"),
+)
+_OPTION_BY_KEY = {option.key: option for option in OPTIONS}
 
 
 def _core_position(fen: str, moves: Sequence[str]) -> tuple[Board, list[int]]:

@@ -1,5 +1,8 @@
-"""Learning from the search itself: RootStrap, TreeStrap(minimax), TreeStrap(alpha-beta) and
-TD-Leaf(lambda) over the sparse linear evaluator (``tuner tune --method rootstrap|treestrap-mm|
+"""Learning from the search itself: what the four search-bootstrapping methods share over the
+sparse linear evaluator, RootStrap (:mod:`tuner.methods.rootstrap`), TreeStrap(minimax)
+(:mod:`tuner.methods.treestrap_mm`), TreeStrap(alpha-beta) (:mod:`tuner.methods.treestrap_ab`)
+and TD-Leaf(lambda) (:mod:`tuner.methods.tdleaf`): their settings, the capped update, the
+sources of positions and the trainer that runs them (``tuner tune --method rootstrap|treestrap-mm|
 treestrap-ab|tdleaf``).
 
 The evaluation is linear, ``e(s) = w . phi(s)``; every method moves ``e`` of some positions
@@ -7,25 +10,10 @@ towards a target by gradient descent on the squared error, ``dw = lr (target - e
 Units: ``e``, targets and errors in centipawns (the kernels' eval units / PHASE_MAX), ``x(s) =
 phi(s) / PHASE_MAX`` (a term's count split between its middle- and end-game copies), ``lr``
 in weight units per centipawn of error per unit of feature. One update is made per search
-(online, "learning as it goes", as Meep did), summing over the nodes the method uses:
-
-* **RootStrap(alpha-beta)** (Veness et al. 2009, section 4): the root only; target the root's
-  search value V(s): ``dw = lr (V(s) - e(s)) x(s)``.
-* **TreeStrap(minimax)** (ibid., section 4, equation for Delta w over the tree): every
-  interior node of a full-width minimax search (depth plies + quiescence, no pruning), each
-  towards its own minimax value.
-* **TreeStrap(alpha-beta)** (ibid., section 5): every interior node of the alpha-beta tree
-  (transposition table, killers and history heuristic for move ordering,
-  :mod:`search.bootstrap_tree`) with one-sided targets: a node whose search returned a lower
-  bound ``v`` is raised towards ``v`` only if ``e(s) < v``; an upper bound lowers it only if
-  ``e(s) > v``; exact values as minimax. Each position enters once per search (the
-  occurrence with the greatest remaining depth, then the nearest the root).
-* **TD-Leaf(lambda)** (Baxter, Tridgell & Weaver 1998; the baseline in Meep's table): over a
-  game's positions x_1..x_N, ``J_t = tanh(score_t / scale)`` of the search score (the PV
-  leaf's evaluation with the sign of its side), in White's view; ``d_t = J_{t+1} - J_t`` with
-  the game's result (+1, 0, -1) after the last; ``w += lr sum_t grad J_t sum_{j>=t}
-  lambda^{j-t} d_j``, applied online with an eligibility trace after each move. A network is
-  trained by the same method through :mod:`tuner.methods.network_tdleaf` (one step per game).
+(online, "learning as it goes", as Meep did), summing over the nodes the method uses: the root
+(RootStrap) or every interior node (TreeStrap), each towards its search value
+(:mod:`tuner.methods.search_targets`), or the PV leaves of a game towards the later searches'
+and the result (TD-Leaf).
 
 Duchess's safeguards (Real & Blair): the update of a node ``d`` plies below the root is scaled
 by ``lambda_depth ** d`` (their lambda = 1/3), and no weight moves more than ``max_step``
@@ -34,8 +22,9 @@ centipawns per search (0: no cap).
 Four settings make RootStrap and TreeStrap learn from untrained weights here, all on by
 default: ``fixed_pawn`` (the pawn's material weights keep their start values and fix the scale),
 ``mate_cp`` (targets clipped to +-mate_cp, a mate's value being that bound), ``quiet_leaves`` (a
-node's evaluation is the static value of its quiescence PV leaf, :func:`tree_direction`) and
-``normalize`` (normalized LMS). ``docs/bootstrap.md`` has the runs that showed each is needed.
+node's evaluation is the static value of its quiescence PV leaf,
+:func:`tuner.methods.search_targets.tree_direction`) and ``normalize`` (normalized LMS).
+``docs/bootstrap.md`` has the runs that showed each is needed.
 
 Positions come from self-play (``source = "selfplay"``: the engine plays itself from the
 shipped openings with the weights it is learning, both sides learning, at a fixed depth or node
@@ -59,18 +48,17 @@ import chess
 import chess.pgn
 import numpy as np
 
-from search.alphabeta import KIND_EVAL, MATE_BOUND
-from search.board import W_KEY, W_STM
-from search.bootstrap_tree import BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
+from search.alphabeta import MATE_BOUND
+from search.board import W_KEY
+from search.bootstrap_tree import TreeSearcher
 from search.catalog import N_FEATURES, PHASE_MAX
 from search.convert import from_fen, move_to_uci, push
 from search.feature_kernels import features_batch_kernel
-from search.search_api import search_many
 from search.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
 from tuner.arena.match import DEFAULT_OPENINGS, OpeningsFileError, load_openings, rules_end
-from tuner.methods.registry import Method
+from tuner.methods.registry import Panel
 from tuner.training.optim import floats_from_json, floats_to_json, to_search_weights
 from tuner.training.training_data import TrainingData
 from tuner.training.run_context import RunContext
@@ -79,10 +67,10 @@ from tuner.training.weight_masks import mask_of, tuning_bounds
 
 #: the weights ``fixed_pawn`` holds
 PAWN_MATERIAL = ("mg.material.pawn", "eg.material.pawn")
-#: the four methods of this module
-ROOTSTRAP, TREESTRAP_MM, TREESTRAP_AB, TDLEAF = "rootstrap", "treestrap-mm", "treestrap-ab", "tdleaf"
 #: self-play and position searches are single-threaded and deterministic; rows of the record
 MAX_RECORDS = 1 << 17
+#: the plot panels of the methods that report the error of their updated nodes
+PANELS: list[Panel] = [("error of the updated nodes (cp, rms)", [("rms_error_cp", "rms error")])]
 
 
 # ---------------------------------------------------------------- configuration
@@ -143,82 +131,7 @@ class BootstrapConfig:
             raise ValueError(f"max_plies must be positive, not {self.max_plies}")
 
 
-@dataclass(frozen=True, kw_only=True)
-class RootStrapConfig(BootstrapConfig):
-    """RootStrap(alpha-beta) settings."""
-
-    lr: float = help_field(0.03, LR_HELP)
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeStrapMMConfig(BootstrapConfig):
-    """TreeStrap(minimax) settings."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeStrapABConfig(BootstrapConfig):
-    """TreeStrap(alpha-beta) settings."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class TDLeafConfig(BootstrapConfig):
-    """TD-Leaf(lambda) settings."""
-
-    lr: float = help_field(2000.0, "learning rate: weight units (cp) per unit of J difference per unit of "
-                                "d J / d w (J = tanh(score / td_scale))")
-    max_step: float = help_field(0.0, "cap on any weight's change per search, in cp (0: none)")
-    td_lambda: float = help_field(0.7, "TD's lambda: discount of later differences (Giraffe: 0.7)")
-    td_scale: float = help_field(400.0, "J = tanh(score / td_scale), score in cp")
-    network_lr: float = help_field(0.001, "a network's Adam step per game (--start network:... or a .mtnn file), "
-                                          "in the parameter units of MMTO's network trainer")
-
-    def validate(self) -> None:
-        super().validate()
-        if not (self.network_lr > 0 and math.isfinite(self.network_lr)):
-            raise ValueError(f"network_lr must be a positive number, not {self.network_lr}")
-        if not 0 <= self.td_lambda <= 1:
-            raise ValueError(f"td_lambda must lie in [0, 1], not {self.td_lambda}")
-        if self.td_scale <= 0:
-            raise ValueError(f"td_scale must be positive, not {self.td_scale}")
-
-
-# ---------------------------------------------------------------- the updates (pure arrays)
-
-
-def unique_nodes(rec: TreeRecord) -> np.ndarray:
-    """Rows of ``rec`` that enter the update, each position once: by Zobrist key, the row with
-    the greatest remaining depth, then the smallest ply, then the first recorded. int64[K],
-    ascending."""
-    if len(rec) == 0:
-        return np.zeros(0, dtype=np.int64)
-    keys = rec.boards[:, W_KEY]
-    order = np.lexsort((np.arange(len(rec)), rec.ply, -rec.depth, keys))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = keys[order[1:]] != keys[order[:-1]]
-    return np.sort(order[first])
-
-
-def node_errors(rec: TreeRecord, method: str, rows: np.ndarray, reference: np.ndarray | None = None,
-                mate_cp: float = 0.0) -> np.ndarray:
-    """Error ``target - e(s)`` in centipawns (float64[len(rows)]) of each row for ``method``:
-    exact values for rootstrap and treestrap-mm; one-sided for treestrap-ab (a lower bound
-    above e raises it, an upper bound below e lowers it, otherwise 0). ``e(s)`` is the row's
-    static value, or ``reference`` (int64[len(rows)], eval units, the node's side to move's
-    view) when given. With ``mate_cp`` > 0 targets are clipped to ``[-mate_cp, mate_cp]``, so a
-    row whose value is a mate score has the target ``+-mate_cp`` (with its sign and bound); with
-    ``mate_cp`` 0 such rows have error 0."""
-    value = rec.value[rows].astype(np.float64)
-    mate = np.abs(rec.value[rows]) > MATE_BOUND
-    if mate_cp > 0:
-        # a mate, or any value beyond a mate's worth, is worth +-mate_cp: the targets live in
-        # [-mate_cp, mate_cp], which bounds the scale the weights can grow to
-        value = np.clip(value, -mate_cp * PHASE_MAX, mate_cp * PHASE_MAX)
-    err = (value - (rec.static[rows] if reference is None else reference)) / PHASE_MAX
-    if method == TREESTRAP_AB:
-        bound = rec.bound[rows]
-        err = np.where(bound == BOUND_LOWER, np.maximum(err, 0.0), err)
-        err = np.where(bound == BOUND_UPPER, np.minimum(err, 0.0), err)
-    return np.where(mate & (mate_cp <= 0.0), 0.0, err)
+# ---------------------------------------------------------------- the update (pure arrays)
 
 
 def feature_rows(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -244,56 +157,6 @@ def weighted_sum(boards: np.ndarray, coef: np.ndarray, scale: np.ndarray | None 
     return np.bincount(idx, weights=per, minlength=N_FEATURES), norm
 
 
-def tree_direction(rec: TreeRecord, method: str, *, lambda_depth: float = 1.0,
-                   quiescence: bool = True, normalize: bool = False,
-                   quiet_weights: np.ndarray | None = None, mate_cp: float = 0.0
-                   ) -> tuple[np.ndarray, dict[str, float]]:
-    """The update direction of one search for rootstrap / treestrap-mm / treestrap-ab:
-    ``sum_s lambda_depth^ply(s) (target(s) - e(s)) x(s)`` over the nodes the method uses
-    (float64[N_FEATURES], per unit of lr), and figures of the nodes (count, squared error,
-    updated count, ``norm``).
-
-    With ``quiet_weights`` (the int32 weights searched with), a node's evaluation ``e(s)`` is
-    its *quiescence value* ``q(s) = sign * w . x(l)``, the static evaluation of the PV leaf
-    ``l`` of a quiescence search from ``s`` (``sign`` +1 when ``l`` has s's side to move, else
-    -1), and the update follows that leaf's features: ``(target(s) - q(s)) sign x(l)``. That is
-    the evaluation the search itself puts on a node at its horizon, and the one MMTO and Texel
-    fit (docs/references.md). The static evaluation of a node in the middle of an exchange
-    cannot see the recapture, so moving it towards the search value teaches the weights that
-    material does not count (each recapture says "a piece down is even"); its quiescence leaf is
-    quiet. Quiescence nodes then have ``target = q(s)`` and drop out, and nodes whose
-    quiescence search ends in a mate or draw verdict are left out.
-
-    With ``normalize`` the direction is divided by ``norm = sum_s lambda_depth^ply(s)
-    |x(s)|^2`` over the updated nodes (those with a non-zero error): the normalized LMS rule
-    (Nagumo & Noda 1967; docs/references.md). One search's nodes share most of their
-    features, so the plain sum moves each node's evaluation by about ``lr * norm`` times its
-    error, which grows with the tree and makes a fixed ``lr`` diverge in large trees; divided
-    by ``norm``, ``lr`` is the fraction of the (weighted mean) error removed per search,
-    stable for ``0 < lr < 2`` whatever the tree's size."""
-    if method == ROOTSTRAP:
-        rows = np.flatnonzero(rec.ply == 0)[-1:]
-    else:
-        rows = unique_nodes(rec)
-        if not quiescence:
-            rows = rows[rec.depth[rows] >= 1]
-    if quiet_weights is None:
-        boards, signs, reference = rec.boards[rows], np.ones(len(rows)), None
-    else:
-        rows = rows[rec.depth[rows] >= 1]
-        q = search_many(rec.boards[rows], 0, quiet_weights, n_threads=1)
-        ok = q.kinds == KIND_EVAL
-        rows, boards, reference = rows[ok], q.leaves[ok], q.scores[ok]
-        signs = np.where(q.pv_len[ok] % 2 == 0, 1.0, -1.0)
-    err = node_errors(rec, method, rows, reference, mate_cp)
-    decay = np.power(lambda_depth, rec.ply[rows].astype(np.float64))
-    direction, norm = weighted_sum(boards, err * decay * signs, decay if normalize else None)
-    if normalize and norm > 0.0:
-        direction /= norm
-    return direction, {"nodes": float(len(rows)), "sq_error": float((err * err).sum()),
-                       "updated": float(np.count_nonzero(err)), "norm": norm}
-
-
 def capped_step(direction: np.ndarray, lr: float, trainable: np.ndarray, max_step: float) -> np.ndarray:
     """``lr * direction`` on the trainable weights, each entry clipped to ``[-max_step,
     max_step]`` when ``max_step`` > 0 (Duchess's cap); float64[N]."""
@@ -301,53 +164,6 @@ def capped_step(direction: np.ndarray, lr: float, trainable: np.ndarray, max_ste
     if max_step > 0:
         np.clip(step, -max_step, max_step, out=step)
     return step
-
-
-class TDLeafTrace:
-    """TD-Leaf(lambda) over one game, online (eligibility trace), in White's view.
-
-    :meth:`observe` takes each search's ``J_t`` and ``grad J_t`` (float64[N]) in turn and
-    returns the direction to add times lr for ``d_{t-1} = J_t - J_{t-1}`` (None at the first
-    search); :meth:`finish` does the same with the game's result in place of ``J_{N+1}``.
-    Summed over a game (weights fixed) the directions are ``sum_t grad J_t sum_{j>=t}
-    lambda^{j-t} d_j``, KnightCap's update.
-    """
-
-    def __init__(self, n: int, lam: float) -> None:
-        self.lam = lam
-        self.trace = np.zeros(n, dtype=np.float64)
-        self.last: float | None = None
-
-    def observe(self, j: float, grad: np.ndarray) -> tuple[np.ndarray, float] | None:
-        out = None
-        if self.last is not None:
-            d = j - self.last
-            out = (d * self.trace, d)
-        self.trace = self.lam * self.trace + grad
-        self.last = j
-        return out
-
-    def finish(self, result: float) -> tuple[np.ndarray, float] | None:
-        if self.last is None:
-            return None
-        d = result - self.last
-        return d * self.trace, d
-
-
-def leaf_j(rec: TreeRecord, root: np.ndarray, scale: float) -> tuple[float, np.ndarray]:
-    """``J = tanh(score / scale)`` of a search (root side to move's view, score in cp) and its
-    gradient ``(1 - J^2) / scale * sign * x(leaf)`` (float64[N]); a mate or draw verdict has
-    ``J = +-1`` or 0 and no gradient."""
-    if rec.kind != KIND_EVAL or abs(rec.score) > MATE_BOUND:
-        j = 0.0 if rec.score == 0 else math.copysign(1.0, rec.score)
-        return j, np.zeros(N_FEATURES, dtype=np.float64)
-    leaf = root
-    for m in rec.pv:
-        leaf = push(leaf, m)
-    sign = 1.0 if len(rec.pv) % 2 == 0 else -1.0
-    j = math.tanh(rec.score / PHASE_MAX / scale)
-    grad, _ = weighted_sum(leaf[None, :], np.array([(1.0 - j * j) / scale * sign]))
-    return j, grad
 
 
 # ---------------------------------------------------------------- the trainer
@@ -575,142 +391,5 @@ class BootstrapTrainer:
         return None
 
 
-class SearchTargetTrainer(BootstrapTrainer):
-    """RootStrap and TreeStrap: nodes of each search moved towards their search values
-    (:func:`tree_direction`)."""
-
-    def learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
-        direction, fig = tree_direction(rec, self.method, lambda_depth=self.cfg.lambda_depth,
-                                        quiescence=self.cfg.quiescence_nodes,
-                                        normalize=self.cfg.normalize,
-                                        quiet_weights=self.w if self.cfg.quiet_leaves else None,
-                                        mate_cp=self.cfg.mate_cp)
-        tally.used += int(fig["nodes"])
-        tally.updated += int(fig["updated"])
-        tally.sq_error += fig["sq_error"]
-        if fig["updated"]:
-            self._apply(direction)
-
-
-class RootStrapTrainer(SearchTargetTrainer):
-    """RootStrap(alpha-beta): the root of each search."""
-
-    method = ROOTSTRAP
-
-
-class TreeStrapTrainer(SearchTargetTrainer):
-    """TreeStrap: every interior node of each search."""
-
-    def records_quiescence(self) -> bool:
-        # quiescence nodes are recorded only where they are learnt from: with quiet leaves their
-        # target is their own quiescence value, and tree_direction drops them
-        return self.cfg.quiescence_nodes and not self.cfg.quiet_leaves
-
-
-class TreeStrapMMTrainer(TreeStrapTrainer):
-    """TreeStrap(minimax): a full-width minimax tree, exact targets."""
-
-    method = TREESTRAP_MM
-    minimax = True
-
-
-class TreeStrapABTrainer(TreeStrapTrainer):
-    """TreeStrap(alpha-beta): the alpha-beta tree, one-sided targets at bounds."""
-
-    method = TREESTRAP_AB
-
-
-class TDLeafTrainer(BootstrapTrainer):
-    """TD-Leaf(lambda): each game's PV leaves towards the later searches' and the result, online
-    with an eligibility trace (:class:`TDLeafTrace`); from a position set it walks whole games in
-    order, their results as the final targets."""
-
-    method = TDLEAF
-
-    def __init__(self, common: TuneConfig, cfg: BootstrapConfig, data: TrainingData, w0: Any,
-                 ctx: RunContext) -> None:
-        super().__init__(common, cfg, data, w0, ctx)
-        if not isinstance(cfg, TDLeafConfig):
-            raise TypeError(f"{self.method} needs TD-Leaf settings, not {type(cfg).__name__}")
-        self.td = cfg
-        if cfg.source != "selfplay" and data.train.results is None:
-            raise TunerError(f"{common.data}: tdleaf from positions needs the games' results")
-
-    def game_trace(self) -> Any:
-        return TDLeafTrace(N_FEATURES, self.td.td_lambda)
-
-    def learn(self, rec: TreeRecord, board: np.ndarray, trace: TDLeafTrace | None, tally: Tally) -> None:
-        assert trace is not None  # TD-Leaf learns within games
-        j, grad = leaf_j(rec, board, self.td.td_scale)
-        white = 1.0 if int(board[W_STM]) == 0 else -1.0
-        out = trace.observe(white * j, white * grad)
-        if out is not None:
-            self._td_step(out, tally)
-
-    def end_game(self, trace: TDLeafTrace | None, white_result: float, tally: Tally) -> None:
-        assert trace is not None
-        out = trace.finish(white_result)
-        if out is not None:
-            self._td_step(out, tally)
-
-    def _td_step(self, out: tuple[np.ndarray, float], tally: Tally) -> None:
-        direction, d = out
-        tally.td_abs += abs(d)
-        tally.td_n += 1
-        tally.used += 1
-        if d != 0.0 and direction.any():
-            tally.updated += 1
-            self._apply(direction)
-
-    def rms_error(self, tally: Tally) -> float | None:
-        return None
-
-    def extra_metrics(self, tally: Tally) -> dict[str, Any]:
-        return {"mean_abs_td": tally.td_abs / tally.td_n if tally.td_n else None}
-
-    def _positions(self, iteration: int, tally: Tally) -> None:
-        """Whole games of the training split, in a seeded order, until ``positions`` positions."""
-        pos = self.data.train
-        rng = np.random.default_rng([self.common.seed, iteration])
-        results = pos.results
-        assert results is not None
-        ids = pos.game_ids
-        taken = 0
-        for g in rng.permutation(np.unique(ids)):
-            if taken >= self.cfg.positions:
-                break
-            rows = np.flatnonzero(ids == g)
-            if not np.isfinite(results[rows[0]]):
-                continue  # an unfinished game: no final target
-            self._new_game()
-            trace = self.game_trace()
-            for r in rows:
-                b = pos.boards[r]
-                self._learn(self._search(b, None), b, trace, tally)
-                check_interrupt()
-            r0 = rows[-1]
-            white_score = results[r0] if int(pos.boards[r0][W_STM]) == 0 else 1.0 - results[r0]
-            self.end_game(trace, 2.0 * white_score - 1.0, tally)
-            taken += len(rows)
-            tally.games += 1
-            tally.plies += len(rows)
-
-
-_PANELS = [("error of the updated nodes (cp, rms)", [("rms_error_cp", "rms error")])]
-
-ROOTSTRAP_METHOD = Method(
-    name=ROOTSTRAP, config=RootStrapConfig, trainer=RootStrapTrainer,
-    summary="RootStrap(ab) (Veness et al. 2009): move the root's evaluation towards its search value",
-    iterations="iterations", unit="iteration", panels=_PANELS, headline=("rms_error_cp",))
-TREESTRAP_MM_METHOD = Method(
-    name=TREESTRAP_MM, config=TreeStrapMMConfig, trainer=TreeStrapMMTrainer,
-    summary="TreeStrap(minimax): every interior node of a full-width minimax tree towards its value",
-    iterations="iterations", unit="iteration", panels=_PANELS, headline=("rms_error_cp",))
-TREESTRAP_AB_METHOD = Method(
-    name=TREESTRAP_AB, config=TreeStrapABConfig, trainer=TreeStrapABTrainer,
-    summary="TreeStrap(ab): every interior node of the alpha-beta tree towards its bounds (one-sided)",
-    iterations="iterations", unit="iteration", panels=_PANELS, headline=("rms_error_cp",))
-
-
-__all__ = ["BootstrapConfig", "BootstrapTrainer", "TDLeafConfig", "TDLeafTrace", "TDLeafTrainer", "Tally",
-           "capped_step", "leaf_j", "node_errors", "tree_direction", "unique_nodes", "weighted_sum"]
+__all__ = ["LR_HELP", "MAX_RECORDS", "PANELS", "PAWN_MATERIAL", "BootstrapConfig", "BootstrapTrainer", "Tally",
+           "capped_step", "feature_rows", "weighted_sum"]

@@ -1,7 +1,7 @@
 """TD-Leaf(lambda) when the evaluator is a network: Giraffe's training (Lai 2015, section 4.2),
 on the driver and the self-play or position sources of :mod:`tuner.methods.bootstrap`.
 
-Baxter, Tridgell & Weaver (1998) as :class:`tuner.methods.bootstrap.TDLeafTrainer` states it:
+Baxter, Tridgell & Weaver (1998) as :class:`tuner.methods.tdleaf.TDLeafTrainer` states it:
 over a game's searches t = 1..N, ``J_t = tanh(score_t / td_scale)`` in White's view (``score_t``
 the search's value in centipawns, the quantized network's value at the PV leaf with the sign of
 the root's mover; a mate or draw verdict gives +-1 or 0 and no gradient), ``d_t = J_{t+1} - J_t``
@@ -39,8 +39,9 @@ from search.catalog import PHASE_MAX
 from search.network import QuantizedNetwork, quantize
 from search.search_api import SearchResult, search, threads
 from tuner.errors import TunerError
-from tuner.methods.bootstrap import TDLeafConfig, TDLeafTrainer, Tally
+from tuner.methods.bootstrap import Tally
 from tuner.methods.network_mmto import parameter_scales
+from tuner.methods.tdleaf_config import TDLeafBase, TDLeafConfig
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.training.run_context import RunContext
 from tuner.training.training_data import TrainingData
@@ -97,10 +98,10 @@ def game_direction(trace: GameTrace, result: float, lam: float, net_float: Any,
     return network_gradient(net_float, table, coef), d
 
 
-class NetworkTDLeafTrainer(TDLeafTrainer):
+class NetworkTDLeafTrainer(TDLeafBase):
     """TD-Leaf(lambda) of a network, one Adam step per game (module docstring); the game loop,
     the sources (whole games from a position set), the time limit and the metrics are those of
-    :class:`tuner.methods.bootstrap.TDLeafTrainer`."""
+    :class:`tuner.methods.tdleaf_config.TDLeafBase`."""
 
     def __init__(self, common: TuneConfig, cfg: TDLeafConfig, data: TrainingData, w0: QuantizedNetwork,
                  ctx: RunContext) -> None:

@@ -116,9 +116,9 @@ BUILTIN: dict[str, str] = {
     "mmto": "tuner.methods.mmto:METHOD",
     "ga": "tuner.methods.ga:METHOD",
     "texel": "tuner.methods.texel:METHOD",
-    "rootstrap": "tuner.methods.bootstrap:ROOTSTRAP_METHOD",
-    "treestrap-mm": "tuner.methods.bootstrap:TREESTRAP_MM_METHOD",
-    "treestrap-ab": "tuner.methods.bootstrap:TREESTRAP_AB_METHOD",
+    "rootstrap": "tuner.methods.rootstrap:METHOD",
+    "treestrap-mm": "tuner.methods.treestrap_mm:METHOD",
+    "treestrap-ab": "tuner.methods.treestrap_ab:METHOD",
     "tdleaf": "tuner.methods.tdleaf:METHOD",
 }
 

@@ -1,6 +1,7 @@
-"""``tuner tune --method rootstrap|treestrap-mm|treestrap-ab|tdleaf`` end to end on the shipped
-sample: self-play games saved as PGN, the position-set source, determinism, resume, and staged
-training (``--stages``), also with MMTO."""
+"""What the search-bootstrapping methods share (tuner/methods/bootstrap.py): ``tuner tune --method
+rootstrap|treestrap-mm|treestrap-ab|tdleaf`` end to end on the shipped sample (self-play games
+saved as PGN, the position-set source, determinism, resume, and staged training (``--stages``),
+also with MMTO), and the cap on each search's step."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import tuner.training.driver
 from search.catalog import N_FEATURES
 from search.weights import load_weights
 from tuner.cli import main
+from tuner.methods.bootstrap import capped_step
 from tuner.training.weight_masks import mask_of
 
 METHODS = ("rootstrap", "treestrap-mm", "treestrap-ab", "tdleaf")
@@ -161,3 +163,10 @@ def test_n_features_matches_the_state(sample_set: Path, tmp_path: Path) -> None:
                 "--search-depth", "1") == 0
     master = json.loads((run / "state.json").read_text())["extra"]["trainer"]["master"]
     assert len(master) == N_FEATURES
+
+
+def test_the_cap_bounds_every_weight_per_search() -> None:
+    direction = np.zeros(N_FEATURES)
+    direction[:4] = [1000.0, -1000.0, 0.5, -0.5]
+    step = capped_step(direction, 0.01, np.ones(N_FEATURES, dtype=bool), 2.0)
+    assert step[:4].tolist() == [2.0, -2.0, 0.005, -0.005]

@@ -1,5 +1,5 @@
-"""Hand-computed updates of RootStrap, TreeStrap(minimax), TreeStrap(alpha-beta) and TD-Leaf on a
-tiny tree, the one-sided alpha-beta targets, the depth-scaled rate and the cap.
+"""Hand-computed updates of RootStrap, TreeStrap(minimax) and TreeStrap(alpha-beta) on a tiny tree
+(tuner/methods/search_targets.py), the one-sided alpha-beta targets and the depth-scaled rate.
 
 The tree: ``7k/8/8/8/8/1n6/PP6/K7 w``, White (king a1, pawns a2 b2) in check from the knight b3,
 with two legal moves, axb3 and Kb1. With the ``material`` weights (pawn 100, knight 320 in both
@@ -25,8 +25,6 @@ game phases) the root's static value is 2 x 100 - 320 = -120 cp (White's view), 
 
 from __future__ import annotations
 
-import math
-
 import chess
 import numpy as np
 import pytest
@@ -37,17 +35,8 @@ from search.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeRec
 from search.catalog import FEATURE_INDEX, N_FEATURES, PHASE_MAX
 from search.convert import from_fen, to_chess
 from search.weights import load_weights
-from tuner.methods.bootstrap import (
-    ROOTSTRAP,
-    TREESTRAP_AB,
-    TREESTRAP_MM,
-    TDLeafTrace,
-    capped_step,
-    leaf_j,
-    node_errors,
-    tree_direction,
-    unique_nodes,
-)
+from tuner.methods.bootstrap import capped_step
+from tuner.methods.search_targets import ROOTSTRAP, TREESTRAP_AB, TREESTRAP_MM, node_errors, tree_direction, unique_nodes
 from tuner.training.weight_masks import mask_of
 
 from tests.oracles.reference_features import reference_features
@@ -220,36 +209,3 @@ def test_quiet_leaves_follow_each_nodes_quiescence_leaf_on_real_positions(
         np.testing.assert_allclose(direction, expected, rtol=1e-9, atol=1e-9)
         total += int(fig["updated"])
     assert total > 0  # some node's search saw further than its quiescence search
-
-
-def test_the_cap_bounds_every_weight_per_search() -> None:
-    direction = np.zeros(N_FEATURES)
-    direction[:4] = [1000.0, -1000.0, 0.5, -0.5]
-    step = capped_step(direction, 0.01, np.ones(N_FEATURES, dtype=bool), 2.0)
-    assert step[:4].tolist() == [2.0, -2.0, 0.005, -0.005]
-
-
-def test_tdleaf_trace_is_knightcaps_sum_by_hand() -> None:
-    # J = 0.1, 0.3, -0.2 then result +1; gradients unit vectors e0, e1, e2; lambda = 0.5
-    # d = 0.2, -0.5, 1.2; weight i gets sum_{j>=i} lambda^{j-i} d_j:
-    # e0: 0.2 - 0.25 + 0.3 = 0.25; e1: -0.5 + 0.6 = 0.1; e2: 1.2
-    tr = TDLeafTrace(3, 0.5)
-    total = np.zeros(3)
-    for j, g in zip((0.1, 0.3, -0.2), np.eye(3)):
-        out = tr.observe(j, g)
-        if out is not None:
-            total += out[0]
-    out = tr.finish(1.0)
-    assert out is not None and out[1] == pytest.approx(1.2)
-    total += out[0]
-    assert total == pytest.approx([0.25, 0.1, 1.2])
-
-
-def test_tdleaf_leaf_value_and_gradient_on_the_tiny_tree() -> None:
-    # depth 1: PV axb3 (one ply: the leaf, Black to move, enters with sign -1); score 200 cp
-    rec = search(1, False)
-    j, grad = leaf_j(rec, from_fen(FEN), 400.0)
-    assert j == pytest.approx(math.tanh(0.5))
-    # leaf from Black's view: White's two pawns count -2, so sign x x(leaf) = +2 pawns, no knight
-    slope = (1 - math.tanh(0.5) ** 2) / 400.0
-    assert material_part(grad) == pytest.approx((2 * slope, 0.0))
