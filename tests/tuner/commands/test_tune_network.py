@@ -86,8 +86,10 @@ def test_the_loader_reads_both_kinds_and_refuses_bad_specs_in_one_line(tmp_path:
     for ev in (lin, net):
         again = evaluator_from_json(json.loads(json.dumps(evaluator_to_json(ev))), "here")
         assert same_evaluator(again, ev)
-    with pytest.raises(ValueError, match="network:HxH2xH3"):
+    with pytest.raises(ValueError, match=r"network:H\[xH2xH3\]"):
         load_evaluator("network:8x4")
+    direct = new_network("network:8@2")  # the direct form: no hidden layers
+    assert direct.shape.direct and direct.params["w4"].shape == (16,)
     with pytest.raises(ValueError, match="buckets"):
         load_evaluator("network:8x4x4/9")
     with pytest.raises(WeightsFileError, match="no such weights file"):
