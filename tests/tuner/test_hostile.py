@@ -693,6 +693,14 @@ def _no_temporary_files(folder: Path) -> bool:
     return not any(p.name.startswith(".") and p.name.endswith(".tmp") for p in folder.rglob("*"))
 
 
+def test_bench_compare_refuses_the_data_folder_as_its_out(sample_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _tree(sample_set)
+    message = refused(["bench", "compare", "classic", "material", "--data", str(sample_set), "--max-positions", "20",
+                       "--games", "0", "--out", str(sample_set)], capsys)
+    assert message.endswith("is the --data position set; --out names another folder")
+    assert _tree(sample_set) == before
+
+
 def test_bench_compare_refuses_existing_outputs_without_overwrite(sample_set: Path, tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cmp"

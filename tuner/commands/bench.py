@@ -265,7 +265,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     print("terminations: " + ", ".join(f"{k} {v}" for k, v in s.terminations.items()))
     if test is not None:
         print(test.describe())
-    print(f"PGN written to {out}")
+    print(one_line(f"PGN written to {out}"))
     return 0
 
 
@@ -325,7 +325,7 @@ def run_plot_command(args: argparse.Namespace) -> int:
     written = [plot_metrics(records, method, metrics_png, f"{name} ({method})"),
                plot_psts(weights.values, pst_png, f"{name}: piece-square tables", start)]
     for path in written:
-        print(path)
+        print(one_line(str(path)))
     return 0
 
 

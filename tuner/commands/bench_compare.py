@@ -138,6 +138,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
                                epd=args.epd, epd_limits=epd_limits, workers=workers, anchor=anchor,
                                anchor_elo=args.anchor_elo, sprt=sprt)
     out = Path(args.out_dir)
+    if args.data is not None and out.resolve() == Path(args.data).resolve():
+        raise TunerError(f"{out}: is the --data position set; --out names another folder")
     check_output_files(out, ("compare.json", "compare.png"), overwrite=args.overwrite,
                        patterns=("games/*.pgn",) if match is not None else ())
     doc = run_compare(players, settings, out, progress=sys.stderr.isatty())

@@ -119,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
     sp = manifest["selfplay"]
     res = sp["results"]
     rate = f", {sp['positions_per_s']:.0f} positions/s" if sp.get("positions_per_s") else ""
-    print(f"selfplay: {manifest['games']['kept']} games (W/D/L {res['1-0']}/{res['1/2-1/2']}/{res['0-1']} from "
-          f"White's view), {manifest['positions']['kept']} positions ({sp['games_played_now']} games played now"
-          f"{rate}); wrote {args.out}")
+    print(one_line(f"selfplay: {manifest['games']['kept']} games (W/D/L {res['1-0']}/{res['1/2-1/2']}/{res['0-1']} "
+                   f"from White's view), {manifest['positions']['kept']} positions ({sp['games_played_now']} games "
+                   f"played now{rate}); wrote {args.out}"))
     if args.export is not None:
         lines = export_positions(args.out, args.export, fmt=args.export_format, overwrite=args.overwrite,
                                  progress=args.progress)
