@@ -1,10 +1,16 @@
 """Attack tables: pawn, knight and king lookups, kindergarten-bitboard sliders, lines and betweens.
 
-All tables are module-level ``numpy`` arrays built at import by cached numba kernels and read
-by other kernels as compile-time constants. Square indices run a1=0 .. h8=63.
+All tables are module-level ``numpy`` arrays read by the kernels as compile-time constants.
+They are built by the numba kernels below (:func:`build_tables`) and shipped, as built, in
+``search/data/attack_tables.npz``, which the import reads: on an empty numba cache, building
+them would first compile six kernels (seconds on a loaded machine, before ``tuner uci`` can
+answer ``uci``). ``tests/search/test_attacks.py`` checks that the file equals what the kernels
+build; ``python -m search.attacks`` writes it again. Square indices run a1=0 .. h8=63.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -100,10 +106,6 @@ def _build_lines():  # type: ignore[no-untyped-def]
     return between, line
 
 
-KNIGHT_ATTACKS = _step_table(KNIGHT_STEPS)
-KING_ATTACKS = _step_table(KING_STEPS)
-PAWN_ATTACKS = _pawn_table()
-BETWEEN, LINE = _build_lines()
 
 
 # Kindergarten sliders (Chess Programming Wiki, "Kindergarten Bitboards"): a line with at most
@@ -173,10 +175,43 @@ def _kindergarten_tables():  # type: ignore[no-untyped-def]
     return fill_up, file_a, bad
 
 
-RANK_EX, DIAG_EX, ANTI_EX = (masks.copy() for masks in _line_masks())
-FILL_UP, FILE_A_ATTACKS, _bad_kg = _kindergarten_tables()
-if _bad_kg >= 0:  # pragma: no cover - guards the gathering constants
-    raise RuntimeError(f"kindergarten index is not a function of the occupancy (square {_bad_kg})")
+#: the shipped tables (module docstring)
+TABLES_FILE = Path(__file__).parent / "data" / "attack_tables.npz"
+#: each table's name, dtype uint64, and shape
+TABLE_SHAPES = {"knight": (64,), "king": (64,), "pawn": (2, 64), "between": (64, 64), "line": (64, 64),
+                "rank_ex": (64,), "diag_ex": (64,), "anti_ex": (64,), "fill_up": (8, 64), "file_a": (8, 64)}
+
+
+def build_tables() -> dict[str, np.ndarray]:
+    """Every table of :data:`TABLE_SHAPES`, built by the kernels (compiling them on an empty cache)."""
+    between, line = _build_lines()
+    rank_ex, diag_ex, anti_ex = (masks.copy() for masks in _line_masks())
+    fill_up, file_a, bad = _kindergarten_tables()
+    if bad >= 0:  # pragma: no cover - guards the gathering constants
+        raise RuntimeError(f"kindergarten index is not a function of the occupancy (square {bad})")
+    return {"knight": _step_table(KNIGHT_STEPS), "king": _step_table(KING_STEPS), "pawn": _pawn_table(),
+            "between": between, "line": line, "rank_ex": rank_ex, "diag_ex": diag_ex, "anti_ex": anti_ex,
+            "fill_up": fill_up, "file_a": file_a}
+
+
+def _load_tables() -> dict[str, np.ndarray]:
+    """The shipped tables, or those :func:`build_tables` makes when the file is missing or not
+    exactly the expected arrays."""
+    try:
+        with np.load(TABLES_FILE, allow_pickle=False) as data:
+            tables = {k: np.ascontiguousarray(data[k]) for k in TABLE_SHAPES}
+        if all(t.dtype == np.uint64 and t.shape == TABLE_SHAPES[k] for k, t in tables.items()):
+            return tables
+    except (OSError, KeyError, ValueError):
+        pass
+    return build_tables()
+
+
+_T = _load_tables()
+KNIGHT_ATTACKS, KING_ATTACKS, PAWN_ATTACKS = _T["knight"], _T["king"], _T["pawn"]
+BETWEEN, LINE = _T["between"], _T["line"]
+RANK_EX, DIAG_EX, ANTI_EX = _T["rank_ex"], _T["diag_ex"], _T["anti_ex"]
+FILL_UP, FILE_A_ATTACKS = _T["fill_up"], _T["file_a"]
 
 
 @njit(cache=True, inline="always")
@@ -208,3 +243,11 @@ def queen_attacks(sq: int, occ: np.uint64) -> np.uint64:
     return rook_attacks(sq, occ) | bishop_attacks(sq, occ)
 
 
+
+
+if __name__ == "__main__":  # write the shipped tables again
+    tables = build_tables()
+    np.savez(TABLES_FILE, knight=tables["knight"], king=tables["king"], pawn=tables["pawn"],
+             between=tables["between"], line=tables["line"], rank_ex=tables["rank_ex"], diag_ex=tables["diag_ex"],
+             anti_ex=tables["anti_ex"], fill_up=tables["fill_up"], file_a=tables["file_a"])
+    print(f"wrote {TABLES_FILE}")

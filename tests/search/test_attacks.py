@@ -89,3 +89,21 @@ def test_the_validators_sliders_equal_ray_walks() -> None:
         want_bishop = int(_ray_attacks(s, o, BISHOP_DIRS))
         assert (int(rook[i]), _rook(s, int(o))) == (want_rook, want_rook), (s, hex(int(o)))
         assert (int(bishop[i]), _bishop(s, int(o))) == (want_bishop, want_bishop), (s, hex(int(o)))
+
+
+def test_the_shipped_tables_equal_what_the_kernels_build() -> None:
+    """search/data/attack_tables.npz, which the import reads, is exactly what the builders make
+    (and what the module holds)."""
+    import search.attacks as attacks
+
+    built = attacks.build_tables()
+    with np.load(attacks.TABLES_FILE, allow_pickle=False) as shipped:
+        assert sorted(shipped.files) == sorted(attacks.TABLE_SHAPES)
+        for name, table in built.items():
+            assert table.dtype == np.uint64 and table.shape == attacks.TABLE_SHAPES[name]
+            assert np.array_equal(shipped[name], table), name
+    held = {"knight": attacks.KNIGHT_ATTACKS, "king": attacks.KING_ATTACKS, "pawn": attacks.PAWN_ATTACKS,
+            "between": attacks.BETWEEN, "line": attacks.LINE, "rank_ex": attacks.RANK_EX,
+            "diag_ex": attacks.DIAG_EX, "anti_ex": attacks.ANTI_EX, "fill_up": attacks.FILL_UP,
+            "file_a": attacks.FILE_A_ATTACKS}
+    assert all(np.array_equal(held[k], built[k]) for k in built)
