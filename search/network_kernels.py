@@ -234,6 +234,17 @@ def forward(acc, stm, net, hidden):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def score_rows(b, acc, w2t, b2, w3t, b3, w4, b4, hidden, info, linear, scratch):  # type: ignore[no-untyped-def]
+    """:func:`network_score` with the network's arrays one by one (:func:`update_rows` says why):
+    the network's part from the accumulators ``acc`` plus, when ``info`` says the network has
+    one, the linear part with weights ``linear`` (eval units, side to move's view)."""
+    v = forward_rows(acc, np.int64(b[W_STM]), w2t, b2, w3t, b3, w4, b4, hidden)
+    if info[INFO_HAS_LINEAR] != 0:
+        v += evaluate_kernel(b, linear, scratch)
+    return v
+
+
+@njit(cache=True)
 def linear_part(b, net, scratch):  # type: ignore[no-untyped-def]
     """The linear evaluator's score of ``b`` (eval units, side to move's view) when the network
     carries one, else 0; ``scratch`` is int64[>= 2]."""

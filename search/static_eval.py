@@ -45,14 +45,13 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from search.board import W_KEY, W_STM
+from search.board import W_KEY
 from search.eval_cache import cached_score, new_eval_cache, store_score
 from search.feature_kernels import evaluate_kernel, evaluate_psq_kernel, new_pawn_king_table
 from search.material_pst import PSQ_EG, PSQ_MG, new_psq_stack, new_psq_table, psq_move, psq_root
-from search.network_kernels import (INFO_HAS_LINEAR, INFO_N_BUCKETS, NET_B1, NET_B2, NET_B3, NET_B4, NET_BUCKETS,
-                                    NET_INFO, NET_LINEAR, NET_W1, NET_W2T, NET_W3T, NET_W4, STACK_PLIES,
-                                    forward_rows, network_score, refresh_accumulators, update_accumulators,
-                                    update_rows)
+from search.network_kernels import (INFO_N_BUCKETS, NET_B1, NET_B2, NET_B3, NET_B4, NET_BUCKETS, NET_INFO,
+                                    NET_LINEAR, NET_W1, NET_W2T, NET_W3T, NET_W4, STACK_PLIES, network_score,
+                                    refresh_accumulators, score_rows, update_accumulators, update_rows)
 
 #: positions in a network's evaluator state
 ES_NET, ES_ACC, ES_HIDDEN, ES_BOARDS = range(4)
@@ -251,13 +250,11 @@ def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
         return table_static
 
     def network_static(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
-        # network_score with the arrays one by one (search.network_kernels.update_rows)
+        # network_score with the arrays one by one (search.network_kernels.update_rows); a call,
+        # not lines here: numba's inlining trips its own scope check on a local of this body
         net = es[ES_NET]
-        v = forward_rows(es[ES_ACC][ply], np.int64(b[W_STM]), net[NET_W2T], net[NET_B2], net[NET_W3T],
-                         net[NET_B3], net[NET_W4], net[NET_B4], es[ES_HIDDEN])
-        if net[NET_INFO][INFO_HAS_LINEAR] != 0:
-            v += evaluate_kernel(b, net[NET_LINEAR], scratch)
-        return v
+        return score_rows(b, es[ES_ACC][ply], net[NET_W2T], net[NET_B2], net[NET_W3T], net[NET_B3], net[NET_W4],
+                          net[NET_B4], es[ES_HIDDEN], net[NET_INFO], net[NET_LINEAR], scratch)
     return network_static
 
 

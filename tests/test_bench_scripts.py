@@ -95,8 +95,7 @@ def test_every_bench_script_answers_help(tmp_path: Path) -> None:
     assert set(report["scripts"]) == set(names)
     assert all("--help" in r["stdout"] for r in report["scripts"].values())
     assert report["helpers"] == {"common": "ok", "pls_play": "ok"}
-    # --help runs no kernel; importing the scripts runs only the attack-table builders that
-    # search.attacks calls at its import (loaded from numba's cache; about 2 s to compile when cold)
+    # --help runs no kernel
     assert all(r["kernels_used_by_help"] == [] for r in report["scripts"].values())
-    assert report["kernels_used"] and all(k.startswith("search.attacks.") for k in report["kernels_used"])
+    assert report["kernels_used"] == []  # nor does importing them: search.attacks reads its shipped tables
     assert list(tmp_path.iterdir()) == []  # and nothing written
