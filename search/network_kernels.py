@@ -245,19 +245,11 @@ def score_rows(b, acc, w2t, b2, w3t, b3, w4, b4, hidden, info, linear, scratch):
 
 
 @njit(cache=True)
-def linear_part(b, net, scratch):  # type: ignore[no-untyped-def]
-    """The linear evaluator's score of ``b`` (eval units, side to move's view) when the network
-    carries one, else 0; ``scratch`` is int64[>= 2]."""
-    if net[NET_INFO][INFO_HAS_LINEAR] == 0:
-        return np.int64(0)
-    return evaluate_kernel(b, net[NET_LINEAR], scratch)
-
-
-@njit(cache=True)
 def network_score(b, acc, net, hidden, scratch):  # type: ignore[no-untyped-def]
     """The whole score of board ``b`` with accumulators ``acc`` (int16[2, H]): the network's
     part plus the linear part (eval units, side to move's view)."""
-    return forward(acc, np.int64(b[W_STM]), net, hidden) + linear_part(b, net, scratch)
+    return score_rows(b, acc, net[NET_W2T], net[NET_B2], net[NET_W3T], net[NET_B3], net[NET_W4], net[NET_B4],
+                      hidden, net[NET_INFO], net[NET_LINEAR], scratch)
 
 
 @njit(cache=True)
