@@ -11,6 +11,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("tuner.commands.ingest", "turn PGN or position files into a position set (parquet + manifest)"),
     "selfplay": ("tuner.commands.selfplay", "play the engine against itself; keep every position with its search "
                                             "score, best move and result (a position set)"),
+    "merge": ("tuner.commands.merge", "merge position sets into one (each row keeps its split; games renumbered; "
+                                      "repeated positions dropped)"),
     "tune": ("tuner.commands.tune", "learn weights from a position set ({methods})"),
     "export": ("tuner.commands.export", "write weights as JSON, a C header, packed S(mg, eg) tables, a Rust "
                                         "module or a text view; a network as a C header with its forward pass"),

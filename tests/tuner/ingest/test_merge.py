@@ -1,0 +1,105 @@
+"""tuner.ingest.merge: several position sets as one (tuner merge)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tuner.cli import main
+from tuner.errors import TunerError
+from tuner.ingest.merge import merge_sets
+from tuner.ingest.reader import read_manifest, read_split
+from tuner.ingest.schema import SPLITS
+
+#: positions from the shipped sample's first game, as a bullet file (FEN | score | result)
+BULLET = """\
+rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 | 30 | 1-0
+rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 | 25 | 1-0
+rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2 | 28 | 1/2-1/2
+r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3 | 20 | 0-1
+"""
+
+
+@pytest.fixture(scope="module")
+def bullet_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("bullet")
+    (folder / "scores.txt").write_text(BULLET * 20, encoding="utf-8")
+    out = folder / "set"
+    assert main(["ingest", str(folder / "scores.txt"), "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+def frames(folder: Path) -> dict[str, pl.DataFrame]:
+    return {split: read_split(folder, split) for split in SPLITS}
+
+
+def test_merge_keeps_every_row_in_its_split_and_renumbers_games(sample_set: Path, bullet_set: Path,
+                                                                 tmp_path: Path) -> None:
+    out = tmp_path / "merged"
+    manifest = merge_sets([sample_set, bullet_set], out, progress=False)
+    a, b, merged = frames(sample_set), frames(bullet_set), frames(out)
+    offset = 1 + max(int(f["game_id"].max()) for f in a.values() if f.height)
+    for split in SPLITS:
+        want = pl.concat([a[split], b[split].with_columns(pl.col("game_id") + offset)]).sort("game_id", "ply")
+        assert merged[split].equals(want), split
+        assert manifest["splits"][split]["positions"] == want.height
+        assert manifest["splits"][split]["games"] == want["game_id"].n_unique()
+    assert [i["game_id_offset"] for i in manifest["inputs"]] == [0, offset]
+    assert manifest["positions"]["kept"] == sum(f.height for f in merged.values())
+    assert manifest["positions"]["dropped_by_reason"] == {"duplicate": 0}
+    assert read_manifest(out) == manifest
+    # the merged set is a position set like any other: a scores-only set and a games set in one
+    assert merged["train"]["score"].null_count() == a["train"].height
+    assert merged["train"]["move"].null_count() == b["train"].height
+
+
+def test_merge_drops_repeats_of_earlier_sets_unless_told(sample_set: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(sample_set, copy)
+    same = merge_sets([sample_set, copy], tmp_path / "same", progress=False)
+    a = frames(sample_set)
+    assert all(frames(tmp_path / "same")[s].equals(a[s]) for s in SPLITS)
+    total = sum(f.height for f in a.values())
+    assert same["positions"] == {"read": 2 * total, "dropped_by_reason": {"duplicate": total}, "kept": total,
+                                 **{s: a[s].height for s in SPLITS}}
+    both = merge_sets([sample_set, copy], tmp_path / "both", dedup=False, progress=False)
+    assert both["positions"]["kept"] == 2 * total
+    merged = frames(tmp_path / "both")
+    offset = both["inputs"][1]["game_id_offset"]
+    for split in SPLITS:
+        second = merged[split].filter(pl.col("game_id") >= offset)
+        assert second.equals(a[split].with_columns(pl.col("game_id") + offset)), split
+
+
+def test_merge_command_prints_one_line_and_refuses_bad_input(sample_set: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(sample_set, copy)
+    out = tmp_path / "out"
+    assert main(["merge", str(sample_set), str(copy), "--out", str(out), "--no-progress"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("merge: 2 sets,") and "kept" in line and "\n" not in line
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(TunerError, match="at least two"):
+        merge_sets([sample_set], tmp_path / "one")
+    with pytest.raises(TunerError, match="given twice"):
+        merge_sets([sample_set, sample_set], tmp_path / "twice")
+    with pytest.raises(TunerError, match="also the output"):
+        merge_sets([sample_set, out], out)
+    with pytest.raises(TunerError, match="no such position-set folder"):
+        merge_sets([sample_set, tmp_path / "nowhere"], tmp_path / "x")
+    broken = tmp_path / "broken"
+    shutil.copytree(sample_set, broken)
+    (broken / "validation.parquet").write_bytes(b"not parquet")
+    with pytest.raises(TunerError, match=r"validation\.parquet"):
+        merge_sets([sample_set, broken], out, overwrite=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # left as it was
+    assert not list(tmp_path.glob(".out.partial-*"))
+    rc = main(["merge", str(sample_set), str(tmp_path / "nowhere"), "--out", str(tmp_path / "y")])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and err.count("\n") == 0 and "nowhere" in err
+    json.loads((out / "manifest.json").read_text())

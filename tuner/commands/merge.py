@@ -1,0 +1,51 @@
+"""``tuner merge SET SET... --out DIR``: several position sets as one (see :mod:`tuner.ingest.merge`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tuner.commands import command_help
+from tuner.errors import one_line
+
+DESCRIPTION = """\
+Write the position sets SET... (folders written by tuner ingest or tuner selfplay) as one
+position set in DIR, for a learner to train on all of them (e.g. every self-play generation).
+
+Each row keeps the split its set gave it (training, validation, test), so a network trained on
+one set is never validated on its own training games in the merged one. Game ids are shifted
+per set so that games of different sets never share one. A (position, move) pair already kept
+from an earlier row is dropped (--no-dedup keeps every row): the sets are read in the order
+given, so list the one whose rows should win first.
+
+DIR is written as tuner ingest writes it: a temporary folder renamed into place at the end, so
+an interrupted merge leaves DIR as it was; a DIR holding other files is refused unless
+--overwrite. Its manifest lists each input set with the SHA-256 of its manifest.
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("merge", help=command_help("merge"), description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sets", nargs="+", metavar="SET", help="position-set folders, two or more, first wins a repeat")
+    p.add_argument("--out", metavar="DIR", required=True, help="the merged position set's folder")
+    p.add_argument("--overwrite", action="store_true",
+                   help="write into a DIR that holds other files too: only the position set's files are replaced")
+    p.add_argument("--dedup", action=argparse.BooleanOptionalAction, default=True,
+                   help="drop a (position, move) pair kept from an earlier row (default: on)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+                   help="no progress bar (it is shown only on a terminal anyway)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuner.ingest.merge import merge_sets  # noqa: PLC0415 - polars: only when the command runs
+
+    manifest = merge_sets(args.sets, args.out, dedup=args.dedup, overwrite=args.overwrite, progress=args.progress)
+    pos, splits = manifest["positions"], manifest["splits"]
+    print(one_line(f"merge: {len(manifest['inputs'])} sets, {pos['read']} positions read, {pos['kept']} kept "
+                   f"({pos['dropped_by_reason']['duplicate']} repeated); train {splits['train']['positions']} "
+                   f"({splits['train']['games']} games), validation {splits['validation']['positions']} "
+                   f"({splits['validation']['games']}), test {splits['test']['positions']} ({splits['test']['games']}); "
+                   f"wrote {args.out} in {manifest['elapsed_seconds']:.1f} s"), file=sys.stdout)
+    return 0

@@ -1,0 +1,178 @@
+"""Merging position sets into one: ``tuner merge OUT SET SET...``.
+
+Each generation of self-play adds a set; a learner trains on all of them. A merged set keeps
+every row where its input put it (a training game stays a training game, so a network trained
+on one set is never validated on its own training games in the merged set), renumbers the
+games so that ids of different inputs never meet (each input's ids are shifted past the
+previous inputs' largest), and drops repeated (position, move) pairs in input order, as
+``tuner ingest`` does: the first input's row is kept. Rows are read and written in chunks, so
+memory holds one chunk plus the set of keys (about 70 bytes per kept position).
+
+The output is a position set like any other (:mod:`tuner.ingest.schema`), written through the
+same staging folder and atomic rename as ``tuner ingest``: an interrupted merge leaves the
+output as it was. Its manifest lists every input set with its manifest's SHA-256, so a run on
+the merged set notices when an input was rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import polars as pl
+
+import tuner
+from tuner.errors import TunerError, one_line
+from tuner.ingest.positions import SPLIT_COLUMN
+from tuner.ingest.reader import read_manifest, read_split
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
+from tuner.ingest.writer import (
+    PositionWriter,
+    check_output,
+    clean_leftovers,
+    commit,
+    staging_dir,
+    staging_path,
+    write_manifest,
+)
+from tuner.progress import progress_bar
+
+#: rows read from an input split at a time
+CHUNK_ROWS = 200_000
+
+
+def _split_rows(folder: Path, split: str) -> int:
+    path = folder / split_file(split)
+    try:
+        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+    except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
+        raise TunerError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
+
+
+def _max_game_id(folder: Path) -> int:
+    """The largest ``game_id`` over the three splits of ``folder`` (-1 for an empty set)."""
+    top = -1
+    for split in SPLITS:
+        path = folder / split_file(split)
+        try:
+            value = pl.scan_parquet(path).select(pl.col("game_id").max()).collect().item()
+        except Exception as exc:  # noqa: BLE001  (as above)
+            raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
+        if value is not None:
+            top = max(top, int(value))
+    return top
+
+
+def check_inputs(sets: list[Path], out: Path) -> list[dict[str, Any]]:
+    """Refuse, before any work, fewer than two inputs, an input given twice, the output among
+    the inputs, or an input that is not a readable position set; return their manifests."""
+    if len(sets) < 2:
+        raise TunerError("merge needs at least two position sets")
+    resolved = [s.resolve() for s in sets]
+    for i, path in enumerate(resolved):
+        if path in resolved[:i]:
+            raise TunerError(f"{sets[i]}: given twice")
+        if path == out.resolve():
+            raise TunerError(f"{sets[i]}: is also the output folder; write the merged set elsewhere")
+    manifests = []
+    for folder in sets:
+        manifest = read_manifest(folder)
+        for split in SPLITS:
+            if not (folder / split_file(split)).is_file():
+                raise TunerError(f"{folder / split_file(split)}: missing from the position set")
+        manifests.append(manifest)
+    return manifests
+
+
+def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, overwrite: bool = False,
+               progress: bool | None = None, log: TextIO = sys.stderr) -> dict[str, Any]:
+    """Write the position sets ``sets`` as one set in ``out``; return its manifest.
+
+    Parameters
+    ----------
+    sets : position-set folders (two or more), in the order their rows are kept.
+    out : the output folder (refused if it holds anything but a position set, unless
+        ``overwrite``, which replaces only the set's own files there).
+    dedup : drop a (Zobrist key, move) pair seen in an earlier row (of any split or input).
+    progress : a tqdm bar over the rows (None: only on a terminal).
+
+    Raises
+    ------
+    TunerError
+        One line naming the input or output at fault; the output is then left as it was.
+    """
+    started = time.perf_counter()
+    folders = [Path(s) for s in sets]
+    out = Path(out)
+    manifests = check_inputs(folders, out)
+    sizes = [{split: _split_rows(folder, split) for split in SPLITS} for folder in folders]
+    total = sum(sum(size.values()) for size in sizes)
+    staging: Path | None = None
+    private = staging_path(out)
+    try:
+        for note in clean_leftovers(out):
+            print(one_line(note), file=log)
+        keep_others = check_output(out, overwrite=overwrite)
+        staging = staging_dir(out)
+        writer = PositionWriter(staging, dedup=dedup)
+        offsets, dropped, offset = [], 0, 0
+        with progress_bar(total=total, unit="pos", desc="merge", file=sys.stderr, leave=False,
+                          disable=None if progress is None else not progress) as bar:
+            for folder, size in zip(folders, sizes, strict=True):
+                offsets.append(offset)
+                for k, split in enumerate(SPLITS):
+                    for lo in range(0, size[split], CHUNK_ROWS):
+                        rows = np.arange(lo, min(lo + CHUNK_ROWS, size[split]), dtype=np.int64)
+                        frame = read_split(folder, split, rows=rows)
+                        frame = frame.with_columns(pl.col("game_id") + offset,
+                                                   pl.lit(k, dtype=pl.Int8()).alias(SPLIT_COLUMN))
+                        dropped += writer.add(frame)
+                        bar.update(len(rows))
+                offset += _max_game_id(folder) + 1
+        empty = {split: np.zeros(0, dtype=np.int64) for split in SPLITS}
+        counts = writer.finish(empty)
+        if not sum(counts.values()):
+            raise TunerError(f"{out}: the inputs hold no position; nothing written")
+        games = {split: int(pl.scan_parquet(staging / split_file(split)).select(pl.col("game_id").n_unique())
+                            .collect().item()) for split in SPLITS}
+        manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, counts, games, started)
+        write_manifest(staging / MANIFEST, manifest)
+        commit(staging, out, keep_others=keep_others)
+    except OSError as exc:
+        where = exc.filename if isinstance(exc.filename, str) and not exc.filename.startswith(str(private)) else out
+        raise TunerError(f"{where}: {exc.strerror or exc} (while merging; {out} was left as it was)") from None
+    finally:
+        if staging is not None and staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return manifest
+
+
+def _manifest(folders: list[Path], manifests: list[dict[str, Any]], sizes: list[dict[str, int]],
+              offsets: list[int], dedup: bool, dropped: int, counts: dict[str, int], games: dict[str, int],
+              started: float) -> dict[str, Any]:
+    inputs = []
+    for folder, manifest, size, offset in zip(folders, manifests, sizes, offsets, strict=True):
+        digest = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
+        inputs.append({"path": str(folder), "name": folder.name, "kind": "position-set", "sha256": digest,
+                       "positions": size, "game_id_offset": offset,
+                       "inputs": [i.get("name") for i in manifest.get("inputs", []) if isinstance(i, dict)]})
+    read = sum(sum(size.values()) for size in sizes)
+    return {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "package_version": tuner.__version__,
+        "inputs": inputs,
+        "config": {"merge": True, "dedup": dedup},
+        "games": {"read": sum(games.values()), "kept": sum(games.values()), "rejected": 0, "rejected_by_reason": {}},
+        "positions": {"read": read, "dropped_by_reason": {"duplicate": dropped}, "kept": sum(counts.values()),
+                      **counts},
+        "splits": {split: {"file": split_file(split), "games": games[split], "positions": counts[split]}
+                   for split in SPLITS},
+        "columns": {name: str(dtype) for name, dtype in SCHEMA.items()},
+        "elapsed_seconds": round(time.perf_counter() - started, 3),
+    }
