@@ -6,7 +6,7 @@ An *evaluator* (:data:`Evaluator`) is either the linear evaluator's weights (int
 
 * a built-in linear set (``material``, ``classic``, ``gm``), a JSON weights file or a text view
   (:func:`search.weights.load_weights`);
-* a built-in network (:data:`BUILTIN_NETWORKS`: ``gm-nn``) or a network file (``.mtnn``, known
+* a built-in network (:data:`BUILTIN_NETWORKS`: ``gm-nn``, ``nnue``) or a network file (``.mtnn``, known
   by its magic bytes, whatever its name);
 * a new network, ``network:HxH2xH3[/BUCKETS][+LINEAR][@SEED]``: random parameters of that shape
   (``BUCKETS`` ``none`` or ``4``, default ``none``); with ``+LINEAR`` (a linear spec: ``gm``, a

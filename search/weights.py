@@ -61,8 +61,9 @@ BUILTIN_DIR = Path(__file__).resolve().parent / "data"
 #: the output of the recipe ``tuner/recipes/gm.toml`` on the grandmaster games, docs/quality.md)
 BUILTIN_SETS = ("material", "classic", "gm")
 #: networks that ship with the package, by name (``BUILTIN_DIR / NAME.mtnn``; ``gm-nn`` is the
-#: output of the recipe ``tuner/recipes/gm-nn.toml``, docs/quality.md)
-BUILTIN_NETWORKS = ("gm-nn",)
+#: output of the recipe ``tuner/recipes/gm-nn.toml``, docs/quality.md; ``nnue``, a pure network, of
+#: ``tuner/recipes/nnue.toml`` on self-play data, docs/network.md)
+BUILTIN_NETWORKS = ("gm-nn", "nnue")
 
 
 def builtin_network(spec: str) -> Path | None:

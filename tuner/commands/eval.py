@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("fen", metavar="FEN", help="position in FEN, or 'startpos'")
     p.add_argument("--weights", default="classic", metavar="FILE",
                    help="weights file (JSON or text view), network file (.mtnn), or a built-in set: material, "
-                        "classic, gm, gm-nn (default: classic)")
+                        "classic, gm, gm-nn, nnue (default: classic)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="how many terms to list (default: 10)")
     p.set_defaults(func=run)
 
