@@ -57,7 +57,7 @@ from tuner.training.driver import drive
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Dataset, Executor, LocalExecutor, dataset_length
 from tuner.methods.registry import Method, by_evaluator
-from tuner.methods.mmto_config import MmtoConfig, pls_options, pls_refusal, refusing_pls, stalled
+from tuner.methods.mmto_config import MmtoConfig, pls_options, pls_refusal, refusing_pls, stalled, value_target
 from tuner.arena.movematch import top_k_credit
 from tuner.methods.network_mmto import NetworkMmtoTrainer
 from search.evaluators import Evaluator
@@ -502,7 +502,7 @@ class MmtoTrainer:
             self.summary = None
         # the same dataset at every sweep (a Dask executor ships it once); chunked data's
         # positions are built by the workers, never loaded here (TrainingData.train_chunks)
-        s = sweep_kept(self.data.train_chunks(), self.w, depth=self.common.depth,
+        s = sweep_kept(self.data.train_chunks(value_target(self.cfg)), self.w, depth=self.common.depth,
                        budget=self.common.budget, slope=self.cfg.slope, window=self.cfg.window, executor=ex,
                        batch=self.ctx.chunk, n_threads=self.ctx.threads, progress=self.ctx.progress,
                        pacer=self.ctx.pacer("sweep"), loss=self.cfg.loss, pls_threshold=self.cfg.pls_threshold,

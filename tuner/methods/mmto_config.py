@@ -15,6 +15,7 @@ from objectives.mmto import LOSSES
 from search.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
+from tuner.training.training_data import ValueTarget
 from tuner.training.weight_masks import constraint_masks, mask_of
 
 
@@ -48,6 +49,10 @@ class MmtoConfig:
     result_weight: float = help_field(0.0, "mu: weight of Texel's game-result term mu * mean (R - sigma(K "
                                            "s_played))^2 over the same leaves (0: none)")
     result_k: float = help_field(0.0, "K of that term per centipawn (0: fitted on the start weights)")
+    result_lam: float = help_field(0.0, "with a result term on a set with search scores (tuner selfplay): the "
+                                        "target of a scored position is lam * sigma(K score) + (1 - lam) * R, "
+                                        "as texel's --lam (1: the scores alone, unscored positions have no "
+                                        "target; 0: the results); needs result_k")
     window: float = help_field(300.0, "keep for the updates only moves scored within this many "
                                       "centipawns of the played move (0: all moves; 300: Arasan's "
                                       "3-pawn window)")
@@ -83,6 +88,11 @@ class MmtoConfig:
             raise ValueError(f"loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
         if not (self.result_weight >= 0 and math.isfinite(self.result_weight)) or self.result_k < 0:
             raise ValueError("result_weight and result_k must be >= 0")
+        if not 0.0 <= self.result_lam <= 1.0:
+            raise ValueError(f"result_lam must be from 0 to 1, not {self.result_lam}")
+        if self.result_lam > 0 and (self.result_weight == 0 or self.result_k == 0):
+            raise ValueError("result_lam needs a result term with a fixed K: give result_weight and result_k "
+                             "(e.g. --result-weight 1 --result-k 0.0064)")
         l1_mask = mask_of(self.l1_on, "l1_on")
         constrained = mask_of(self.constraint, "constraint")
         if np.any(l1_mask & constrained):
@@ -133,4 +143,9 @@ def refusing_pls(network: Callable[..., Any]) -> Callable[..., Any]:
     return make
 
 
-__all__ = ["MmtoConfig", "pls_options", "pls_refusal", "refusing_pls", "stalled"]
+__all__ = ["MmtoConfig", "pls_options", "pls_refusal", "refusing_pls", "stalled", "value_target"]
+
+
+def value_target(cfg: MmtoConfig) -> ValueTarget | None:
+    """The result term's targets on scored positions (``result_lam`` > 0), or None: the results."""
+    return ValueTarget(cfg.result_lam, cfg.result_k) if cfg.result_weight > 0 and cfg.result_lam > 0 else None

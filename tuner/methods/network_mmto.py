@@ -43,7 +43,7 @@ from tuner.training.training_data import TrainingData
 from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 
-from tuner.methods.mmto_config import MmtoConfig, stalled
+from tuner.methods.mmto_config import MmtoConfig, stalled, value_target
 
 
 
@@ -150,7 +150,11 @@ def parameter_scales(shape: NetworkShape) -> np.ndarray:
                            for k, s in shape.array_shapes().items()])
 
 
-def _results(data: TrainingData) -> np.ndarray:
+def _results(data: TrainingData, cfg: MmtoConfig) -> np.ndarray:
+    """The result term's targets of the training positions (float64[P], NaN: none)."""
+    value = value_target(cfg)
+    if value is not None:
+        return value.targets(data.train)
     r = data.train.results
     return np.full(len(data.train), np.nan) if r is None else np.asarray(r, dtype=np.float64)
 
@@ -177,7 +181,7 @@ class NetworkMmtoTrainer:
         self.k = cfg.result_k
         self.history: list[float] = []
         self.summary: NetworkSweepSummary | None = None
-        self.results = _results(data)
+        self.results = _results(data, cfg)
 
     def _search(self) -> tuple[NetworkSweepSummary, float]:
         t = time.perf_counter()

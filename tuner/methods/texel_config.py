@@ -30,6 +30,7 @@ from search.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
 from tuner.training.positions import Positions
+from tuner.training.training_data import ValueTarget
 from tuner.training.weight_masks import constraint_masks, mask_of
 
 
@@ -170,12 +171,9 @@ def value_targets(pos: Positions, cfg: TexelConfig, k_cp: float) -> np.ndarray:
         return np.zeros(0, dtype=np.float64)
     if not uses_scores(pos, cfg):
         return results_of(pos)
-    assert pos.scores is not None
-    fitted = 0.5 * (1.0 + np.tanh(0.5 * k_cp * pos.scores))
-    if cfg.lam == 1.0:
-        return np.asarray(fitted, dtype=np.float64)
-    out: np.ndarray = cfg.lam * fitted + (1.0 - cfg.lam) * results_of(pos)
-    return out
+    if cfg.lam < 1.0:
+        results_of(pos)  # the mix needs them
+    return ValueTarget(cfg.lam, k_cp).targets(pos)  # every kept position has a score
 
 
 def describe_drops(dropped: dict[str, int]) -> str:

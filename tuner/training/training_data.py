@@ -31,9 +31,36 @@ from tuner.methods.registry import PLAYED_MOVES, methods
 from tuner.training.tune_config import TuneConfig
 
 
-def train_arrays(pos: Positions, played_index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class ValueTarget:
+    """The target of a value term on a position with a search score (a ``tuner selfplay``
+    set): ``lam * sigma(k_cp * score) + (1 - lam) * R``, the score in centipawns and R the
+    game's result, both from the mover's view (the NNUE convention, as Texel's ``--lam``).
+    A position without a score keeps R when ``lam < 1`` and has no target when ``lam`` is 1."""
+
+    lam: float
+    k_cp: float
+
+    def targets(self, pos: Positions) -> np.ndarray:
+        """float64[P]: each position's target (NaN: none)."""
+        results = np.full(len(pos), np.nan) if pos.results is None else np.asarray(pos.results, dtype=np.float64)
+        if pos.scores is None or self.lam == 0:
+            return results if self.lam < 1 else np.full(len(pos), np.nan)
+        scores = np.asarray(pos.scores, dtype=np.float64)
+        scored = np.isfinite(scores)
+        fitted = 0.5 * (1.0 + np.tanh(0.5 * self.k_cp * np.where(scored, scores, 0.0)))
+        mixed = fitted if self.lam == 1 else self.lam * fitted + (1.0 - self.lam) * results
+        out: np.ndarray = np.where(scored, mixed, results if self.lam < 1 else np.nan)
+        return out
+
+
+def train_arrays(pos: Positions, played_index: np.ndarray,
+                 value: ValueTarget | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What a sweep maps over: ``(boards, played_index, results)``, the results float64[P] from
-    the mover's view (NaN: none, also for a source without results)."""
+    the mover's view (NaN: none, also for a source without results); with ``value``, its
+    targets (:class:`ValueTarget`) in place of the results."""
+    if value is not None:
+        return pos.boards, played_index, value.targets(pos)
     results = np.full(len(pos), np.nan) if pos.results is None else np.asarray(pos.results, dtype=np.float64)
     return pos.boards, played_index, results
 
@@ -47,12 +74,13 @@ class TrainingChunks:
     ``a:z`` of the arrays a loaded run maps over (the same rows through the same conversion)."""
 
     rows: PositionRows
+    value: ValueTarget | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def part(self, a: int, z: int) -> TrainingChunks:
-        return TrainingChunks(self.rows.part(a, z))
+        return TrainingChunks(self.rows.part(a, z), self.value)
 
     def problem(self) -> str | None:
         """Why this process cannot build the chunks (:meth:`PositionRows.problem`), or None."""
@@ -60,7 +88,7 @@ class TrainingChunks:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         pos = self.rows.read()
-        return train_arrays(pos, played_indices(pos))
+        return train_arrays(pos, played_indices(pos), self.value)
 
 
 class TrainingData:
@@ -114,14 +142,15 @@ class TrainingData:
             self._index = played_indices(self._train)
         return self._train, self._index
 
-    def train_chunks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | TrainingChunks:
+    def train_chunks(self, value: ValueTarget | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | TrainingChunks:
         """What a sweep maps over (``Executor.map_chunks``), the same object at every call (a
         Dask executor ships it once per run): loaded data's ``(boards, played_index, results)``
-        (:func:`train_arrays`), or chunked data's :class:`TrainingChunks`, which build those
-        arrays chunk by chunk where they are searched."""
+        (:func:`train_arrays`, with ``value``'s targets as the results), or chunked data's
+        :class:`TrainingChunks`, which build those arrays chunk by chunk where they are
+        searched. ``value`` is a run's: the first call's is kept."""
         if self._chunks is None:
-            self._chunks = (TrainingChunks(self.train_rows) if self.train_rows is not None
-                            else train_arrays(self.train, self.train_played_index))
+            self._chunks = (TrainingChunks(self.train_rows, value) if self.train_rows is not None
+                            else train_arrays(self.train, self.train_played_index, value))
         return self._chunks
 
 
@@ -173,4 +202,4 @@ def _require_moves(data: str) -> None:
                          f"methods that use results: {', '.join(users) or 'none'}")
 
 
-__all__ = ["TrainingChunks", "TrainingData", "load_training_data", "train_arrays"]
+__all__ = ["TrainingChunks", "TrainingData", "ValueTarget", "load_training_data", "train_arrays"]

@@ -227,3 +227,54 @@ def test_adam_option_lowers_the_objective_holds_constraints_and_resumes(small_se
     _run(tmp_path, "adam-split", small_set, common, MmtoConfig(**{**cfg.__dict__, "iterations": 1}), w0)
     split_w, split = _run(tmp_path, "adam-split", small_set, common, cfg, w0, resume=True)
     assert np.array_equal(full_w, split_w) and _strip_seconds(full) == _strip_seconds(split)
+
+
+def test_value_target_mixes_scores_and_results_as_texel_does() -> None:
+    from tuner.training.positions import Positions  # noqa: PLC0415
+    from tuner.training.training_data import ValueTarget  # noqa: PLC0415
+
+    small = from_boards([chess.Board()] * 4, [chess.Move.from_uci("e2e4")] * 4, [0, 1, 2, 3])
+    results = np.array([1.0, 0.0, 0.5, np.nan])
+    scores = np.array([100.0, np.nan, -200.0, 0.0])
+    pos = Positions(small.boards, small.played, small.game_ids, small.labels, results, scores)
+    sig = lambda x: 1.0 / (1.0 + np.exp(-0.004 * x))  # noqa: E731
+    np.testing.assert_allclose(ValueTarget(1.0, 0.004).targets(pos), [sig(100), np.nan, sig(-200), 0.5])
+    np.testing.assert_allclose(ValueTarget(0.25, 0.004).targets(pos),
+                               [0.25 * sig(100) + 0.75, 0.0, 0.25 * sig(-200) + 0.375, np.nan])
+    unscored = Positions(small.boards, small.played, small.game_ids, small.labels, results, None)
+    np.testing.assert_allclose(ValueTarget(0.25, 0.004).targets(unscored), results)
+    assert np.isnan(ValueTarget(1.0, 0.004).targets(unscored)).all()
+    with pytest.raises(ValueError, match="result_k"):
+        MmtoConfig(result_weight=1.0, result_lam=1.0).validate()
+    with pytest.raises(ValueError, match="result_lam"):
+        MmtoConfig(result_weight=1.0, result_k=0.004, result_lam=1.5).validate()
+
+
+def test_result_term_on_search_scores_is_the_squared_error_to_their_sigmoid(small_set: TrainingData,
+                                                                           tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # GM moves with self-play values: every training position carries a search score (here
+    # its depth-2 value under gm, centipawns, mover's view) and the move term keeps its moves
+    from tuner.training.positions import Positions  # noqa: PLC0415
+
+    train = small_set.train.subset(np.arange(300))
+    index = small_set.train_played_index[:300]
+    gm = load_weights("gm").values
+    deep = sweep(train.boards, 2, gm)
+    value = np.array([deep.scores[a:z].max() for a, z in zip(deep.pos_ptr[:-1], deep.pos_ptr[1:])]) / EVAL_SCALE
+    scored = Positions(train.boards, train.played, train.game_ids, train.labels, None, value)
+    data = TrainingData(scored, small_set.validation, index)
+    w0 = load_weights("classic").values
+    k = 0.004
+    cfg = MmtoConfig(iterations=1, patience=5, loss="softmax", result_weight=2.0, result_k=k, result_lam=1.0)
+    _, metrics = _run(tmp_path, "values", data, TuneConfig(data="-", out="-"), cfg, w0)
+    # the independent figure: each played move's depth-1 score under the start weights
+    sw = sweep(train.boards, 1, w0)
+    played = sw.scores[sw.pos_ptr[:-1] + index] / EVAL_SCALE
+    want = np.mean((1 / (1 + np.exp(-k * value)) - 1 / (1 + np.exp(-k * played))) ** 2)
+    assert metrics[0]["k"] == k and metrics[0]["j_result"] == pytest.approx(want, rel=1e-9)
+    assert metrics[0]["j"] == pytest.approx(metrics[0]["j_main"] + 2.0 * want + metrics[0]["j_l1"])
+    # the term pulls the weights toward the values: weighted 100 times more, it ends lower
+    heavy = MmtoConfig(iterations=1, patience=5, loss="softmax", result_weight=200.0, result_k=k, result_lam=1.0)
+    _, heavy_metrics = _run(tmp_path, "values-heavy", data, TuneConfig(data="-", out="-"), heavy, w0)
+    assert heavy_metrics[0]["j_result"] == metrics[0]["j_result"]
+    assert heavy_metrics[1]["j_result"] < min(metrics[1]["j_result"], metrics[0]["j_result"])
