@@ -28,13 +28,13 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from search.search_api import move_indices, move_match, search, search_many, signed_features, sweep
-from search.catalog import N_FEATURES
-from search.convert import STARTING_FEN, from_chess, from_fen
-from search.evaluation_api import evaluate, evaluate_batch, features, features_batch
-from search.perft import divide, perft
-from search.validate import MAX_ABS_WEIGHT
-from search.iterative import Searcher
+from search.tree.search_api import move_indices, move_match, search, search_many, signed_features, sweep
+from search.params.catalog import N_FEATURES
+from search.core.convert import STARTING_FEN, from_chess, from_fen
+from search.evaluation.evaluation_api import evaluate, evaluate_batch, features, features_batch
+from search.core.perft import divide, perft
+from search.evaluation.validate import MAX_ABS_WEIGHT
+from search.tree.iterative import Searcher
 
 FENS = [
     STARTING_FEN,

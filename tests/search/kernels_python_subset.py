@@ -30,15 +30,15 @@ from tests.search.test_quiescence import (
 from tests.search.test_move_model import SPECIAL
 from tests.search.test_move_model import assert_agree as assert_move_features_agree
 
-from search.convert import from_chess, from_fen
-from search.feature_kernels import evaluate_batch_kernel
-from search.perft import divide, perft
-from search.search_api import search_many
+from search.core.convert import from_chess, from_fen
+from search.evaluation.feature_kernels import evaluate_batch_kernel
+from search.core.perft import divide, perft
+from search.tree.search_api import search_many
 
 
 def test_the_kernels_run_as_plain_python() -> None:
     # the subset means nothing if numba compiled the kernels after all
-    from search.movegen import generate_moves
+    from search.core.movegen import generate_moves
 
     assert not hasattr(generate_moves, "py_func"), "NUMBA_DISABLE_JIT=1 was not in effect"
 
@@ -81,7 +81,7 @@ def test_search_equals_the_oracle_on_real_positions(real_boards: list[chess.Boar
 
 def test_batch_search_equals_the_oracle_on_real_positions(real_boards: list[chess.Board]) -> None:
     # the batch kernel's evaluator state: pawn-king table, score cache, and the material and
-    # piece-square sums kept move by move (search/material_pst.py)
+    # piece-square sums kept move by move (search/evaluation/material_pst.py)
     oracle = Oracle(CLASSIC)
     boards = real_boards[7::300]
     result = search_many(np.stack([from_chess(board) for board in boards]), 2, CLASSIC)

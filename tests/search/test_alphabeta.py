@@ -11,12 +11,12 @@ from tests.oracles.minimax import MATE as ORACLE_MATE
 from tests.oracles.minimax import MAX_PLY as ORACLE_MAX_PLY
 from tests.oracles.minimax import Oracle
 
-from search.alphabeta import KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MAX_PLY
-from search.search_api import move_indices, search, search_many, signed_features, sweep
-from search.convert import from_chess, from_fen, legal_moves, move_to_chess, push, to_fen, uci_key
-from search.evaluation_api import EVAL_SCALE, evaluate, features
-from search.feature_kernels import evaluate_batch_kernel
-from search.weights import load_weights
+from search.tree.alphabeta import KIND_DRAW, KIND_EVAL, KIND_MATE, MATE, MAX_PLY
+from search.tree.search_api import move_indices, search, search_many, signed_features, sweep
+from search.core.convert import from_chess, from_fen, legal_moves, move_to_chess, push, to_fen, uci_key
+from search.evaluation.evaluation_api import EVAL_SCALE, evaluate, features
+from search.evaluation.feature_kernels import evaluate_batch_kernel
+from search.params.weights import load_weights
 
 CLASSIC = load_weights("classic").values
 
@@ -308,7 +308,7 @@ def test_repetition_from_game_history_draws() -> None:
     history = [int(start[13])]
     b = start
     for uci in seq:
-        from search.convert import move_from_uci
+        from search.core.convert import move_from_uci
 
         b = push(b, move_from_uci(b, uci))
         history.append(int(b[13]))

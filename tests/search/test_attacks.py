@@ -1,4 +1,4 @@
-"""Slider attacks (search/attacks.py, kindergarten bitboards) against ray walks: the kernels'
+"""Slider attacks (search/core/attacks.py, kindergarten bitboards) against ray walks: the kernels'
 for every square and every occupancy of the lines through it, and the board validator's two
 copies (vectorised and plain integers) on random occupancies."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.attacks import (ANTI_EX, BISHOP_DIRS, DIAG_EX, RANK_EX, ROOK_DIRS, _ray_attacks, bishop_attacks,
+from search.core.attacks import (ANTI_EX, BISHOP_DIRS, DIAG_EX, RANK_EX, ROOK_DIRS, _ray_attacks, bishop_attacks,
                             queen_attacks, rook_attacks)
-from search.bits import FILE_A, ZERO
-from search.validate import _bishop, _bishop_attacks, _rook, _rook_attacks
+from search.core.bits import FILE_A, ZERO
+from search.core.validate import _bishop, _bishop_attacks, _rook, _rook_attacks
 
 
 @njit(cache=True)
@@ -80,7 +80,7 @@ def test_queen_attacks_equal_ray_walks_along_both_kinds_of_line() -> None:
 
 
 def test_the_validators_sliders_equal_ray_walks() -> None:
-    """search/validate.py's vectorised and plain-integer copies of the kernels' formulas."""
+    """search/core/validate.py's vectorised and plain-integer copies of the kernels' formulas."""
     sq, occ = _random_occupancies(1000)
     rook, bishop = _rook_attacks(sq, occ), _bishop_attacks(sq, occ)
     for i in range(len(occ)):
@@ -94,7 +94,7 @@ def test_the_validators_sliders_equal_ray_walks() -> None:
 def test_the_shipped_tables_equal_what_the_kernels_build() -> None:
     """search/data/attack_tables.npz, which the import reads, is exactly what the builders make
     (and what the module holds)."""
-    import search.attacks as attacks
+    import search.core.attacks as attacks
 
     built = attacks.build_tables()
     with np.load(attacks.TABLES_FILE, allow_pickle=False) as shipped:

@@ -1,4 +1,4 @@
-"""The recording search of TreeStrap (search/bootstrap_tree.py) against the independent oracle
+"""The recording search of TreeStrap (search/tree/bootstrap_tree.py) against the independent oracle
 (tests/oracles/minimax.py, python-chess + the reference extractor: its exact full-window values) and the
 fast alpha-beta kernel:
 root scores, every recorded node's static value, minimax value and bound type."""
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from tests.oracles.minimax import Oracle
 
-from search.search_api import search
-from search.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeSearcher
-from search.convert import from_chess, to_chess
-from search.weights import load_weights
+from search.tree.search_api import search
+from search.tree.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeSearcher
+from search.core.convert import from_chess, to_chess
+from search.params.weights import load_weights
 
 CLASSIC = load_weights("classic").values
 RANDOM_W = np.random.default_rng(5).integers(-150, 150, CLASSIC.shape[0]).astype(np.int32)

@@ -1,4 +1,4 @@
-"""Borrowed views (search/borrow.py): the same memory as the owner's array, no owner of their
+"""Borrowed views (search/tree/borrow.py): the same memory as the owner's array, no owner of their
 own (so numba counts no references to them), inside tuples too, and nothing else changed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from numba import config, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from search.borrow import borrowed
+from search.tree.borrow import borrowed
 
 compiled_only = pytest.mark.skipif(bool(getattr(config, "DISABLE_JIT")), reason="borrowing is a compiled-code matter")
 

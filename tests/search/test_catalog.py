@@ -8,7 +8,7 @@ import re
 import chess
 import numpy as np
 
-from search.catalog import (
+from search.params.catalog import (
     CATALOG_HASH,
     DECLARATIONS,
     FEATURE_NAMES,
@@ -25,10 +25,10 @@ from search.catalog import (
     default_values,
     weight_bounds,
 )
-from search.convert import from_chess
-from search.feature_kernels import phase_of
-from search.validate import MAX_ABS_WEIGHT
-from search.weights import BUILTIN_SETS, load_weights
+from search.core.convert import from_chess
+from search.evaluation.feature_kernels import phase_of
+from search.evaluation.validate import MAX_ABS_WEIGHT
+from search.params.weights import BUILTIN_SETS, load_weights
 from tests.conftest import REPO
 
 DOCS = REPO / "docs" / "features.md"

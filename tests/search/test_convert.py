@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search.convert import InvalidFenError, from_chess, from_fen, to_fen
+from search.core.convert import InvalidFenError, from_chess, from_fen, to_fen
 
 
 def _random_reachable(seed: int, plies: int) -> chess.Board:

@@ -1,5 +1,5 @@
-"""The batch kernels' score cache (search/eval_cache.py), read through the evaluator seam's
-static score with a batch kernel's tables (search/static_eval.py): the evaluation's own scores,
+"""The batch kernels' score cache (search/evaluation/eval_cache.py), read through the evaluator seam's
+static score with a batch kernel's tables (search/evaluation/static_eval.py): the evaluation's own scores,
 hit or miss, in game order, shuffled through a two-entry cache and for other weights; a stored
 entry is what a hit returns; an empty entry is never taken for a score."""
 
@@ -8,13 +8,13 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from search.board import W_KEY
-from search.convert import from_chess
-from search.eval_cache import EC_ROWS, SCORE_BIAS, _slot, new_eval_cache
-from search.feature_kernels import evaluate_kernel, new_pawn_king_table
-from search.material_pst import new_psq_stack, new_psq_table
-from search.static_eval import eval_root, static_score
-from search.weights import load_weights
+from search.core.board import W_KEY
+from search.core.convert import from_chess
+from search.evaluation.eval_cache import EC_ROWS, SCORE_BIAS, _slot, new_eval_cache
+from search.evaluation.feature_kernels import evaluate_kernel, new_pawn_king_table
+from search.evaluation.material_pst import new_psq_stack, new_psq_table
+from search.evaluation.static_eval import eval_root, static_score
+from search.params.weights import load_weights
 
 
 def evaluate_with_caches(b: np.ndarray, w: np.ndarray, scratch: np.ndarray, pk: np.ndarray, ec: np.ndarray) -> int:

@@ -6,11 +6,11 @@ import chess
 import numpy as np
 import pytest
 
-from search.catalog import CATALOG_HASH, FEATURE_GROUPS, FEATURE_NAMES, N_BASE, N_FEATURES, PHASE_MAX, group_mask
-from search.convert import from_chess, from_fen
-from search.evaluation_api import evaluate, evaluate_batch, features, features_batch
-from search.feature_kernels import phase_of
-from search.weights import load_weights
+from search.params.catalog import CATALOG_HASH, FEATURE_GROUPS, FEATURE_NAMES, N_BASE, N_FEATURES, PHASE_MAX, group_mask
+from search.core.convert import from_chess, from_fen
+from search.evaluation.evaluation_api import evaluate, evaluate_batch, features, features_batch
+from search.evaluation.feature_kernels import phase_of
+from search.params.weights import load_weights
 
 
 @pytest.fixture(scope="module")

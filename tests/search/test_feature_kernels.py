@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from tests.oracles.reference_features import colour_counts, reference_features, reference_phase
-from search.catalog import BASE_NAMES, N_BASE, PHASE_MAX
-from search.convert import from_chess
-from search.evaluation_api import features
-from search.feature_kernels import phase_of
+from search.params.catalog import BASE_NAMES, N_BASE, PHASE_MAX
+from search.core.convert import from_chess
+from search.evaluation.evaluation_api import features
+from search.evaluation.feature_kernels import phase_of
 
 
 def numba_features(board: chess.Board) -> tuple[list[int], list[int]]:
@@ -219,8 +219,8 @@ def test_pawn_king_table_gives_the_uncached_scores(real_boards: list[chess.Board
     # the cached pawn-king sums stand for the recomputed ones: the same score for every position
     # of the shipped games in game order (hits), in a shuffled order through a two-row table
     # (rows replaced at almost every call), and for another weight vector with a fresh table
-    from search.feature_kernels import PK_ROWS, evaluate_cached_kernel, evaluate_kernel, new_pawn_king_table
-    from search.weights import load_weights
+    from search.evaluation.feature_kernels import PK_ROWS, evaluate_cached_kernel, evaluate_kernel, new_pawn_king_table
+    from search.params.weights import load_weights
 
     boards = [from_chess(b) for b in real_boards]
     rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""The batch FEN parser (search.fen_batch) against search.convert.from_fen and python-chess as
+"""The batch FEN parser (search.core.fen_batch) against search.core.convert.from_fen and python-chess as
 oracles: the same verdict on every text, the same boards and keys, python-chess's FEN and
 legal-move counts, and the moves that UCI and SAN texts name."""
 
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from tests.conftest import SAMPLE_PGN
 
-from search.convert import InvalidFenError, from_fen
-from search.fen_batch import AMBIGUOUS_MOVE, ILLEGAL_MOVE, NO_MOVE, move_specs, parse_fens
-from search.board import uci_texts
+from search.core.convert import InvalidFenError, from_fen
+from search.core.fen_batch import AMBIGUOUS_MOVE, ILLEGAL_MOVE, NO_MOVE, move_specs, parse_fens
+from search.core.board import uci_texts
 
 
 def sample_positions() -> list[tuple[chess.Board, chess.Move]]:

@@ -15,14 +15,14 @@ import pytest
 from tests.conftest import played_positions
 from tests.oracles.network_reference import quantized_score
 
-from search.convert import from_chess, uci_key
-from search.evaluation_api import evaluate_batch
-from search.evaluators import load_evaluator
-from search.network import NetworkShape, QuantizedNetwork
-from search.network_kernels import network_evaluate_batch_kernel, network_parts_batch_kernel
-from search.search_api import move_credit, move_indices, move_match, sweep
-from search.validate import check_weights
-from search.weights import load_weights
+from search.core.convert import from_chess, uci_key
+from search.evaluation.evaluation_api import evaluate_batch
+from search.evaluation.evaluators import load_evaluator
+from search.evaluation.network import NetworkShape, QuantizedNetwork
+from search.evaluation.network_kernels import network_evaluate_batch_kernel, network_parts_batch_kernel
+from search.tree.search_api import move_credit, move_indices, move_match, sweep
+from search.evaluation.validate import check_weights
+from search.params.weights import load_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 

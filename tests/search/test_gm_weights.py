@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from tests.conftest import played_positions
 
-from search.search_api import move_match
-from search.catalog import CATALOG_HASH, FEATURE_INDEX
-from search.convert import from_chess, uci_key
-from search.validate import check_weights
-from search.weights import load_weights, resolve
+from search.tree.search_api import move_match
+from search.params.catalog import CATALOG_HASH, FEATURE_INDEX
+from search.core.convert import from_chess, uci_key
+from search.evaluation.validate import check_weights
+from search.params.weights import load_weights, resolve
 
 PIECES = ("pawn", "knight", "bishop", "rook", "queen")
 

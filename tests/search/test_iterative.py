@@ -11,11 +11,11 @@ import chess
 import numpy as np
 import pytest
 
-from search.board import W_KEY
-from search.convert import from_fen, legal_moves, push
-from search.iterative import Searcher, TimePlan, _Deadline, may_start
-from search.search_api import search
-from search.weights import load_weights
+from search.core.board import W_KEY
+from search.core.convert import from_fen, legal_moves, push
+from search.tree.iterative import Searcher, TimePlan, _Deadline, may_start
+from search.tree.search_api import search
+from search.params.weights import load_weights
 
 MIDDLE_GAME = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
 

@@ -1,4 +1,4 @@
-"""``search.kernel_cache.is_compiled``: read from numba's own cache index, on a kernel of a
+"""``search.tree.kernel_cache.is_compiled``: read from numba's own cache index, on a kernel of a
 throw-away module (its cache goes to a ``__pycache__`` beside it, or to ``NUMBA_CACHE_DIR``)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from search.kernel_cache import is_compiled
+from search.tree.kernel_cache import is_compiled
 
 KERNEL = textwrap.dedent('''
     from numba import njit
@@ -33,7 +33,7 @@ def _compiled_in_new_process(path: Path) -> bool:
     """``is_compiled`` as a fresh process sees it (numba reads the index again)."""
     code = (f"import importlib.util, sys; spec = importlib.util.spec_from_file_location('k', {str(path)!r}); "
             "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
-            "from search.kernel_cache import is_compiled; print(is_compiled(m.twice))")
+            "from search.tree.kernel_cache import is_compiled; print(is_compiled(m.twice))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=os.environ.copy(), timeout=120).stdout.strip()
     return out == "True"

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from tests.conftest import played_positions
 
-from search.alphabeta import INF, new_workspace, search_kernel, search_window_kernel
-from search.batch import full_match_kernel, match_kernel, played_credit
-from search.board import move_uci_key
-from search.convert import from_chess, move_from_chess
-from search.search_api import DEFAULT_BUDGET, move_indices, sweep
-from search.weights import load_weights
+from search.tree.alphabeta import INF, new_workspace, search_kernel, search_window_kernel
+from search.tree.batch import full_match_kernel, match_kernel, played_credit
+from search.core.board import move_uci_key
+from search.core.convert import from_chess, move_from_chess
+from search.tree.search_api import DEFAULT_BUDGET, move_indices, sweep
+from search.params.weights import load_weights
 
 
 @pytest.fixture(scope="module")

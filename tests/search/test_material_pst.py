@@ -1,4 +1,4 @@
-"""The material and piece-square sums kept move by move (search/material_pst.py): the table's
+"""The material and piece-square sums kept move by move (search/evaluation/material_pst.py): the table's
 sums are the term walk's; the sums after every move of long random lines (castling both ways,
 en passant, promotions to every piece, captures of promoted pieces) equal the whole board's;
 the evaluation with given sums is the evaluation. (The batch kernels' searches, which use
@@ -9,14 +9,14 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from search.board import (BOARD_WORDS, FLAG_CASTLE, FLAG_EP, FLAG_NORMAL, NO_PIECE, W_STM, make_move, move_captured,
+from search.core.board import (BOARD_WORDS, FLAG_CASTLE, FLAG_EP, FLAG_NORMAL, NO_PIECE, W_STM, make_move, move_captured,
                           move_flag, move_promo)
-from search.catalog import F_MATERIAL, F_PST, N_BASE
-from search.convert import from_chess
-from search.feature_kernels import collect, evaluate_kernel, evaluate_psq_kernel, new_pawn_king_table
-from search.material_pst import PSQ_EG, PSQ_MG, PSQ_STM, new_psq_stack, new_psq_table, psq_move, psq_root, psq_sums
-from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
-from search.weights import load_weights
+from search.params.catalog import F_MATERIAL, F_PST, N_BASE
+from search.core.convert import from_chess
+from search.evaluation.feature_kernels import collect, evaluate_kernel, evaluate_psq_kernel, new_pawn_king_table
+from search.evaluation.material_pst import PSQ_EG, PSQ_MG, PSQ_STM, new_psq_stack, new_psq_table, psq_move, psq_root, psq_sums
+from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
+from search.params.weights import load_weights
 
 #: positions whose random lines soon castle, take en passant and promote
 STARTS = (

@@ -1,4 +1,4 @@
-"""Alpha-beta with the move model's order (search/model_ordering.py): the same values as the
+"""Alpha-beta with the move model's order (search/pls/model_ordering.py): the same values as the
 minimax oracle and the default search, whatever the order, and fewer nodes with the built-in
 model on positions of the shipped games."""
 
@@ -8,10 +8,10 @@ import chess
 import numpy as np
 import pytest
 
-from search.convert import from_chess
-from search.move_model import MoveModel, load_move_model, search_with_order
-from search.search_api import search_many
-from search.weights import load_weights
+from search.core.convert import from_chess
+from search.pls.move_model import MoveModel, load_move_model, search_with_order
+from search.tree.search_api import search_many
+from search.params.weights import load_weights
 from tests.oracles.minimax import Oracle
 
 CLASSIC = load_weights("classic").values

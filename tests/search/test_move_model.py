@@ -1,4 +1,4 @@
-"""The move model (search/move_model.py, search/move_model_kernels.py): its features against the
+"""The move model (search/pls/move_model.py, search/pls/move_model_kernels.py): its features against the
 plain-Python extractor of tests/oracles/move_features.py on positions of the shipped games and
 on positions built for the rare cases, its probabilities over exactly python-chess's legal moves,
 and its weights files."""
@@ -12,10 +12,10 @@ import chess
 import numpy as np
 import pytest
 
-from search.convert import from_chess, move_to_uci
-from search.move_catalog import (GROUP_NAMES, GROUP_OFFSETS, GROUP_SIZES, GROUPS, MOVE_FEATURE_INDEX,
+from search.core.convert import from_chess, move_to_uci
+from search.pls.move_catalog import (GROUP_NAMES, GROUP_OFFSETS, GROUP_SIZES, GROUPS, MOVE_FEATURE_INDEX,
                                  MOVE_FEATURE_NAMES, N_GROUPS, N_MOVE_FEATURES)
-from search.move_model import (MoveModel, MoveModelFileError, dumps, load_move_model,
+from search.pls.move_model import (MoveModel, MoveModelFileError, dumps, load_move_model,
                                move_features, move_probabilities, predict, save_move_model, slot_scores)
 from tests.oracles.move_features import reference_move_features
 

@@ -7,8 +7,8 @@ import chess.polyglot
 import numpy as np
 import pytest
 
-from search.board import W_KEY, compute_key
-from search.convert import from_chess, legal_moves, move_from_chess, move_to_uci, push, to_chess, to_fen
+from search.core.board import W_KEY, compute_key
+from search.core.convert import from_chess, legal_moves, move_from_chess, move_to_uci, push, to_chess, to_fen
 
 
 def assert_legal_moves_equal(boards: list[chess.Board]) -> None:

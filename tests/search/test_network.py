@@ -1,4 +1,4 @@
-"""The network evaluator (search/network.py, search/network_kernels.py, docs/network.md) against
+"""The network evaluator (search/evaluation/network.py, search/evaluation/network_kernels.py, docs/network.md) against
 the plain-numpy reference (tests/oracles/network_reference.py): accumulators refreshed and
 updated move by move, the integer forward pass, the float form, the search through the
 evaluator seam against an independent minimax, and network files."""
@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from tests.oracles.minimax import Oracle
 
-from search.board import make_move
-from search.convert import from_chess, move_from_chess, move_to_chess
-from search.evaluation_api import evaluate_batch
-from search.network import (FloatNetwork, NetworkFileError, NetworkShape, QuantizedNetwork, network_bytes,
+from search.core.board import make_move
+from search.core.convert import from_chess, move_from_chess, move_to_chess
+from search.evaluation.evaluation_api import evaluate_batch
+from search.evaluation.network import (FloatNetwork, NetworkFileError, NetworkShape, QuantizedNetwork, network_bytes,
                             parse_network, quantize, read_network, write_network)
-from search.network_kernels import (accumulators_batch_kernel, network_evaluate_batch_kernel,
+from search.evaluation.network_kernels import (accumulators_batch_kernel, network_evaluate_batch_kernel,
                                     network_parts_batch_kernel, refresh_accumulators, update_accumulators)
-from search.search_api import search, search_many, sweep
-from search.weights import load_weights
+from search.tree.search_api import search, search_many, sweep
+from search.params.weights import load_weights
 
 from tests.oracles.network_reference import accumulators, float_score, quantized_score
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import chess
 import pytest
 
-from search.convert import from_fen
-from search.perft import PERFT_SUITE
-from search.perft import divide, perft
+from search.core.convert import from_fen
+from search.core.perft import PERFT_SUITE
+from search.core.perft import divide, perft
 
 #: The six positions of the Chess Programming Wiki page "Perft Results" with the leaf counts
-#: published there for depths 1..4, copied from the page (not from search/perft.py).
+#: published there for depths 1..4, copied from the page (not from search/core/perft.py).
 PERFT_POSITIONS: dict[str, tuple[str, list[int]]] = {
     "start": ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", [20, 400, 8902, 197281]),
     "kiwipete": ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
@@ -88,7 +88,7 @@ def test_divide_matches_python_chess_on_edge_cases(name: str) -> None:
 
 
 def test_the_cli_suite_holds_the_published_positions_and_counts() -> None:
-    # search/perft.py keeps its own copy for `tuner perft <name>` and the benchmark
+    # search/core/perft.py keeps its own copy for `tuner perft <name>` and the benchmark
     assert {name: (fen, counts[:4]) for name, (fen, counts) in PERFT_SUITE.items()} == PERFT_POSITIONS
 
 

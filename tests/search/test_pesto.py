@@ -1,4 +1,4 @@
-"""The ``pesto`` weight set (:func:`search.weight_sets.pesto_weights`, shipped as
+"""The ``pesto`` weight set (:func:`search.params.weight_sets.pesto_weights`, shipped as
 ``datasets/weights/pesto.json``) is PeSTO's published evaluation in this engine.
 
 The oracle, :func:`pesto_eval`, is the Chess Programming Wiki's ``eval()`` written out in plain
@@ -15,11 +15,11 @@ import chess
 import numpy as np
 import pytest
 
-from search.catalog import FEATURE_GROUPS, FEATURE_INDEX, PHASE_MAX, PHASE_WEIGHTS
-from search.convert import from_chess
-from search.evaluation_api import EVAL_SCALE, evaluate_batch_units
-from search.weight_sets import PESTO_EG_VALUES, PESTO_MG_VALUES, PESTO_TABLES, PUBLISHED_DIR, pesto_weights
-from search.weights import BUILTIN_SETS, load_weights
+from search.params.catalog import FEATURE_GROUPS, FEATURE_INDEX, PHASE_MAX, PHASE_WEIGHTS
+from search.core.convert import from_chess
+from search.evaluation.evaluation_api import EVAL_SCALE, evaluate_batch_units
+from search.params.weight_sets import PESTO_EG_VALUES, PESTO_MG_VALUES, PESTO_TABLES, PUBLISHED_DIR, pesto_weights
+from search.params.weights import BUILTIN_SETS, load_weights
 
 PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
 #: the wiki's piece values, king included

@@ -1,4 +1,4 @@
-"""Probability-limited search (search/pls.py, search/pls_kernels.py): Giraffe's observation (a
+"""Probability-limited search (search/pls/pls.py, search/pls/pls_kernels.py): Giraffe's observation (a
 constant branching factor b and the threshold b**-d give the depth-d search), the values of the
 minimax oracle's alpha-beta on the tree the threshold defines, probabilities summing to 1, node limits
 and deterministic iterative deepening, on positions of the shipped games."""
@@ -12,14 +12,14 @@ import chess
 import numpy as np
 import pytest
 
-from search.convert import from_chess, move_to_uci
-from search.iterative import _Deadline
-from search.move_model import MoveModel, load_move_model, move_probabilities
-import search.pls as pls_module
-from search.pls import FACTOR, START, PlsSearcher, pls_iterate, pls_search
-from search.pls_kernels import LOG_SCALE, root_budget
-from search.search_api import INF, KIND_EVAL, search
-from search.weights import load_weights
+from search.core.convert import from_chess, move_to_uci
+from search.tree.iterative import _Deadline
+from search.pls.move_model import MoveModel, load_move_model, move_probabilities
+import search.pls.pls as pls_module
+from search.pls.pls import FACTOR, START, PlsSearcher, pls_iterate, pls_search
+from search.pls.pls_kernels import LOG_SCALE, root_budget
+from search.tree.search_api import INF, KIND_EVAL, search
+from search.params.weights import load_weights
 from tests.oracles.minimax import Oracle
 
 CLASSIC = load_weights("classic").values
@@ -169,7 +169,7 @@ class _LateWatchdog:
 
 def test_the_deadline_counts_as_passed_when_the_watchdog_is_late(boards: list[chess.Board],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """The search stops at the deadline by the clock (:func:`search.iterative.may_start`) when
+    """The search stops at the deadline by the clock (:func:`search.tree.iterative.may_start`) when
     the watchdog has not fired yet (a busy machine); :attr:`PlsSearcher.timed_out` still says
     the deadline passed. A search that stopped before it (the floor reached) did not time out."""
     monkeypatch.setattr(pls_module, "_Deadline", _LateWatchdog)

@@ -1,4 +1,4 @@
-"""The sweep through the probability-limited search (search/pls_sweep.py, search.pls.pls_sweep):
+"""The sweep through the probability-limited search (search/pls/pls_sweep.py, search.pls.pls.pls_sweep):
 Giraffe's observation for whole sweeps (the constant-branching mock, and a uniform model on a
 hand-built position where every node has the same number of moves, give the depth sweep, row
 for row), each row's value the minimax oracle's on the move's subtree of the probability tree,
@@ -10,13 +10,13 @@ import chess
 import numpy as np
 import pytest
 
-from search.convert import from_chess, move_to_uci, to_chess
-from search.move_model import MoveModel, load_move_model, move_probabilities
-from search.network import QuantizedNetwork
-from search.pls import pls_sweep
-from search.pls_kernels import LOG_SCALE, root_budget
-from search.search_api import INF, KIND_EVAL, sweep
-from search.weights import load_weights
+from search.core.convert import from_chess, move_to_uci, to_chess
+from search.pls.move_model import MoveModel, load_move_model, move_probabilities
+from search.evaluation.network import QuantizedNetwork
+from search.pls.pls import pls_sweep
+from search.pls.pls_kernels import LOG_SCALE, root_budget
+from search.tree.search_api import INF, KIND_EVAL, sweep
+from search.params.weights import load_weights
 from tests.oracles.minimax import Oracle
 from tests.search.test_pls import _pls_value
 

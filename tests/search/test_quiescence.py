@@ -1,4 +1,4 @@
-"""Static exchange evaluation (``search/quiescence.py:see``) and the quiescence move set,
+"""Static exchange evaluation (``search/tree/quiescence.py:see``) and the quiescence move set,
 against plain exchange computations on python-chess boards.
 
 The plain computation here is the recursive textbook definition (a side captures on the
@@ -18,11 +18,11 @@ import pytest
 from tests.oracles.minimax import quiescence_moves as oracle_quiescence_moves
 from tests.oracles.minimax import see as swap_list_see
 
-from search.convert import from_chess, legal_moves, move_from_chess, move_to_chess
-from search.movegen import MAX_MOVES
-from search.quiescence import _wins_or_trades, quiescence_moves, see
+from search.core.convert import from_chess, legal_moves, move_from_chess, move_to_chess
+from search.core.movegen import MAX_MOVES
+from search.tree.quiescence import _wins_or_trades, quiescence_moves, see
 
-#: the kernel's SEE piece values (``SEE_VALUE`` in search/quiescence.py), as data
+#: the kernel's SEE piece values (``SEE_VALUE`` in search/tree/quiescence.py), as data
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900,
           chess.KING: 20000}
 

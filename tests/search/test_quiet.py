@@ -1,4 +1,4 @@
-"""search.quiet against python-chess: check and capture/promotion flags on the shipped games."""
+"""search.core.quiet against python-chess: check and capture/promotion flags on the shipped games."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import chess
 import numpy as np
 import pytest
 
-from search.convert import from_chess, uci_key
-from search.quiet import tactical_flags
+from search.core.convert import from_chess, uci_key
+from search.core.quiet import tactical_flags
 
 
 def test_flags_equal_python_chess_on_every_position_of_the_shipped_games(real_games: list[list[chess.Move]]) -> None:

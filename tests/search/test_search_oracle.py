@@ -22,11 +22,11 @@ import chess
 import numpy as np
 import pytest
 
-from search.convert import from_chess
-from search.evaluation_api import evaluate_batch_units
-from search.feature_kernels import features_batch_kernel
-from search.search_api import search_many, signed_features, sweep
-from search.weights import load_weights
+from search.core.convert import from_chess
+from search.evaluation.evaluation_api import evaluate_batch_units
+from search.evaluation.feature_kernels import features_batch_kernel
+from search.tree.search_api import search_many, signed_features, sweep
+from search.params.weights import load_weights
 
 RECORD = Path(__file__).resolve().parents[1] / "data" / "search_oracle.npz"
 #: positions whose full rows are stored besides their digests

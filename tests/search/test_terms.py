@@ -1,4 +1,4 @@
-"""An engine author's own terms as a plug-in (search.terms, docs/own-terms.md), with the example
+"""An engine author's own terms as a plug-in (search.params.terms, docs/own-terms.md), with the example
 docs/examples/rook_behind_passer.py: its numba extractor against its python-chess reference,
 one-line refusals of broken plug-in files, and, in a process with the plug-in (the catalogue is
 read once per process), the catalogue hash, old weights files, w . phi == evaluate, the search,
@@ -21,10 +21,10 @@ import chess
 import numpy as np
 import pytest
 
-from search.catalog import CATALOG_HASH, N_FEATURES
-from search.convert import from_chess
-from search.terms import TermsFileError, load_plugin
-from search.weights import WeightsFileError, load_weights
+from search.params.catalog import CATALOG_HASH, N_FEATURES
+from search.core.convert import from_chess
+from search.params.terms import TermsFileError, load_plugin
+from search.params.weights import WeightsFileError, load_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "rook_behind_passer.py"
@@ -83,11 +83,11 @@ def test_a_broken_plugin_on_the_command_line_is_one_line(tmp_path: Path) -> None
 _IN_PLUGIN_PROCESS = textwrap.dedent('''
     import json, sys, warnings
     import chess, numpy as np
-    from search import catalog
-    from search.convert import from_chess
-    from search.evaluation_api import evaluate_batch_units, features_batch
-    from search.search_api import search_many, signed_features
-    from search.weights import load_weights
+    from search.params import catalog
+    from search.core.convert import from_chess
+    from search.evaluation.evaluation_api import evaluate_batch_units, features_batch
+    from search.tree.search_api import search_many, signed_features
+    from search.params.weights import load_weights
     from tuner.cli import main
 
     sample, out = sys.argv[1], sys.argv[2]
@@ -114,7 +114,7 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
     report["search_equals_leaf_eval"] = bool(all(
         res.scores[p] == (leaf_scores[p] if res.pv_len[p] % 2 == 0 else -leaf_scores[p])
         for p in range(len(fens)) if res.kinds[p] == 0))
-    from search.validate import check_evaluator
+    from search.evaluation.validate import check_evaluator
     pair = check_evaluator(w)
     report["recheck"] = bool(np.array_equal(check_evaluator(pair)[0], w) and check_evaluator(pair)[1] is pair[1])
     ip, si, sv = signed_features(res.leaves, np.ones(len(fens), dtype=np.int8))
@@ -122,7 +122,7 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
     # MMTO's compact table renumbers the plug-in's features (tuner.methods.mmto.TO_TABLE): its
     # objective and gradient, in catalogue order, equal the reference kernel's on the same rows
     from objectives.mmto import objective as reference_objective
-    from search.search_api import sweep
+    from search.tree.search_api import sweep
     from tuner.methods.mmto import EVAL_SCALE, _keep_rows, table_objective
     rook = ["4k3/8/8/3P4/8/8/8/3RK3 w - - 0 1", "3rk3/8/2p5/3p4/8/8/3P4/3RK3 w - - 0 1",
             "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"]
@@ -166,7 +166,7 @@ _IN_PLUGIN_PROCESS = textwrap.dedent('''
                                 "--out", f"{out}/hybrid", "--quiet"])
     report["hybrid_error"] = err.getvalue().strip().splitlines()
     # the move model measures the built-in evaluation: the same probabilities with the plug-in
-    from search.move_model import load_move_model, move_probabilities
+    from search.pls.move_model import load_move_model, move_probabilities
     report["move_probs"] = [float(p) for p in move_probabilities(boards, load_move_model("gm")).probabilities]
     report["codes"] = codes
     report["export_code"] = main(["export", f"{out}/texel/weights.json", "--format", "c", "--out", f"{out}/w.h"])
@@ -200,7 +200,7 @@ def test_the_catalogue_hash_changes_with_the_term_and_old_files_load(plugin_run:
 def test_the_term_scores_in_features_evaluation_and_search(plugin_run: dict) -> None:  # type: ignore[type-arg]
     assert plugin_run["w_dot_phi"] == plugin_run["evaluate"]
     plain = load_weights("classic").values
-    from search.evaluation_api import evaluate_batch_units
+    from search.evaluation.evaluation_api import evaluate_batch_units
     fens = ["4k3/8/8/3P4/8/8/8/3RK3 w - - 0 1", "3rk3/8/8/8/3p4/8/8/4K3 w - - 0 1",
             "r3k3/8/8/3P4/8/8/8/3RK3 b - - 0 1"]
     base = evaluate_batch_units(np.stack([from_chess(chess.Board(f)) for f in fens]), plain)
@@ -243,7 +243,7 @@ def test_a_hybrid_network_is_refused_with_a_plugin(plugin_run: dict) -> None:  #
 
 @pytest.mark.slow
 def test_the_move_model_is_the_same_with_a_plugin(plugin_run: dict) -> None:  # type: ignore[type-arg]
-    from search.move_model import load_move_model, move_probabilities
+    from search.pls.move_model import load_move_model, move_probabilities
 
     fens = ["4k3/8/8/3P4/8/8/8/3RK3 w - - 0 1", "3rk3/8/8/8/3p4/8/8/4K3 w - - 0 1",
             "r3k3/8/8/3P4/8/8/8/3RK3 b - - 0 1"]

@@ -20,27 +20,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import search
-from search import evaluation_api, search_api
-from search.alphabeta import KIND_EVAL, MATE_BOUND, Workspace, search_kernel
-from search.search_api import move_indices, move_match, search as search_one, search_many, signed_features, sweep
-from search.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_CASTLE, W_EP, W_OCC, W_STM
-from search.catalog import N_FEATURES, PHASE_MAX
-from search.convert import InvalidFenError, from_chess, from_fen, to_chess
-from search.evaluation_api import evaluate, evaluate_batch, features
-from search.perft import divide, perft
-from search.validate import (
-    MAX_ABS_WEIGHT,
-    MAX_TERM_COUNT,
-    RULES,
-    InvalidBoardError,
-    InvalidWeightsError,
-    board_problem,
-    board_problems,
-    check_board,
-    check_boards,
-    check_weights,
-)
-from search.weights import load_weights
+from search.evaluation import evaluation_api
+from search.tree import search_api
+from search.tree.alphabeta import KIND_EVAL, MATE_BOUND, Workspace, search_kernel
+from search.tree.search_api import move_indices, move_match, search as search_one, search_many, signed_features, sweep
+from search.core.board import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, W_CASTLE, W_EP, W_OCC, W_STM
+from search.params.catalog import N_FEATURES, PHASE_MAX
+from search.core.convert import InvalidFenError, from_chess, from_fen, to_chess
+from search.evaluation.evaluation_api import evaluate, evaluate_batch, features
+from search.core.perft import divide, perft
+from search.core.validate import RULES, InvalidBoardError, board_problem, board_problems, check_board, check_boards
+from search.evaluation.validate import MAX_ABS_WEIGHT, MAX_TERM_COUNT, InvalidWeightsError, check_weights
+from search.params.weights import load_weights
 
 CLASSIC = load_weights("classic").values
 START = from_fen(chess.STARTING_FEN)
@@ -59,8 +50,8 @@ def test_search_of_a_zeroed_int64_array_raises_instead_of_killing_the_process() 
     """Issue 12: ``search(np.zeros(16, dtype=np.int64), 1, w)`` exited with a segfault (139)."""
     proc = run_isolated("""
         import numpy as np
-        from search.search_api import search
-        from search.weights import load_weights
+        from search.tree.search_api import search
+        from search.params.weights import load_weights
         try:
             search(np.zeros(16, dtype=np.int64), 1, load_weights("classic").values)
         except ValueError as exc:
@@ -76,11 +67,11 @@ def test_every_entry_point_refuses_boards_the_kernels_cannot_take() -> None:
     function: each raises InvalidBoardError (in a subprocess: unchecked, these crash)."""
     proc = run_isolated("""
         import numpy as np
-        from search.search_api import move_indices, move_match, search, search_many, signed_features, sweep
-        from search.evaluation_api import evaluate, evaluate_batch, features, features_batch
-        from search.perft import divide, perft
-        from search.weights import load_weights
-        from search.iterative import Searcher
+        from search.tree.search_api import move_indices, move_match, search, search_many, signed_features, sweep
+        from search.evaluation.evaluation_api import evaluate, evaluate_batch, features, features_batch
+        from search.core.perft import divide, perft
+        from search.params.weights import load_weights
+        from search.tree.iterative import Searcher
         w = load_weights("classic").values
         bad = {
             "int64 zeros": np.zeros(16, dtype=np.int64),
@@ -256,7 +247,7 @@ def test_board_check_agrees_with_python_chess(b: np.ndarray) -> None:
 
 
 def test_conversions_refuse_bad_boards_and_moves() -> None:
-    from search.convert import IllegalMoveError, legal_moves, play_uci, push, to_fen
+    from search.core.convert import IllegalMoveError, legal_moves, play_uci, push, to_fen
 
     start = from_fen(chess.STARTING_FEN)
     with pytest.raises(InvalidBoardError):

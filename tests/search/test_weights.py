@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from search.catalog import CATALOG_HASH, FEATURE_NAMES, N_FEATURES, catalog_hash, legacy_feature_names
-from search.weight_sets import BUILDERS
-from search.weights import CatalogMigrationWarning, Weights, WeightsFileError, dumps, load_weights, save_weights
+from search.params.catalog import CATALOG_HASH, FEATURE_NAMES, N_FEATURES, catalog_hash, legacy_feature_names
+from search.params.weight_sets import BUILDERS
+from search.params.weights import CatalogMigrationWarning, Weights, WeightsFileError, dumps, load_weights, save_weights
 from tests.conftest import REPO
 
 

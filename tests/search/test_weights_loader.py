@@ -1,4 +1,4 @@
-"""One weights loader (search.weights.load_weights) for every command: built-in names, JSON
+"""One weights loader (search.params.weights.load_weights) for every command: built-in names, JSON
 files and text views alike, with the same one-line errors naming the file and the place."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from search.weights import WeightsFileError, dumps, load_weights
-from search.weights_text import to_text
+from search.params.weights import WeightsFileError, dumps, load_weights
+from search.params.weights_text import to_text
 from tuner.cli import main
 from tuner.uci import serve
 from tests.conftest import REPO

@@ -1,4 +1,4 @@
-"""The shared work queue (search/work_queue.py): every item handed out once across threads, and
+"""The shared work queue (search/tree/work_queue.py): every item handed out once across threads, and
 the batch kernels that share their chunks through it give the same results on one thread and
 on several, whichever thread searched which chunk."""
 
@@ -9,10 +9,10 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from search.convert import from_chess
-from search.search_api import move_match, search_many, sweep
-from search.weights import load_weights
-from search.work_queue import new_queue, take
+from search.core.convert import from_chess
+from search.tree.search_api import move_match, search_many, sweep
+from search.params.weights import load_weights
+from search.tree.work_queue import new_queue, take
 
 
 @njit(parallel=True)
