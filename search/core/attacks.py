@@ -4,7 +4,7 @@ All tables are module-level ``numpy`` arrays read by the kernels as compile-time
 They are built by the numba kernels below (:func:`build_tables`) and shipped, as built, in
 ``search/data/attack_tables.npz``, which the import reads: on an empty numba cache, building
 them would first compile six kernels (seconds on a loaded machine, before ``tuner uci`` can
-answer ``uci``). ``tests/search/test_attacks.py`` checks that the file equals what the kernels
+answer ``uci``). ``tests/search/core/test_attacks.py`` checks that the file equals what the kernels
 build; ``python -m search.core.attacks`` writes it again. Square indices run a1=0 .. h8=63.
 """
 

@@ -11,7 +11,7 @@ move a given UCI or SAN text names.
 
 A FEN is accepted exactly when :func:`search.core.convert.from_fen` accepts it (4 to 6 fields,
 ASCII digits, standard castling letters, counters within ``MAX_FEN_COUNTER``, a position the
-kernels may search and python-chess's ``status()`` finds valid); ``tests/search/test_fen_batch.py``
+kernels may search and python-chess's ``status()`` finds valid); ``tests/search/core/test_fen_batch.py``
 checks that, the boards, keys, counts and FENs against python-chess on real positions.
 """
 

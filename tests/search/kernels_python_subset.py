@@ -15,11 +15,11 @@ import chess
 import numpy as np
 import pytest
 from tests.oracles.minimax import Oracle
-from tests.search.test_movegen import assert_legal_moves_equal, assert_zobrist_follows
-from tests.search.test_perft import EDGE_CASES, PERFT_POSITIONS, python_chess_divide
-from tests.search.test_feature_kernels import assert_agree
-from tests.search.test_alphabeta import CLASSIC, RULE_POSITIONS, assert_search_equals_oracle
-from tests.search.test_quiescence import (
+from tests.search.core.test_movegen import assert_legal_moves_equal, assert_zobrist_follows
+from tests.search.core.test_perft import EDGE_CASES, PERFT_POSITIONS, python_chess_divide
+from tests.search.evaluation.test_feature_kernels import assert_agree
+from tests.search.tree.test_alphabeta import CLASSIC, RULE_POSITIONS, assert_search_equals_oracle
+from tests.search.tree.test_quiescence import (
     TEXTBOOK,
     assert_quiescence_moves_equal_the_oracle,
     captures_and_promotions,
@@ -27,8 +27,8 @@ from tests.search.test_quiescence import (
     kernel_see,
 )
 
-from tests.search.test_move_model import SPECIAL
-from tests.search.test_move_model import assert_agree as assert_move_features_agree
+from tests.search.pls.test_move_model import SPECIAL
+from tests.search.pls.test_move_model import assert_agree as assert_move_features_agree
 
 from search.core.convert import from_chess, from_fen
 from search.evaluation.feature_kernels import evaluate_batch_kernel

@@ -26,7 +26,7 @@ from search.core.convert import from_chess
 from search.params.terms import TermsFileError, load_plugin
 from search.params.weights import WeightsFileError, load_weights
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "docs" / "examples" / "rook_behind_passer.py"
 
 

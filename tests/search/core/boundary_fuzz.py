@@ -11,7 +11,7 @@ as a crash.
 :mod:`tests.test_boundary` runs this file as a script in a subprocess (a segfault then fails
 that test instead of killing pytest)::
 
-    python -m tests.search.boundary_fuzz [--examples N] [--random]
+    python -m tests.search.core.boundary_fuzz [--examples N] [--random]
 
 Exit status 0 when no call crashed or raised anything but a ``ValueError``.
 """

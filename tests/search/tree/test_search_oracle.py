@@ -9,7 +9,7 @@ The file holds a 64-bit digest per position and result (so that a failure names 
 position that differs) and the full rows of the first few positions. Re-record only for a change
 that is meant to change results::
 
-    PYTHONPATH=. python tests/search/test_search_oracle.py --record
+    PYTHONPATH=. python tests/search/tree/test_search_oracle.py --record
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from search.evaluation.feature_kernels import features_batch_kernel
 from search.tree.search_api import search_many, signed_features, sweep
 from search.params.weights import load_weights
 
-RECORD = Path(__file__).resolve().parents[1] / "data" / "search_oracle.npz"
+RECORD = Path(__file__).resolve().parents[2] / "data" / "search_oracle.npz"
 #: positions whose full rows are stored besides their digests
 FULL_ROWS = 4
 
@@ -114,5 +114,5 @@ def _record() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
-        sys.exit("usage: python tests/search/test_search_oracle.py --record")
+        sys.exit("usage: python tests/search/tree/test_search_oracle.py --record")
     _record()

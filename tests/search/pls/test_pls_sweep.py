@@ -18,7 +18,7 @@ from search.pls.pls_kernels import LOG_SCALE, root_budget
 from search.tree.search_api import INF, KIND_EVAL, sweep
 from search.params.weights import load_weights
 from tests.oracles.minimax import Oracle
-from tests.search.test_pls import _pls_value
+from tests.search.pls.test_pls import _pls_value
 
 CLASSIC = load_weights("classic").values
 GM = load_move_model("gm")

@@ -15,7 +15,7 @@ import chess
 import numpy as np
 import pytest
 from tests.conftest import REPO
-from tests.search.boundary_fuzz import POOL, mutated_boards
+from tests.search.core.boundary_fuzz import POOL, mutated_boards
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -407,9 +407,9 @@ def test_workspace_names_what_the_search_left() -> None:
 
 
 def test_random_inputs_at_every_public_entry_point_never_crash() -> None:
-    """tests/search/boundary_fuzz.py in a subprocess: random arrays, mutated boards, FEN-like strings
+    """tests/search/core/boundary_fuzz.py in a subprocess: random arrays, mutated boards, FEN-like strings
     and weights at every public entry point; each call returns or raises a ValueError."""
-    proc = subprocess.run([sys.executable, "-m", "tests.search.boundary_fuzz", "--examples", "120"],
+    proc = subprocess.run([sys.executable, "-m", "tests.search.core.boundary_fuzz", "--examples", "120"],
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-4000:])
     assert proc.stdout.count("examples ok") == 4, proc.stdout

@@ -24,7 +24,7 @@ from search.tree.search_api import move_credit, move_indices, move_match, sweep
 from search.evaluation.validate import check_weights
 from search.params.weights import load_weights
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def gm_nn() -> QuantizedNetwork:
