@@ -43,19 +43,30 @@ def _copy_package(tree: Path) -> None:
     dst = COPY_ROOT / "search_b"
     dst.mkdir(parents=True, exist_ok=True)
     wanted = set()
-    for src in sorted((tree / "search").glob("*.py")):
+    for src in sorted((tree / "search").rglob("*.py")):  # the rooms (subpackages) too
         text = src.read_text(encoding="utf-8")
         text = re.sub(r"\bfrom search\.", "from search_b.", text)
         text = re.sub(r"\bfrom search import", "from search_b import", text)
         text = re.sub(r"\bimport search\.", "import search_b.", text)
         text = re.sub(r'"search\.', '"search_b.', text)
-        out = dst / src.name
-        wanted.add(src.name)
+        rel = src.relative_to(tree / "search")
+        out = dst / rel
+        wanted.add(rel)
+        out.parent.mkdir(parents=True, exist_ok=True)
         if not out.exists() or out.read_text(encoding="utf-8") != text:
             out.write_text(text, encoding="utf-8")
-    for stale in dst.glob("*.py"):
-        if stale.name not in wanted:
+    for stale in dst.rglob("*.py"):
+        if stale.relative_to(dst) not in wanted:
             stale.unlink()
+
+
+def _search_api_room(tree: Path) -> str | None:
+    """The room of ``tree``'s search API: ``"tree"``, or ``""`` in a tree from before the rooms
+    (a flat ``search/``); None when it has neither."""
+    for room in ("tree", ""):
+        if (tree / "search" / room / "search_api.py").exists():
+            return room
+    return None
 
 
 def _timed_pair(first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
@@ -73,14 +84,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     other = args.other.resolve()
-    if not (other / "search" / "search_api.py").exists():
-        sys.exit(f"ab_search: {other}: no search/search_api.py there")
+    room = _search_api_room(other)
+    if room is None:
+        sys.exit(f"ab_search: {other}: no search/tree/search_api.py (or search/search_api.py) there")
     _copy_package(other)
     sys.path.insert(0, str(COPY_ROOT))
-    a: ModuleType = importlib.import_module("search.search_api")
-    b: ModuleType = importlib.import_module("search_b.search_api")
-    from search.convert import from_chess  # noqa: PLC0415
-    from search.weights import load_weights  # noqa: PLC0415
+    a: ModuleType = importlib.import_module("search.tree.search_api")
+    b: ModuleType = importlib.import_module(".".join(["search_b", *([room] if room else []), "search_api"]))
+    from search.core.convert import from_chess  # noqa: PLC0415
+    from search.params.weights import load_weights  # noqa: PLC0415
 
     boards, source = bench_boards(1500, min_ply=16)
     arr = np.stack([from_chess(x) for x in boards])

@@ -49,8 +49,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script from anywhere; the package is also installed
 
-from search.catalog import FEATURE_INDEX, N_FEATURES  # noqa: E402
-from search.weights import Weights, load_weights, save_weights  # noqa: E402
+from search.params.catalog import FEATURE_INDEX, N_FEATURES  # noqa: E402
+from search.params.weights import Weights, load_weights, save_weights  # noqa: E402
 from tuner.arena.compare import finite  # noqa: E402
 from tuner.arena.match import DEFAULT_OPENINGS, MatchConfig, load_openings, pair_scores, run_match, summarize  # noqa: E402
 from tuner.arena.ratings import PairScores, fit_ratings  # noqa: E402

@@ -1,7 +1,7 @@
 """Time management (issue 43): the engine that keeps a cut iteration's best move against the one
 that discards it, as one JSON line.
 
-Both sides play the same weights (``gm`` by default) with :class:`search.iterative.Searcher` at a
+Both sides play the same weights (``gm`` by default) with :class:`search.tree.iterative.Searcher` at a
 fixed time a move (``--movetime``, 100 ms by default: the deadline cuts the running iteration
 every move); side A keeps a cut iteration's best root move once its first root move was
 searched in full (``keep_partial=True``, the engine's behaviour), side B discards every cut
@@ -26,8 +26,8 @@ import json
 import multiprocessing
 import time
 
-from search.evaluators import checked_evaluator, load_evaluator
-from search.iterative import Searcher
+from search.evaluation.evaluators import checked_evaluator, load_evaluator
+from search.tree.iterative import Searcher
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
                                play_with_engines, summarize)
 

@@ -17,7 +17,7 @@ import argparse
 import json
 import time
 
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.arena.epd import DEFAULT_SUITE, MAX_POINTS, SearchLimits, mean_interval, parse_epd, run_suite, summarise
 
 NODES = 20_000

@@ -33,12 +33,12 @@ import numpy as np
 from common import bench_boards
 from numba import njit, typeof
 
-from search.board import BOARD_WORDS, make_move
-from search.convert import from_chess
-from search.feature_kernels import (collect, evaluate_batch_kernel, evaluate_cached_kernel, features_batch_kernel,
+from search.core.board import BOARD_WORDS, make_move
+from search.core.convert import from_chess
+from search.evaluation.feature_kernels import (collect, evaluate_batch_kernel, evaluate_cached_kernel, features_batch_kernel,
                                     new_pawn_king_table, new_scratch, phase_of)
-from search.movegen import ALL_MOVES, MAX_MOVES, generate_moves
-from search.weights import load_weights
+from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
+from search.params.weights import load_weights
 
 N_POSITIONS = 20_000
 REPEATS = 5

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 from common import bench_boards, timed
 
-from search.convert import from_chess
-from search.feature_kernels import evaluate_batch_kernel, features_batch_kernel
-from search.weights import load_weights
+from search.core.convert import from_chess
+from search.evaluation.feature_kernels import evaluate_batch_kernel, features_batch_kernel
+from search.params.weights import load_weights
 
 REPO = Path(__file__).resolve().parents[1]
 N_POSITIONS = 50_000

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 from common import gm_boards, gm_position_set, match_record, tuner_json, won
 
-from search.convert import from_chess
-from search.evaluators import load_evaluator
-from search.search_api import search_many, threads
+from search.core.convert import from_chess
+from search.evaluation.evaluators import load_evaluator
+from search.tree.search_api import search_many, threads
 
 
 def nodes_per_second(network: str, n_positions: int = 1000, depth: int = 3) -> dict[str, float]:

@@ -18,8 +18,8 @@ import time
 
 import chess
 
-from search.convert import from_fen
-from search.perft import PERFT_SUITE as PERFT_POSITIONS, perft
+from search.core.convert import from_fen
+from search.core.perft import PERFT_SUITE as PERFT_POSITIONS, perft
 
 DEPTH = 3
 

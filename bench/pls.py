@@ -9,7 +9,7 @@ Measures, on the grandmaster position set (``datasets/built/gm``, built from
   move-match) and the mean cross-entropy; next to it, ``gm``'s depth-1 search (1 ply +
   quiescence, ``tuner bench move-match``) on the same positions;
 - ``cost``: the model's moves scored per second (features, scores and the softmax:
-  :func:`search.move_model.move_probabilities`) with 1 thread and all cores, next to the
+  :func:`search.pls.move_model.move_probabilities`) with 1 thread and all cores, next to the
   depth-1 sweep's positions per second on the same positions;
 - ``ordering``: nodes of alpha-beta (``gm`` weights, no transposition table, killers) to reach
   the same depth-2 and depth-4 values on a seeded sample of test positions, with the search's
@@ -17,9 +17,9 @@ Measures, on the grandmaster position set (``datasets/built/gm``, built from
   by the model's score; ``quiet``: captures and killers as before, quiet moves by the model),
   and their wall times (1 thread); ``same_values`` checks that every order gave every value.
 
-- ``sweep``: the MMTO sweep through the probability-limited search (:func:`search.pls.pls_sweep`,
+- ``sweep``: the MMTO sweep through the probability-limited search (:func:`search.pls.pls.pls_sweep`,
   every legal move's subtree to the threshold, leaves kept) on ``--sweep-positions`` test
-  positions at 1/32 and 1/128, next to the depth sweep (:func:`search.search_api.sweep`) at depth
+  positions at 1/32 and 1/128, next to the depth sweep (:func:`search.tree.search_api.sweep`) at depth
   1 and 2 on the same positions (best of two, all cores; ``--sweep-only`` measures only this).
 
 With ``--play`` (or ``--play-only``, which skips the rest): ``pls_vs_depth``, probability-limited
@@ -46,10 +46,10 @@ import numpy as np
 from common import gm_position_set_or_skip, timed, tuner_json
 from pls_play import pls_vs_depth
 
-from search.move_model import BUILTIN_MOVE_MODELS, MoveModel, load_move_model, move_probabilities, search_with_order
-from search.pls import pls_sweep
-from search.search_api import sweep
-from search.weights import load_weights
+from search.pls.move_model import BUILTIN_MOVE_MODELS, MoveModel, load_move_model, move_probabilities, search_with_order
+from search.pls.pls import pls_sweep
+from search.tree.search_api import sweep
+from search.params.weights import load_weights
 from tuner.moves.measure import choice_set, figures
 from tuner.training.positions import load_positions
 

@@ -4,10 +4,10 @@ used by ``python bench/pls.py --play`` / ``--play-only``.
 Both players use the ``gm`` weights and the same node limit per move (or, with ``movetime``,
 the same time per move: a fixed time plan for each, the running iteration aborted at the
 deadline; the games then depend on the machine's speed and load). The depth-limited player
-is :class:`search.iterative.Searcher` (iterative deepening, transposition table, the engine of
+is :class:`search.tree.iterative.Searcher` (iterative deepening, transposition table, the engine of
 ``tuner uci`` and ``tuner bench match``); the probability-limited one is
-:func:`search.pls.pls_iterate` (the threshold lowered from 1/32 by 4 each iteration, the move
-model ordering the moves) with a :class:`search.pls.PlsSearcher` kept for the game. Openings
+:func:`search.pls.pls.pls_iterate` (the threshold lowered from 1/32 by 4 each iteration, the move
+model ordering the moves) with a :class:`search.pls.pls.PlsSearcher` kept for the game. Openings
 from ``datasets/openings/openings.epd`` in a seeded order, each played with both colours (a
 pair); games end by the match rules (:func:`tuner.arena.match.rules_end`) or as a draw after
 400 plies. The result is :func:`tuner.arena.match.summarize`'s (pentanomial interval over the
@@ -22,12 +22,12 @@ import time
 
 import chess
 
-from search.board import W_KEY
-from search.convert import from_chess, move_to_uci
-from search.iterative import Searcher, TimePlan
-from search.move_model import load_move_model
-from search.pls import PlsSearcher, pls_iterate
-from search.weights import load_weights
+from search.core.board import W_KEY
+from search.core.convert import from_chess, move_to_uci
+from search.tree.iterative import Searcher, TimePlan
+from search.pls.move_model import load_move_model
+from search.pls.pls import PlsSearcher, pls_iterate
+from search.params.weights import load_weights
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, Opening, choose_openings, load_openings, rules_end,
                                summarize)
 

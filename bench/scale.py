@@ -66,7 +66,7 @@ import numpy as np
 from common import gm_position_set
 
 from objectives.leaf_table import concatenate
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.cores import available_cores, threads_for
 from tuner.methods.mmto import MmtoConfig, MmtoTrainer, search_training_set, sweep_kept
 from tuner.training.executor import NO_STEALING

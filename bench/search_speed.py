@@ -40,9 +40,9 @@ import numba
 import numpy as np
 from common import bench_boards, timed
 
-from search.search_api import search_many, sweep
-from search.convert import from_chess
-from search.weights import load_weights
+from search.tree.search_api import search_many, sweep
+from search.core.convert import from_chess
+from search.params.weights import load_weights
 
 N_POSITIONS = 4_000
 SEARCH_DEPTH = 3

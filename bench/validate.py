@@ -1,4 +1,4 @@
-"""The cost of the board check at the kernels' boundary (:func:`search.validate.check_boards`)
+"""The cost of the board check at the kernels' boundary (:func:`search.core.validate.check_boards`)
 next to the work it guards: a depth-1 sweep of the same boards, measured in the same run.
 
 Prints one JSON line: boards, seconds of the check (best of 5) and of the sweep, their ratio
@@ -14,10 +14,10 @@ import time
 import numpy as np
 from common import gm_boards
 
-from search.search_api import sweep
-from search.convert import from_chess
-from search.validate import check_boards
-from search.weights import load_weights
+from search.tree.search_api import sweep
+from search.core.convert import from_chess
+from search.core.validate import check_boards
+from search.params.weights import load_weights
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ moves are the source of truth, the EPD lines are what they lead to. For each one
 * material is level: pawn 1, knight 3, bishop 3, rook 5, queen 9 summed for each side
   (so a bishop-for-knight trade is level);
 * the position is not over, and the repository's own search with the built-in ``classic``
-  weights (:func:`search.search_api.search`, plain alpha-beta to :data:`DEPTH` plies plus
+  weights (:func:`search.tree.search_api.search`, plain alpha-beta to :data:`DEPTH` plies plus
   quiescence, side to move's view) scores it within :data:`MAX_ABS_CP` centipawns of 0;
 * no two lines have the same position (first four fields) or the same id, and the file
   has exactly as many positions as :data:`OPENINGS`.
@@ -35,9 +35,9 @@ from pathlib import Path
 
 import chess
 
-from search.search_api import search
-from search.convert import from_fen
-from search.weight_sets import classic_weights
+from search.tree.search_api import search
+from search.core.convert import from_fen
+from search.params.weight_sets import classic_weights
 from tuner.arena.match import DEFAULT_OPENINGS
 
 #: search depth of the balance check, plies (plus quiescence)

@@ -18,7 +18,7 @@ Here the objective is reported per position (J_main / |P|) so that the L1 coeffi
 :mod:`tuner.training.optim.grid` does not depend on the size of the training set (the paper's sum is
 |P| times this value; only the scale of lambda_1 differs).
 
-Layout of the stored sweep (arrays only; built by :mod:`tuner.methods.mmto` from :func:`search.search_api.sweep`):
+Layout of the stored sweep (arrays only; built by :mod:`tuner.methods.mmto` from :func:`search.tree.search_api.sweep`):
 
 * rows are (position, move) pairs; the rows of position ``p`` are ``pos_ptr[p]:pos_ptr[p+1]``
   and ``played[p]`` is the global index of the row of the move actually played;

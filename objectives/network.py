@@ -12,7 +12,7 @@ at a board again. The float form, per row (side to move first)::
 or, in the direct form (no hidden layers), ``out = b4 + sum_j x_j^2 W4_j``.
 
 :func:`network_scores` gives ``out`` for every row; :func:`network_gradient` gives
-``sum_r coef[r] * d out_r / d theta`` as a flat vector in :meth:`search.network.FloatNetwork.vector`
+``sum_r coef[r] * d out_r / d theta`` as a flat vector in :meth:`search.evaluation.network.FloatNetwork.vector`
 order (the derivative of a clipped ReLU is 1 strictly inside (0, 1), else 0). Rows are summed
 in :data:`N_PARTS` fixed parts, each in row order, and the parts in order, so the result does
 not depend on the number of threads.
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from search.network import PARAMS, FloatNetwork
-from search.network_kernels import active_inputs
+from search.evaluation.network import PARAMS, FloatNetwork
+from search.evaluation.network_kernels import active_inputs
 
 #: parts the rows of a gradient are summed in (fixed, so that results do not depend on threads)
 N_PARTS = 16
@@ -80,7 +80,7 @@ def _input_table_kernel(boards, buckets):  # type: ignore[no-untyped-def]
 
 def input_table(boards: np.ndarray, buckets: np.ndarray) -> InputTable:
     """The input table of ``boards`` (uint64[n, BOARD_WORDS], valid) for king-bucket table
-    ``buckets`` (int64[64], :attr:`search.network.NetworkShape.bucket_table`)."""
+    ``buckets`` (int64[64], :attr:`search.evaluation.network.NetworkShape.bucket_table`)."""
     boards = np.ascontiguousarray(boards, dtype=np.uint64).reshape(-1, 16)
     return InputTable(*_input_table_kernel(boards, np.ascontiguousarray(buckets, dtype=np.int64)))
 

@@ -25,8 +25,8 @@ import numpy as np
 
 from objectives.mmto import row_objective
 from objectives.network import InputTable, network_gradient, network_scores
-from search.catalog import PHASE_MAX
-from search.network import FloatNetwork
+from search.params.catalog import PHASE_MAX
+from search.evaluation.network import FloatNetwork
 
 
 @dataclass(frozen=True)

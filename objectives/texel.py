@@ -282,7 +282,7 @@ def loss_and_gradient(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarra
     w : int32[W] evaluator weights (scores summed exactly in int64) or float64[W] master weights
         (scores summed in float64). Eval units per unit of feature value.
     k_cp : K per centipawn (> 0); the kernel uses ``k_cp / eval_scale`` per eval unit.
-    eval_scale : eval units per centipawn of the scores (``search.evaluation_api.EVAL_SCALE``).
+    eval_scale : eval units per centipawn of the scores (``search.evaluation.evaluation_api.EVAL_SCALE``).
     weights : optional float64[N] sample weights s_p >= 0; E is then the weighted mean.
     rows : optional int64[B] row numbers (a mini-batch; repeats count repeatedly); E and the
         gradient are then the (weighted) means over those rows. Default: every row.

@@ -1,20 +1,35 @@
-"""The numba chess core: board, move generation, evaluator features and search.
+"""The numba chess core: board, move generation, evaluators and searches, in five rooms.
 
-What a user calls: :mod:`search.convert` (FEN, python-chess boards and UCI moves to and from
-core boards), :mod:`search.evaluation_api` (features and static scores),
-:mod:`search.search_api` (the alpha-beta search, batched searches and move-match sweeps),
-:mod:`search.iterative` (iterative deepening with time management: the engine's player),
-:mod:`search.perft` (move tree counts), :mod:`search.weights` (weight files). The other modules
-hold the kernels (the evaluation's in :mod:`search.feature_kernels`).
+Each room imports only from the rooms before it in this list (``tests/test_import_graph.py``):
+
+* :mod:`search.core`: the rules of chess on bitboard arrays: board, move generation, attacks,
+  perft, FEN and python-chess conversion, the board check at the kernels' boundary;
+* :mod:`search.params`: the evaluation's parameters: the feature catalogue (every term declared
+  once, an engine author's plug-in terms included) and the weights files;
+* :mod:`search.evaluation`: the evaluators behind one seam: the linear terms, the network, the
+  static score the searches call, the weights and evaluator checks;
+* :mod:`search.tree`: the searches: alpha-beta with quiescence, batched searches and move-match
+  sweeps, iterative deepening, the bootstrap trees;
+* :mod:`search.pls`: the move-probability model and the probability-limited search it drives.
+
+What a user calls: :mod:`search.core.convert` (FEN, python-chess boards and UCI moves to and
+from core boards), :mod:`search.core.perft` (move tree counts), :mod:`search.params.weights`
+(weight files), :mod:`search.evaluation.evaluation_api` (features and static scores),
+:mod:`search.evaluation.evaluators` (a weights or network file as an evaluator),
+:mod:`search.tree.search_api` (the alpha-beta search, batched searches and move-match sweeps),
+:mod:`search.tree.iterative` (iterative deepening with time management: the engine's player),
+:mod:`search.pls.move_model` and :mod:`search.pls.pls` (the move model and its search). The
+other modules hold the kernels (the evaluation's in :mod:`search.evaluation.feature_kernels`).
 
 Kernels (``@njit(cache=True)``, arrays and scalars only) live in private modules; the public
-functions here validate inputs (:mod:`search.validate`: :class:`InvalidBoardError`,
-:class:`InvalidWeightsError`, both ``ValueError``) and convert from python-chess at the boundary
-(:mod:`search.convert`: :class:`InvalidFenError`, :class:`IllegalMoveError`).
+functions validate inputs (:mod:`search.core.validate`: :class:`InvalidBoardError`;
+:mod:`search.evaluation.validate`: :class:`InvalidWeightsError`; both ``ValueError``) and
+convert from python-chess at the boundary (:mod:`search.core.convert`: :class:`InvalidFenError`,
+:class:`IllegalMoveError`).
 
 The error classes are importable from this package (``from search import InvalidBoardError``);
 they are loaded on first access, so that importing a light module such as
-:mod:`search.catalog` does not load numba.
+:mod:`search.params.catalog` does not load numba.
 """
 
 from __future__ import annotations
@@ -24,7 +39,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-#: the packages whose ``@njit(cache=True)`` kernels share compiled code
+#: the packages whose ``@njit(cache=True)`` kernels share compiled code (their subpackages
+#: included)
 _KERNEL_DIRS = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "objectives")
 
 
@@ -35,14 +51,14 @@ def _drop_stale_numba_cache() -> None:
     another file (every search kernel calls the evaluator; the catalogue's offsets are compile-
     time constants) would otherwise keep the old code after that file changes, e.g. after a
     ``git pull`` that adds features. The key is a hash of every source of ``search/`` and
-    ``objectives/``, kept in ``search/__pycache__``; with ``NUMBA_CACHE_DIR`` set, that folder is
-    the user's to manage and nothing is deleted."""
+    ``objectives/``, their subpackages (the rooms) included, kept in ``search/__pycache__``; with
+    ``NUMBA_CACHE_DIR`` set, that folder is the user's to manage and nothing is deleted."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     digest = hashlib.sha256()
     for d in _KERNEL_DIRS:
-        for f in sorted(d.glob("*.py")):
-            digest.update(f.name.encode() + b"\0" + f.read_bytes())
+        for f in sorted(d.rglob("*.py")):
+            digest.update(f.relative_to(d).as_posix().encode() + b"\0" + f.read_bytes())
     key = digest.hexdigest()
     stamp = _KERNEL_DIRS[0] / "__pycache__" / "movetuner-kernel-sources.key"
     try:
@@ -52,7 +68,7 @@ def _drop_stale_numba_cache() -> None:
         pass
     try:
         for d in _KERNEL_DIRS:
-            for f in (d / "__pycache__").glob("*.nb[ic]"):
+            for f in d.rglob("__pycache__/*.nb[ic]"):
                 f.unlink(missing_ok=True)
         stamp.parent.mkdir(exist_ok=True)
         stamp.write_text(key)
@@ -63,10 +79,10 @@ def _drop_stale_numba_cache() -> None:
 _drop_stale_numba_cache()
 
 _ERRORS = {
-    "InvalidBoardError": "search.validate",
-    "InvalidWeightsError": "search.validate",
-    "InvalidFenError": "search.convert",
-    "IllegalMoveError": "search.convert",
+    "InvalidBoardError": "search.core.validate",
+    "InvalidWeightsError": "search.evaluation.validate",
+    "InvalidFenError": "search.core.convert",
+    "IllegalMoveError": "search.core.convert",
 }
 
 __all__ = sorted(_ERRORS)

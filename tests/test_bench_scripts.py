@@ -97,5 +97,5 @@ def test_every_bench_script_answers_help(tmp_path: Path) -> None:
     assert report["helpers"] == {"common": "ok", "pls_play": "ok"}
     # --help runs no kernel
     assert all(r["kernels_used_by_help"] == [] for r in report["scripts"].values())
-    assert report["kernels_used"] == []  # nor does importing them: search.attacks reads its shipped tables
+    assert report["kernels_used"] == []  # nor does importing them: search.core.attacks reads its shipped tables
     assert list(tmp_path.iterdir()) == []  # and nothing written

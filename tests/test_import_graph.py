@@ -92,3 +92,44 @@ def test_the_packages_import_each_other_without_a_cycle() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+#: the rooms of ``search/``, each importing only from the rooms before it (search/__init__.py)
+ROOMS = ("core", "params", "evaluation", "tree", "pls")
+
+
+def room_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for each import of a module of ``search`` that does not point to its own room or
+    a room before it (the package ``search`` itself and a module outside the rooms count as
+    wrong too: every module lives in a room and none reaches back to the package)."""
+    rank = {f"search.{room}": i for i, room in enumerate(ROOMS)}
+
+    def room_of(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    wrong = []
+    for a, targets in sorted(graph.items()):
+        if not a.startswith("search.") or a in rank:
+            continue
+        for b in sorted(targets):
+            if not b.startswith("search"):
+                continue
+            ra, rb = room_of(a), room_of(b)
+            if ra not in rank or rb not in rank or rank[rb] > rank[ra]:
+                wrong.append(f"{a} -> {b}")
+    return wrong
+
+
+def test_the_rooms_of_search_import_only_the_rooms_before_them() -> None:
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    assert {f"search.{room}" for room in ROOMS} <= set(known)
+    loose = [n for n in known if n.startswith("search.") and n.split(".")[1] not in ROOMS]
+    assert loose == [], f"modules of search outside the rooms: {loose}"
+    assert room_arrows(graph) == []
+
+
+def test_the_room_check_finds_an_upward_import() -> None:
+    graph = {"search.core.board": {"search.tree.alphabeta"}, "search.tree.alphabeta": {"search.core.board"},
+             "search.pls.pls": {"search"}, "search.loose": set()}
+    assert room_arrows(graph) == ["search.core.board -> search.tree.alphabeta", "search.pls.pls -> search"]

@@ -8,7 +8,7 @@ value: 'x' (tuner tune --help lists the options)``, not argparse's usage block) 
 one line with exit code 2, with their control characters escaped (:func:`tuner.errors.one_line`); Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
 KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
 A weights file of an earlier feature catalogue, migrated as it is read
-(:class:`search.weights.CatalogMigrationWarning`), is reported as one ``note:`` line, and so is
+(:class:`search.params.weights.CatalogMigrationWarning`), is reported as one ``note:`` line, and so is
 a command's first wait for numba to compile (``tuner tune: note: compiling kernels (first run
 only)``, :func:`tuner.compiling.compile_notes`).
 """
@@ -26,7 +26,7 @@ from typing import Any, NoReturn, TextIO
 from tuner import __version__
 from tuner.commands import COMMANDS, command_help
 from tuner.compiling import compile_notes
-from search.terms import ENV_VAR as TERMS_ENV  # the variable naming a term plug-in file; no numpy
+from search.params.terms import ENV_VAR as TERMS_ENV  # the variable naming a term plug-in file; no numpy
 from tuner.errors import Interrupted, TunerError, is_interrupt, one_line
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def note(message: Warning | str, category: type[Warning], filename: str, lineno: int,
              file: TextIO | None = None, line: str | None = None) -> None:
         """Print a catalogue migration as one line; leave other warnings as Python shows them."""
-        from search.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
+        from search.params.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
 
         if issubclass(category, CatalogMigrationWarning):
             print(f"{command}: note: {one_line(message)}", file=sys.stderr)
@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not getattr(args, "func", None):
                 parser.print_help()
                 return 2
-            from search.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
+            from search.params.weights import CatalogMigrationWarning  # noqa: PLC0415 - numpy: not for --help
 
             warnings.simplefilter("always", CatalogMigrationWarning)
             command = f"tuner {args.command}"
@@ -194,7 +194,7 @@ def tune_settings_terms(argv: list[str]) -> tuple[str, str] | None:
                 toml = Path(value) / name if name else Path(value)
     if toml is None:
         return None
-    from search.input_limits import read_capped  # noqa: PLC0415 - no numpy
+    from search.core.input_limits import read_capped  # noqa: PLC0415 - no numpy
     from tuner.config import MAX_TOML_BYTES  # noqa: PLC0415
 
     try:
@@ -214,22 +214,22 @@ def same_file(a: str, b: str) -> bool:
 
 
 def use_terms(path: str) -> str:
-    """Make the plug-in file ``path`` (:mod:`search.terms`) this process's: checked now, with the
+    """Make the plug-in file ``path`` (:mod:`search.params.terms`) this process's: checked now, with the
     feature catalogue it joins (one-line error: a GROUP that is a built-in group too), before any
     command module. Returns the note a command prints when it compiles (numba does not cache a
-    plug-in's kernels, :mod:`search.terms_kernels`: every process that runs them compiles them)."""
-    from search.terms import ENV_VAR, TermsFileError, load_plugin  # noqa: PLC0415 - no numpy
+    plug-in's kernels, :mod:`search.evaluation.terms_kernels`: every process that runs them compiles them)."""
+    from search.params.terms import ENV_VAR, TermsFileError, load_plugin  # noqa: PLC0415 - no numpy
 
     try:
         plugin = load_plugin(path)
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
-    if "search.catalog" in sys.modules and not same_file(os.environ.get(ENV_VAR) or "", path):
+    if "search.params.catalog" in sys.modules and not same_file(os.environ.get(ENV_VAR) or "", path):
         raise TunerError(f"{path}: --terms must be given before the feature catalogue is loaded "
                          "(in a fresh process)")
     os.environ[ENV_VAR] = path
     try:
-        importlib.import_module("search.catalog")  # no numpy; it refuses a plug-in's built-in GROUP
+        importlib.import_module("search.params.catalog")  # no numpy; it refuses a plug-in's built-in GROUP
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
     return one_line(f"terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)")

@@ -2,7 +2,7 @@
 stops while it runs.
 
 numba compiles a kernel the first time it is called (then loads it from its cache, see
-:mod:`search.kernel_cache`): tens of seconds that look like a hang and that are no part of what
+:mod:`search.tree.kernel_cache`): tens of seconds that look like a hang and that are no part of what
 a run measures. A listener on numba's ``numba:compile`` event (fired on a cache miss only, not
 when a kernel is loaded from the cache) adds up the seconds spent compiling in this process and
 calls the note set by :func:`compile_notes` at the first compilation.

@@ -26,7 +26,7 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from search.input_limits import InputLimitError, read_capped
+from search.core.input_limits import InputLimitError, read_capped
 from tuner.errors import TunerError
 
 #: largest TOML file read (a run's config.toml is about 10 kB)

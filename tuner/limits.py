@@ -3,7 +3,7 @@ and matches (:class:`tuner.arena.match.MatchConfig`) accept."""
 
 from __future__ import annotations
 
-from search.iterative import MAX_DEPTH
+from search.tree.iterative import MAX_DEPTH
 
 
 #: the most nodes a move may search: the kernels count nodes in int64 (a larger budget overflowed

@@ -2,7 +2,7 @@
 
 A command that writes a file (``tuner export --out``, ``tuner bench match --out``, ``tuner
 bench epd --out``) checks its output with :func:`check_output` before any work, and writes it
-atomically (:func:`search.weights.atomic_write_text`: a temporary file beside it, then a
+atomically (:func:`search.params.weights.atomic_write_text`: a temporary file beside it, then a
 rename), so that a refused or failed command leaves every file as it was. A command that
 writes named files into an output folder (``tuner bench compare --out``, ``tuner bench plot
 --out``) checks them with :func:`check_output_files`. No numpy here: the export command

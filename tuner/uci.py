@@ -2,14 +2,14 @@
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
 ``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``, declared in the table
-:data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
-or with ``Search pls`` the probability-limited :class:`search.pls.PlsSearcher` (Giraffe's search,
+:data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.tree.iterative.Searcher`,
+or with ``Search pls`` the probability-limited :class:`search.pls.pls.PlsSearcher` (Giraffe's search,
 Lai 2015: iteration ``d`` searches while the path's probability under the move model
 ``MoveModel`` stays above ``PlsStart * 4**-(d - 1)``, so ``go depth D`` is D such iterations;
 ``nodes``, ``movetime`` and the clock limit it as they limit the depth-limited search). Searches run in a worker thread;
 the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
 which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
-:class:`search.iterative.TimePlan` (:meth:`GoLimits.plan`), its clock started when ``go``
+:class:`search.tree.iterative.TimePlan` (:meth:`GoLimits.plan`), its clock started when ``go``
 arrives:
 
 * ``movetime T``: search until T minus the move overhead (at most a tenth of T), starting
@@ -24,12 +24,12 @@ arrives:
 * ``nodes N``: the iterations share N nodes; a last ``info nodes`` line reports every node
   searched (N when it ran out) when the iteration that exhausted them was discarded;
 * ``mate N``: iterations up to ``2N - 1`` plies, ending early at a mate;
-* ``stop`` aborts the running iteration (:meth:`search.iterative.Searcher.abort`).
+* ``stop`` aborts the running iteration (:meth:`search.tree.iterative.Searcher.abort`).
 
 With the depth-limited search, an iteration cut by a limit or ``stop`` still gives the move
 when the first of its root moves (the previous iteration's best) has been searched in full:
 the best of the root moves searched in full is played and reported with ``score ...
-lowerbound``; otherwise it is discarded (:mod:`search.iterative`); the probability-limited
+lowerbound``; otherwise it is discarded (:mod:`search.tree.iterative`); the probability-limited
 search discards it. After each iteration an ``info`` line gives its depth,
 score, nodes, nps, time (milliseconds since ``go``) and principal variation; the kernel does
 not measure a selective depth, so there is no ``seldepth``.
@@ -71,17 +71,17 @@ from typing import Any, TextIO
 
 import chess
 
-from search.board import W_KEY, W_STM, compute_key, make_move, move_uci_key
-from search.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
+from search.core.board import W_KEY, W_STM, compute_key, make_move, move_uci_key
+from search.core.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
                             move_from_uci, move_to_uci, push, to_chess)
-from search.iterative import MAX_DEPTH, UNLIMITED, Iteration, TimePlan, tt_bits_for
-from search.evaluators import Evaluator, checked_evaluator, load_evaluator
-from search.kernel_cache import is_compiled
-from search.move_model import MoveModel, load_move_model
-from search.movegen import generate_moves
-from search.pls import START
+from search.tree.iterative import MAX_DEPTH, UNLIMITED, Iteration, TimePlan, tt_bits_for
+from search.evaluation.evaluators import Evaluator, checked_evaluator, load_evaluator
+from search.tree.kernel_cache import is_compiled
+from search.pls.move_model import MoveModel, load_move_model
+from search.core.movegen import generate_moves
+from search.pls.pls import START
 from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Engine, as_player, new_engine
-from search.validate import check_board
+from search.core.validate import check_board
 from tuner import __version__
 from tuner.compiling import compile_count
 from tuner.quickmove import QuickResult, quick_move
@@ -823,8 +823,8 @@ def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: Te
     kernels still compile in the background (the caller may then end the process without
     waiting for them).
 
-    Raises ``ValueError`` (:class:`~search.weights.WeightsFileError`,
-    :class:`~search.network.NetworkFileError`) if ``weights_spec`` cannot be loaded.
+    Raises ``ValueError`` (:class:`~search.params.weights.WeightsFileError`,
+    :class:`~search.evaluation.network.NetworkFileError`) if ``weights_spec`` cannot be loaded.
     """
     engine = UciEngine(checked_evaluator(load_evaluator(weights_spec)), weights_spec, out=stdout)
     engine.run(stdin if stdin is not None else sys.stdin)

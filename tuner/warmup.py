@@ -46,11 +46,11 @@ def warm_search(folder: Path) -> None:
     tuning methods and ``bench move-match`` (plain and probability-limited)."""
     import numpy as np  # noqa: PLC0415 - numba on demand
 
-    from search.convert import STARTING_FEN, from_fen, move_to_uci  # noqa: PLC0415
-    from search.evaluators import checked_evaluator, load_evaluator  # noqa: PLC0415
-    from search.move_model import load_move_model  # noqa: PLC0415
-    from search.pls import pls_sweep  # noqa: PLC0415
-    from search.search_api import move_match, search, search_many, sweep  # noqa: PLC0415
+    from search.core.convert import STARTING_FEN, from_fen, move_to_uci  # noqa: PLC0415
+    from search.evaluation.evaluators import checked_evaluator, load_evaluator  # noqa: PLC0415
+    from search.pls.move_model import load_move_model  # noqa: PLC0415
+    from search.pls.pls import pls_sweep  # noqa: PLC0415
+    from search.tree.search_api import move_match, search, search_many, sweep  # noqa: PLC0415
     from tuner.arena.players import as_player, new_engine  # noqa: PLC0415
 
     model = load_move_model("gm")

@@ -15,7 +15,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from search.board import PAWN, ROOK, W_OCC
+from search.core.board import PAWN, ROOK, W_OCC
 
 #: the plug-in's name, recorded in every weights file made with it
 NAME = "rook_behind_passer"

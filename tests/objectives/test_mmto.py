@@ -124,7 +124,7 @@ def test_hybrid_gradient_equals_central_finite_differences(loss: str) -> None:
 
 
 def test_loss_and_gradient_do_not_depend_on_the_thread_count() -> None:
-    from search.search_api import threads
+    from search.tree.search_api import threads
 
     table = random_table(np.random.default_rng(3), 3000, 60)
     w = np.random.default_rng(4).integers(-80, 80, 60).astype(np.int32)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from objectives.move_choice import MoveChoiceSet, loss_and_gradient, mean_loss, row_scores
-from search.search_api import threads
+from search.tree.search_api import threads
 
 N_FEATURES = 40
 GROUPS = 5

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from objectives.network import input_table, network_gradient, network_scores
-from search.convert import from_chess
-from search.network import PARAMS, FloatNetwork, NetworkShape
-from search.search_api import threads
+from search.core.convert import from_chess
+from search.evaluation.network import PARAMS, FloatNetwork, NetworkShape
+from search.tree.search_api import threads
 
 from tests.oracles.network_reference import float_score
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from objectives import texel
-from search.search_api import threads
+from search.tree.search_api import threads
 
-SCALE = 24  # eval units per centipawn (search.evaluation_api.EVAL_SCALE; a parameter here)
+SCALE = 24  # eval units per centipawn (search.evaluation.evaluation_api.EVAL_SCALE; a parameter here)
 
 
 def random_table(rng: np.random.Generator, n: int, n_w: int, *, max_nnz: int = 8, vmax: int = 5,

@@ -2,8 +2,8 @@
 
 Everything here is written on python-chess and the plain-Python reference extractor
 (``tests/oracles/reference_features.py``); nothing is imported from ``search/``. The rules are
-re-derived from the kernel's documented contract (``search/alphabeta.py``,
-``search/quiescence.py``, ``docs/features.md``):
+re-derived from the kernel's documented contract (``search/tree/alphabeta.py``,
+``search/tree/quiescence.py``, ``docs/features.md``):
 
 * **Static score**: ``w . phi`` with ``phi`` from :func:`reference_features.reference_features`.
   Its values are ``x * phase`` and ``x * (24 - phase)``, so the dot product is already in *eval
@@ -36,13 +36,13 @@ import chess
 
 from tests.oracles.reference_features import reference_features
 
-#: Checkmate scores ``-(MATE - ply)`` for the side mated (``search/alphabeta.py`` contract).
+#: Checkmate scores ``-(MATE - ply)`` for the side mated (``search/tree/alphabeta.py`` contract).
 MATE = 1 << 32
 #: Greater than any score.
 INF = 1 << 40
 #: Nodes this many plies below the root are scored statically (the kernel's stack depth).
 MAX_PLY = 64
-#: Piece values of the static exchange evaluation (``search/quiescence.py`` docstring: 100, 300,
+#: Piece values of the static exchange evaluation (``search/tree/quiescence.py`` docstring: 100, 300,
 #: 300, 500, 900; the king counts as a piece too valuable to give: 20000).
 SEE_VALUES: dict[chess.PieceType, int] = {
     chess.PAWN: 100,

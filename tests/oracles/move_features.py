@@ -1,5 +1,5 @@
 """A slow, plain-Python extractor of the move model's features: the oracle for
-``search/move_model_kernels.py``.
+``search/pls/move_model_kernels.py``.
 
 Written from ``docs/move-model.md`` on python-chess: loops over squares and python-chess's own
 ``attackers``/``attacks``, no bitboard arithmetic, sharing no code with the kernels. The static
@@ -23,10 +23,10 @@ import functools
 import chess
 import numpy as np
 
-from search.catalog import PHASE_MAX
-from search.move_catalog import (CAPTURE_EDGES, CHANGE_EDGES, EVALUATION, EXCHANGE_EDGES, GAP_EDGES, GROUPS,
+from search.params.catalog import PHASE_MAX
+from search.pls.move_catalog import (CAPTURE_EDGES, CHANGE_EDGES, EVALUATION, EXCHANGE_EDGES, GAP_EDGES, GROUPS,
                                  MOVE_FEATURE_INDEX)
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tests.oracles.minimax import see
 from tests.oracles.reference_features import reference_features
 

@@ -2,7 +2,7 @@
 specification and sharing nothing with ``search/`` but the parameter arrays: its inputs come
 from python-chess boards, its arithmetic is numpy's on int64 (quantized) or float64 (float).
 
-It is the oracle of ``search.network_kernels`` (accumulators, incremental updates, the integer
+It is the oracle of ``search.evaluation.network_kernels`` (accumulators, incremental updates, the integer
 forward pass) and of the float network that training differentiates."""
 
 from __future__ import annotations

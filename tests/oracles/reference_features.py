@@ -2,14 +2,14 @@
 
 Written from ``docs/features.md`` alone, on top of python-chess, with loops over squares and
 pieces rather than bitboard tricks, so that it shares no code (and hopefully no mistakes)
-with ``search/feature_kernels.py``. Only the catalogue (names, their order, PHASE_MAX) is imported:
+with ``search/evaluation/feature_kernels.py``. Only the catalogue (names, their order, PHASE_MAX) is imported:
 the catalogue is data. Terms are looked up by name, not by the catalogue's offset constants.
 
 Usage::
 
     indices, values = reference_features(chess.Board(fen))
 
-gives the same sorted (index, value) lists as ``search.evaluation_api.features(from_chess(board))``.
+gives the same sorted (index, value) lists as ``search.evaluation.evaluation_api.features(from_chess(board))``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections import Counter
 
 import chess
 
-from search.catalog import BASE_NAMES, N_BASE, PHASE_MAX
+from search.params.catalog import BASE_NAMES, N_BASE, PHASE_MAX
 
 BASE_INDEX: dict[str, int] = {name: i for i, name in enumerate(BASE_NAMES)}
 

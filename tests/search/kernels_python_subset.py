@@ -15,11 +15,11 @@ import chess
 import numpy as np
 import pytest
 from tests.oracles.minimax import Oracle
-from tests.search.test_movegen import assert_legal_moves_equal, assert_zobrist_follows
-from tests.search.test_perft import EDGE_CASES, PERFT_POSITIONS, python_chess_divide
-from tests.search.test_feature_kernels import assert_agree
-from tests.search.test_alphabeta import CLASSIC, RULE_POSITIONS, assert_search_equals_oracle
-from tests.search.test_quiescence import (
+from tests.search.core.test_movegen import assert_legal_moves_equal, assert_zobrist_follows
+from tests.search.core.test_perft import EDGE_CASES, PERFT_POSITIONS, python_chess_divide
+from tests.search.evaluation.test_feature_kernels import assert_agree
+from tests.search.tree.test_alphabeta import CLASSIC, RULE_POSITIONS, assert_search_equals_oracle
+from tests.search.tree.test_quiescence import (
     TEXTBOOK,
     assert_quiescence_moves_equal_the_oracle,
     captures_and_promotions,
@@ -27,18 +27,18 @@ from tests.search.test_quiescence import (
     kernel_see,
 )
 
-from tests.search.test_move_model import SPECIAL
-from tests.search.test_move_model import assert_agree as assert_move_features_agree
+from tests.search.pls.test_move_model import SPECIAL
+from tests.search.pls.test_move_model import assert_agree as assert_move_features_agree
 
-from search.convert import from_chess, from_fen
-from search.feature_kernels import evaluate_batch_kernel
-from search.perft import divide, perft
-from search.search_api import search_many
+from search.core.convert import from_chess, from_fen
+from search.evaluation.feature_kernels import evaluate_batch_kernel
+from search.core.perft import divide, perft
+from search.tree.search_api import search_many
 
 
 def test_the_kernels_run_as_plain_python() -> None:
     # the subset means nothing if numba compiled the kernels after all
-    from search.movegen import generate_moves
+    from search.core.movegen import generate_moves
 
     assert not hasattr(generate_moves, "py_func"), "NUMBA_DISABLE_JIT=1 was not in effect"
 
@@ -81,7 +81,7 @@ def test_search_equals_the_oracle_on_real_positions(real_boards: list[chess.Boar
 
 def test_batch_search_equals_the_oracle_on_real_positions(real_boards: list[chess.Board]) -> None:
     # the batch kernel's evaluator state: pawn-king table, score cache, and the material and
-    # piece-square sums kept move by move (search/material_pst.py)
+    # piece-square sums kept move by move (search/evaluation/material_pst.py)
     oracle = Oracle(CLASSIC)
     boards = real_boards[7::300]
     result = search_many(np.stack([from_chess(board) for board in boards]), 2, CLASSIC)

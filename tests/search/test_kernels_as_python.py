@@ -27,7 +27,7 @@ SUBSET = REPO / "tests" / "search" / "kernels_python_subset.py"
 
 def _numba_cache_files() -> dict[Path, int]:
     """numba's cached kernels and the sources key next to the sources, with their mtimes (ns)."""
-    files = [f for d in ("search", "objectives") for f in (REPO / d / "__pycache__").glob("*.nb[ic]")]
+    files = [f for d in ("search", "objectives") for f in (REPO / d).rglob("__pycache__/*.nb[ic]")]
     files += list((REPO / "search" / "__pycache__").glob("movetuner-kernel-sources.key"))
     return {f: f.stat().st_mtime_ns for f in files}
 

@@ -14,11 +14,11 @@ import numpy as np
 
 from tests.oracles.network_reference import quantized_score
 
-from search.convert import from_chess, from_fen, move_to_uci
-from search.evaluators import load_evaluator
-from search.network import NetworkShape, QuantizedNetwork
-from search.network_kernels import network_evaluate_batch_kernel
-from search.search_api import search
+from search.core.convert import from_chess, from_fen, move_to_uci
+from search.evaluation.evaluators import load_evaluator
+from search.evaluation.network import NetworkShape, QuantizedNetwork
+from search.evaluation.network_kernels import network_evaluate_batch_kernel
+from search.tree.search_api import search
 
 ROOT = Path(__file__).resolve().parents[2]
 

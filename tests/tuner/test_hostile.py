@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from search.weights import Weights, load_weights, save_weights
-from search.weights_text import comment_text
+from search.params.weights import Weights, load_weights, save_weights
+from search.params.weights_text import comment_text
 from tuner.cli import main as tuner_main
 from tuner.export.formats import export
 from tests.conftest import without_compile_note
@@ -97,7 +97,7 @@ def test_rust_exports_of_hostile_names_compile(tmp_path: Path) -> None:
 
 
 def test_a_hostile_network_name_and_description_are_escaped() -> None:
-    from search.network import FloatNetwork, NetworkShape, quantize  # noqa: PLC0415
+    from search.evaluation.network import FloatNetwork, NetworkShape, quantize  # noqa: PLC0415
     from tuner.export.network_c import to_c_network  # noqa: PLC0415
 
     q = quantize(FloatNetwork.initial(NetworkShape(h=32, h2=16, h3=8), seed=1))
@@ -169,7 +169,7 @@ def test_export_refuses_an_existing_out_without_overwrite(tmp_path: Path, capsys
 
 
 def test_a_network_export_never_writes_over_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from search.weights import BUILTIN_DIR  # noqa: PLC0415
+    from search.params.weights import BUILTIN_DIR  # noqa: PLC0415
 
     net = tmp_path / "n.mtnn"
     net.write_bytes((BUILTIN_DIR / "gm-nn.mtnn").read_bytes())
@@ -341,7 +341,7 @@ def _network_with(tmp_path: Path, name: str, header: dict | None = None,  # type
     import struct  # noqa: PLC0415
     import zlib  # noqa: PLC0415
 
-    from search.weights import BUILTIN_DIR  # noqa: PLC0415
+    from search.params.weights import BUILTIN_DIR  # noqa: PLC0415
 
     data = (BUILTIN_DIR / "gm-nn.mtnn").read_bytes()
     version, head_len = struct.unpack("<II", data[4:12])
@@ -360,7 +360,7 @@ def _network_with(tmp_path: Path, name: str, header: dict | None = None,  # type
 def _bad_network(kind: str, tmp_path: Path) -> tuple[Path, str]:
     import struct  # noqa: PLC0415
 
-    from search.catalog import N_FEATURES  # noqa: PLC0415
+    from search.params.catalog import N_FEATURES  # noqa: PLC0415
 
     linear_bytes = 4 * N_FEATURES  # the built-in network is a hybrid: its linear weights come last
     cases: dict[str, tuple[dict | None, tuple[int, bytes] | None, str]] = {  # type: ignore[type-arg]
@@ -786,7 +786,7 @@ def test_help_still_prints_the_usage_block(capsys: pytest.CaptureFixture[str]) -
 
 
 def _move_model_with(tmp_path: Path, value: float | str) -> Path:
-    from search.move_model import BUILTIN_MOVE_MODELS  # noqa: PLC0415
+    from search.pls.move_model import BUILTIN_MOVE_MODELS  # noqa: PLC0415
 
     text = BUILTIN_MOVE_MODELS["gm"].read_text()
     path = tmp_path / "model.json"
@@ -817,8 +817,8 @@ def test_a_move_model_beyond_the_limit_is_refused(value: str, message: str, comm
 
 
 def test_the_limit_itself_is_a_usable_move_model(tmp_path: Path) -> None:
-    from search.convert import from_fen  # noqa: PLC0415
-    from search.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, load_move_model, predict  # noqa: PLC0415
+    from search.core.convert import from_fen  # noqa: PLC0415
+    from search.pls.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, load_move_model, predict  # noqa: PLC0415
 
     model = load_move_model(_move_model_with(tmp_path, str(-MAX_ABS_MOVE_WEIGHT)))
     board = from_fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1")

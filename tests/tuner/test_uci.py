@@ -89,10 +89,10 @@ def raw_engine(shared_engine: RawEngine) -> RawEngine:
 def test_full_self_play_game_through_chess_engine() -> None:
     import chess.polyglot
 
-    from search.search_api import mate_in, search
-    from search.convert import from_chess
-    from search.evaluation_api import EVAL_SCALE
-    from search.weights import load_weights
+    from search.tree.search_api import mate_in, search
+    from search.core.convert import from_chess
+    from search.evaluation.evaluation_api import EVAL_SCALE
+    from search.params.weights import load_weights
 
     classic = load_weights("classic").values
     board = chess.Board()
@@ -240,7 +240,7 @@ def test_while_kernels_compile_the_handshake_and_a_timed_go_do_not_wait(monkeypa
     import io
 
     import tuner.uci as uci
-    from search.weights import load_weights
+    from search.params.weights import load_weights
 
     release = threading.Event()
     monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self, after=None, boundary=False: release.wait(30))
@@ -271,9 +271,9 @@ def test_while_kernels_compile_the_handshake_and_a_timed_go_do_not_wait(monkeypa
 def test_isready_with_the_kernels_loaded_says_nothing_more() -> None:
     import io
 
-    from search.convert import from_fen
-    from search.iterative import Searcher
-    from search.weights import load_weights
+    from search.core.convert import from_fen
+    from search.tree.iterative import Searcher
+    from search.params.weights import load_weights
     from tuner.uci import UciEngine
 
     weights = load_weights("classic").values

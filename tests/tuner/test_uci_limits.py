@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND, RawEngine, started_engine
 
-from search.catalog import N_FEATURES
-from search.weights import Weights, save_weights
-from search.iterative import MAX_DEPTH, UNLIMITED
+from search.params.catalog import N_FEATURES
+from search.params.weights import Weights, save_weights
+from search.tree.iterative import MAX_DEPTH, UNLIMITED
 from tuner.uci import GoLimits, parse_go
 
 

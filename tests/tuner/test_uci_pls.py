@@ -12,11 +12,11 @@ import chess
 import chess.engine
 import pytest
 
-from search.convert import from_chess, move_to_uci
-from search.iterative import tt_bits_for
-from search.move_model import load_move_model
-from search.pls import START, PlsSearcher
-from search.weights import load_weights
+from search.core.convert import from_chess, move_to_uci
+from search.tree.iterative import tt_bits_for
+from search.pls.move_model import load_move_model
+from search.pls.pls import START, PlsSearcher
+from search.params.weights import load_weights
 from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND
 from tuner.uci import DEFAULT_HASH_MB, UciEngine, parse_threshold
 

@@ -38,9 +38,9 @@ from typing import Any
 from collections.abc import Callable
 
 
-from search.evaluators import Evaluator, load_evaluator
-from search.move_model import MoveModel
-from search.weights import BUILTIN_SETS
+from search.evaluation.evaluators import Evaluator, load_evaluator
+from search.pls.move_model import MoveModel
+from search.params.weights import BUILTIN_SETS
 from tuner.config import read_toml
 from tuner.arena.engines import EngineSpec
 from tuner.arena.epd import PositionResult, SearchLimits, parse_epd, process_pool, run_suite, summarise

@@ -22,7 +22,7 @@ silently; every other line that cannot be used becomes an :class:`EpdError`
 
 python-chess parses an unquoted operand that is not a number as a move, so string operands
 (``id``, ``c8``, ``c9``) must be quoted: ``id tactic.01`` is reported as an illegal move.
-Positions must be valid for the engine (:func:`search.validate.check_board`) and have a legal
+Positions must be valid for the engine (:func:`search.core.validate.check_board`) and have a legal
 move.
 
 Scoring (:func:`score_move`), at most :data:`MAX_POINTS` = 10 points per position
@@ -44,10 +44,10 @@ Intervals (:func:`summarise`), 95 %
 
 Answering
 ---------
-:func:`run_suite` asks the engine of ``tuner uci`` (:class:`search.iterative.Searcher`: iterative
+:func:`run_suite` asks the engine of ``tuner uci`` (:class:`search.tree.iterative.Searcher`: iterative
 deepening with its move-ordering table, as many plies / nodes / milliseconds as the limits
 say; or, for a :class:`tuner.arena.players.PlsPlayer`, the probability-limited
-:class:`search.pls.PlsSearcher`, ``depth`` counting its iterations) for each position, with the table cleared before each one (as after ``ucinewgame``), so
+:class:`search.pls.pls.PlsSearcher`, ``depth`` counting its iterations) for each position, with the table cleared before each one (as after ``ucinewgame``), so
 answers do not depend on the order or on how positions are split between worker processes.
 Positions run in a process pool (spawned workers, which load the numba kernels from the disk
 cache), in contiguous chunks; results come back in file order.
@@ -68,12 +68,12 @@ from typing import Any
 import chess
 import numpy as np
 
-from search.convert import from_fen, move_to_uci
-from search.input_limits import InputLimitError, read_capped
+from search.core.convert import from_fen, move_to_uci
+from search.core.input_limits import InputLimitError, read_capped
 from tuner.errors import TunerError
-from search.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
+from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
 from tuner.arena.players import Engine, Searchable, checked_player, new_engine
-from search.validate import check_board
+from search.core.validate import check_board
 from tuner.config import help_field
 from tuner.limits import check_limits
 from tuner.uci import DEFAULT_HASH_MB

@@ -1,18 +1,18 @@
 """Engine-vs-engine matches between two weight sets, with the numba search on both sides.
 
 Each opening position is played twice, once with each engine as White (a *game pair*). Both
-engines use the same search (:class:`search.iterative.Searcher`: iterative deepening to a fixed
+engines use the same search (:class:`search.tree.iterative.Searcher`: iterative deepening to a fixed
 ``depth``, until a ``nodes`` budget per move is spent, for ``movetime`` milliseconds a move, or
 on a clock, ``tc`` = BASE+INC seconds per side) and differ only in their weights. On a clock
 each engine plans a move from its time left as ``tuner uci`` does
-(:meth:`search.iterative.TimePlan.for_clock`, keeping back :data:`TC_OVERHEAD`; an external
+(:meth:`search.tree.iterative.TimePlan.for_clock`, keeping back :data:`TC_OVERHEAD`; an external
 engine gets both clocks and increments in its ``go``); the time a move took on the wall clock
 is taken from the mover's clock, which then gains the increment, and a side whose clock runs
 out before it moves loses on time (a draw when the other side cannot mate). The engines
 receive the game's history, so repetitions count in their search.
 
 Either side may instead search probability-limited (a :class:`tuner.arena.players.PlsPlayer`,
-``NAME@pls`` on the command line: :class:`search.pls.PlsSearcher`, its ``depth`` counting
+``NAME@pls`` on the command line: :class:`search.pls.pls.PlsSearcher`, its ``depth`` counting
 iterations), or be an external UCI engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
 Stockfish with ``UCI_LimitStrength``): it plays the same openings with the same colour swaps
 under the same limit (as a :class:`chess.engine.Limit`), and the games are scored the same way.
@@ -62,17 +62,17 @@ import chess.engine
 import chess.pgn
 import numpy as np
 
-from search.board import W_KEY
-from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.input_limits import InputLimitError, read_capped
-from search.network import QuantizedNetwork
+from search.core.board import W_KEY
+from search.core.convert import from_fen, move_from_uci, move_to_uci, push
+from search.core.input_limits import InputLimitError, read_capped
+from search.evaluation.network import QuantizedNetwork
 from tuner.config import help_field
 from tuner.cores import workers_or_cores
 from tuner.limits import check_limits
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.players import Engine, PlsPlayer, checked_player, new_engine
-from search.iterative import MAX_DEPTH, Iteration, TimePlan
+from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan
 
 #: the openings shipped with the repository
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "datasets" / "openings" / "openings.epd"
@@ -347,8 +347,8 @@ def play_game(task: PairTask, white: str, round_name: str,
               external: dict[str, ExternalEngine] | None = None) -> GameRecord:
     """Play one game from ``task.opening`` with engine ``white`` ("A" or "B") as White.
 
-    Weights play with a fresh :class:`~search.iterative.Searcher` (a :class:`PlsPlayer` with a
-    fresh :class:`~search.pls.PlsSearcher`); an :class:`EngineSpec` side plays
+    Weights play with a fresh :class:`~search.tree.iterative.Searcher` (a :class:`PlsPlayer` with a
+    fresh :class:`~search.pls.pls.PlsSearcher`); an :class:`EngineSpec` side plays
     with the running engine ``external[side]`` (a new game for it), or with one started for
     this game when ``external`` does not hold it."""
     with contextlib.ExitStack() as stack:

@@ -1,12 +1,12 @@
 """How often an engine's search picks the move a strong player chose: top-k credit and rank.
 
-A *sweep* (:func:`search.search_api.sweep`) scores every legal move of a position from the mover's
+A *sweep* (:func:`search.tree.search_api.sweep`) scores every legal move of a position from the mover's
 view. For the played move, let ``higher`` be the number of moves scored strictly better and
 ``equal`` the number scored the same (itself included). Then
 
 * top-k credit = ``clip((k - higher) / equal, 0, 1)``: the chance that the played move is among
   the first k when ties are broken at random. For k = 1 this is the move-match: 1/m when the
-  played move is one of m equally best moves (one definition, :func:`search.batch.played_credit`,
+  played move is one of m equally best moves (one definition, :func:`search.tree.batch.played_credit`,
   shared with the GA's batched fitness);
 * rank = ``higher + (equal + 1) / 2``: 1 for a unique best move, ties share the mean rank.
 
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from search.evaluators import Evaluator
-from search.search_api import move_credit, sweep
+from search.evaluation.evaluators import Evaluator
+from search.tree.search_api import move_credit, sweep
 from tuner.arena.epd import mean_interval
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
@@ -47,7 +47,7 @@ def _higher_equal(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarr
 def top_k_credit(pos_ptr: np.ndarray, played_rows: np.ndarray, scores: np.ndarray, k: int = 1) -> np.ndarray:
     """Per position (every position has at least one row), the top-``k`` credit of the played
     move's row (float64[P]); ``scores`` int64[M] from a sweep, ``played_rows`` int64[P]. The one
-    definition is :func:`search.batch.played_credit` (also the GA's fitness)."""
+    definition is :func:`search.tree.batch.played_credit` (also the GA's fitness)."""
     return move_credit(pos_ptr, played_rows, scores, k)
 
 
@@ -118,7 +118,7 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
     weight set at ``depth`` plies + quiescence with the search's default node budget.
     ``threads`` 0: all cores; ``executor``: where the sweeps run (default: this process). Returns the positions and ``(name, figures)`` in the order given;
     a one-line :class:`TunerError` for an unreadable or empty split."""
-    from search.search_api import DEFAULT_BUDGET  # noqa: PLC0415
+    from search.tree.search_api import DEFAULT_BUDGET  # noqa: PLC0415
     from tuner.training.positions import check_played, load_positions  # noqa: PLC0415
 
     pos = load_positions(data, split, limit=max_positions, seed=seed, progress=progress)

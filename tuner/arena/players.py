@@ -1,13 +1,13 @@
 """The players of ``tuner bench match|compare|epd`` and ``tuner uci``: a weight set searched
-depth-limited (:class:`search.iterative.Searcher`) or probability-limited
-(:class:`search.pls.PlsSearcher`, Giraffe's search, Lai 2015), or an external engine.
+depth-limited (:class:`search.tree.iterative.Searcher`) or probability-limited
+(:class:`search.pls.pls.PlsSearcher`, Giraffe's search, Lai 2015), or an external engine.
 
 A player spec is a weight set (a built-in set's name, a weights or network file, a run folder
 where the command takes one) with an optional search suffix: ``gm@pls`` plays ``gm`` with the
 probability-limited search, ``gm@depth`` with the depth-limited one; without a suffix the
 command's ``--search`` decides (default ``depth``). A probability-limited player carries its
 move model (``--move-model``, default the built-in ``gm`` model) and the threshold of its first
-iteration (:data:`search.pls.START`, 1/32); ``--depth D`` gives it D iterations (the last to
+iteration (:data:`search.pls.pls.START`, 1/32); ``--depth D`` gives it D iterations (the last to
 the threshold ``start * 4**-(D - 1)``), ``--nodes`` and ``--movetime`` bound it as they bound
 the depth-limited search.
 """
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from search.evaluators import Evaluator, checked_evaluator
-from search.iterative import Searcher
-from search.move_model import MoveModel, load_move_model
-from search.pls import START, PlsSearcher
+from search.evaluation.evaluators import Evaluator, checked_evaluator
+from search.tree.iterative import Searcher
+from search.pls.move_model import MoveModel, load_move_model
+from search.pls.pls import START, PlsSearcher
 
 #: the searches a player may use
 SEARCHES = ("depth", "pls")
@@ -78,7 +78,7 @@ def evaluator_of(player: Searchable) -> Evaluator:
 
 
 def checked_player(player: Searchable) -> Searchable:
-    """``player`` with its evaluator checked (:func:`search.evaluators.checked_evaluator`)."""
+    """``player`` with its evaluator checked (:func:`search.evaluation.evaluators.checked_evaluator`)."""
     if isinstance(player, PlsPlayer):
         return PlsPlayer(checked_evaluator(player.weights), player.model, player.start)
     return checked_evaluator(player)

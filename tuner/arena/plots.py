@@ -2,7 +2,7 @@
 
 matplotlib (Agg backend, no display needed) draws them; the figures are written to files and
 never shown, each atomically (:func:`_save`: the PNG drawn in memory, then
-:func:`search.weights.atomic_write_bytes`), so that a failed or interrupted plot leaves the old
+:func:`search.params.weights.atomic_write_bytes`), so that a failed or interrupted plot leaves the old
 file whole.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from search.catalog import FEATURE_INDEX, PIECE_NAMES, SQUARE_NAMES, STAGES
+from search.params.catalog import FEATURE_INDEX, PIECE_NAMES, SQUARE_NAMES, STAGES
 
 #: the panel every run has (the driver measures it each iteration, :mod:`tuner.training.driver`)
 VALIDATION_PANEL = ("validation move-match (ties as fractions)",
@@ -40,7 +40,7 @@ def _save(fig: Any, path: Path) -> None:
     """Write ``fig`` as a PNG to ``path`` atomically and close it."""
     import io  # noqa: PLC0415
 
-    from search.weights import atomic_write_bytes  # noqa: PLC0415
+    from search.params.weights import atomic_write_bytes  # noqa: PLC0415
 
     buffer = io.BytesIO()
     try:

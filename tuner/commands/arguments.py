@@ -6,8 +6,8 @@ import argparse
 import dataclasses
 
 
-from search.evaluators import Evaluator, load_evaluator
-from search.move_model import MoveModel, load_move_model
+from search.evaluation.evaluators import Evaluator, load_evaluator
+from search.pls.move_model import MoveModel, load_move_model
 from tuner.arena.epd import SearchLimits
 from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Searchable, as_player, player_label, split_search
 from tuner.errors import TunerError
@@ -22,7 +22,7 @@ def add_weights_argument(p: argparse.ArgumentParser) -> None:
 
 def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:
     """``(name, evaluator)`` of each weights file, network file or built-in set
-    (:func:`search.evaluators.load_evaluator`); a one-line :class:`TunerError` for the first
+    (:func:`search.evaluation.evaluators.load_evaluator`); a one-line :class:`TunerError` for the first
     that cannot be read."""
     try:
         return [(name, load_evaluator(name)) for name in names]
@@ -101,7 +101,7 @@ def check_sweep_options(depth: int, threads: int, depth_flag: str = "--depth") -
     """A one-line :class:`TunerError` unless a move-match sweep's ``depth`` is within 1 ..
     ``MAX_PLY - 1`` (the search's deepest ply) and ``threads`` within 0 (all cores) .. numba's
     ceiling (:func:`tuner.cores.numba_thread_ceiling`): beyond, the kernels' wrappers raise."""
-    from search.alphabeta import MAX_PLY  # noqa: PLC0415
+    from search.tree.alphabeta import MAX_PLY  # noqa: PLC0415
     from tuner.cores import numba_thread_ceiling  # noqa: PLC0415
 
     if not 1 <= depth < MAX_PLY:

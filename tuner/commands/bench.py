@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.commands import command_help
 from tuner.commands import bench_compare, bench_epd
 from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, check_sweep_options,

@@ -92,7 +92,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def run_compare_command(args: argparse.Namespace) -> int:
     import math  # noqa: PLC0415
 
-    from search.weights import atomic_write_text  # noqa: PLC0415
+    from search.params.weights import atomic_write_text  # noqa: PLC0415
     from tuner.arena.compare import (  # noqa: PLC0415
         CompareSettings,
         entrants,

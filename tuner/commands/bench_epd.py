@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 
-from search.weights import atomic_write_text
+from search.params.weights import atomic_write_text
 from tuner.commands.arguments import (add_limit_arguments, add_search_arguments, add_weights_argument, check_workers,
                                       load_players)
 from tuner.arena.epd import (

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from search.board import W_STM
-from search.catalog import FEATURE_NAMES, PHASE_MAX
-from search.convert import STARTING_FEN, from_fen
-from search.evaluation_api import evaluate, features
-from search.feature_kernels import phase_of
-from search.evaluators import load_evaluator, network_parts, static_scores
-from search.network import QuantizedNetwork
+from search.core.board import W_STM
+from search.params.catalog import FEATURE_NAMES, PHASE_MAX
+from search.core.convert import STARTING_FEN, from_fen
+from search.evaluation.evaluation_api import evaluate, features
+from search.evaluation.feature_kernels import phase_of
+from search.evaluation.evaluators import load_evaluator, network_parts, static_scores
+from search.evaluation.network import QuantizedNetwork
 from tuner.commands import command_help
 from tuner.errors import TunerError
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from search.weights import atomic_write_text, builtin_network, load_weights, resolve
+from search.params.weights import atomic_write_text, builtin_network, load_weights, resolve
 from tuner.commands import command_help
 from tuner.errors import TunerError
 from tuner.export.formats import FORMATS, display_name, export
@@ -48,7 +48,7 @@ def _network_file(spec: str) -> str | None:
         return str(builtin)
     if not Path(spec).is_file():
         return None
-    from search.network import is_network_file  # noqa: PLC0415 (loads numba: only for a file)
+    from search.evaluation.network import is_network_file  # noqa: PLC0415 (loads numba: only for a file)
 
     return spec if is_network_file(spec) else None
 
@@ -56,7 +56,7 @@ def _network_file(spec: str) -> str | None:
 def _export_network(args: argparse.Namespace, path: str) -> None:
     """Write the network ``args.weights`` (its file: ``path``) as its C header or as the binary
     file again."""
-    from search.network import network_bytes, read_network, write_network  # noqa: PLC0415
+    from search.evaluation.network import network_bytes, read_network, write_network  # noqa: PLC0415
     from tuner.export.network_c import to_c_network  # noqa: PLC0415
 
     fmt = args.format or "c"

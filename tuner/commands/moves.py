@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from search.convert import STARTING_FEN, from_fen
-from search.move_model import MoveModel, load_move_model, predict, save_move_model
+from search.core.convert import STARTING_FEN, from_fen
+from search.pls.move_model import MoveModel, load_move_model, predict, save_move_model
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.ingest.schema import MANIFEST, SPLITS, split_file
 from tuner.outputs import check_output

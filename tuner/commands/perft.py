@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from search.alphabeta import MAX_PLY
-from search.convert import STARTING_FEN, from_fen, legal_moves, move_to_uci, push
-from search.perft import PERFT_SUITE, perft
+from search.tree.alphabeta import MAX_PLY
+from search.core.convert import STARTING_FEN, from_fen, legal_moves, move_to_uci, push
+from search.core.perft import PERFT_SUITE, perft
 from tuner.commands import command_help
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt
 
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def count(board: np.ndarray, depth: int, *, bulk: bool = True) -> int:
-    """Leaf count of ``board`` to ``depth`` plies, as :func:`search.perft.perft`, in kernel
+    """Leaf count of ``board`` to ``depth`` plies, as :func:`search.core.perft.perft`, in kernel
     calls of at most :data:`SPLIT_DEPTH` plies with a Ctrl-C check between them."""
     if depth <= SPLIT_DEPTH:
         n = perft(board, depth, bulk=bulk)

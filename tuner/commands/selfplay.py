@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str | None]:
     """(player, its name, the SHA-256 of its file: a built-in set's too; None for an engine)."""
-    from search.weights import BUILTIN_SETS, builtin_network, resolve  # noqa: PLC0415
+    from search.params.weights import BUILTIN_SETS, builtin_network, resolve  # noqa: PLC0415
     from tuner.arena.engines import engine_specs  # noqa: PLC0415
     from tuner.arena.players import split_search  # noqa: PLC0415
     from tuner.commands.arguments import load_players  # noqa: PLC0415

@@ -27,8 +27,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from search.catalog import PLUGIN
-from search.evaluators import kind_of
+from search.params.catalog import PLUGIN
+from search.evaluation.evaluators import kind_of
 from tuner.commands import command_help
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt, one_line
@@ -325,8 +325,8 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
     ``RUN/verdict.json``; with ``verify`` games, the match against the start too."""
     import json  # noqa: PLC0415
 
-    from search.evaluators import load_evaluator  # noqa: PLC0415
-    from search.weights import atomic_write_text  # noqa: PLC0415
+    from search.evaluation.evaluators import load_evaluator  # noqa: PLC0415
+    from search.params.weights import atomic_write_text  # noqa: PLC0415
     from tuner.training.run_context import RunContext  # noqa: PLC0415
 
     with DeferredSigint():

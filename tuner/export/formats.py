@@ -1,7 +1,7 @@
 """Export weights for other engines: JSON, a C header, packed ``S(mg, eg)`` C tables
 (:mod:`tuner.export.packed`), a Rust module, and a text view.
 
-Every format is derived from the feature catalogue (:data:`search.catalog.TERMS`), never
+Every format is derived from the feature catalogue (:data:`search.params.catalog.TERMS`), never
 from hand-kept offsets: each base term becomes one named array (a term with labels, e.g.
 ``material`` over pawn..queen or ``pst.knight`` over a1..h8) or one named constant (a term
 without labels, e.g. ``pawns.doubled``), once for the middle game (``mg``) and once for the
@@ -14,15 +14,15 @@ the score is computed:
     score  = (mg_sum * phase + eg_sum * (24 - phase)) / 24   centipawns, side to move's view
 
 with the exact definition of every term in ``docs/features.md``; every export also says plainly
-that the weights assume exactly those terms (:data:`search.weights_text.TERMS_LINES`). Each is
+that the weights assume exactly those terms (:data:`search.params.weights_text.TERMS_LINES`). Each is
 headed by the weights' name: ``metadata["name"]``, or the file's or run folder's name
 (:func:`display_name`).
 
 The C headers compile cleanly as C99 under ``-Wall -Wextra -Wunused-const-variable``: a table
 an engine does not read is marked ``MT_UNUSED`` (GCC and Clang's ``unused`` attribute).
 
-The text view is :mod:`search.weights_text` (its tables and score lines are these exports'
-too), so that :func:`search.weights.load_weights`, the one loader of every command, reads it
+The text view is :mod:`search.params.weights_text` (its tables and score lines are these exports'
+too), so that :func:`search.params.weights.load_weights`, the one loader of every command, reads it
 back.
 """
 
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from search.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
-from search.weights import Weights, dumps
-from search.weights_text import SCORE_LINES, TERMS_LINES, grid_rows, source_name, term_pairs, to_text
+from search.params.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
+from search.params.weights import Weights, dumps
+from search.params.weights_text import SCORE_LINES, TERMS_LINES, grid_rows, source_name, term_pairs, to_text
 from tuner.export.c_lines import c_prologue
 
 FORMATS = ("json", "c", "c-packed", "rust", "text")

@@ -16,7 +16,7 @@ The header (a single file, nothing else to compile) has, in order:
   (``MT_MG_MATERIAL`` ...);
 * the forward pass, the package's ``tuner/export/c/mtnn_eval.h`` verbatim: ``static inline``
   functions that compute accumulators from scratch or move by move and the score exactly as
-  :mod:`search.network_kernels` does (a test compiles it and compares 1,000 positions' scores).
+  :mod:`search.evaluation.network_kernels` does (a test compiles it and compares 1,000 positions' scores).
 
 Hybrid networks: their linear part needs the whole feature catalogue of ``docs/features.md``
 in C, which movetuner does not ship in C; the header computes the network's part exactly and
@@ -31,11 +31,11 @@ from importlib import resources
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, PHASE_MAX, PIECE_NAMES, SQUARE_NAMES
-from search.network import QuantizedNetwork
-from search.network_kernels import PSQ_INPUTS, QA, QB, QO
-from search.weights import Weights
-from search.weights_text import TERMS_LINES, comment_text
+from search.params.catalog import CATALOG_HASH, PHASE_MAX, PIECE_NAMES, SQUARE_NAMES
+from search.evaluation.network import QuantizedNetwork
+from search.evaluation.network_kernels import PSQ_INPUTS, QA, QB, QO
+from search.params.weights import Weights
+from search.params.weights_text import TERMS_LINES, comment_text
 from tuner.export.c_lines import c_prologue
 from tuner.export.formats import c_tables
 

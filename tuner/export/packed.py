@@ -3,7 +3,7 @@ pair, the form Texel-style tuners print (Ethereal's tuner, Gedas' texel-tuner) a
 that family evaluate with.
 
 ``tuner export WEIGHTS --format c-packed`` writes a C99 header with one ``static const
-int32_t`` table per term of the catalogue (:data:`search.catalog.TERMS`), in catalogue order:
+int32_t`` table per term of the catalogue (:data:`search.params.catalog.TERMS`), in catalogue order:
 ``MT_MATERIAL[5]`` over pawn..queen, ``MT_PST_KNIGHT[64]`` over a1..h8 (a rank per line),
 ``MT_PAWNS_DOUBLED`` for a term without labels, and so on; each entry is ``S(mg, eg)``.
 
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 
-from search.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
-from search.weights import Weights
-from search.weights_text import SCORE_LINES, TERMS_LINES, Table, source_name, term_pairs
+from search.params.catalog import CATALOG_HASH, PHASE_MAX, PHASE_WEIGHTS
+from search.params.weights import Weights
+from search.params.weights_text import SCORE_LINES, TERMS_LINES, Table, source_name, term_pairs
 from tuner.export.c_lines import c_prologue
 
 #: the largest magnitude of a weight in one half of a packed int32

@@ -5,7 +5,7 @@ lines checked, and read by python-chess with :class:`GameVisitor`, which rejects
 headers (variant, set-up position, ratings) before any move is parsed, records the moves of
 the main line (variations are skipped), and notes the first SAN error and the termination
 marker. :func:`process_batch` then replays the accepted games on the numba core
-(:mod:`search.replay`) and returns the rows of the kept positions as a polars frame.
+(:mod:`search.core.replay`) and returns the rows of the kept positions as a polars frame.
 
 Reasons (the strings counted in the manifest):
 
@@ -36,10 +36,10 @@ import chess.pgn
 import numpy as np
 import polars as pl
 
-from search.board import BOARD_WORDS, make_uci_key, uci_texts
-from search.convert import from_chess
+from search.core.board import BOARD_WORDS, make_uci_key, uci_texts
+from search.core.convert import from_chess
 from tuner.ingest.filters import IngestConfig, parse_elo
-from search.replay import replay
+from search.core.replay import replay
 from tuner.ingest.schema import SCHEMA
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")

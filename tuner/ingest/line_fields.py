@@ -5,7 +5,7 @@ position file's ingestion together, so :func:`line_fields` finds, for every line
 the byte spans of its FEN (the four FEN fields and the counters that follow them, if any) and
 of the rest of the line (the label: result, score, operations), which
 :mod:`tuner.ingest.positions` then reads (the FEN span goes straight to
-:func:`search.fen_batch.parse_fens`; the label is read once per distinct text).
+:func:`search.core.fen_batch.parse_fens`; the label is read once per distinct text).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from typing import Any, TextIO
 import chess
 import numpy as np
 
-from search.convert import from_chess
+from search.core.convert import from_chess
 from tuner import __version__
 from tuner.cores import available_cores
 from tuner.errors import TunerError, one_line
@@ -47,7 +47,7 @@ from tuner.ingest.games import (
     Problem,
     process_batch,
 )
-from search.replay import replay
+from search.core.replay import replay
 from tuner.ingest.positions import LINE_DROP_REASONS, LINE_REASONS, LineChunk, LinesOutcome, process_lines
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.sources import (

@@ -26,7 +26,7 @@ is dropped (counted, not reported) when it has one legal move (``single_legal``,
 when that filter is on) or none (``no_legal_move``: the game is over, nothing to learn).
 
 A block of lines is cut into FEN and label spans by :func:`tuner.ingest.line_fields.line_fields`
-and its FENs parsed and checked at once by :func:`search.fen_batch.parse_fens` (both numba); each
+and its FENs parsed and checked at once by :func:`search.core.fen_batch.parse_fens` (both numba); each
 distinct label text is read once in Python (:func:`parse_label`). A position's split is drawn
 from its Zobrist key and the seed (:func:`hash_splits`), so the split does not depend on reading
 order or chunking, and a position repeated in the file lands in one split.
@@ -42,8 +42,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from search.board import uci_texts
-from search.fen_batch import AMBIGUOUS_MOVE, ILLEGAL_MOVE, NO_MOVE, move_specs, parse_fens
+from search.core.board import uci_texts
+from search.core.fen_batch import AMBIGUOUS_MOVE, ILLEGAL_MOVE, NO_MOVE, move_specs, parse_fens
 from tuner.ingest.filters import IngestConfig
 from tuner.ingest.games import Problem
 from tuner.ingest.line_fields import BULLET_LINE, SHORT_LINE, line_fields

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from search.input_limits import InputLimitError, loads_json, read_capped
+from search.core.input_limits import InputLimitError, loads_json, read_capped
 from tuner.errors import TunerError
 from tuner.ingest.schema import (
     ADDED_IN,

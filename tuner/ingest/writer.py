@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from search.board import UCI_KEY_BITS, uci_keys_by_text
-from search.input_limits import loads_json, read_capped
+from search.core.board import UCI_KEY_BITS, uci_keys_by_text
+from search.core.input_limits import loads_json, read_capped
 from tuner.errors import TunerError
 from tuner.ingest.positions import SPLIT_COLUMN
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SPLITS, split_file

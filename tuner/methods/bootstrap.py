@@ -48,13 +48,13 @@ import chess
 import chess.pgn
 import numpy as np
 
-from search.alphabeta import MATE_BOUND
-from search.board import W_KEY
-from search.bootstrap_tree import TreeSearcher
-from search.catalog import N_FEATURES, PHASE_MAX
-from search.convert import from_fen, move_to_uci, push
-from search.feature_kernels import features_batch_kernel
-from search.weights import atomic_write_text
+from search.tree.alphabeta import MATE_BOUND
+from search.core.board import W_KEY
+from search.tree.bootstrap_tree import TreeSearcher
+from search.params.catalog import N_FEATURES, PHASE_MAX
+from search.core.convert import from_fen, move_to_uci, push
+from search.evaluation.feature_kernels import features_batch_kernel
+from search.params.weights import atomic_write_text
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
 from tuner.arena.match import DEFAULT_OPENINGS, OpeningsFileError, load_openings, rules_end

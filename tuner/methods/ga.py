@@ -11,7 +11,7 @@ Tunstall-Pedoe, "Genetic algorithms optimizing evaluation functions", ICCA Journ
 * fitness: the fraction of ``sample`` training positions, drawn anew every generation as ACPP
   did, where the engine's move at the configured depth (1 ply + quiescence by default) is the
   grandmaster's; a tie between k equally best moves counts 1/k. Every individual is evaluated
-  on the same sample, in batched numba calls (:func:`search.search_api.move_match`, cut into calls
+  on the same sample, in batched numba calls (:func:`search.tree.search_api.move_match`, cut into calls
   of about 0.4 s so that Ctrl-C stops a run promptly: :func:`tuner.training.paced.paced_move_match`);
 * DEAP operators: tournament selection, or roulette on linearly scaled fitness (the best gets
   ``scale_to`` times the average, ACPP: 2); two-point crossover with probability ``crossover``;
@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from deap import base, tools
 
-from search.catalog import stage_pairs
-from search.weights_base import MAX_ABS_WEIGHT
+from search.params.catalog import stage_pairs
+from search.params.weights_base import MAX_ABS_WEIGHT
 from tuner.config import help_field
 from tuner.training.driver import drive
 from tuner.methods.registry import Method
 from tuner.training.run_folder import Checkpoint, RunDir
-from search.evaluators import Evaluator
+from search.evaluation.evaluators import Evaluator
 from tuner.training.paced import paced_move_match
 from tuner.training.training_data import TrainingData
 from tuner.training.run_context import RunContext

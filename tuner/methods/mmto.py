@@ -4,8 +4,8 @@ evaluator: ``tuner tune --method mmto``.
 The loop (Hoki & Kaneko's, ``docs/references.md`` [HK2014]):
 
 1. *search*: every legal move of every training position is searched with the current weights
-   (:func:`search.search_api.sweep`, ``depth`` plies counted from the position, then quiescence);
-   each move keeps its PV leaf's signed features (:func:`search.search_api.signed_features`). The
+   (:func:`search.tree.search_api.sweep`, ``depth`` plies counted from the position, then quiescence);
+   each move keeps its PV leaf's signed features (:func:`search.tree.search_api.signed_features`). The
    objective J_main over *all* moves is computed here, exactly, together with the training
    move-match;
 2. *update*: ``inner_steps`` grid-adjacent steps (:mod:`tuner.training.optim.grid`) reuse the stored
@@ -47,11 +47,11 @@ from objectives.leaf_sums import objective_sums
 from objectives.leaf_table import CompactLeaves, concatenate, encode, objective_compact
 from objectives.mmto import sweep_loss
 from objectives.texel import KBracketError, _k_eu, _scores_loss_kernel, fit_k_scores
-from search.alphabeta import KIND_EVAL
-from search.search_api import signed_features, threads
-from search.catalog import N_BASE, N_PLUGIN_BASE
-from search.weights_base import MAX_ABS_WEIGHT
-from search.evaluation_api import EVAL_SCALE
+from search.tree.alphabeta import KIND_EVAL
+from search.tree.search_api import signed_features, threads
+from search.params.catalog import N_BASE, N_PLUGIN_BASE
+from search.params.weights_base import MAX_ABS_WEIGHT
+from search.evaluation.evaluation_api import EVAL_SCALE
 from tuner.training.positions import Positions
 from tuner.training.driver import drive
 from tuner.errors import TunerError, check_interrupt
@@ -60,7 +60,7 @@ from tuner.methods.registry import Method, by_evaluator
 from tuner.methods.mmto_config import MmtoConfig, pls_options, pls_refusal, refusing_pls, stalled, value_target
 from tuner.arena.movematch import top_k_credit
 from tuner.methods.network_mmto import NetworkMmtoTrainer
-from search.evaluators import Evaluator
+from search.evaluation.evaluators import Evaluator
 from tuner.training.run_folder import Checkpoint, RunDir
 from tuner.training.paced import Pacer, paced_sweep
 from tuner.training.training_data import TrainingData, train_arrays
@@ -284,7 +284,7 @@ def kept_played_scores(kept: KeptChunk) -> tuple[np.ndarray, np.ndarray]:
     return kept.played_scores, kept.results
 
 
-#: the compact table's base terms: the built-in ones, then a term plug-in's (search.terms)
+#: the compact table's base terms: the built-in ones, then a term plug-in's (search.params.terms)
 TABLE_N_BASE = N_BASE + N_PLUGIN_BASE
 #: catalogue index -> the compact table's index, whose middle-game block (built-in, then
 #: plug-in terms) precedes the end-game block in the same order; None without a plug-in (the

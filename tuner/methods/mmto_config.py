@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from objectives.mmto import LOSSES
-from search.catalog import GROUPS
+from search.params.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
 from tuner.training.training_data import ValueTarget
@@ -102,7 +102,7 @@ class MmtoConfig:
             raise ValueError(f"pls_threshold must be a probability in (0, 1], or 0 (the depth sweep), "
                              f"not {self.pls_threshold}")
         if self.pls_threshold > 0:  # the model is read by every sweep: a file that cannot be is refused now
-            from search.move_model import load_move_model  # noqa: PLC0415 - numba: only for the PLS sweep
+            from search.pls.move_model import load_move_model  # noqa: PLC0415 - numba: only for the PLS sweep
 
             load_move_model(self.pls_model)  # MoveModelFileError, a ValueError naming the file
 
@@ -123,7 +123,7 @@ def pls_options(threshold: float, model: str) -> dict[str, Any]:
 
 def pls_refusal(cfg: MmtoConfig, kind: str) -> str | None:
     """Why MMTO cannot train a ``kind`` evaluator with ``cfg`` (``Method.refuses``, checked
-    before the positions load): the probability-limited sweep (:func:`search.pls.pls_sweep`)
+    before the positions load): the probability-limited sweep (:func:`search.pls.pls.pls_sweep`)
     takes linear weights only."""
     if kind == "network" and cfg.pls_threshold > 0:
         return ("[mmto] pls_threshold: the probability-limited sweep takes linear weights, not a network start "

@@ -28,11 +28,11 @@ from objectives.mmto import sweep_loss
 from objectives.network import input_table
 from objectives.network_moves import NetworkLeafTable, network_objective
 from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
-from search.alphabeta import KIND_EVAL
-from search.catalog import PHASE_MAX
-from search.evaluation_api import evaluate_batch_units
-from search.network import NetworkShape, QuantizedNetwork, quantize
-from search.search_api import threads
+from search.tree.alphabeta import KIND_EVAL
+from search.params.catalog import PHASE_MAX
+from search.evaluation.evaluation_api import evaluate_batch_units
+from search.evaluation.network import NetworkShape, QuantizedNetwork, quantize
+from search.tree.search_api import threads
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import LocalExecutor
 from tuner.progress import progress_bar

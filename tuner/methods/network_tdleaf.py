@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from objectives.network import input_table, network_gradient
-from search.alphabeta import KIND_EVAL, MATE_BOUND
-from search.board import W_STM
-from search.catalog import PHASE_MAX
-from search.network import QuantizedNetwork, quantize
-from search.search_api import SearchResult, search, threads
+from search.tree.alphabeta import KIND_EVAL, MATE_BOUND
+from search.core.board import W_STM
+from search.params.catalog import PHASE_MAX
+from search.evaluation.network import QuantizedNetwork, quantize
+from search.tree.search_api import SearchResult, search, threads
 from tuner.errors import TunerError
 from tuner.methods.bootstrap import Tally
 from tuner.methods.network_mmto import parameter_scales
@@ -91,7 +91,7 @@ def td_coefficients(j: np.ndarray, result: float, lam: float) -> tuple[np.ndarra
 def game_direction(trace: GameTrace, result: float, lam: float, net_float: Any,
                    buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(D, d)``: the game's update direction ``D`` (float64[net.size], the module docstring's
-    sum, in :meth:`search.network.FloatNetwork.vector` order) and its differences ``d``."""
+    sum, in :meth:`search.evaluation.network.FloatNetwork.vector` order) and its differences ``d``."""
     d, c = td_coefficients(np.array(trace.j), result, lam)
     coef = c * np.array(trace.slope, dtype=np.float64)
     table = input_table(np.array(trace.leaves, dtype=np.uint64), buckets)

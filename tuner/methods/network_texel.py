@@ -4,7 +4,7 @@ and distillation from a teacher's evaluation.
     E(theta) = (1/N) sum_p (R_p - sigma(K q_p(theta)))^2
 
 ``q_p`` is the quiescence value of position p under the quantized network (the static score of
-the leaf of its quiescence principal variation, :func:`search.search_api.search_many` at depth
+the leaf of its quiescence principal variation, :func:`search.tree.search_api.search_many` at depth
 0, plus a hybrid network's linear part), ``R_p`` the game's result from the mover's view, or
 with ``teacher`` set, ``sigma(K q_teacher,p)``: the teacher's quiescence value through the same
 logistic (distillation, Issue 24's "fit the network to gm's static scores first"; positions of
@@ -39,12 +39,12 @@ from tqdm import tqdm
 from objectives.network import input_table
 from objectives.network_moves import NetworkLeafTable, network_objective
 from objectives.texel import KBracketError, fit_k_scores, loss_of_scores
-from search.alphabeta import KIND_EVAL
-from search.catalog import PHASE_MAX
-from search.evaluation_api import evaluate_batch_units
-from search.evaluators import Evaluator, load_evaluator
-from search.network import QuantizedNetwork, quantize
-from search.search_api import search_many, threads
+from search.tree.alphabeta import KIND_EVAL
+from search.params.catalog import PHASE_MAX
+from search.evaluation.evaluation_api import evaluate_batch_units
+from search.evaluation.evaluators import Evaluator, load_evaluator
+from search.evaluation.network import QuantizedNetwork, quantize
+from search.tree.search_api import search_many, threads
 from tuner.errors import TunerError, check_interrupt
 from tuner.methods.network_mmto import parameter_scales
 from tuner.methods.texel_config import TexelConfig, describe_drops, uses_scores, value_positions, value_targets

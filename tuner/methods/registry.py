@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the registry stays light: tuner --help names the methods without loading them
-    from search.evaluators import Evaluator
+    from search.evaluation.evaluators import Evaluator
 
 
 class Trainer(Protocol):
@@ -102,7 +102,7 @@ class Method:
     unit: str = "iteration"
     panels: list[Panel] = field(default_factory=list)
     headline: tuple[str, ...] = ()
-    #: the evaluator kinds it trains (search.evaluators.kind_of): "linear", "network"
+    #: the evaluator kinds it trains (search.evaluation.evaluators.kind_of): "linear", "network"
     evaluators: tuple[str, ...] = ("linear",)
     needs: frozenset[str] = frozenset({PLAYED_MOVES})
     best_by: tuple[str, str] = ("match_validation", "max")
@@ -129,7 +129,7 @@ def by_evaluator(linear: Callable[..., Trainer], network: Callable[..., Trainer]
     """A :attr:`Method.trainer` for a method that trains either evaluator kind: ``network``'s
     trainer when the start ``w0`` is a network, else ``linear``'s."""
     def make(common: Any, cfg: Any, data: Any, w0: Any, ctx: Any) -> Trainer:
-        from search.evaluators import is_network  # noqa: PLC0415 (the registry stays light)
+        from search.evaluation.evaluators import is_network  # noqa: PLC0415 (the registry stays light)
 
         return (network if is_network(w0) else linear)(common, cfg, data, w0, ctx)
 

@@ -10,7 +10,7 @@
   plies + quiescence, no pruning), each towards its own minimax value.
 * **TreeStrap(alpha-beta)** (section 5, :mod:`tuner.methods.treestrap_ab`): every interior node
   of the alpha-beta tree (transposition table, killers and history heuristic for move ordering,
-  :mod:`search.bootstrap_tree`) with one-sided targets: a node whose search returned a lower
+  :mod:`search.tree.bootstrap_tree`) with one-sided targets: a node whose search returned a lower
   bound ``v`` is raised towards ``v`` only if ``e(s) < v``; an upper bound lowers it only if
   ``e(s) > v``; exact values as minimax. Each position enters once per search (the
   occurrence with the greatest remaining depth, then the nearest the root).
@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from search.alphabeta import KIND_EVAL, MATE_BOUND
-from search.board import W_KEY
-from search.bootstrap_tree import BOUND_LOWER, BOUND_UPPER, TreeRecord
-from search.catalog import PHASE_MAX
-from search.search_api import search_many
+from search.tree.alphabeta import KIND_EVAL, MATE_BOUND
+from search.core.board import W_KEY
+from search.tree.bootstrap_tree import BOUND_LOWER, BOUND_UPPER, TreeRecord
+from search.params.catalog import PHASE_MAX
+from search.tree.search_api import search_many
 from tuner.methods.bootstrap import BootstrapTrainer, Tally, weighted_sum
 
 #: the names of the three methods (registry and messages); :func:`tree_direction` and

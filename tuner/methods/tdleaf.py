@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from search.alphabeta import KIND_EVAL, MATE_BOUND
-from search.board import W_STM
-from search.bootstrap_tree import TreeRecord
-from search.catalog import N_FEATURES, PHASE_MAX
-from search.convert import push
+from search.tree.alphabeta import KIND_EVAL, MATE_BOUND
+from search.core.board import W_STM
+from search.tree.bootstrap_tree import TreeRecord
+from search.params.catalog import N_FEATURES, PHASE_MAX
+from search.core.convert import push
 from tuner.methods.bootstrap import Tally, weighted_sum
 from tuner.methods.network_tdleaf import NetworkTDLeafTrainer
 from tuner.methods.registry import Method, by_evaluator

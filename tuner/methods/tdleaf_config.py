@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from search.board import W_STM
+from search.core.board import W_STM
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
 from tuner.methods.bootstrap import BootstrapConfig, BootstrapTrainer, Tally

@@ -11,7 +11,7 @@ over the training positions, ``R_p`` the target: the game's result from the side
 keeps only quiet positions by default and says why; positions without a target are left out
 and counted), ``q_p`` the quiescence value
 of p: the linear evaluation of the leaf of its quiescence principal variation
-(:func:`search.search_api.search_many` at depth 0), so that dE/dw is the leaf's feature vector times
+(:func:`search.tree.search_api.search_many` at depth 0), so that dE/dw is the leaf's feature vector times
 the logistic's slope (:mod:`objectives.texel`). The leaves are refreshed once per epoch, as
 MMTO refreshes its PV leaves once per outer iteration.
 
@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
-from search.alphabeta import KIND_EVAL
-from search.search_api import search_many, signed_features, threads
-from search.evaluation_api import EVAL_SCALE
+from search.tree.alphabeta import KIND_EVAL
+from search.tree.search_api import search_many, signed_features, threads
+from search.evaluation.evaluation_api import EVAL_SCALE
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.methods.network_texel import NetworkTexelTrainer

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from objectives.texel import K_HI
-from search.catalog import GROUPS
+from search.params.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
 from tuner.training.positions import Positions
@@ -133,7 +133,7 @@ def value_positions(pos: Positions, cfg: TexelConfig, what: str) -> tuple[Positi
     a score when scores are used) and, with ``cfg.quiet_only``, are quiet (module docstring); with the
     count of those dropped per reason (``unfinished``, ``no_score``, ``in_check``,
     ``tactical_move``, ``score_cap``)."""
-    from search.quiet import tactical_flags  # noqa: PLC0415 - the kernel, only when training
+    from search.core.quiet import tactical_flags  # noqa: PLC0415 - the kernel, only when training
 
     if len(pos) == 0:
         return pos, {}

@@ -1,5 +1,5 @@
 """TreeStrap(alpha-beta) (Veness et al. 2009, section 5; ``tuner tune --method treestrap-ab``):
-every interior node of the alpha-beta tree (:mod:`search.bootstrap_tree`) moves towards its
+every interior node of the alpha-beta tree (:mod:`search.tree.bootstrap_tree`) moves towards its
 search value, one-sided at bounds (:func:`tuner.methods.search_targets.node_errors`); settings,
 sources and the update's safeguards: :mod:`tuner.methods.bootstrap`."""
 

@@ -1,7 +1,7 @@
 """The move model as a move predictor: how often the played move is its most likely one.
 
 For each position, the played move's top-k credit under the model's scores is the one
-definition of move-match (:func:`search.search_api.move_credit`: ``clip((k - higher) / equal,
+definition of move-match (:func:`search.tree.search_api.move_credit`: ``clip((k - higher) / equal,
 0, 1)``, ties as fractions), so the model's figures compare directly with a search's
 (:mod:`tuner.arena.movematch`). The cross-entropy is the mean of ``-log pi(played move)``.
 """
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from objectives.move_choice import MoveChoiceSet, mean_loss, row_scores
-from search.evaluators import Evaluator
-from search.move_model import MoveFeatures, move_features
-from search.search_api import move_credit, search_many
+from search.evaluation.evaluators import Evaluator
+from search.pls.move_model import MoveFeatures, move_features
+from search.tree.search_api import move_credit, search_many
 from tuner.training.positions import Positions, check_played
 
 

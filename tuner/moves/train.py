@@ -30,10 +30,10 @@ import numpy as np
 from tqdm import tqdm
 
 from objectives.move_choice import MoveChoiceSet, loss_and_gradient
-from search.evaluators import load_evaluator
-from search.move_catalog import MOVE_LAYOUT_HASH, N_MOVE_FEATURES
-from search.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, move_features
-from search.search_api import threads
+from search.evaluation.evaluators import load_evaluator
+from search.pls.move_catalog import MOVE_LAYOUT_HASH, N_MOVE_FEATURES
+from search.pls.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, move_features
+from search.tree.search_api import threads
 from tuner.config import help_field
 from tuner.errors import TunerError, check_interrupt
 from tuner.moves.measure import PredictorFigures, choice_set, figures, joined, search_choice_set

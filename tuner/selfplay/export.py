@@ -19,7 +19,7 @@ from pathlib import Path
 import chess
 import polars as pl
 
-from search.weights import atomic_write_text
+from search.params.weights import atomic_write_text
 from tuner.errors import TunerError
 from tuner.ingest.reader import read_manifest, read_split
 from tuner.ingest.schema import SPLITS

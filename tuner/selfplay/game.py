@@ -26,9 +26,9 @@ from typing import Any
 import chess
 import numpy as np
 
-from search.board import W_KEY
-from search.convert import from_fen, legal_moves, move_to_uci, push
-from search.iterative import MAX_DEPTH
+from search.core.board import W_KEY
+from search.core.convert import from_fen, legal_moves, move_to_uci, push
+from search.tree.iterative import MAX_DEPTH
 from tuner.arena.engines import EngineSpec, ExternalEngine
 from tuner.arena.match import MATE_CP, Opening, rules_end, white_cp
 from tuner.arena.players import Searchable, new_engine
@@ -78,7 +78,7 @@ class GameRecord:
 
 
 class Mover:
-    """The engine of one worker: a numba :class:`~search.iterative.Searcher` (or the
+    """The engine of one worker: a numba :class:`~search.tree.iterative.Searcher` (or the
     probability-limited one) or a running external engine, asked for a move and its score."""
 
     def __init__(self, player: Searchable | EngineSpec, timeout: float) -> None:

@@ -41,8 +41,8 @@ from typing import Any, TextIO
 
 import polars as pl
 
-from search.input_limits import InputLimitError, loads_json, read_capped
-from search.weights import atomic_write_text
+from search.core.input_limits import InputLimitError, loads_json, read_capped
+from search.params.weights import atomic_write_text
 from tuner import __version__
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.match import Opening, choose_openings

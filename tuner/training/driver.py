@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from search.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
+from search.evaluation.evaluators import Evaluator, copy_evaluator, evaluator_from_json, evaluator_to_json
 from tuner.compiling import compile_clock
 from tuner.errors import TunerError, check_interrupt
 from tuner.progress import progress_bar

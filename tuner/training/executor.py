@@ -63,7 +63,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from search.search_api import threads
+from search.tree.search_api import threads
 from tuner.cores import available_cores, numba_thread_ceiling, threads_for
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.pacer import Pacer
@@ -263,7 +263,7 @@ def code_fingerprint() -> str:
 
 def worker_facts() -> dict[str, Any]:
     """What a worker runs (compared with the driver's when a Dask executor opens)."""
-    from search.catalog import CATALOG_HASH  # noqa: PLC0415
+    from search.params.catalog import CATALOG_HASH  # noqa: PLC0415
     from tuner import __version__  # noqa: PLC0415
 
     return {"package_version": __version__, "catalog_hash": CATALOG_HASH, "code": code_fingerprint(),

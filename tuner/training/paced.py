@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 import numpy as np
 
-from search.evaluators import Evaluator
-from search.network import QuantizedNetwork
-from search.search_api import Sweep, move_credit, move_indices, move_match, sweep
-from search.move_model import load_move_model
-from search.pls import pls_sweep
+from search.evaluation.evaluators import Evaluator
+from search.evaluation.network import QuantizedNetwork
+from search.tree.search_api import Sweep, move_credit, move_indices, move_match, sweep
+from search.pls.move_model import load_move_model
+from search.pls.pls import pls_sweep
 from tuner.errors import check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.training.pacer import Pacer
@@ -23,7 +23,7 @@ from tuner.training.tune_config import TuneConfig
 def paced_move_match(boards: np.ndarray, played: np.ndarray, weights: np.ndarray, depth: int, *,
                      budget: int, n_threads: int, pacer: Pacer | None = None, rows: np.ndarray | None = None,
                      executor: Executor | None = None, what: str = "move-match") -> np.ndarray:
-    """:func:`search.search_api.move_match` (float64[I, P] for weights int32[I, N]) of ``weights`` on
+    """:func:`search.tree.search_api.move_match` (float64[I, P] for weights int32[I, N]) of ``weights`` on
     ``boards`` (or on the sorted ``rows`` of them: float64[I, len(rows)]), the same result as one
     call. Through ``executor`` (default: this process with ``n_threads`` threads) in chunks;
     locally each chunk runs in calls of about ``pacer.target`` seconds, with a Ctrl-C check
@@ -67,9 +67,9 @@ def move_match_chunk(boards: np.ndarray, played: np.ndarray, *, weights: np.ndar
 
 def paced_sweep(boards: np.ndarray, depth: int, w: Evaluator, *, budget: int, pacer: Pacer,
                 pls_threshold: float = 0.0, pls_model: str = "gm") -> Sweep:
-    """:func:`search.search_api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
+    """:func:`search.tree.search_api.sweep` with leaves, in calls of about ``pacer.target`` seconds with a
     Ctrl-C check between them; the same arrays as one call (see :class:`Pacer`). With
-    ``pls_threshold`` > 0: :func:`search.pls.pls_sweep` to that threshold with the move model
+    ``pls_threshold`` > 0: :func:`search.pls.pls.pls_sweep` to that threshold with the move model
     ``pls_model`` instead (``depth`` unused)."""
     parts = []
     model = load_move_model(pls_model) if pls_threshold > 0 else None
@@ -91,7 +91,7 @@ def network_match_chunk(boards: np.ndarray, played: np.ndarray, *, net: Quantize
                         pacer: Pacer | None = None) -> np.ndarray:
     """The move-match float64[P] (ties as fractions) of a network on one chunk of positions
     (``played``: packed moves int32[P]), in sweeps of about ``pacer.target`` seconds with a
-    Ctrl-C check between them: the same credit as :func:`search.search_api.move_match`."""
+    Ctrl-C check between them: the same credit as :func:`search.tree.search_api.move_match`."""
     pacer = pacer or Pacer()
     out = np.zeros(len(boards), dtype=np.float64)
     index = move_indices(boards, played)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from search.batch import CHUNK
+from search.tree.batch import CHUNK
 
 
 class Pacer:
@@ -15,7 +15,7 @@ class Pacer:
     between them.
 
     Sizes count *searches* (positions, times weight vectors for a move-match) and are
-    multiples of :data:`search.batch.CHUNK`: the batch kernels give each chunk of ``CHUNK``
+    multiples of :data:`search.tree.batch.CHUNK`: the batch kernels give each chunk of ``CHUNK``
     positions one search workspace, so cutting a batch at multiples of ``CHUNK`` leaves every
     result bit-identical to one call over the whole batch. The size doubles while calls are
     short and shrinks in proportion when one is too long, so it follows the depth, the machine

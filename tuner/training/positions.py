@@ -1,7 +1,7 @@
 """Position sets as the optimizers use them: boards and played moves in numpy arrays.
 
 A position set is what ``tuner ingest`` writes (see :mod:`tuner.ingest`); this module reads
-one split of it, converts the FENs to the numba core's boards (:func:`search.fen_batch.parse_fens`)
+one split of it, converts the FENs to the numba core's boards (:func:`search.core.fen_batch.parse_fens`)
 and the played moves to UCI keys, and checks that every played move is legal in its position.
 Positions from position files may have no played move (:data:`NO_PLAYED_MOVE`).
 """
@@ -17,10 +17,10 @@ from typing import Any
 import chess
 import numpy as np
 
-from search.search_api import move_indices
-from search.board import BOARD_WORDS, W_STM
-from search.convert import IllegalMoveError, from_chess, uci_key
-from search.fen_batch import parse_fens
+from search.tree.search_api import move_indices
+from search.core.board import BOARD_WORDS, W_STM
+from search.core.convert import IllegalMoveError, from_chess, uci_key
+from search.core.fen_batch import parse_fens
 from tuner.errors import TunerError
 from tuner.progress import progress_bar
 
@@ -33,7 +33,7 @@ class Positions:
     """Positions and the moves played in them.
 
     ``boards`` uint64[P, BOARD_WORDS]; ``played`` int32[P] UCI keys of the played moves
-    (:func:`search.convert.uci_key`; :data:`NO_PLAYED_MOVE` where there is none); ``game_ids``
+    (:func:`search.core.convert.uci_key`; :data:`NO_PLAYED_MOVE` where there is none); ``game_ids``
     int64[P]; ``labels`` a short text per
     position for error messages (file and game/ply when known); ``results`` float64[P], the
     game's result from the side to move's view (1 win, 0.5 draw, 0 loss, NaN for an

@@ -22,7 +22,7 @@ written. On resume, metric lines of iterations after the checkpoint (written jus
 interruption) are dropped, so that the finished run is the same as an uninterrupted one; a
 run killed before its first checkpoint starts again from the beginning, and one whose
 ``state.json`` is lost after that is refused (:meth:`RunDir.resume_point`). A checkpoint of an
-earlier feature catalogue (:data:`search.catalog.LEGACY_CATALOGS`) is refused too, with a
+earlier feature catalogue (:data:`search.params.catalog.LEGACY_CATALOGS`) is refused too, with a
 one-line error pointing to a new run started from the old run's ``weights.json`` (which
 loads, migrated): the optimizers' states (Adam moments, GA populations, MMTO's steps) are
 shaped by the old catalogue and are not carried over.
@@ -55,12 +55,12 @@ except ImportError:  # not POSIX: runs are not locked
 
 import numpy as np
 
-from search.catalog import CATALOG_HASH, LEGACY_CATALOGS, N_FEATURES
-from search.input_limits import InputLimitError, loads_json
-from search.evaluators import (Evaluator, evaluator_file_name, evaluator_from_json, evaluator_to_json,
+from search.params.catalog import CATALOG_HASH, LEGACY_CATALOGS, N_FEATURES
+from search.core.input_limits import InputLimitError, loads_json
+from search.evaluation.evaluators import (Evaluator, evaluator_file_name, evaluator_from_json, evaluator_to_json,
                                save_evaluator)
-from search.network import NetworkFileError, QuantizedNetwork, read_network
-from search.weights import Weights, WeightsFileError, atomic_write_text, dumps
+from search.evaluation.network import NetworkFileError, QuantizedNetwork, read_network
+from search.params.weights import Weights, WeightsFileError, atomic_write_text, dumps
 from tuner import __version__
 from tuner.errors import TunerError
 

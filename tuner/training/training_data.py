@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.search_api import threads
+from search.tree.search_api import threads
 from tuner.training.positions import PositionRows, Positions, load_positions, played_indices, position_rows
 from tuner.cores import threads_for
 from tuner.errors import TunerError

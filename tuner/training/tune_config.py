@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 
-from search.search_api import DEFAULT_BUDGET, MAX_BUDGET
-from search.catalog import GROUPS
-from search.evaluators import Evaluator, copy_evaluator, load_evaluator
+from search.tree.search_api import DEFAULT_BUDGET, MAX_BUDGET
+from search.params.catalog import GROUPS
+from search.evaluation.evaluators import Evaluator, copy_evaluator, load_evaluator
 from tuner.config import help_field
 from tuner.cores import numba_thread_ceiling
 from tuner.errors import TunerError
@@ -111,7 +111,7 @@ def parse_stages(text: str) -> list[tuple[str, ...]]:
 
 
 def start_weights(cfg: TuneConfig) -> Evaluator:
-    """The starting evaluator (:func:`search.evaluators.load_evaluator`: linear weights
+    """The starting evaluator (:func:`search.evaluation.evaluators.load_evaluator`: linear weights
     int32[N_FEATURES], a network file, or a new network ``network:HxH2xH3[+LINEAR]``); one-line
     error for a bad file or spec."""
     try:

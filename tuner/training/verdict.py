@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from search.evaluators import Evaluator
-from search.network import QuantizedNetwork
+from search.evaluation.evaluators import Evaluator
+from search.evaluation.network import QuantizedNetwork
 from tuner.training.paced import validation_credits
 from tuner.training.run_context import RunContext
 from tuner.training.training_data import TrainingData
@@ -87,8 +87,8 @@ def _texel_errors(ctx: RunContext, common: TuneConfig, data: TrainingData, w0: E
     """Texel's E of the start and the tuned linear weights on the validation positions of
     finished games, K fitted on the start; None for a network or without results."""
     from objectives.texel import KBracketError, fit_k, loss  # noqa: PLC0415
-    from search.evaluation_api import EVAL_SCALE  # noqa: PLC0415
-    from search.search_api import threads  # noqa: PLC0415
+    from search.evaluation.evaluation_api import EVAL_SCALE  # noqa: PLC0415
+    from search.tree.search_api import threads  # noqa: PLC0415
     from tuner.methods.texel import quiescence_leaves  # noqa: PLC0415
 
     val = data.validation
@@ -152,7 +152,7 @@ def verify_match(weights: str, start: str, games: int, nodes: int = VERIFY_NODES
     """``games`` games (at most; the SPRT :data:`VERIFY_SPRT` may stop it sooner) at ``nodes`` a
     move between the tuned weights file and the start, from the shipped openings: the summary
     and the test's state, from the tuned weights' view."""
-    from search.evaluators import load_evaluator  # noqa: PLC0415
+    from search.evaluation.evaluators import load_evaluator  # noqa: PLC0415
     from tuner.arena.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match, summarize  # noqa: PLC0415
     from tuner.arena.sprt import parse_sprt  # noqa: PLC0415
 

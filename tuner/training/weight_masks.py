@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from search.catalog import select, weight_bounds
+from search.params.catalog import select, weight_bounds
 
 
 def mask_of(items: tuple[str, ...], what: str) -> np.ndarray:
@@ -45,7 +45,7 @@ __all__ = ["constraint_masks", "hold_sums", "mask_of"]
 
 def tuning_bounds(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(low, high), float64[N_FEATURES] each: the catalogue's tuning bounds of every weight
-    (:func:`search.catalog.weight_bounds`), widened where the start weights ``start`` lie
+    (:func:`search.params.catalog.weight_bounds`), widened where the start weights ``start`` lie
     outside them, so that starting a run never moves a weight by itself."""
     low, high = (np.array(b, dtype=np.float64) for b in weight_bounds())
     start = np.asarray(start, dtype=np.float64)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from search.catalog import FEATURE_INDEX
-from search.weights import Weights, dumps, load_weights
+from search.params.catalog import FEATURE_INDEX
+from search.params.weights import Weights, dumps, load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.epd import DEFAULT_SUITE
 

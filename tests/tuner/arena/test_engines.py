@@ -19,7 +19,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.engines import EngineFailure, EngineSpec, engine_specs, parse_options
 from tuner.arena.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match

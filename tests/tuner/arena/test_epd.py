@@ -28,7 +28,7 @@ from tuner.arena.epd import (
     theme_of,
     wilson_interval,
 )
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.errors import TunerError
 
 BACK_RANK = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - -"  # Ra8# (a1a8)
@@ -201,7 +201,7 @@ def test_limits_are_checked() -> None:
 
 
 def test_classic_solves_mates_in_one_at_depth_two() -> None:
-    from search.weights import load_weights  # noqa: PLC0415
+    from search.params.weights import load_weights  # noqa: PLC0415
 
     positions, problems = parse_epd_text(MATES_IN_ONE, "mates.epd")
     assert problems == [] and [p.line for p in positions] == [2, 3, 5, 6]

@@ -13,9 +13,9 @@ import chess.pgn
 import pytest
 
 import tuner.arena.match as match_module
-from search.convert import legal_moves, move_from_uci
-from search.iterative import Iteration, TimePlan
-from search.weights import load_weights
+from search.core.convert import legal_moves, move_from_uci
+from search.tree.iterative import Iteration, TimePlan
+from search.params.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.match import (
     DEFAULT_OPENINGS,

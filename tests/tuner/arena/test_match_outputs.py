@@ -9,7 +9,7 @@ import chess
 import chess.pgn
 import pytest
 
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.arena.match import (
     MatchConfig,
     OpeningsFileError,

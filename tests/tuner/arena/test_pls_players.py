@@ -12,11 +12,11 @@ import chess
 import chess.pgn
 import pytest
 
-from search.board import W_KEY
-from search.convert import from_fen, move_from_uci, move_to_uci, push
-from search.move_model import load_move_model
-from search.pls import PlsSearcher
-from search.weights import load_weights
+from search.core.board import W_KEY
+from search.core.convert import from_fen, move_from_uci, move_to_uci, push
+from search.pls.move_model import load_move_model
+from search.pls.pls import PlsSearcher
+from search.params.weights import load_weights
 from tuner.arena.compare import entrants
 from tuner.arena.epd import SearchLimits, parse_epd_text, run_suite
 from tuner.arena.match import Opening, PairTask, play_game

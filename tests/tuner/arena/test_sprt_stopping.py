@@ -24,7 +24,7 @@ import random
 
 import pytest
 
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.arena.match import DEFAULT_OPENINGS, GameRecord, MatchConfig, Opening, _Prefix, load_openings, run_match
 from tuner.arena.sprt import INCONCLUSIVE, Sprt, llr
 

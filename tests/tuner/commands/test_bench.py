@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from tests.conftest import played_positions
 
-from search.search_api import move_match, sweep
-from search.weights import load_weights
+from search.tree.search_api import move_match, sweep
+from search.params.weights import load_weights
 from tuner.cli import main
 from tuner.training.positions import check_played, from_boards
 from tuner.arena.movematch import measure, ranks, top_k_credit
@@ -106,7 +106,7 @@ def test_plot_writes_metric_and_pst_pngs(sample_set: Path, tmp_path: Path, capsy
 def test_pst_figure_shows_the_change_from_the_start_in_readable_digits() -> None:
     import matplotlib.pyplot as plt
 
-    from search.catalog import FEATURE_INDEX
+    from search.params.catalog import FEATURE_INDEX
     from tuner.arena.plots import CELL_FONT_SIZE, pst_figure
 
     start = load_weights("classic").values

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from search.move_model import BUILTIN_MOVE_MODELS, load_move_model
+from search.pls.move_model import BUILTIN_MOVE_MODELS, load_move_model
 from tuner.cli import main
 
 SMALL = ["--epochs", "1", "--l2", "0", "--max-train", "300", "--max-validation", "100", "--quiet"]
@@ -74,10 +74,10 @@ def test_errors_are_one_line(sample_set: Path, tmp_path: Path, capsys: pytest.Ca
 
 def test_search_labels_are_the_engines_first_moves(sample_set: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from search.convert import move_to_uci
-    from search.evaluators import load_evaluator
-    from search.move_model import move_features
-    from search.search_api import search
+    from search.core.convert import move_to_uci
+    from search.evaluation.evaluators import load_evaluator
+    from search.pls.move_model import move_features
+    from search.tree.search_api import search
     from tuner.moves.measure import choice_set, search_choice_set
     from tuner.training.positions import load_positions
 

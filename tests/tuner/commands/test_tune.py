@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import tuner.methods.mmto
-from search.catalog import FEATURE_INDEX
-from search.weights import load_weights
+from search.params.catalog import FEATURE_INDEX
+from search.params.weights import load_weights
 from tuner.cli import main
 
 

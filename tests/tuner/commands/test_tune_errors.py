@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import tuner.training.run_folder
-from search.search_api import DEFAULT_BUDGET, move_match, sweep
-from search.batch import CHUNK
-from search.catalog import CATALOG_HASH, FEATURE_NAMES
-from search.weights import load_weights
+from search.tree.search_api import DEFAULT_BUDGET, move_match, sweep
+from search.tree.batch import CHUNK
+from search.params.catalog import CATALOG_HASH, FEATURE_NAMES
+from search.params.weights import load_weights
 from tuner.cli import main
 from tuner.compiling import COMPILING_NOTE
 from tuner.errors import DeferredSigint, Interrupted, check_interrupt, is_interrupt
@@ -391,8 +391,8 @@ def test_ctrl_c_inside_the_mmto_kernels_stops_at_once_with_one_line(sample_set: 
 
 _PERFT = """
 import sys
-from search.convert import STARTING_FEN, from_fen
-from search.perft import perft
+from search.core.convert import STARTING_FEN, from_fen
+from search.core.perft import perft
 from tuner.cli import build_parser, main
 build_parser()
 perft(from_fen(STARTING_FEN), 3)  # the kernel is loaded: counting starts at once

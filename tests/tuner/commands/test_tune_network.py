@@ -1,7 +1,7 @@
 """A network trained by the registered methods through the shared driver (issue 24): ``tuner
 tune --start network:...`` writes ``weights.mtnn``, resumes bit for bit, keeps the best
 iteration, and methods that train linear weights only refuse a network in one line; the one
-loader of both evaluator kinds (search/evaluators.py)."""
+loader of both evaluator kinds (search/evaluation/evaluators.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from search.evaluators import (evaluator_from_json, evaluator_to_json, kind_of, load_evaluator, new_network,
+from search.evaluation.evaluators import (evaluator_from_json, evaluator_to_json, kind_of, load_evaluator, new_network,
                                same_evaluator, save_evaluator)
-from search.network import NetworkFileError, QuantizedNetwork, read_network
-from search.weights import WeightsFileError, load_weights
+from search.evaluation.network import NetworkFileError, QuantizedNetwork, read_network
+from search.params.weights import WeightsFileError, load_weights
 from tuner.cli import main
 from tuner.uci import serve
 

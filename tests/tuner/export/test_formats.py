@@ -11,10 +11,10 @@ import chess
 import numpy as np
 import pytest
 
-from search.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX
-from search.weights import CatalogMigrationWarning, Weights, load_weights, save_weights
-from search.weights_base import MAX_ABS_WEIGHT
-from search.weights_text import TextFormatError, parse_text, tables, to_text
+from search.params.catalog import CATALOG_HASH, FEATURE_INDEX, N_FEATURES, PHASE_MAX
+from search.params.weights import CatalogMigrationWarning, Weights, load_weights, save_weights
+from search.params.weights_base import MAX_ABS_WEIGHT
+from search.params.weights_text import TextFormatError, parse_text, tables, to_text
 from tuner.cli import main as tuner_main
 from tuner.export.formats import export, to_c, to_rust
 from tests.conftest import REPO, without_compile_note

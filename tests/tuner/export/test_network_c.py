@@ -15,13 +15,13 @@ import chess
 import numpy as np
 import pytest
 
-from search.catalog import CATALOG_HASH
-from search.convert import from_chess
-from search.evaluators import load_evaluator
-from search.network import FloatNetwork, NetworkShape, QuantizedNetwork, quantize, read_network, write_network
-from search.network_kernels import (QA, QB, accumulators_batch_kernel, network_evaluate_batch_kernel,
+from search.params.catalog import CATALOG_HASH
+from search.core.convert import from_chess
+from search.evaluation.evaluators import load_evaluator
+from search.evaluation.network import FloatNetwork, NetworkShape, QuantizedNetwork, quantize, read_network, write_network
+from search.evaluation.network_kernels import (QA, QB, accumulators_batch_kernel, network_evaluate_batch_kernel,
                                     network_parts_batch_kernel)
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.export.network_c import to_c_network
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from search.catalog import FEATURE_INDEX, N_FEATURES, PIECE_NAMES, TERMS
-from search.weights import Weights, load_weights, save_weights
+from search.params.catalog import FEATURE_INDEX, N_FEATURES, PIECE_NAMES, TERMS
+from search.params.weights import Weights, load_weights, save_weights
 from tuner.cli import main as tuner_main
 from tuner.export.formats import export
 

@@ -21,11 +21,11 @@ import pytest
 import zstandard
 from tests.conftest import gm_files
 
-from search.convert import from_chess
+from search.core.convert import from_chess
 from tuner.cli import main
 from tuner.errors import TunerError
 from tuner.ingest import SCHEMA, SPLITS, IngestConfig, ingest, read_manifest, read_split
-from search.replay import replay
+from search.core.replay import replay
 from tuner.ingest.split import split_counts
 
 # ---------------------------------------------------------------------------------------------

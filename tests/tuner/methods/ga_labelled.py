@@ -17,9 +17,9 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from search.catalog import FEATURE_INDEX, N_FEATURES, PHASE_MAX
-from search.convert import from_chess, from_fen, move_to_uci, to_fen, uci_key
-from search.search_api import KIND_EVAL, signed_features, sweep
+from search.params.catalog import FEATURE_INDEX, N_FEATURES, PHASE_MAX
+from search.core.convert import from_chess, from_fen, move_to_uci, to_fen, uci_key
+from search.tree.search_api import KIND_EVAL, signed_features, sweep
 from tuner.training.positions import Positions, check_played
 from tuner.training.training_data import TrainingData
 

@@ -14,8 +14,8 @@ import pytest
 
 import tuner.training.driver
 
-from search.catalog import N_FEATURES
-from search.weights import load_weights
+from search.params.catalog import N_FEATURES
+from search.params.weights import load_weights
 from tuner.cli import main
 from tuner.methods.bootstrap import capped_step
 from tuner.training.weight_masks import mask_of

@@ -12,9 +12,9 @@ from tests.conftest import played_positions
 from tests.tuner.methods import ga_labelled
 from tests.tuner.methods.ga_labelled import PIECES, TRUE, material
 
-from search.catalog import FEATURE_INDEX, N_BASE, N_FEATURES
-from search.search_api import move_match
-from search.weights import load_weights
+from search.params.catalog import FEATURE_INDEX, N_BASE, N_FEATURES
+from search.tree.search_api import move_match
+from search.params.weights import load_weights
 from tuner.training.positions import check_played, from_boards
 from tuner.methods.ga import GaConfig, Individual, cx_two_point_copy, make_codec, python_random, sel_roulette_scaled, train_ga
 from tuner.training.run_folder import RunDir

@@ -13,10 +13,10 @@ from tests.conftest import played_positions
 from tuner.training.optim.grid import grid_adjacent_step
 from objectives.leaf_table import objective_compact
 from objectives.mmto import loss_and_gradient, objective, sweep_loss
-from search.search_api import sweep
-from search.catalog import FEATURE_NAMES, select
-from search.evaluation_api import EVAL_SCALE
-from search.weights import load_weights
+from search.tree.search_api import sweep
+from search.params.catalog import FEATURE_NAMES, select
+from search.evaluation.evaluation_api import EVAL_SCALE
+from search.params.weights import load_weights
 from tuner.training.positions import check_played, from_boards
 from tuner.methods.mmto import MmtoConfig, masks_of, search_training_set, train_mmto
 from tuner.training.run_folder import RunDir

@@ -1,5 +1,5 @@
 """MMTO through the probability-limited search (``[mmto] pls_threshold``): the sweep MMTO stores is
-:func:`search.pls.pls_sweep`'s (its played scores, and the stored leaves reproduce the searched
+:func:`search.pls.pls.pls_sweep`'s (its played scores, and the stored leaves reproduce the searched
 objective), threshold 1 is the depth-1 sweep, a short run lowers J, the TOML setting is read and
 checked, and a network start is refused in one line."""
 
@@ -13,10 +13,10 @@ import pytest
 from tests.conftest import played_positions
 
 from objectives.mmto import loss_and_gradient
-from search.evaluation_api import EVAL_SCALE
-from search.move_model import load_move_model
-from search.pls import pls_sweep
-from search.weights import load_weights
+from search.evaluation.evaluation_api import EVAL_SCALE
+from search.pls.move_model import load_move_model
+from search.pls.pls import pls_sweep
+from search.params.weights import load_weights
 from tuner.config import load_toml
 from tuner.errors import TunerError
 from tuner.methods.mmto import search_training_set, train_mmto

@@ -11,13 +11,13 @@ import pytest
 
 from objectives.mmto import sweep_loss
 from objectives.network_moves import network_objective, row_scores
-from search.catalog import PHASE_MAX
-from search.convert import from_chess
-from search.network import FloatNetwork, NetworkShape, quantize
+from search.params.catalog import PHASE_MAX
+from search.core.convert import from_chess
+from search.evaluation.network import FloatNetwork, NetworkShape, quantize
 from tests.conftest import played_positions
-from search.convert import uci_key
-from search.search_api import move_indices, sweep
-from search.weights import load_weights
+from search.core.convert import uci_key
+from search.tree.search_api import move_indices, sweep
+from search.params.weights import load_weights
 from tuner.methods.network_mmto import concatenate_tables, network_search_chunk
 
 SHAPE = NetworkShape(h=16, h2=8, h3=8, buckets="none")

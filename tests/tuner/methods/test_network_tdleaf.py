@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from objectives.network import input_table, network_scores
-from search.board import W_STM
-from search.catalog import PHASE_MAX
-from search.convert import from_fen
-from search.evaluators import load_evaluator, same_evaluator
-from search.network import QuantizedNetwork, quantize, read_network
-from search.search_api import search
+from search.core.board import W_STM
+from search.params.catalog import PHASE_MAX
+from search.core.convert import from_fen
+from search.evaluation.evaluators import load_evaluator, same_evaluator
+from search.evaluation.network import QuantizedNetwork, quantize, read_network
+from search.tree.search_api import search
 from tuner.cli import main
 from tuner.methods.bootstrap import Tally
 from tuner.methods.network_tdleaf import GameTrace, Searched, game_direction, td_coefficients

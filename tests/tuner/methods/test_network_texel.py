@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from objectives.network_moves import network_objective, row_scores
-from search.catalog import PHASE_MAX
-from search.evaluators import load_evaluator, same_evaluator
-from search.network import QuantizedNetwork, quantize, read_network
-from search.search_api import search_many
+from search.params.catalog import PHASE_MAX
+from search.evaluation.evaluators import load_evaluator, same_evaluator
+from search.evaluation.network import QuantizedNetwork, quantize, read_network
+from search.tree.search_api import search_many
 from tuner.cli import main
 from tuner.methods.network_texel import leaf_table, quiescence_values
 from tuner.training.positions import load_positions

@@ -29,12 +29,12 @@ import chess
 import numpy as np
 import pytest
 
-from search.alphabeta import KIND_EVAL, MATE, MATE_BOUND
-from search.search_api import search as search_one
-from search.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
-from search.catalog import FEATURE_INDEX, N_FEATURES, PHASE_MAX
-from search.convert import from_fen, to_chess
-from search.weights import load_weights
+from search.tree.alphabeta import KIND_EVAL, MATE, MATE_BOUND
+from search.tree.search_api import search as search_one
+from search.tree.bootstrap_tree import BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, TreeRecord, TreeSearcher
+from search.params.catalog import FEATURE_INDEX, N_FEATURES, PHASE_MAX
+from search.core.convert import from_fen, to_chess
+from search.params.weights import load_weights
 from tuner.methods.bootstrap import capped_step
 from tuner.methods.search_targets import ROOTSTRAP, TREESTRAP_AB, TREESTRAP_MM, node_errors, tree_direction, unique_nodes
 from tuner.training.weight_masks import mask_of
@@ -179,7 +179,7 @@ def test_quiet_leaves_on_the_tiny_tree_give_no_update() -> None:
 def test_quiet_leaves_follow_each_nodes_quiescence_leaf_on_real_positions(
         method: str, real_boards: list[chess.Board]) -> None:
     # the direction rebuilt node by node: q(s) from a separate quiescence search of the node
-    # (search.search_api.search at depth 0), the leaf's features from the reference extractor
+    # (search.tree.search_api.search at depth 0), the leaf's features from the reference extractor
     weights = load_weights("classic").values
     total = 0
     for board in real_boards[40:3229:800]:

@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from search.bootstrap_tree import TreeSearcher
-from search.catalog import FEATURE_INDEX
-from search.convert import from_fen
-from search.weights import load_weights
+from search.tree.bootstrap_tree import TreeSearcher
+from search.params.catalog import FEATURE_INDEX
+from search.core.convert import from_fen
+from search.params.weights import load_weights
 from tuner.methods.tdleaf import TDLeafTrace, leaf_j
 
 FEN = "7k/8/8/8/8/1n6/PP6/K7 w - - 0 1"

@@ -9,10 +9,10 @@ import pytest
 from tests.conftest import played_positions
 
 from objectives.texel import loss, loss_and_gradient, scores
-from search.search_api import search_many
-from search.catalog import FEATURE_INDEX, N_FEATURES
-from search.evaluation_api import EVAL_SCALE
-from search.weights import load_weights
+from search.tree.search_api import search_many
+from search.params.catalog import FEATURE_INDEX, N_FEATURES
+from search.evaluation.evaluation_api import EVAL_SCALE
+from search.params.weights import load_weights
 from tuner.training.positions import Positions, check_played, from_boards
 from tuner.methods.texel import TexelConfig, TexelTrainer, quiescence_leaves
 from tuner.training.training_data import TrainingData

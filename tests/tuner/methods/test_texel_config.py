@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tests.conftest import played_positions
 
-from search.quiet import tactical_flags
+from search.core.quiet import tactical_flags
 from tuner.errors import TunerError
 from tuner.methods.texel_config import TexelConfig, uses_scores, value_positions, value_targets
 from tuner.training.positions import Positions, from_boards

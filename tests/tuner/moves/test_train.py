@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from objectives.move_choice import MoveChoiceSet
-from search.convert import from_chess
-from search.move_catalog import MOVE_FEATURE_INDEX, N_MOVE_FEATURES
-from search.move_model import move_features, slot_scores
+from search.core.convert import from_chess
+from search.pls.move_catalog import MOVE_FEATURE_INDEX, N_MOVE_FEATURES
+from search.pls.move_model import move_features, slot_scores
 from tuner.moves.measure import figures
 from tuner.moves.train import MoveTrainConfig, fit
 

@@ -8,7 +8,7 @@ import chess
 import polars as pl
 import pytest
 
-from search.evaluators import load_evaluator
+from search.evaluation.evaluators import load_evaluator
 from tuner.arena.match import DEFAULT_OPENINGS, load_openings
 from tuner.errors import TunerError
 from tuner.ingest import IngestConfig, ingest

@@ -8,9 +8,9 @@ import chess.polyglot
 import numpy as np
 import pytest
 
-from search.convert import from_fen
-from search.evaluators import load_evaluator
-from search.iterative import Searcher
+from search.core.convert import from_fen
+from search.evaluation.evaluators import load_evaluator
+from search.tree.iterative import Searcher
 from tuner.arena.match import Opening, load_openings, DEFAULT_OPENINGS
 from tuner.selfplay.config import SelfplayConfig
 from tuner.arena.match import MATE_CP, white_cp

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from search.evaluators import load_evaluator
+from search.evaluation.evaluators import load_evaluator
 from tuner.arena.match import DEFAULT_OPENINGS, load_openings
 from tuner.errors import TunerError
 from tuner.ingest.reader import read_manifest, read_split

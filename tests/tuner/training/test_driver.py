@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from search.catalog import FEATURE_INDEX
-from search.weights import load_weights
+from search.params.catalog import FEATURE_INDEX
+from search.params.weights import load_weights
 from tuner.cli import main
 from tuner.config import help_field
 from tuner.methods.registry import Method, methods, register, unregister

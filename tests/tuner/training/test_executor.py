@@ -33,11 +33,11 @@ import dask  # noqa: E402
 
 import tuner.training.executor  # noqa: E402
 import tuner.methods.mmto  # noqa: E402
-from search.weights import load_weights  # noqa: E402
+from search.params.weights import load_weights  # noqa: E402
 from tuner.cli import main  # noqa: E402
 from tuner.errors import DeferredSigint, Interrupted, TunerError  # noqa: E402
 from objectives.leaf_table import concatenate, objective_compact  # noqa: E402
-from search.evaluation_api import EVAL_SCALE  # noqa: E402
+from search.evaluation.evaluation_api import EVAL_SCALE  # noqa: E402
 from tuner.training.executor import NO_STEALING, DaskExecutor, Kept, LocalExecutor, fold  # noqa: E402
 from tuner.methods.ga import GaConfig, train_ga  # noqa: E402
 from tuner.methods.mmto import MmtoConfig, masks_of, sweep_kept, train_mmto, update  # noqa: E402

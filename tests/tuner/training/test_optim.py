@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from objectives import texel
-from search.search_api import threads
+from search.tree.search_api import threads
 from tuner.training.optim import SGD, Adam, OptimStateError, optimizer_from_state, to_search_weights
 
 SCALE = 24

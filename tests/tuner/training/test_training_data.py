@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from search.weights import load_weights
+from search.params.weights import load_weights
 from tuner.errors import TunerError
 from tuner.ingest.reader import read_split
 from tuner.methods.mmto import sweep_kept

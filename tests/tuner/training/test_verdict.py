@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from search.evaluators import load_evaluator
+from search.evaluation.evaluators import load_evaluator
 from tuner.training.tune_config import TuneConfig
 from tuner.training.verdict import MIN_PER_WEIGHT, data_warning, paired, tuned_weights
 

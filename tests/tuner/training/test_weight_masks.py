@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from search.catalog import FEATURE_INDEX, weight_bounds
-from search.weights import load_weights
+from search.params.catalog import FEATURE_INDEX, weight_bounds
+from search.params.weights import load_weights
 from tuner.methods.ga import GaConfig, make_codec
 from tuner.training.optim import to_search_weights
 from tuner.training.tune_config import TuneConfig

@@ -1,0 +1,135 @@
+"""Iterative deepening's limits (issue 28): a node limit is used to the node, a fixed time to
+within a tolerance suited to a loaded machine, and a deadline cuts an iteration that a
+prediction let start; the prediction grows the last iteration by its measured factor; a cut
+iteration plays its best fully searched root move (issue 43)."""
+
+from __future__ import annotations
+
+import time
+
+import chess
+import numpy as np
+import pytest
+
+from search.core.board import W_KEY
+from search.core.convert import from_fen, legal_moves, push
+from search.tree.iterative import Searcher, TimePlan, _Deadline, may_start
+from search.tree.search_api import search
+from search.params.weights import load_weights
+
+MIDDLE_GAME = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
+
+
+@pytest.fixture(scope="module")
+def searcher() -> Searcher:
+    s = Searcher(load_weights("classic").values, tt_bits=16)
+    s.think(from_fen(chess.STARTING_FEN), [], max_depth=1)  # load the kernel before timing
+    return s
+
+
+@pytest.mark.parametrize("limit", [3_000, 20_000, 200_000])
+@pytest.mark.parametrize("fen", [chess.STARTING_FEN, MIDDLE_GAME])
+def test_node_limit_is_searched_to_the_node(searcher: Searcher, fen: str, limit: int) -> None:
+    """Issue 28: ``go nodes 200000`` searched 46,757 nodes (the iteration that would have
+    passed the limit never started) or, once started, more than the limit."""
+    searcher.clear()
+    best = searcher.think(from_fen(fen), [], node_limit=limit)
+    assert best is not None and best.pv
+    assert searcher.searched_nodes == limit  # the cut iteration's nodes count, exactly to the limit
+    # its move is played when its first root move was searched in full, else the last complete one's
+    assert best.total_nodes == limit if best.partial else best.total_nodes < limit
+
+
+def test_fixed_time_is_used(searcher: Searcher) -> None:
+    """Issue 28: ``go movetime 1000`` used 0.22 s (no iteration started that was predicted
+    not to fit); a fixed plan deepens until its deadline, which aborts the running iteration."""
+    searcher.clear()
+    best = searcher.think(from_fen(MIDDLE_GAME), [], plan=TimePlan.fixed(0.5))
+    assert best is not None and best.pv
+    assert 0.4 <= searcher.searched_seconds <= 0.7, searcher.searched_seconds
+    assert best.seconds <= searcher.searched_seconds
+
+
+def test_deadline_cuts_an_iteration_the_prediction_let_start(searcher: Searcher) -> None:
+    searcher.clear()
+    fast = searcher.nps
+    searcher.nps = 1e15  # a prediction that lets every iteration start
+    try:
+        best = searcher.think(from_fen(MIDDLE_GAME), [], plan=TimePlan(10.0, 0.3))
+    finally:
+        searcher.nps = fast
+    assert best is not None and best.pv
+    assert 0.25 <= searcher.searched_seconds <= 0.5, searcher.searched_seconds
+    # an iteration was cut: kept for its root moves searched in full, or discarded
+    assert searcher.searched_nodes == best.total_nodes if best.partial else searcher.searched_nodes > best.total_nodes
+
+
+def test_clock_plan_starts_no_iteration_after_its_soft_limit(searcher: Searcher) -> None:
+    searcher.clear()
+    best = searcher.think(from_fen(MIDDLE_GAME), [], plan=TimePlan(0.0, 5.0))
+    assert best is not None and best.depth == 1 and searcher.searched_nodes == best.total_nodes
+
+
+def test_a_search_after_a_deadline_is_not_cut(searcher: Searcher) -> None:
+    """The watchdog of one search does not abort the next one."""
+    searcher.think(from_fen(MIDDLE_GAME), [], plan=TimePlan.fixed(0.05))
+    best = searcher.think(from_fen(MIDDLE_GAME), [], max_depth=4)
+    assert best is not None and best.depth == 4 and searcher.searched_nodes == best.total_nodes
+
+
+def _move_value(fen: str, move: int, depth: int) -> int:
+    """The exact score of ``move`` at ``fen`` searched to ``depth`` (its reply to ``depth - 1``)."""
+    board = from_fen(fen)
+    return -search(push(board, move), depth - 1, load_weights("classic").values, history=[int(board[W_KEY])]).score
+
+
+@pytest.mark.parametrize("fen", [chess.STARTING_FEN, MIDDLE_GAME])
+def test_a_cut_iteration_plays_the_best_of_its_fully_searched_root_moves(fen: str) -> None:
+    """Issue 43: ``go movetime 1000`` threw away the ~770 ms of a depth-7 iteration cut by the
+    deadline. Node limits from just past depth 4 to the end of depth 5: once the first root move
+    (depth 4's best) is searched in full, depth 5's best so far is played; its score is that
+    move's exact depth-5 score, at most the full iteration's; without ``keep_partial`` the move
+    is depth 4's."""
+    weights = load_weights("classic").values
+    full = Searcher(weights, tt_bits=16)
+    its = []
+    full.think(from_fen(fen), [], max_depth=5, on_iteration=its.append)
+    before, whole = its[3].total_nodes, its[4]
+    partial_seen = 0
+    for limit in np.linspace(before + 1, whole.total_nodes - 1, 12).astype(int):
+        kept = Searcher(weights, tt_bits=16).think(from_fen(fen), [], max_depth=5, node_limit=int(limit))
+        old = Searcher(weights, tt_bits=16, keep_partial=False).think(from_fen(fen), [], max_depth=5,
+                                                                     node_limit=int(limit))
+        assert kept is not None and old is not None
+        assert old.depth == 4 and not old.partial and old.pv == its[3].pv
+        if not kept.partial:
+            assert kept.pv == its[3].pv  # the first root move not yet searched in full: discarded
+            continue
+        partial_seen += 1
+        assert kept.depth == 5 and kept.total_nodes == limit
+        assert kept.pv[0] in legal_moves(from_fen(fen))
+        assert kept.score == _move_value(fen, kept.pv[0], 5) <= whole.score
+        assert kept.uci_score().endswith(" lowerbound")
+    assert partial_seen >= 6  # most of the iteration lies after its first root move
+
+
+def test_an_uncut_search_records_every_root_move() -> None:
+    """The kernel's root record of an uncut search is its result, over all the root moves."""
+    s = Searcher(load_weights("classic").values, tt_bits=16)
+    best = s.think(from_fen(MIDDLE_GAME), [], max_depth=3)
+    assert best is not None and not best.partial
+    assert s.ws.root_moves_done == len(legal_moves(from_fen(MIDDLE_GAME)))
+    assert s.ws.root_record == (best.score, best.pv)
+
+
+def test_the_prediction_grows_the_last_iteration_by_its_measured_factor(searcher: Searcher) -> None:
+    """With two iterations of 1,000 and 10,000 nodes at 100,000 nodes/s the next is predicted at
+    100,000 nodes, 1 s: it may not start before a 0.5-s hard limit (the growth factor compared
+    each iteration with itself, 1, so the floor of 2 predicted 0.2 s), but may before a 2-s one."""
+    for hard, expected in ((0.5, False), (2.0, True)):
+        plan = TimePlan(60.0, hard)
+        deadline = _Deadline(searcher.ws, time.perf_counter() + 60.0)
+        try:
+            assert may_start(plan, deadline, time.perf_counter(), [1_000, 10_000], 100_000.0) is expected
+        finally:
+            deadline.cancel()
