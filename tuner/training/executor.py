@@ -64,7 +64,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from search.search_api import threads
-from tuner.cores import available_cores, numba_thread_ceiling, threads_for
+from tuner.cores import KEEP_NUMBA_THREADS, available_cores, resolve_threads, resolve_workers, thread_ceiling
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.pacer import Pacer
 
@@ -199,7 +199,8 @@ def chunk_bounds(n: int, size: int) -> list[tuple[int, int]]:
 
 
 class LocalExecutor:
-    """This process, with ``n_threads`` numba threads (None: the current setting).
+    """This process, with ``n_threads`` numba threads (:data:`~tuner.cores.KEEP_NUMBA_THREADS`, None:
+    numba's current count, unchanged).
 
     Chunks run one after the other; ``fn`` gets the caller's ``pacer``, so each chunk is
     searched in calls of about ``pacer.target`` seconds with a Ctrl-C check between them.
@@ -209,7 +210,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, n_threads: int | None = None) -> None:
+    def __init__(self, n_threads: int | None = KEEP_NUMBA_THREADS) -> None:
         self.n_threads = n_threads
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Dataset, *, size: int | None = None,
@@ -267,7 +268,7 @@ def worker_facts() -> dict[str, Any]:
     from tuner import __version__  # noqa: PLC0415
 
     return {"package_version": __version__, "catalog_hash": CATALOG_HASH, "code": code_fingerprint(),
-            "numba_threads": numba_thread_ceiling(), "pid": os.getpid()}
+            "numba_threads": thread_ceiling(), "pid": os.getpid()}
 
 
 def _positions(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -409,10 +410,11 @@ class DaskExecutor:
                 self.client = distributed.Client(scheduler, timeout=connect_timeout)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise TunerError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-            self.n_threads: int | None = n_threads or None
+            # 0: each worker keeps its own numba count (all of its cores)
+            self.n_threads: int | None = n_threads or KEEP_NUMBA_THREADS
             where = f"scheduler {scheduler}"
         else:
-            n = workers or cores
+            n = resolve_workers(workers)
             dask: Any = importlib.import_module("dask")
             with _sigint_ignored(), dask.config.set(NO_STEALING):  # the workers inherit SIGINT's
                 # disposition: Ctrl-C is the driver's to handle (":0": the HTTP server on a free
@@ -678,12 +680,12 @@ class DaskExecutor:
 def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
                   log: Callable[[str], None] = print) -> Executor:
     """The executor ``kind`` names (:data:`EXECUTORS`): ``local``, this process with ``threads``
-    numba threads (0: every core it may use, :func:`tuner.cores.threads_for`); ``dask``, a
+    numba threads (0: every core it may use, :func:`tuner.cores.resolve_threads`); ``dask``, a
     cluster (``scheduler``'s address, or ``workers`` local processes) whose workers each run
     ``threads`` threads (0: their default), in chunks of ``chunk`` positions. The caller closes
     it (a run does so through :func:`tuner.training.run_context.open_run_context`)."""
     if kind == "local":
-        return LocalExecutor(threads_for(threads))
+        return LocalExecutor(resolve_threads(threads))
     if kind == "dask":
         return DaskExecutor(scheduler=scheduler, workers=workers, n_threads=threads, chunk=chunk, log=log)
     raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")

@@ -25,7 +25,7 @@ import numpy as np
 
 from search.search_api import threads
 from tuner.training.positions import PositionRows, Positions, load_positions, played_indices, position_rows
-from tuner.cores import threads_for
+from tuner.cores import resolve_threads
 from tuner.errors import TunerError
 from tuner.methods.registry import PLAYED_MOVES, methods
 from tuner.training.tune_config import TuneConfig
@@ -158,7 +158,7 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
         return TrainingData(None, validation, train_rows=rows)
     if PLAYED_MOVES in needs:
         train = train.subset(np.flatnonzero(train.has_moves()))
-    with threads(threads_for(cfg.threads)):
+    with threads(resolve_threads(cfg.threads)):
         index = played_indices(train)
     return TrainingData(train, validation, index)
 
