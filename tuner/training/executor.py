@@ -22,24 +22,18 @@ floating-point sum is reduced per chunk in chunk order by the caller).
   this process; each chunk is searched in calls of about 0.4 s with a Ctrl-C check between them.
 * :class:`DaskExecutor` (``--executor dask``): Dask's distributed scheduler, at ``--scheduler
   ADDR`` or on a :class:`distributed.LocalCluster` of ``--workers`` processes started for the
-  run. The positions are shipped once per run, as one task per chunk (kept on the workers;
-  being tasks rather than scattered data, a chunk held by a lost worker is recomputed from its
-  task, not lost); the weights once per map call. A :class:`ChunkSource` (MMTO's training
-  positions in a Dask run, :class:`tuner.training.training_data.TrainingChunks`) is shipped as
-  descriptions instead: each chunk's task carries its row numbers in the position set and the
-  worker builds the arrays, so that neither this process nor the scheduler ever holds the
-  positions, and a lost chunk is read again by another worker. That needs the position set at
-  the same path on every worker (a shared filesystem, as on one machine), which is checked
-  first: if a worker cannot read it, this process builds the chunks one at a time and ships
-  each as arrays (holding one chunk at a time), and says so. Building on the workers was
-  chosen over building here because it also keeps the positions off the scheduler (1.4 GB at
-  10 million) and spreads the parsing over the workers. A lost worker's tasks are recomputed by the
-  scheduler on the other workers (``distributed.scheduler.allowed-failures`` times per task at
-  most) and the run says so in its log. Waiting for results checks for Ctrl-C every 0.2 s and
-  cancels the outstanding tasks when it comes. Kept results stay in the workers' memory as
-  futures (:class:`Kept`); the scheduler keeps their lineage, so a lost worker's kept results
-  are recomputed too. ``distributed`` is imported only here, inside the class: the base install
-  does not need it (``pip install 'movetuner[dask]'``).
+  run. Positions go to the workers once per run, as one task per chunk, and stay there; the
+  weights go once per map call. A :class:`ChunkSource` (MMTO's training positions,
+  :class:`tuner.training.training_data.TrainingChunks`) is shipped as descriptions instead (the
+  chunk's row numbers in the position set) and each worker builds its chunks' arrays, so that
+  neither this process nor the scheduler holds the positions: their memory does not grow with
+  the training set. That needs the position set at the same path on every worker, checked first;
+  otherwise this process builds the chunks one at a time and ships them as arrays, and says so.
+  Because chunks and kept results (:class:`Kept`) are tasks with a lineage, a lost worker's
+  share is recomputed on the others and the log says so; Ctrl-C cancels the outstanding tasks.
+  ``distributed`` is imported only inside the class: the base install does not need it
+  (``pip install 'movetuner[dask]'``). The protocol, its traffic and its measured costs:
+  ``docs/dask.md`` and ``docs/scaling.md``.
 
 A run opens its executor once, in its :class:`tuner.training.run_context.RunContext`, which the
 driver hands to the method's trainer.
