@@ -26,6 +26,9 @@ MAX_MOVETIME = 2**31 - 1
 #: the deepest training sweep (``tuner tune --depth``): every legal move of every training
 #: position is searched at every iteration, so each ply more multiplies an iteration's cost
 MAX_TRAINING_DEPTH = 4
+#: the deepest search that labels the move model's training positions (``tuner moves train
+#: --label-depth``): one search per training position, so its cost grows with the depth too
+MAX_LABEL_DEPTH = 6
 
 #: plies of an engine move's iterative deepening (EPD suites, matches, self-play)
 DEPTH = (1, MAX_DEPTH)
@@ -33,6 +36,8 @@ DEPTH = (1, MAX_DEPTH)
 SWEEP_DEPTH = (1, MAX_SEARCH_DEPTH)
 #: plies of the training sweep, counted from the position
 TRAINING_DEPTH = (1, MAX_TRAINING_DEPTH)
+#: plies of the search that labels the move model's training positions
+LABEL_DEPTH = (1, MAX_LABEL_DEPTH)
 #: nodes per move
 NODES = (1, MAX_NODES)
 #: milliseconds per move
@@ -83,5 +88,5 @@ class SearchLimits:
         return ", ".join(p for p in parts if p) + " per position"
 
 
-__all__ = ["DEPTH", "MAX_MOVETIME", "MAX_NODES", "MAX_TRAINING_DEPTH", "MOVETIME", "NODES", "SWEEP_DEPTH",
+__all__ = ["DEPTH", "LABEL_DEPTH", "MAX_LABEL_DEPTH", "MAX_MOVETIME", "MAX_NODES", "MAX_TRAINING_DEPTH", "MOVETIME", "NODES", "SWEEP_DEPTH",
            "SearchLimits", "TRAINING_DEPTH", "check_limits", "check_range"]

@@ -64,3 +64,14 @@ def test_worker_requests() -> None:
     for bad in (-1, MAX_WORKERS + 1):
         with pytest.raises(ValueError, match=rf"^workers must be from 0 \(one per core\) to {MAX_WORKERS}, not {bad}$"):
             resolve_workers(bad)
+
+
+def test_the_configs_check_workers_by_the_same_rule() -> None:
+    from tuner.arena.match import MatchConfig  # noqa: PLC0415
+    from tuner.selfplay.config import SelfplayConfig  # noqa: PLC0415
+    from tuner.training.tune_config import TuneConfig  # noqa: PLC0415
+
+    for config in (MatchConfig(games=2, nodes=5, workers=-1), SelfplayConfig(nodes=5, workers=-1),
+                   TuneConfig(workers=-1)):
+        with pytest.raises(ValueError, match=rf"^workers must be from 0 \(one per core\) to {MAX_WORKERS}, not -1$"):
+            config.validate()

@@ -12,6 +12,7 @@ from search.search_api import MAX_BUDGET, MAX_SEARCH_DEPTH
 from tuner.arena.match import MatchConfig
 from tuner.limits import (
     DEPTH,
+    LABEL_DEPTH,
     MAX_MOVETIME,
     MAX_NODES,
     MOVETIME,
@@ -22,6 +23,7 @@ from tuner.limits import (
     check_limits,
     check_range,
 )
+from tuner.moves.train import MoveTrainConfig
 from tuner.training.tune_config import TuneConfig
 
 
@@ -74,6 +76,8 @@ def test_match_config_holds_the_search_limits() -> None:
     MatchConfig(games=2, nodes=5).validate()
 
 
-def test_the_training_depth_is_checked_by_the_same_rule() -> None:
+def test_the_training_depths_are_checked_by_the_same_rule() -> None:
     with pytest.raises(ValueError, match=rf"^depth must be between 1 and {TRAINING_DEPTH[1]}, not 0$"):
         TuneConfig(depth=0).validate()
+    with pytest.raises(ValueError, match=rf"^label-depth must be between 1 and {LABEL_DEPTH[1]}, not 7$"):
+        MoveTrainConfig(label_depth=7).validate()

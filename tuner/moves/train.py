@@ -36,6 +36,7 @@ from search.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, move_features
 from search.search_api import threads
 from tuner.config import help_field
 from tuner.cores import check_threads, resolve_threads
+from tuner.limits import LABEL_DEPTH, check_range
 from tuner.errors import TunerError, check_interrupt
 from tuner.moves.measure import PredictorFigures, choice_set, figures, joined, search_choice_set
 from tuner.training.optim import Adam
@@ -79,8 +80,7 @@ class MoveTrainConfig:
             raise ValueError("l2 must be one or more numbers >= 0")
         if self.labels not in LABELS:
             raise ValueError(f"labels must be one of {', '.join(LABELS)}, not {self.labels!r}")
-        if not 1 <= self.label_depth <= 6:
-            raise ValueError(f"label-depth must be between 1 and 6, not {self.label_depth}")
+        check_range("label-depth", self.label_depth, LABEL_DEPTH)
         if min(self.max_train, self.max_validation) < 0:
             raise ValueError("max-train and max-validation must be >= 0")
         check_threads(self.threads)
