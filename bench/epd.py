@@ -18,7 +18,8 @@ import json
 import time
 
 from search.params.weights import load_weights
-from tuner.arena.epd import DEFAULT_SUITE, MAX_POINTS, SearchLimits, mean_interval, parse_epd, run_suite, summarise
+from tuner.limits import SearchLimits
+from tuner.arena.epd import DEFAULT_SUITE, MAX_POINTS, mean_interval, parse_epd, run_suite, summarise
 
 NODES = 20_000
 WEIGHT_SETS = ("material", "classic")

@@ -22,7 +22,7 @@ import json
 
 from common import gm_position_set_or_skip, int_arguments, tuning_run
 
-from tuner.cores import numba_thread_ceiling
+from tuner.cores import thread_ceiling
 
 
 def main() -> None:
@@ -41,7 +41,7 @@ def main() -> None:
     per_iter = [r["search_seconds"] + r["update_seconds"] for r in later]
     out = {
         "bench": "mmto", "train_positions": max_train, "validation_positions": 5000,
-        "iterations": len(later), "threads": numba_thread_ceiling(),
+        "iterations": len(later), "threads": thread_ceiling(),
         "match_validation_before": round(first["match_validation"], 4),
         "match_validation_after": round(last["match_validation"], 4),
         "match_validation_gain_points": round(100 * (last["match_validation"] - first["match_validation"]), 2),

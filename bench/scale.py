@@ -67,7 +67,7 @@ from common import gm_position_set
 
 from objectives.leaf_table import concatenate
 from search.params.weights import load_weights
-from tuner.cores import available_cores, threads_for
+from tuner.cores import available_cores, resolve_threads
 from tuner.methods.mmto import MmtoConfig, MmtoTrainer, search_training_set, sweep_kept
 from tuner.training.executor import NO_STEALING
 from tuner.training.paced import validation_match
@@ -131,7 +131,7 @@ def one_iteration(common: TuneConfig, data: Any, *, old_sweep: bool, depth2: boo
         sample = data.train.subset(np.arange(min(DEPTH2_SAMPLE, len(data.train))))
         t = time.perf_counter()
         s2 = search_training_set(sample, data.train_played_index[:len(sample)], trainer.weights(), depth=2,
-                                 budget=common.budget, slope=0.02, window=300.0, n_threads=threads_for(common.threads),
+                                 budget=common.budget, slope=0.02, window=300.0, n_threads=resolve_threads(common.threads),
                                  progress=False)
         out["depth2_seconds"] = time.perf_counter() - t
         out["depth2_positions"] = len(sample)

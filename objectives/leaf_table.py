@@ -1,6 +1,7 @@
 """MMTO's stored PV leaves in a compact layout (:class:`CompactLeaves`), and the objective and
 gradient computed from it, bit-identical to :func:`objectives.mmto.objective` on the tapered
-CSR table it encodes (issue 26: about 650 instead of about 6,500 bytes per position).
+CSR table it encodes, in far fewer bytes (the sizes per position, measured by
+``python bench/scale.py``, are in ``docs/scaling.md``).
 
 Why it is smaller. A tapered leaf row holds every touched base term ``f`` twice, as
 ``(f, x * phase)`` and ``(f + n_base, x * (phase_max - phase))`` in int16 (4 bytes per entry, an

@@ -75,6 +75,7 @@ from search.core.board import W_KEY, W_STM, compute_key, make_move, move_uci_key
 from search.core.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
                             move_from_uci, move_to_uci, push, to_chess)
 from search.tree.iterative import MAX_DEPTH, UNLIMITED, Iteration, TimePlan, tt_bits_for
+from tuner.limits import DEPTH, MAX_MOVETIME
 from search.evaluation.evaluators import Evaluator, checked_evaluator, load_evaluator
 from search.tree.kernel_cache import is_compiled
 from search.pls.move_model import MoveModel, load_move_model
@@ -99,8 +100,8 @@ MIN_OVERHEAD_MS = 0
 MAX_OVERHEAD_MS = 5000
 #: what a ``go`` with clock parameters but no time for either side searches (milliseconds)
 MISSING_CLOCK_MOVETIME_MS = 1000
-#: longest time a ``go`` parameter may give (milliseconds, about 24 days)
-MAX_MS = 2**31 - 1
+#: longest time a ``go`` parameter may give (milliseconds): the longest movetime of any search
+MAX_MS = MAX_MOVETIME
 #: what a ``go`` without a time limit says before waiting for the kernels to compile
 COMPILING_INFO = ("compiling search kernels (first run only, up to a minute; "
                   "'tuner warmup' compiles them ahead)")
@@ -213,7 +214,7 @@ class GoLimits:
 #: when it is missing or not an integer; ``None``: ignore the parameter). Out-of-range values are
 #: clamped to the nearest valid one. A clock may be negative when the GUI's clock overran.
 _INT_PARAMS: dict[str, tuple[int | None, int, int | None]] = {
-    "depth": (1, MAX_DEPTH, 1),
+    "depth": (*DEPTH, 1),
     "nodes": (1, UNLIMITED, 1),
     "movetime": (1, MAX_MS, 1),
     "wtime": (None, MAX_MS, 0),

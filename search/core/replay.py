@@ -8,7 +8,7 @@ and returns those three things for every ply; :func:`replay` is the validating w
 
 The kernel's output equals python-chess's ``board.fen()`` (en-passant square written only when
 an en-passant capture is legal), ``chess.polyglot.zobrist_hash(board)`` and
-``board.legal_moves.count()``; ``tests/tuner/ingest/test_pgn.py`` checks that against python-chess on
+``board.legal_moves.count()``; ``tests/tuner/ingest/test_pipeline.py`` checks that against python-chess on
 real games and random playouts.
 """
 

@@ -2,8 +2,8 @@
 incremental evaluator needs. Every search kernel (:mod:`search.tree.alphabeta`,
 :mod:`search.tree.bootstrap_tree`, the batch sweeps of :mod:`search.tree.batch`) calls only these.
 
-An *evaluator argument* ``ev`` is what a kernel receives where the linear evaluator's weights
-used to go; its numba type says its kind, and numba compiles each kernel once per kind:
+An *evaluator argument* ``ev`` is the evaluator as a kernel receives it (one argument, whatever
+the kind); its numba type says its kind, and numba compiles each kernel once per kind:
 
 * the **linear** evaluator: ``int32[N_FEATURES]`` weights (:mod:`search.evaluation.feature_kernels`);
 * the **network**: the tuple of :meth:`search.evaluation.network.QuantizedNetwork.kernel_args`

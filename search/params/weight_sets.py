@@ -31,7 +31,7 @@ nothing uses them by default), written to ``datasets/weights/NAME.json`` of a so
   wiki's code verbatim) and ``rafid-dev/julius`` ``pesto_tables.h`` (commit
   8e640a016b14b02badc4d0835e043902efa08387). PeSTO returns ``(mg * phase + eg * (24 - phase)) / 24``
   in C integer division; this evaluator keeps the numerator (eval units), so its centipawn
-  score differs from PeSTO's by less than 1 (``tests/search/params/test_pesto.py``). PeSTO the engine
+  score differs from PeSTO's by less than 1 (``tests/search/params/test_weight_sets_pesto.py``). PeSTO the engine
   also has a tempo bonus that the wiki's function lacks; ``pieces.tempo`` is 0 here, as there.
 """
 

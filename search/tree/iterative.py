@@ -26,8 +26,8 @@ move is discarded: its nodes count, its move is not played (the previous iterati
 kernel's own result of a cut iteration keeps the search's contract but some of its root moves
 were scored by static evaluation, so it is not the best move at that depth. The first
 iteration is kept even then, so that a search always has a move. ``Searcher(keep_partial=False)``
-discards every cut iteration but the first (the behaviour before issue 43, a baseline for
-``bench/clock.py``).
+discards every cut iteration but the first (a baseline for ``bench/clock.py``, which measures
+what keeping them is worth).
 
 The UCI protocol over it is :mod:`tuner.uci`.
 """

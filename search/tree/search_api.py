@@ -53,30 +53,35 @@ __all__ = [
     "INF", "KIND_DRAW", "KIND_EVAL", "KIND_MATE", "MATE", "DEFAULT_BUDGET", "MAX_BUDGET", "MAX_TT_BITS",
     "InvalidBoardError", "InvalidWeightsError",
     "SearchResult", "Sweep", "mate_in", "move_credit", "move_indices", "move_match", "move_pointers", "search",
-    "search_many", "signed_features", "sweep", "threads",
+    "search_many", "signed_features", "sweep", "thread_ceiling", "threads", "MAX_SEARCH_DEPTH",
 ]
 
 #: default node budget per search (a runaway guard: depth 1-2 searches use far fewer)
 DEFAULT_BUDGET = 1_000_000
 #: largest node budget accepted (the kernels count nodes in int64)
 MAX_BUDGET = 1 << 62
+#: deepest search of the batch kernels and :func:`search`, in plies (the kernel's stack holds MAX_PLY plies)
+MAX_SEARCH_DEPTH = MAX_PLY - 1
 #: largest move-ordering table of :func:`search` (2**MAX_TT_BITS entries, 12 bytes each)
 MAX_TT_BITS = 30
 
 
-def _max_threads() -> int:
-    """The most threads numba may use (``NUMBA_NUM_THREADS``; numba sets its config attributes at
-    run time, so they are read by name)."""
+def thread_ceiling() -> int:
+    """The most threads numba's parallel kernels may use in this process: ``NUMBA_NUM_THREADS``
+    (fixed at numba's import; by default numba's own count of the affinity set; numba sets its
+    config attributes at run time, so they are read by name)."""
     return int(getattr(numba.config, "NUMBA_NUM_THREADS"))
 
 
 @contextlib.contextmanager
 def threads(n: int | None) -> Iterator[None]:
-    """Run numba parallel kernels with ``n`` threads inside the block (``None``: unchanged)."""
+    """Run numba parallel kernels with ``n`` threads (1 .. :func:`thread_ceiling`) inside the block.
+    ``None`` leaves numba's current count as it is (it does not mean "all cores": a request of
+    0 for all cores is the caller's to resolve into a count)."""
     if n is None:
         yield
         return
-    n = _check_int(n, "threads", 1, _max_threads())
+    n = _check_int(n, "threads", 1, thread_ceiling())
     old = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
@@ -105,7 +110,7 @@ def _check_int(value: object, what: str, low: int, high: int) -> int:
 
 
 def _check_depth_budget(depth: int, budget: int) -> tuple[int, int]:
-    return _check_int(depth, "depth", 0, MAX_PLY - 1), _check_int(budget, "node budget", 1, MAX_BUDGET)
+    return _check_int(depth, "depth", 0, MAX_SEARCH_DEPTH), _check_int(budget, "node budget", 1, MAX_BUDGET)
 
 
 def _int_vector(values: object, what: str, length: int, dtype: type[np.integer]) -> np.ndarray:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from tuner.config import read_toml
-from tuner.cores import available_cores, workers_or_cores
 from tuner.errors import TunerError
 
 
@@ -36,12 +35,3 @@ def test_bad_file_is_one_line_naming_file_and_place(tmp_path: Path, text: bytes,
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(TunerError, match="nope.toml: no such file"):
         read_toml(tmp_path / "nope.toml")
-
-
-def test_worker_count_rule() -> None:
-    import os
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert available_cores() == cores
-    assert workers_or_cores(None) == workers_or_cores(0) == cores
-    assert workers_or_cores(3) == 3

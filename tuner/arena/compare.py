@@ -43,7 +43,8 @@ from search.pls.move_model import MoveModel
 from search.params.weights import BUILTIN_SETS
 from tuner.config import read_toml
 from tuner.arena.engines import EngineSpec
-from tuner.arena.epd import PositionResult, SearchLimits, parse_epd, process_pool, run_suite, summarise
+from tuner.limits import SearchLimits
+from tuner.arena.epd import PositionResult, parse_epd, process_pool, run_suite, summarise
 from tuner.arena.epd import running_line as epd_line
 from tuner.arena.players import PlsPlayer, Searchable, player_label, split_search
 from tuner.errors import TunerError

@@ -74,8 +74,7 @@ from tuner.errors import TunerError
 from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
 from tuner.arena.players import Engine, Searchable, checked_player, new_engine
 from search.core.validate import check_board
-from tuner.config import help_field
-from tuner.limits import check_limits
+from tuner.limits import SearchLimits
 from tuner.uci import DEFAULT_HASH_MB
 
 Uci = str
@@ -277,28 +276,6 @@ def score_move(position: EpdPosition, uci: Uci) -> int:
 
 
 # ---------------------------------------------------------------- engine
-
-
-@dataclass(frozen=True, kw_only=True)
-class SearchLimits:
-    """How long the engine thinks about each position; give at least one limit. When several
-    are given, the first reached ends the search."""
-
-    depth: int | None = help_field(None, "search depth in plies per position", metavar="D")
-    nodes: int | None = help_field(None, "node budget per position", metavar="N")
-    movetime: int | None = help_field(None, "milliseconds per position (results then depend on the "
-                                            "machine's speed and load)", metavar="MS")
-
-    def validate(self) -> None:
-        if self.depth is None and self.nodes is None and self.movetime is None:
-            raise ValueError("give a limit: depth, nodes or movetime")
-        check_limits(self.depth, self.nodes, self.movetime)
-
-    def describe(self) -> str:
-        parts = [f"depth {self.depth}" if self.depth is not None else "",
-                 f"{self.nodes} nodes" if self.nodes is not None else "",
-                 f"{self.movetime} ms" if self.movetime is not None else ""]
-        return ", ".join(p for p in parts if p) + " per position"
 
 
 @dataclass(frozen=True)

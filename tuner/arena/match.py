@@ -67,8 +67,8 @@ from search.core.convert import from_fen, move_from_uci, move_to_uci, push
 from search.core.input_limits import InputLimitError, read_capped
 from search.evaluation.network import QuantizedNetwork
 from tuner.config import help_field
-from tuner.cores import workers_or_cores
-from tuner.limits import check_limits
+from tuner.cores import check_workers, resolve_workers
+from tuner.limits import SearchLimits, check_limits
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.players import Engine, PlsPlayer, checked_player, new_engine
@@ -93,12 +93,11 @@ class OpeningsFileError(ValueError):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatchConfig:
-    """Settings of ``tuner bench match``."""
+class MatchConfig(SearchLimits):
+    """Settings of ``tuner bench match``: the limits of each move (:class:`tuner.limits.SearchLimits`:
+    exactly one of depth, nodes, movetime, or instead a clock, ``tc``) and the match's own."""
 
     games: int = help_field(100, "number of games, even: each opening is played twice with colours swapped")
-    depth: int | None = help_field(None, "search depth in plies per move; give --depth, --nodes or --movetime")
-    nodes: int | None = help_field(None, "node budget per move; give --depth, --nodes or --movetime")
     openings: str | None = help_field(None, "openings file: EPD or FEN lines ('#' comments), or PGN (each "
                                             "game's mainline played to its end); "
                                             "None: datasets/openings/openings.epd", metavar="FILE")
@@ -106,13 +105,11 @@ class MatchConfig:
                                        "refused if it exists, unless --overwrite; None: "
                                        "results/match-<A>-vs-<B>.pgn, or -2, -3, ... when that exists",
                                  metavar="PGN")
-    workers: int | None = help_field(None, "worker processes; None: one per core")
+    workers: int | None = help_field(None, "worker processes; None or 0: one per core")
     seed: int = help_field(0, "seed for choosing and ordering the openings")
     max_plies: int = help_field(400, "adjudicate a draw after this many plies from the opening")
     adjudicate_cp: int = help_field(1000, "win adjudication margin in centipawns (see below)")
     adjudicate_moves: int = help_field(4, "win adjudication: moves of each engine beyond the margin; 0: never")
-    movetime: int | None = help_field(None, "milliseconds per move (games then depend on the machine's speed "
-                                            "and load); give --depth, --nodes, --movetime or --tc", metavar="MS")
     tc: str | None = help_field(None, "a clock per side, BASE+INC seconds (e.g. 10+0.1; BASE alone: no increment): "
                                       "each engine plans its move from its time left as 'tuner uci' does, and "
                                       "loses on time when it runs out; give --depth, --nodes, --movetime or --tc",
@@ -131,8 +128,7 @@ class MatchConfig:
             parse_tc(self.tc)
         if not self.engine_timeout > 0:
             raise ValueError(f"engine_timeout must be positive, not {self.engine_timeout}")
-        if self.workers is not None and self.workers < 1:
-            raise ValueError(f"workers must be positive, not {self.workers}")
+        check_workers(self.workers)
         if self.max_plies < 1:
             raise ValueError(f"max_plies must be positive, not {self.max_plies}")
         if self.adjudicate_cp < 1 or self.adjudicate_moves < 0:
@@ -688,7 +684,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
                       config.adjudicate_moves, config.movetime, config.engine_timeout, tc)
              for i, op in enumerate(chosen)]
-    workers = min(workers_or_cores(config.workers), len(tasks))
+    workers = min(resolve_workers(config.workers), len(tasks))
     results = _Prefix(len(tasks), sprt, on_pair)
     if pool is not None and workers > 1:
         _collect(pool, tasks, results, progress)

@@ -30,6 +30,7 @@ import numpy as np
 from search.evaluation.evaluators import Evaluator
 from search.tree.search_api import move_credit, sweep
 from tuner.arena.epd import mean_interval
+from tuner.cores import resolve_threads
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
 from tuner.errors import TunerError
@@ -129,7 +130,7 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
     for name, w in weight_sets:
         with progress_bar(total=len(pos), unit="pos", desc=name, disable=not progress, leave=False, file=sys.stderr) as bar:
             results.append((name, measure(pos, played, w, depth=depth, budget=DEFAULT_BUDGET,
-                                          n_threads=threads or None, progress=bar.update,
+                                          n_threads=resolve_threads(threads), progress=bar.update,
                                           executor=executor)))
     return pos, results
 

@@ -1,6 +1,6 @@
 """Subcommands of the ``tuner`` command line, one module each, and the line ``tuner --help``
 shows for each: kept here, light, so that ``tuner --help`` imports no command module (they
-load numba, polars and the methods: 1 to 2 s) and only the command that runs is imported."""
+load numba, polars and the methods, which takes seconds) and only the command that runs is imported."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import dataclasses
 
 from search.evaluation.evaluators import Evaluator, load_evaluator
 from search.pls.move_model import MoveModel, load_move_model
-from tuner.arena.epd import SearchLimits
+from tuner.limits import SearchLimits
 from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Searchable, as_player, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.sprt import Sprt, parse_sprt
@@ -99,27 +99,28 @@ def sprt_of(values: list[float] | None) -> Sprt | None:
 
 def check_sweep_options(depth: int, threads: int, depth_flag: str = "--depth") -> None:
     """A one-line :class:`TunerError` unless a move-match sweep's ``depth`` is within 1 ..
-    ``MAX_PLY - 1`` (the search's deepest ply) and ``threads`` within 0 (all cores) .. numba's
-    ceiling (:func:`tuner.cores.numba_thread_ceiling`): beyond, the kernels' wrappers raise."""
-    from search.tree.alphabeta import MAX_PLY  # noqa: PLC0415
-    from tuner.cores import numba_thread_ceiling  # noqa: PLC0415
+    :data:`tuner.limits.SWEEP_DEPTH` and ``threads`` a valid request (:func:`tuner.cores.check_threads`):
+    beyond, the kernels' wrappers raise."""
+    from tuner.cores import check_threads  # noqa: PLC0415
+    from tuner.limits import SWEEP_DEPTH, check_range  # noqa: PLC0415
 
-    if not 1 <= depth < MAX_PLY:
-        raise TunerError(f"{depth_flag} must be from 1 to {MAX_PLY - 1}, not {depth}")
-    if not 0 <= threads <= numba_thread_ceiling():
-        raise TunerError(f"--threads must be from 0 (all cores) to {numba_thread_ceiling()}, not {threads}")
-
-
-#: the most worker processes a command may start (as ``tuner ingest --workers``; a larger count
-#: overflowed the process pool's semaphore, ``OverflowError``)
-MAX_WORKERS = 1024
+    try:
+        check_range(depth_flag, depth, SWEEP_DEPTH)
+        check_threads(threads, "--threads")
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
 
 
 def check_workers(workers: int | None) -> None:
-    """A one-line :class:`TunerError` unless ``workers`` is None (the default) or from 1 to
-    :data:`MAX_WORKERS`."""
-    if workers is not None and not 1 <= workers <= MAX_WORKERS:
-        raise TunerError(f"workers must be from 1 to {MAX_WORKERS}, not {workers}")
+    """A one-line :class:`TunerError` unless ``workers`` is a valid request for worker processes
+    (:func:`tuner.cores.check_workers`: None or 0 for one per core, else up to
+    :data:`tuner.cores.MAX_WORKERS`)."""
+    from tuner.cores import check_workers as check  # noqa: PLC0415
+
+    try:
+        check(workers, "--workers")
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
 
 
 __all__ = ["MoveModels", "add_limit_arguments", "add_search_arguments", "add_sprt_argument", "add_weights_argument",

@@ -125,8 +125,8 @@ def _register_move_match(bench_sub: argparse._SubParsersAction[argparse.Argument
 def run_move_match_command(args: argparse.Namespace) -> int:
     from tuner.arena.movematch import measure_weight_sets  # noqa: PLC0415
 
-    if args.depth < 1 or args.max_positions < 0 or args.threads < 0:
-        raise TunerError("--depth must be >= 1, --max-positions and --threads >= 0")
+    if args.max_positions < 0:
+        raise TunerError(f"--max-positions must be >= 0, not {args.max_positions}")
     check_sweep_options(args.depth, args.threads)
     weight_sets = load_weight_sets(args.weights)
     if args.scheduler and args.executor != "dask":

@@ -18,7 +18,7 @@ from typing import Any
 from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_search_arguments, add_sprt_argument,
                                       check_sweep_options, check_workers, sprt_of)
 from tuner.config import add_arguments, from_namespace, seed_option
-from tuner.cores import workers_or_cores
+from tuner.cores import resolve_workers
 from tuner.errors import TunerError, one_line
 from tuner.outputs import check_output_files
 from tuner.arena.match import MatchConfig
@@ -102,11 +102,11 @@ def run_compare_command(args: argparse.Namespace) -> int:
         run_compare,
     )
     from tuner.arena.engines import engine_specs  # noqa: PLC0415
-    from tuner.arena.epd import SearchLimits  # noqa: PLC0415
+    from tuner.limits import SearchLimits  # noqa: PLC0415
     from tuner.arena.plots import plot_compare  # noqa: PLC0415
 
-    if args.move_match_depth < 1 or args.max_positions < 0 or args.threads < 0 or args.games < 0:
-        raise TunerError("--move-match-depth must be >= 1, --max-positions, --threads and --games >= 0")
+    if args.max_positions < 0 or args.games < 0:
+        raise TunerError("--max-positions and --games must be >= 0")
     check_sweep_options(args.move_match_depth, args.threads, "--move-match-depth")
     if not math.isfinite(args.anchor_elo):
         raise TunerError(f"--anchor-elo must be a finite number, not {args.anchor_elo}")
@@ -132,7 +132,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             epd_limits.validate()
         except ValueError as exc:
             raise TunerError(str(exc)) from None
-    workers = workers_or_cores(args.workers)
+    workers = resolve_workers(args.workers)
     settings = CompareSettings(data=args.data, split=args.split, move_match_depth=args.move_match_depth,
                                max_positions=args.max_positions, seed=args.seed, threads=args.threads, match=match,
                                epd=args.epd, epd_limits=epd_limits, workers=workers, anchor=anchor,

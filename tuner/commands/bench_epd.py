@@ -22,11 +22,11 @@ from typing import Any
 from search.params.weights import atomic_write_text
 from tuner.commands.arguments import (add_limit_arguments, add_search_arguments, add_weights_argument, check_workers,
                                       load_players)
+from tuner.limits import SearchLimits
 from tuner.arena.epd import (
     DEFAULT_SUITE,
     MAX_POINTS,
     PositionResult,
-    SearchLimits,
     parse_epd,
     process_pool,
     run_suite,

@@ -37,7 +37,7 @@ import numpy as np
 
 from search.core.convert import from_chess
 from tuner import __version__
-from tuner.cores import available_cores
+from tuner.cores import resolve_workers
 from tuner.errors import TunerError, one_line
 from tuner.ingest.filters import IngestConfig
 from tuner.ingest.games import (
@@ -229,11 +229,6 @@ def _warm_up(inputs: list[InputFile], config: IngestConfig) -> None:
         process_lines(LineChunk(0, "", 1, 0, f"{chess.STARTING_FEN} [0.5]\n".encode()), config)
 
 
-#: the most parser processes a run starts (far beyond any machine's cores; a count too large for
-#: the process pool raised OverflowError)
-MAX_WORKERS = 1024
-
-
 def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
            log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
@@ -266,9 +261,10 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     config = config or IngestConfig()
     config.validate()
     log = log or sys.stderr
-    workers = available_cores() if workers is None else workers
-    if not 1 <= workers <= MAX_WORKERS:
-        raise TunerError(f"workers must be from 1 to {MAX_WORKERS}, not {workers}")
+    try:
+        workers = resolve_workers(workers)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
     inputs = check_inputs(list(paths))
     out = Path(out)
     staging: Path | None = None

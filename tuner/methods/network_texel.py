@@ -7,7 +7,7 @@ and distillation from a teacher's evaluation.
 the leaf of its quiescence principal variation, :func:`search.tree.search_api.search_many` at depth
 0, plus a hybrid network's linear part), ``R_p`` the game's result from the mover's view, or
 with ``teacher`` set, ``sigma(K q_teacher,p)``: the teacher's quiescence value through the same
-logistic (distillation, Issue 24's "fit the network to gm's static scores first"; positions of
+logistic (distillation: a network fitted to a trained linear evaluator's scores first; positions of
 unfinished games are then kept, since the teacher labels every position).
 
 An epoch: the quiescence leaves of the training positions, found with the quantized network,

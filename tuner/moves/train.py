@@ -35,6 +35,8 @@ from search.pls.move_catalog import MOVE_LAYOUT_HASH, N_MOVE_FEATURES
 from search.pls.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, move_features
 from search.tree.search_api import threads
 from tuner.config import help_field
+from tuner.cores import check_threads, resolve_threads
+from tuner.limits import LABEL_DEPTH, check_range
 from tuner.errors import TunerError, check_interrupt
 from tuner.moves.measure import PredictorFigures, choice_set, figures, joined, search_choice_set
 from tuner.training.optim import Adam
@@ -78,10 +80,10 @@ class MoveTrainConfig:
             raise ValueError("l2 must be one or more numbers >= 0")
         if self.labels not in LABELS:
             raise ValueError(f"labels must be one of {', '.join(LABELS)}, not {self.labels!r}")
-        if not 1 <= self.label_depth <= 6:
-            raise ValueError(f"label-depth must be between 1 and 6, not {self.label_depth}")
-        if min(self.max_train, self.max_validation, self.threads) < 0:
-            raise ValueError("max-train, max-validation and threads must be >= 0")
+        check_range("label-depth", self.label_depth, LABEL_DEPTH)
+        if min(self.max_train, self.max_validation) < 0:
+            raise ValueError("max-train and max-validation must be >= 0")
+        check_threads(self.threads)
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def fit(train: MoveChoiceSet, validation: MoveChoiceSet, cfg: MoveTrainConfig, *
     ``progress`` is called with the number of Adam steps done after each step."""
     if len(train) == 0 or len(validation) == 0:
         raise TunerError("the move model needs training and validation positions")
-    n_threads = cfg.threads or None
+    n_threads = resolve_threads(cfg.threads)
     steps = -(-len(train) // cfg.batch_size)
     best: tuple[float, np.ndarray, float, int, PredictorFigures] | None = None
     history: list[dict[str, Any]] = []
@@ -152,14 +154,14 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
         pos = load_positions(data, split, limit=limit, seed=cfg.seed, progress=progress)
         if len(pos) == 0:
             raise TunerError(f"{data}: the {split} split holds no positions")
-        mf = move_features(pos.boards, n_threads=cfg.threads or None)  # once, for either labelling
+        mf = move_features(pos.boards, n_threads=resolve_threads(cfg.threads))  # once, for either labelling
         played = choice_set(pos, mf=mf) if split == "validation" or cfg.labels != "search" else None
         if split == "train" and cfg.labels != "played":
             try:
                 evaluator = load_evaluator(cfg.label_weights)
             except ValueError as exc:
                 raise TunerError(f"--label-weights: {exc}") from None
-            searched, unlabelled = search_choice_set(pos, evaluator, cfg.label_depth, n_threads=cfg.threads or None,
+            searched, unlabelled = search_choice_set(pos, evaluator, cfg.label_depth, n_threads=resolve_threads(cfg.threads),
                                                      mf=mf)
             if log is not None:
                 log(f"labelled {len(searched)} training positions by {cfg.label_weights}'s depth-{cfg.label_depth} "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tuner.config import help_field
+from tuner.cores import check_workers
 from tuner.limits import check_limits
 
 
@@ -48,7 +49,7 @@ class SelfplayConfig:
     dedup: bool = help_field(True, "keep a (position, best move) pair once, the first time it is met")
     seed: int = help_field(0, "seed of the openings' order and the random plies (the games are the same for "
                               "the same seed and settings, whatever --workers)")
-    workers: int | None = help_field(None, "game processes (None: one per core)")
+    workers: int | None = help_field(None, "game processes (None or 0: one per core)")
 
     def validate(self) -> None:
         if not 1 <= self.games <= MAX_GAMES:
@@ -67,8 +68,7 @@ class SelfplayConfig:
             raise ValueError(f"start_tries must be at most {MAX_START_TRIES:,} and random_plies at most "
                              f"{MAX_RANDOM_PLIES:,}, not {self.start_tries} and {self.random_plies} (a start that "
                              "is never found would be drawn for ever)")
-        if self.workers is not None and self.workers < 0:
-            raise ValueError(f"workers must be positive, not {self.workers}")
+        check_workers(self.workers)
         if len(self.split) != 3 or any(f < 0 for f in self.split) or abs(sum(self.split) - 1.0) > 1e-9:
             raise ValueError(f"split must be three fractions >= 0 summing to 1, not {self.split}")
 

@@ -47,7 +47,7 @@ from tuner import __version__
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
-from tuner.cores import workers_or_cores
+from tuner.cores import resolve_workers
 from tuner.errors import Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.split import assign_splits
@@ -319,7 +319,7 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
               player: Searchable | EngineSpec, timeout: float, progress: bool | None, log: TextIO,
               folder: Path) -> int:
     """Play ``todo`` in a worker pool, writing parts as games finish; return the positions played."""
-    workers = min(workers_or_cores(config.workers), len(todo))
+    workers = min(resolve_workers(config.workers), len(todo))
     done: list[GameRecord] = []
     last_flush = time.perf_counter()
     t0 = time.perf_counter()

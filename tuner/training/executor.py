@@ -22,24 +22,18 @@ floating-point sum is reduced per chunk in chunk order by the caller).
   this process; each chunk is searched in calls of about 0.4 s with a Ctrl-C check between them.
 * :class:`DaskExecutor` (``--executor dask``): Dask's distributed scheduler, at ``--scheduler
   ADDR`` or on a :class:`distributed.LocalCluster` of ``--workers`` processes started for the
-  run. The positions are shipped once per run, as one task per chunk (kept on the workers;
-  being tasks rather than scattered data, a chunk held by a lost worker is recomputed from its
-  task, not lost); the weights once per map call. A :class:`ChunkSource` (MMTO's training
-  positions in a Dask run, :class:`tuner.training.training_data.TrainingChunks`) is shipped as
-  descriptions instead: each chunk's task carries its row numbers in the position set and the
-  worker builds the arrays, so that neither this process nor the scheduler ever holds the
-  positions, and a lost chunk is read again by another worker. That needs the position set at
-  the same path on every worker (a shared filesystem, as on one machine), which is checked
-  first: if a worker cannot read it, this process builds the chunks one at a time and ships
-  each as arrays (holding one chunk at a time), and says so. Building on the workers was
-  chosen over building here because it also keeps the positions off the scheduler (1.4 GB at
-  10 million) and spreads the parsing over the workers. A lost worker's tasks are recomputed by the
-  scheduler on the other workers (``distributed.scheduler.allowed-failures`` times per task at
-  most) and the run says so in its log. Waiting for results checks for Ctrl-C every 0.2 s and
-  cancels the outstanding tasks when it comes. Kept results stay in the workers' memory as
-  futures (:class:`Kept`); the scheduler keeps their lineage, so a lost worker's kept results
-  are recomputed too. ``distributed`` is imported only here, inside the class: the base install
-  does not need it (``pip install 'movetuner[dask]'``).
+  run. Positions go to the workers once per run, as one task per chunk, and stay there; the
+  weights go once per map call. A :class:`ChunkSource` (MMTO's training positions,
+  :class:`tuner.training.training_data.TrainingChunks`) is shipped as descriptions instead (the
+  chunk's row numbers in the position set) and each worker builds its chunks' arrays, so that
+  neither this process nor the scheduler holds the positions: their memory does not grow with
+  the training set. That needs the position set at the same path on every worker, checked first;
+  otherwise this process builds the chunks one at a time and ships them as arrays, and says so.
+  Because chunks and kept results (:class:`Kept`) are tasks with a lineage, a lost worker's
+  share is recomputed on the others and the log says so; Ctrl-C cancels the outstanding tasks.
+  ``distributed`` is imported only inside the class: the base install does not need it
+  (``pip install 'movetuner[dask]'``). The protocol, its traffic and its measured costs:
+  ``docs/dask.md`` and ``docs/scaling.md``.
 
 A run opens its executor once, in its :class:`tuner.training.run_context.RunContext`, which the
 driver hands to the method's trainer.
@@ -64,7 +58,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from search.tree.search_api import threads
-from tuner.cores import available_cores, numba_thread_ceiling, threads_for
+from tuner.cores import KEEP_NUMBA_THREADS, available_cores, resolve_threads, resolve_workers, thread_ceiling
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.pacer import Pacer
 
@@ -199,7 +193,8 @@ def chunk_bounds(n: int, size: int) -> list[tuple[int, int]]:
 
 
 class LocalExecutor:
-    """This process, with ``n_threads`` numba threads (None: the current setting).
+    """This process, with ``n_threads`` numba threads (:data:`~tuner.cores.KEEP_NUMBA_THREADS`, None:
+    numba's current count, unchanged).
 
     Chunks run one after the other; ``fn`` gets the caller's ``pacer``, so each chunk is
     searched in calls of about ``pacer.target`` seconds with a Ctrl-C check between them.
@@ -209,7 +204,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, n_threads: int | None = None) -> None:
+    def __init__(self, n_threads: int | None = KEEP_NUMBA_THREADS) -> None:
         self.n_threads = n_threads
 
     def map_chunks(self, fn: Callable[..., Any], dataset: Dataset, *, size: int | None = None,
@@ -267,7 +262,7 @@ def worker_facts() -> dict[str, Any]:
     from tuner import __version__  # noqa: PLC0415
 
     return {"package_version": __version__, "catalog_hash": CATALOG_HASH, "code": code_fingerprint(),
-            "numba_threads": numba_thread_ceiling(), "pid": os.getpid()}
+            "numba_threads": thread_ceiling(), "pid": os.getpid()}
 
 
 def _positions(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -409,10 +404,11 @@ class DaskExecutor:
                 self.client = distributed.Client(scheduler, timeout=connect_timeout)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise TunerError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-            self.n_threads: int | None = n_threads or None
+            # 0: each worker keeps its own numba count (all of its cores)
+            self.n_threads: int | None = n_threads or KEEP_NUMBA_THREADS
             where = f"scheduler {scheduler}"
         else:
-            n = workers or cores
+            n = resolve_workers(workers)
             dask: Any = importlib.import_module("dask")
             with _sigint_ignored(), dask.config.set(NO_STEALING):  # the workers inherit SIGINT's
                 # disposition: Ctrl-C is the driver's to handle (":0": the HTTP server on a free
@@ -678,12 +674,12 @@ class DaskExecutor:
 def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int = 0, chunk: int = DEFAULT_CHUNK,
                   log: Callable[[str], None] = print) -> Executor:
     """The executor ``kind`` names (:data:`EXECUTORS`): ``local``, this process with ``threads``
-    numba threads (0: every core it may use, :func:`tuner.cores.threads_for`); ``dask``, a
+    numba threads (0: every core it may use, :func:`tuner.cores.resolve_threads`); ``dask``, a
     cluster (``scheduler``'s address, or ``workers`` local processes) whose workers each run
     ``threads`` threads (0: their default), in chunks of ``chunk`` positions. The caller closes
     it (a run does so through :func:`tuner.training.run_context.open_run_context`)."""
     if kind == "local":
-        return LocalExecutor(threads_for(threads))
+        return LocalExecutor(resolve_threads(threads))
     if kind == "dask":
         return DaskExecutor(scheduler=scheduler, workers=workers, n_threads=threads, chunk=chunk, log=log)
     raise TunerError(f"executor must be one of {', '.join(EXECUTORS)}, not {kind!r}")

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tuner.cores import threads_for
+from tuner.cores import resolve_threads
 from tuner.training.executor import DEFAULT_CHUNK, Executor, LocalExecutor, open_executor
 from tuner.training.pacer import Pacer
 from tuner.training.tune_config import TuneConfig
@@ -50,7 +50,7 @@ class RunContext:
               chunk: int = DEFAULT_CHUNK) -> RunContext:
         """A context on this process alone with ``threads`` numba threads (0: every core it may
         use), quiet and without bars unless told: for tests, benchmarks and one-off calls."""
-        n = threads_for(threads)
+        n = resolve_threads(threads)
         return cls(n, LocalExecutor(n), log, progress, chunk)
 
 
@@ -63,7 +63,7 @@ def open_run_context(cfg: TuneConfig, *, log: Callable[[str], None] = print,
     executor = open_executor(cfg.executor, threads=cfg.threads, scheduler=cfg.scheduler, workers=cfg.workers,
                              chunk=cfg.chunk, log=log)
     try:
-        yield RunContext(threads_for(cfg.threads), executor, log, progress, cfg.chunk)
+        yield RunContext(resolve_threads(cfg.threads), executor, log, progress, cfg.chunk)
     finally:
         executor.close()
 

@@ -8,11 +8,11 @@ Two ways to hold the training positions (:class:`TrainingData`):
 * **chunked** (``load_training_data(..., chunked=True)``: ``tuner tune --executor dask`` for a
   method whose trainer reads them only through :meth:`TrainingData.train_chunks`, MMTO's linear
   one, :attr:`tuner.methods.registry.Method.streams_train`): this process keeps only their row
-  numbers in the split's Parquet file (:class:`tuner.training.positions.PositionRows`, one int64
-  per position: 3.2 MB at 400,000), and each chunk's arrays are built where the chunk is
+  numbers in the split's Parquet file (:class:`tuner.training.positions.PositionRows`, one int64,
+  8 bytes, per position), and each chunk's arrays are built where the chunk is
   searched, by the Dask worker that holds it (:class:`TrainingChunks`, an executor's
-  :class:`tuner.training.executor.ChunkSource`). The driver's memory then no longer grows with
-  the training positions (issue 26, item 3). A position that cannot be read is still a one-line
+  :class:`tuner.training.executor.ChunkSource`). The driver's memory then does not grow with
+  the training positions' arrays. A position that cannot be read is still a one-line
   error naming the file, game and ply, raised by the chunk's first sweep rather than before the
   run starts.
 """
@@ -25,7 +25,7 @@ import numpy as np
 
 from search.tree.search_api import threads
 from tuner.training.positions import PositionRows, Positions, load_positions, played_indices, position_rows
-from tuner.cores import threads_for
+from tuner.cores import resolve_threads
 from tuner.errors import TunerError
 from tuner.methods.registry import PLAYED_MOVES, methods
 from tuner.training.tune_config import TuneConfig
@@ -187,7 +187,7 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
         return TrainingData(None, validation, train_rows=rows)
     if PLAYED_MOVES in needs:
         train = train.subset(np.flatnonzero(train.has_moves()))
-    with threads(threads_for(cfg.threads)):
+    with threads(resolve_threads(cfg.threads)):
         index = played_indices(train)
     return TrainingData(train, validation, index)
 

@@ -14,14 +14,11 @@ from search.tree.search_api import DEFAULT_BUDGET, MAX_BUDGET
 from search.params.catalog import GROUPS
 from search.evaluation.evaluators import Evaluator, copy_evaluator, load_evaluator
 from tuner.config import help_field
-from tuner.cores import numba_thread_ceiling
+from tuner.cores import check_threads, check_workers
+from tuner.limits import TRAINING_DEPTH, check_range
 from tuner.errors import TunerError
 from tuner.training.executor import EXECUTORS
 from tuner.training.weight_masks import mask_of
-
-
-#: the most Dask worker processes a LocalCluster may start (as ``tuner ingest --workers``)
-MAX_DASK_WORKERS = 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,20 +70,17 @@ class TuneConfig:
             raise ValueError(f"keep must be best or last, not {self.keep!r}")
         if self.early_stop < 0:
             raise ValueError(f"early_stop must be >= 0, not {self.early_stop}")
-        if self.depth < 1 or self.depth > 4:
-            raise ValueError(f"depth must be between 1 and 4, not {self.depth}")
+        check_range("depth", self.depth, TRAINING_DEPTH)
         if not 1 <= self.budget <= MAX_BUDGET:
             raise ValueError(f"budget must be from 1 to {MAX_BUDGET}, not {self.budget}")
         if self.max_train < 0 or self.max_validation < 0:
             raise ValueError("max_train and max_validation must be >= 0")
-        if not 0 <= self.threads <= numba_thread_ceiling():
-            raise ValueError(f"threads must be between 0 and {numba_thread_ceiling()}, not {self.threads}")
+        check_threads(self.threads)
         if self.executor not in EXECUTORS:
             raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {self.executor!r}")
-        if self.workers < 0 or self.chunk < 1:
-            raise ValueError("workers must be >= 0 and chunk >= 1")
-        if self.workers > MAX_DASK_WORKERS:
-            raise ValueError(f"workers must be at most {MAX_DASK_WORKERS}, not {self.workers}")
+        check_workers(self.workers)
+        if self.chunk < 1:
+            raise ValueError(f"chunk must be >= 1, not {self.chunk}")
         if self.scheduler and self.executor != "dask":
             raise ValueError("scheduler is an option of executor dask")
         if not mask_of(self.train, "train").any():

@@ -2,7 +2,7 @@
 sums are the term walk's; the sums after every move of long random lines (castling both ways,
 en passant, promotions to every piece, captures of promoted pieces) equal the whole board's;
 the evaluation with given sums is the evaluation. (The batch kernels' searches, which use
-them, are checked against recorded results by test_search_oracle.py.)"""
+them, are checked against recorded results by test_search_api_oracle.py.)"""
 
 from __future__ import annotations
 

@@ -12,12 +12,12 @@ import chess
 import pytest
 
 from tuner.commands.bench_epd import register
+from tuner.limits import SearchLimits
 from tuner.arena.epd import (
     DEFAULT_SUITE,
     MAX_POINTS,
     EpdError,
     EpdPosition,
-    SearchLimits,
     mean_interval,
     parse_epd,
     parse_epd_line,
@@ -274,8 +274,8 @@ def test_workers_two_gives_the_same_answers_as_one(suite: Path, tmp_path: Path,
 def test_command_errors_are_one_line(suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(TunerError, match="depth must be between"):
         run_command(str(suite), "--weights", "classic", "--depth", "0")
-    with pytest.raises(TunerError, match="workers must be from 1 to 1024, not 0"):
-        run_command(str(suite), "--weights", "classic", "--depth", "1", "--workers", "0")
+    with pytest.raises(TunerError, match=r"--workers must be from 0 \(one per core\) to 1024, not 1025"):
+        run_command(str(suite), "--weights", "classic", "--depth", "1", "--workers", "1025")
     with pytest.raises(TunerError, match="no such weights file"):
         run_command(str(suite), "--weights", str(tmp_path / "none.json"), "--depth", "1")
     empty = tmp_path / "empty.epd"

@@ -1,6 +1,6 @@
-"""PGN ingestion: hand-made broken PGNs counted per reason, compressed and CRLF inputs, splits,
-byte-identical reruns (1 and 2 workers), the reader's errors, and the numba replay against
-python-chess as the oracle."""
+"""The ingest pipeline (:func:`tuner.ingest.pipeline.ingest`) on PGN input: hand-made broken PGNs
+counted per reason, compressed and CRLF inputs, splits, byte-identical reruns (1 and 2 workers),
+the reader's errors, and the numba replay against python-chess as the oracle."""
 
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ from search.pls.move_model import load_move_model
 from search.pls.pls import PlsSearcher
 from search.params.weights import load_weights
 from tuner.arena.compare import entrants
-from tuner.arena.epd import SearchLimits, parse_epd_text, run_suite
+from tuner.arena.epd import parse_epd_text, run_suite
+from tuner.limits import SearchLimits
 from tuner.arena.match import Opening, PairTask, play_game
 from tuner.arena.players import PlsPlayer, as_player, split_search
 from tuner.cli import main as tuner_main

@@ -9,7 +9,7 @@ The file holds a 64-bit digest per position and result (so that a failure names 
 position that differs) and the full rows of the first few positions. Re-record only for a change
 that is meant to change results::
 
-    PYTHONPATH=. python tests/search/tree/test_search_oracle.py --record
+    PYTHONPATH=. python tests/search/tree/test_search_api_oracle.py --record
 """
 
 from __future__ import annotations
@@ -114,5 +114,5 @@ def _record() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
-        sys.exit("usage: python tests/search/tree/test_search_oracle.py --record")
+        sys.exit("usage: python tests/search/tree/test_search_api_oracle.py --record")
     _record()

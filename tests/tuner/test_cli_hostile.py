@@ -602,11 +602,11 @@ def test_an_error_naming_a_file_with_a_line_break_is_one_line(argv: list[str], t
     (["bench", "move-match", "--weights", "classic", "--data", "{data}", "--threads", "1000000"],
      "--threads must be from 0 (all cores) to"),
     (["bench", "move-match", "--weights", "classic", "--data", "{data}", "--depth", "1000"],
-     "--depth must be from 1 to 63, not 1000"),
+     "--depth must be between 1 and 63, not 1000"),
     (["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--threads", "1000000", "--out", "{tmp}/c"],
      "--threads must be from 0 (all cores) to"),
     (["bench", "compare", "classic", "--data", "{data}", "--games", "0", "--move-match-depth", "99", "--out", "{tmp}/c"],
-     "--move-match-depth must be from 1 to 63, not 99"),
+     "--move-match-depth must be between 1 and 63, not 99"),
 ], ids=["move-match-threads", "move-match-depth", "compare-threads", "compare-depth"])
 def test_sweep_options_beyond_the_kernels_are_one_line(argv: list[str], message: str, sample_set: Path, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
@@ -626,7 +626,7 @@ def test_a_move_limit_beyond_the_search_is_one_line(limit: list[str], message: s
 
 @pytest.mark.parametrize("argv, message", [
     (["ingest", "--sample", "--out", "{tmp}/s", "--workers", "99999999999999999999"],
-     "workers must be from 1 to 1024, not 99999999999999999999"),
+     "workers must be from 0 (one per core) to 1024, not 99999999999999999999"),
     (["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "ga", "--population", "99999999999999999999"],
      "population must be at most 10000, not 99999999999999999999"),
     (["tune", "--data", "{data}", "--out", "{tmp}/r", "--method", "mmto", "--iterations", "1", "--step", "1000000000",
@@ -948,7 +948,7 @@ def test_one_line_escapes_what_forges_and_keeps_the_rest() -> None:
     (["--k", "nan"], "k must be a finite number, not nan"),
     (["--steps", "99999999999999999999"], "steps must be at most 1,000,000 an epoch, not 99999999999999999999"),
     (["--budget", "99999999999999999999"], "budget must be from 1 to 4611686018427387904, not 99999999999999999999"),
-    (["--executor", "dask", "--workers", "99999999999999999999"], "workers must be at most 1024"),
+    (["--executor", "dask", "--workers", "99999999999999999999"], "workers must be from 0 (one per core) to 1024"),
     (["--verify", "3"], "--verify takes an even number of games from 0 to 100,000, not 3"),
     (["--verify", "-2"], "--verify takes an even number of games from 0 to 100,000, not -2"),
     (["--verify", "99999999999999999998"], "--verify takes an even number of games from 0 to 100,000, not 9999"),
@@ -1075,4 +1075,4 @@ def test_a_huge_worker_count_is_one_line(argv: list[str], sample_set: Path, tmp_
     suite = tmp_path / "s.epd"
     suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n')
     assert refused([a.format(suite=suite, data=sample_set, tmp=tmp_path) for a in argv], capsys).endswith(
-        "workers must be from 1 to 1024, not 99999999999999999999")
+        "workers must be from 0 (one per core) to 1024, not 99999999999999999999")

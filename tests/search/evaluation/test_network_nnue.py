@@ -20,7 +20,7 @@ from search.evaluation.network import NetworkShape, QuantizedNetwork
 from search.evaluation.network_kernels import network_evaluate_batch_kernel
 from search.tree.search_api import search
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def nnue() -> QuantizedNetwork:
