@@ -58,6 +58,8 @@ from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
 
 #: the run's settings file and its parts folder
 SETTINGS = "selfplay.json"
+#: seconds between two looks for Ctrl-C while the games are played
+WAKE_SECONDS = 0.25
 PARTS = "games"
 #: a part is written after this many finished games ...
 FLUSH_GAMES = 200
@@ -315,6 +317,20 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     return _build_set(folder, journal, config, settings, tally, log, now)
 
 
+def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Stop the pool now: cancel what has not started and end the workers, whose games in
+    flight are lost (they are played again from their seed on ``--resume``). Without the
+    terminate, the interpreter's exit would wait for each worker's current game (the workers
+    ignore SIGINT), minutes on a loaded machine."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in workers:
+        proc.join(timeout=5)
+
+
 def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: SelfplayConfig,
               player: Searchable | EngineSpec, timeout: float, progress: bool | None, log: TextIO,
               folder: Path) -> int:
@@ -344,7 +360,12 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
     try:
         refill()
         while futures:
-            finished, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
+            # a timeout, so that Ctrl-C is seen within it: the signal may reach another thread
+            # (numba's, the pool's), and a wait without one would not wake for it
+            finished, _ = concurrent.futures.wait(futures, timeout=WAKE_SECONDS,
+                                                  return_when=concurrent.futures.FIRST_COMPLETED)
+            if not finished:
+                continue
             for fut in finished:
                 futures.discard(fut)
                 rec = fut.result()
@@ -363,7 +384,7 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
             f.cancel()
         journal.write(done)
         bar.close()
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_pool(pool)
         if isinstance(exc, KeyboardInterrupt):
             raise Interrupted(f"interrupted: {len(journal.summaries)} games saved in {folder}; "
                               f"go on with: tuner selfplay ... --out {folder} --resume") from None

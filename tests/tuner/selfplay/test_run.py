@@ -4,8 +4,10 @@ workers and of interruptions, resume, and the refusals."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -139,3 +141,29 @@ def test_an_external_uci_engine_plays_itself_too(tmp_path: Path) -> None:
     assert 0 < rows.height <= 12
     assert rows["score"].null_count() == 0 and rows["move"].null_count() == 0
     assert rows["white"][0] == rows["black"][0] != "gm"
+
+
+def test_ctrl_c_stops_at_once_without_waiting_for_the_games_in_flight(tmp_path: Path) -> None:
+    # games of 200,000 nodes a move take minutes: the interrupted run must not wait for them
+    out = tmp_path / "long"
+    proc = subprocess.Popen([sys.executable, "-m", "tuner", "selfplay", "gm", "--out", str(out), "--games", "4",
+                             "--nodes", "200000", "--workers", "1", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # as from a terminal: a job started in the background of a script
+                            # inherits SIGINT ignored, and Python then never raises Ctrl-C
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "selfplay.json").exists():  # written before the first game is handed out
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(3)  # the worker is playing its first game
+        proc.send_signal(signal.SIGINT)  # to the command only, as `kill -INT` does
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert time.monotonic() - started < 20
+    assert proc.returncode == 130, err
+    assert "interrupted: 0 games saved" in err and "--resume" in err
