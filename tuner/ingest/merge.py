@@ -46,6 +46,32 @@ from tuner.progress import progress_bar
 CHUNK_ROWS = 200_000
 
 
+def mirror_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``frame`` whose position has no castling right, mirrored file for file (a
+    to h): chess is symmetric under that mirror when no side may castle, so each is a position
+    of the same value, with the same side to move, result, score (White's view), legal move
+    count and ply, its move mirrored and its Zobrist key recomputed. Rows with a castling right
+    are left out (the mirror would move the king's rook the other way)."""
+    import chess  # noqa: PLC0415
+    import chess.polyglot  # noqa: PLC0415
+
+    keep, fens, moves, keys = [], [], [], []
+    for i, (fen, move) in enumerate(zip(frame["fen"].to_list(), frame["move"].to_list(), strict=True)):
+        if fen.split(" ")[2] != "-":
+            continue
+        board = chess.Board(fen).transform(chess.flip_horizontal)
+        keep.append(i)
+        fens.append(board.fen())
+        keys.append(chess.polyglot.zobrist_hash(board))
+        if move is None:
+            moves.append(None)
+        else:
+            m = chess.Move.from_uci(move)
+            moves.append(chess.Move(m.from_square ^ 7, m.to_square ^ 7, m.promotion).uci())
+    return frame[keep].with_columns(pl.Series("fen", fens, dtype=pl.Utf8()), pl.Series("move", moves, dtype=pl.Utf8()),
+                                    pl.Series("zobrist", keys, dtype=pl.UInt64()))
+
+
 def _split_rows(folder: Path, split: str) -> int:
     path = folder / split_file(split)
     try:
@@ -68,11 +94,12 @@ def _max_game_id(folder: Path) -> int:
     return top
 
 
-def check_inputs(sets: list[Path], out: Path) -> list[dict[str, Any]]:
-    """Refuse, before any work, fewer than two inputs, an input given twice, the output among
-    the inputs, or an input that is not a readable position set; return their manifests."""
-    if len(sets) < 2:
-        raise TunerError("merge needs at least two position sets")
+def check_inputs(sets: list[Path], out: Path, *, single: bool = False) -> list[dict[str, Any]]:
+    """Refuse, before any work, fewer than two inputs (one with ``single``), an input given
+    twice, the output among the inputs, or an input that is not a readable position set; return
+    their manifests."""
+    if len(sets) < (1 if single else 2):
+        raise TunerError("merge needs at least two position sets" if not single else "merge needs a position set")
     resolved = [s.resolve() for s in sets]
     for i, path in enumerate(resolved):
         if path in resolved[:i]:
@@ -90,7 +117,7 @@ def check_inputs(sets: list[Path], out: Path) -> list[dict[str, Any]]:
 
 
 def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, overwrite: bool = False,
-               progress: bool | None = None, log: TextIO = sys.stderr) -> dict[str, Any]:
+               mirror: bool = False, progress: bool | None = None, log: TextIO = sys.stderr) -> dict[str, Any]:
     """Write the position sets ``sets`` as one set in ``out``; return its manifest.
 
     Parameters
@@ -99,6 +126,9 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
     out : the output folder (refused if it holds anything but a position set, unless
         ``overwrite``, which replaces only the set's own files there).
     dedup : drop a (Zobrist key, move) pair seen in an earlier row (of any split or input).
+    mirror : add the training rows' file mirrors (:func:`mirror_rows`) after every input, as
+        the games of one more input (their ids shifted past all others); validation and test
+        stay as they are. With ``mirror``, one input set is enough.
     progress : a tqdm bar over the rows (None: only on a terminal).
 
     Raises
@@ -109,9 +139,9 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
     started = time.perf_counter()
     folders = [Path(s) for s in sets]
     out = Path(out)
-    manifests = check_inputs(folders, out)
+    manifests = check_inputs(folders, out, single=mirror)
     sizes = [{split: _split_rows(folder, split) for split in SPLITS} for folder in folders]
-    total = sum(sum(size.values()) for size in sizes)
+    total = sum(sum(size.values()) for size in sizes) + (sum(size["train"] for size in sizes) if mirror else 0)
     staging: Path | None = None
     private = staging_path(out)
     try:
@@ -134,6 +164,17 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
                         dropped += writer.add(frame)
                         bar.update(len(rows))
                 offset += _max_game_id(folder) + 1
+            mirrored = 0
+            if mirror:
+                for folder, size, shift in zip(folders, sizes, offsets, strict=True):
+                    for lo in range(0, size["train"], CHUNK_ROWS):
+                        rows = np.arange(lo, min(lo + CHUNK_ROWS, size["train"]), dtype=np.int64)
+                        frame = mirror_rows(read_split(folder, "train", rows=rows))
+                        frame = frame.with_columns(pl.col("game_id") + (offset + shift),
+                                                   pl.lit(0, dtype=pl.Int8()).alias(SPLIT_COLUMN))
+                        mirrored += frame.height
+                        dropped += writer.add(frame)
+                        bar.update(len(rows))
         empty = {split: np.zeros(0, dtype=np.int64) for split in SPLITS}
         counts = writer.finish(empty)
         if not sum(counts.values()):
@@ -141,6 +182,10 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         games = {split: int(pl.scan_parquet(staging / split_file(split)).select(pl.col("game_id").n_unique())
                             .collect().item()) for split in SPLITS}
         manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, counts, games, started)
+        if mirror:
+            manifest["config"]["mirror"] = True
+            manifest["positions"]["mirrored"] = mirrored
+            manifest["positions"]["mirror_game_id_offset"] = offset
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
     except OSError as exc:
@@ -167,7 +212,7 @@ def _manifest(folders: list[Path], manifests: list[dict[str, Any]], sizes: list[
         "schema_version": SCHEMA_VERSION,
         "package_version": tuner.__version__,
         "inputs": inputs,
-        "config": {"merge": True, "dedup": dedup},
+        "config": {"merge": True, "dedup": dedup, "mirror": False},
         "games": {"read": sum(games.values()), "kept": sum(games.values()), "rejected": 0, "rejected_by_reason": {}},
         "positions": {"read": read, "dropped_by_reason": {"duplicate": dropped}, "kept": sum(counts.values()),
                       **counts},

@@ -103,3 +103,34 @@ def test_merge_command_prints_one_line_and_refuses_bad_input(sample_set: Path, t
     err = capsys.readouterr().err.strip()
     assert rc != 0 and err.count("\n") == 0 and "nowhere" in err
     json.loads((out / "manifest.json").read_text())
+
+
+def test_mirror_adds_each_training_position_without_castling_rights_mirrored(sample_set: Path,
+                                                                             tmp_path: Path) -> None:
+    import chess  # noqa: PLC0415
+    import chess.polyglot  # noqa: PLC0415
+
+    from tuner.ingest.merge import mirror_rows  # noqa: PLC0415
+
+    manifest = merge_sets([sample_set], tmp_path / "m", mirror=True, progress=False)
+    a, merged = frames(sample_set), frames(tmp_path / "m")
+    assert merged["validation"].equals(a["validation"]) and merged["test"].equals(a["test"])
+    no_castling = a["train"].filter(pl.col("fen").str.split(" ").list.get(2) == "-")
+    added = merged["train"].filter(pl.col("game_id") >= manifest["positions"]["mirror_game_id_offset"])
+    assert 0 < added.height <= no_castling.height == manifest["positions"]["mirrored"]
+    assert merged["train"].height == a["train"].height + added.height
+    assert manifest["config"]["mirror"] is True
+    for row, orig in zip(mirror_rows(no_castling).iter_rows(named=True), no_castling.iter_rows(named=True),
+                         strict=True):
+        board, mirrored = chess.Board(orig["fen"]), chess.Board(row["fen"])
+        assert mirrored.transform(chess.flip_horizontal).fen() == board.fen()  # its own inverse
+        assert mirrored.turn == board.turn and mirrored.piece_map().keys() == {s ^ 7 for s in board.piece_map()}
+        assert row["zobrist"] == chess.polyglot.zobrist_hash(mirrored)
+        assert row["n_legal"] == mirrored.legal_moves.count() == orig["n_legal"]
+        move, played = chess.Move.from_uci(row["move"]), chess.Move.from_uci(orig["move"])
+        assert move in mirrored.legal_moves
+        assert mirrored.is_capture(move) == board.is_capture(played) and mirrored.gives_check(move) == board.gives_check(played)
+        for name in ("game_id", "ply", "stm", "result", "score"):
+            assert row[name] == orig[name]
+    with pytest.raises(TunerError, match="at least two"):
+        merge_sets([sample_set], tmp_path / "one")
