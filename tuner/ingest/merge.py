@@ -55,7 +55,10 @@ def mirror_rows(frame: pl.DataFrame) -> pl.DataFrame:
     import chess  # noqa: PLC0415
     import chess.polyglot  # noqa: PLC0415
 
-    keep, fens, moves, keys = [], [], [], []
+    keep: list[int] = []
+    fens: list[str] = []
+    moves: list[str | None] = []
+    keys: list[int] = []
     for i, (fen, move) in enumerate(zip(frame["fen"].to_list(), frame["move"].to_list(), strict=True)):
         if fen.split(" ")[2] != "-":
             continue
