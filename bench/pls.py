@@ -25,7 +25,9 @@ Measures, on the grandmaster position set (``datasets/built/gm``, built from
 With ``--play`` (or ``--play-only``, which skips the rest): ``pls_vs_depth``, probability-limited
 against depth-limited search, same ``gm`` weights, ``--nodes`` per move, ``--pairs`` openings
 with both colours (``bench/pls_play.py``), Elo from the probability-limited side; with
-``--movetime MS`` at equal time (MS milliseconds per move each) instead of equal nodes.
+``--movetime MS`` at equal time (MS milliseconds per move each) instead of equal nodes;
+``--model-above P`` evaluates the model only above path probability P, a static prior below
+(the mixed search of issue 43; default 0, the model everywhere), ``--workers`` games at once.
 
 Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
 the model's order; ``pls_vs_depth`` won (interval above 0).
@@ -87,6 +89,10 @@ def main() -> None:
                     help="nodes per move of the depth-limited player (default: --nodes; e.g. 4 x --nodes for equal cost)")
     ap.add_argument("--movetime", type=int, default=0, metavar="MS",
                     help="play at equal time, MS milliseconds per move each, instead of --nodes (default: 0, equal nodes)")
+    ap.add_argument("--model-above", type=float, default=0.0, metavar="P",
+                    help="play figures: the probability-limited player evaluates the model at nodes whose path "
+                         "probability is above P, a static prior below (default: 0, the model everywhere)")
+    ap.add_argument("--workers", type=int, default=2, help="games played at once in the play figures (default: 2)")
     ap.add_argument("--sweep-positions", type=int, default=500, help="test positions of the sweep figures")
     ap.add_argument("--sweep-only", action="store_true", help="only the sweep figures")
     args = ap.parse_args()
@@ -95,7 +101,8 @@ def main() -> None:
     if args.play_only:
         print(json.dumps({"bench": "pls", "model": args.model,
                           "pls_vs_depth": pls_vs_depth(args.pairs, args.nodes, model=args.model,
-                                                       depth_nodes=args.depth_nodes, movetime=args.movetime)}))
+                                                       depth_nodes=args.depth_nodes, movetime=args.movetime,
+                                                       model_above=args.model_above, workers=args.workers)}))
         return
     data = gm_position_set_or_skip("pls")
     if data is None:
@@ -164,7 +171,7 @@ def main() -> None:
                          "fewer_nodes_depth4": ordering["depth4"]["model_nodes_ratio"] < 1}  # type: ignore[index]
     if args.play:
         play = pls_vs_depth(args.pairs, args.nodes, model=args.model, depth_nodes=args.depth_nodes,
-                            movetime=args.movetime)
+                            movetime=args.movetime, model_above=args.model_above, workers=args.workers)
         record["pls_vs_depth"] = play
         low = play["elo_ci95"][0]  # type: ignore[index]
         record["targets"]["pls_vs_depth_won"] = low is not None and low > 0  # type: ignore[index]
