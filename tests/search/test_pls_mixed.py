@@ -70,7 +70,7 @@ def test_static_prior_everywhere_is_the_reference(boards: list[chess.Board]) -> 
     model, so a model of zeros gives the same search node for node."""
     oracle = Oracle(CLASSIC)
     seen_captures = 0
-    for board in boards[:6]:
+    for board in boards[:4]:
         seen_captures += any(board.is_capture(m) for m in board.legal_moves)
         for threshold in (0.3, 0.02, 0.004):
             expected = mixed_value(oracle, board.copy(), root_budget(threshold), model_units(threshold, 1.0),
@@ -108,7 +108,7 @@ def test_the_prior_s_probabilities() -> None:
 def test_mixed_is_the_reference(boards: list[chess.Board], model_above: float) -> None:
     """Model above ``model_above``, prior below: the reference's value on the same tree."""
     oracle = Oracle(CLASSIC)
-    for board in boards[:4]:
+    for board in boards[:3]:
         for threshold in (0.02, 0.004):
             expected = mixed_value(oracle, board.copy(), root_budget(threshold), model_units(threshold, model_above),
                                    _model_lps(GM))
