@@ -29,6 +29,12 @@ with both colours (``bench/pls_play.py``), Elo from the probability-limited side
 ``--model-above P`` evaluates the model only above path probability P, a static prior below
 (the mixed search of issue 43; default 0, the model everywhere), ``--workers`` games at once.
 
+- ``nps`` (``--nps-only``, alone): nodes per second of the probability-limited search to
+  ``--nps-threshold`` (default 1/2048) on every 100th position of the shipped sample games
+  (``datasets/sample/famous-games.pgn``, 33 positions, a fresh table each), with the model
+  evaluated above path probability 0 (everywhere), 1/16, 1/64, 1/256 and 1 (nowhere: the static
+  prior), next to the depth-limited search's iterative deepening to depth 4; best of two.
+
 Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
 the model's order; ``pls_vs_depth`` won (interval above 0).
 
@@ -41,6 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import numba
@@ -76,6 +83,48 @@ def sweep_cost(data: Path, gm: np.ndarray, model: MoveModel, count: int) -> dict
     return out
 
 
+def nps_figures(threshold: float) -> dict[str, object]:
+    """Nodes and nodes per second of the probability-limited search at ``model_above`` 0, 1/16,
+    1/64, 1/256 and 1, and of iterative deepening to depth 4 (module docstring)."""
+    import chess.pgn  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    from search.convert import from_chess  # noqa: PLC0415
+    from search.iterative import Searcher  # noqa: PLC0415
+    from search.pls import PlsSearcher  # noqa: PLC0415
+
+    boards = []
+    with open(Path(__file__).resolve().parent.parent / "datasets" / "sample" / "famous-games.pgn") as fh:
+        while (game := chess.pgn.read_game(fh)) is not None:
+            b = game.board()
+            for move in game.mainline_moves():
+                boards.append(from_chess(b))
+                b.push(move)
+    boards = boards[5::100]
+    gm = load_weights("gm").values
+    model = load_move_model("gm")
+    PlsSearcher(gm, model).search(boards[0], 0.1)  # load the kernels
+    Searcher(gm, tt_bits=4).think(boards[0], [], max_depth=1)
+    out: dict[str, object] = {"positions": len(boards), "threshold": threshold,
+                              "load_average": round(os.getloadavg()[0], 1)}
+
+    def best_of_two(search_one: object) -> tuple[int, float]:
+        runs = []
+        for _ in range(2):
+            start, nodes = time.perf_counter(), sum(search_one(b) for b in boards)  # type: ignore[operator]
+            runs.append((nodes, time.perf_counter() - start))
+        return min(runs, key=lambda r: r[1])
+
+    for p, label in ((0.0, "0"), (1 / 16, "1/16"), (1 / 64, "1/64"), (1 / 256, "1/256"), (1.0, "1")):
+        s = PlsSearcher(gm, model, tt_bits=16, model_above=p)
+        nodes, seconds = best_of_two(lambda b, s=s: (s.clear(), s.search(b, threshold).nodes)[1])
+        out[f"pls_above_{label}"] = {"nodes": nodes, "nps": round(nodes / seconds)}
+    d = Searcher(gm, tt_bits=16)
+    nodes, seconds = best_of_two(lambda b: (d.clear(), d.think(b, [], max_depth=4), d.searched_nodes)[2])
+    out["depth4"] = {"nodes": nodes, "nps": round(nodes / seconds)}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="gm", help="the move model (default: the built-in gm)")
@@ -95,7 +144,12 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="games played at once in the play figures (default: 2)")
     ap.add_argument("--sweep-positions", type=int, default=500, help="test positions of the sweep figures")
     ap.add_argument("--sweep-only", action="store_true", help="only the sweep figures")
+    ap.add_argument("--nps-only", action="store_true", help="only the nodes-per-second figures (shipped games)")
+    ap.add_argument("--nps-threshold", type=float, default=1 / 2048, help="threshold of the nps figures")
     args = ap.parse_args()
+    if args.nps_only:
+        print(json.dumps({"bench": "pls", "model": "gm", "nps": nps_figures(args.nps_threshold)}))
+        return
     if args.movetime < 0 or (args.movetime and args.depth_nodes):
         ap.error("--movetime must be positive, and is not used with --depth-nodes")
     if args.play_only:
