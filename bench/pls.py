@@ -48,6 +48,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numba
@@ -108,19 +109,31 @@ def nps_figures(threshold: float) -> dict[str, object]:
     out: dict[str, object] = {"positions": len(boards), "threshold": threshold,
                               "load_average": round(os.getloadavg()[0], 1)}
 
-    def best_of_two(search_one: object) -> tuple[int, float]:
+    def best_of_two(search_one: Callable[[np.ndarray], int]) -> tuple[int, float]:
         runs = []
         for _ in range(2):
-            start, nodes = time.perf_counter(), sum(search_one(b) for b in boards)  # type: ignore[operator]
+            start = time.perf_counter()
+            nodes = sum(search_one(b) for b in boards)
             runs.append((nodes, time.perf_counter() - start))
         return min(runs, key=lambda r: r[1])
 
     for p, label in ((0.0, "0"), (1 / 16, "1/16"), (1 / 64, "1/64"), (1 / 256, "1/256"), (1.0, "1")):
         s = PlsSearcher(gm, model, tt_bits=16, model_above=p)
-        nodes, seconds = best_of_two(lambda b, s=s: (s.clear(), s.search(b, threshold).nodes)[1])
+
+        def pls_nodes(b: np.ndarray, s: PlsSearcher = s) -> int:
+            s.clear()
+            return s.search(b, threshold).nodes
+
+        nodes, seconds = best_of_two(pls_nodes)
         out[f"pls_above_{label}"] = {"nodes": nodes, "nps": round(nodes / seconds)}
     d = Searcher(gm, tt_bits=16)
-    nodes, seconds = best_of_two(lambda b: (d.clear(), d.think(b, [], max_depth=4), d.searched_nodes)[2])
+
+    def depth_nodes(b: np.ndarray) -> int:
+        d.clear()
+        d.think(b, [], max_depth=4)
+        return d.searched_nodes
+
+    nodes, seconds = best_of_two(depth_nodes)
     out["depth4"] = {"nodes": nodes, "nps": round(nodes / seconds)}
     return out
 
