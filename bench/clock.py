@@ -11,6 +11,12 @@ shipped openings, each played with both colours, its adjudication rules), and th
 own: W/D/L, score and Elo from A's view with 95% intervals (pentanomial over game pairs), plus
 each side's mean reported depth a move (a kept cut iteration reports the depth it was cut at).
 
+``--pls`` (issue 43's second target): side A plays the probability-limited search instead
+(:class:`search.pls.pls.PlsSearcher`, the ``gm`` move model evaluated at nodes whose path
+probability is above ``--pls-model-above``, a static prior below; cut iterations kept as the
+depth-limited search keeps them), side B the depth-limited search (keeping cut iterations, the
+engine's behaviour), same weights: the target is A's interval above 0 at 100 ms a move.
+
 ``--tc BASE+INC`` plays on a clock per side instead (the match's ``--tc``: each side plans its
 moves from its time left, and a side whose clock runs out loses on time).
 
@@ -28,8 +34,12 @@ import time
 
 from search.evaluation.evaluators import checked_evaluator, load_evaluator
 from search.tree.iterative import Searcher
+from search.pls.move_model import load_move_model
+from search.pls.pls import MODEL_ABOVE_PLAY, check_model_above
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
                                play_with_engines, summarize)
+from tuner.arena.engines import ExternalEngine
+from tuner.arena.players import Engine, PlsPlayer, new_engine
 
 #: move-ordering table per engine and game, as the match's (2**16 entries)
 TT_BITS = 16
@@ -37,12 +47,18 @@ TT_BITS = 16
 
 def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
     """Both games of an opening (A as White, then B), each with fresh searchers: A keeps cut
-    iterations, B discards them."""
-    weights = task.weights_a
+    iterations, B discards them; or, when A is a :class:`PlsPlayer` (``--pls``), A plays the
+    probability-limited search and B the depth-limited one."""
     games = []
     for white, round_name in (("A", f"{task.index + 1}.1"), ("B", f"{task.index + 1}.2")):
-        engines = {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True),
-                   "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False)}
+        engines: dict[str, Engine | ExternalEngine]
+        if isinstance(task.weights_a, PlsPlayer):
+            engines = {"A": new_engine(task.weights_a, TT_BITS),
+                       "B": Searcher(task.weights_a.weights, tt_bits=TT_BITS)}
+        else:
+            weights = task.weights_a
+            engines = {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True),
+                       "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False)}
         games.append(play_with_engines(task, white, round_name, engines))
     return games[0], games[1]
 
@@ -75,6 +91,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1, help="games played at once (default: 1)")
     ap.add_argument("--seed", type=int, default=0, help="seed for choosing the openings (default: 0)")
     ap.add_argument("--max-plies", type=int, default=400, help="adjudicate a draw after this many plies")
+    ap.add_argument("--pls", action="store_true",
+                    help="A plays the probability-limited search, B the depth-limited one (issue 43's target)")
+    ap.add_argument("--pls-model-above", type=float, default=MODEL_ABOVE_PLAY, metavar="P",
+                    help=f"with --pls: the move model above path probability P, a static prior below "
+                         f"(default: {MODEL_ABOVE_PLAY:g}; 0: the model everywhere)")
     args = ap.parse_args()
     if args.games < 2 or args.games % 2:
         ap.error(f"--games must be a positive even number, not {args.games}")
@@ -82,12 +103,14 @@ def main() -> None:
         ap.error("--movetime and --workers must be positive")
     try:
         weights = checked_evaluator(load_evaluator(args.weights))
+        model_above = check_model_above(args.pls_model_above)
         tc = parse_tc(args.tc) if args.tc is not None else None
     except ValueError as exc:
         ap.error(str(exc))
     movetime = None if tc is not None else args.movetime
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
-    tasks = [PairTask(i, op, weights, weights, None, None, args.max_plies, 1000, 4, movetime, tc=tc)
+    side_a = PlsPlayer(weights, load_move_model("gm"), model_above=model_above) if args.pls else weights
+    tasks = [PairTask(i, op, side_a, weights, None, None, args.max_plies, 1000, 4, movetime, tc=tc)
              for i, op in enumerate(openings)]
     start = time.perf_counter()
     if args.workers == 1:
@@ -97,8 +120,10 @@ def main() -> None:
         with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
             pairs = list(pool.map(play_pair, tasks))
     summary = summarize(pairs).to_json()
+    sides = ({"a": f"probability-limited search, model above {model_above:g}", "b": "depth-limited search"}
+             if args.pls else {"a": "keeps cut iterations", "b": "discards them (before issue 43)"})
     print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
-                      "a": "keeps cut iterations", "b": "discards them (before issue 43)", **summary,
+                      **sides, **summary,
                       "mean_depth_a": mean_depth(pairs, "A"), "mean_depth_b": mean_depth(pairs, "B"),
                       "seconds": round(time.perf_counter() - start, 1)}))
 

@@ -25,7 +25,15 @@ Measures, on the grandmaster position set (``datasets/built/gm``, built from
 With ``--play`` (or ``--play-only``, which skips the rest): ``pls_vs_depth``, probability-limited
 against depth-limited search, same ``gm`` weights, ``--nodes`` per move, ``--pairs`` openings
 with both colours (``bench/pls_play.py``), Elo from the probability-limited side; with
-``--movetime MS`` at equal time (MS milliseconds per move each) instead of equal nodes.
+``--movetime MS`` at equal time (MS milliseconds per move each) instead of equal nodes;
+``--model-above P`` evaluates the model only above path probability P, a static prior below
+(the mixed search of issue 43; default 0, the model everywhere), ``--workers`` games at once.
+
+- ``nps`` (``--nps-only``, alone): nodes per second of the probability-limited search to
+  ``--nps-threshold`` (default 1/2048) on every 100th position of the shipped sample games
+  (``datasets/sample/famous-games.pgn``, 33 positions, a fresh table each), with the model
+  evaluated above path probability 0 (everywhere), 1/16, 1/64, 1/256 and 1 (nowhere: the static
+  prior), next to the depth-limited search's iterative deepening to depth 4; best of two.
 
 Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
 the model's order; ``pls_vs_depth`` won (interval above 0).
@@ -39,6 +47,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numba
@@ -74,6 +84,60 @@ def sweep_cost(data: Path, gm: np.ndarray, model: MoveModel, count: int) -> dict
     return out
 
 
+def nps_figures(threshold: float) -> dict[str, object]:
+    """Nodes and nodes per second of the probability-limited search at ``model_above`` 0, 1/16,
+    1/64, 1/256 and 1, and of iterative deepening to depth 4 (module docstring)."""
+    import chess.pgn  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    from search.core.convert import from_chess  # noqa: PLC0415
+    from search.tree.iterative import Searcher  # noqa: PLC0415
+    from search.pls.pls import PlsSearcher  # noqa: PLC0415
+
+    boards = []
+    with open(Path(__file__).resolve().parent.parent / "datasets" / "sample" / "famous-games.pgn") as fh:
+        while (game := chess.pgn.read_game(fh)) is not None:
+            b = game.board()
+            for move in game.mainline_moves():
+                boards.append(from_chess(b))
+                b.push(move)
+    boards = boards[5::100]
+    gm = load_weights("gm").values
+    model = load_move_model("gm")
+    PlsSearcher(gm, model).search(boards[0], 0.1)  # load the kernels
+    Searcher(gm, tt_bits=4).think(boards[0], [], max_depth=1)
+    out: dict[str, object] = {"positions": len(boards), "threshold": threshold,
+                              "load_average": round(os.getloadavg()[0], 1)}
+
+    def best_of_two(search_one: Callable[[np.ndarray], int]) -> tuple[int, float]:
+        runs = []
+        for _ in range(2):
+            start = time.perf_counter()
+            nodes = sum(search_one(b) for b in boards)
+            runs.append((nodes, time.perf_counter() - start))
+        return min(runs, key=lambda r: r[1])
+
+    for p, label in ((0.0, "0"), (1 / 16, "1/16"), (1 / 64, "1/64"), (1 / 256, "1/256"), (1.0, "1")):
+        s = PlsSearcher(gm, model, tt_bits=16, model_above=p)
+
+        def pls_nodes(b: np.ndarray, s: PlsSearcher = s) -> int:
+            s.clear()
+            return s.search(b, threshold).nodes
+
+        nodes, seconds = best_of_two(pls_nodes)
+        out[f"pls_above_{label}"] = {"nodes": nodes, "nps": round(nodes / seconds)}
+    d = Searcher(gm, tt_bits=16)
+
+    def depth_nodes(b: np.ndarray) -> int:
+        d.clear()
+        d.think(b, [], max_depth=4)
+        return d.searched_nodes
+
+    nodes, seconds = best_of_two(depth_nodes)
+    out["depth4"] = {"nodes": nodes, "nps": round(nodes / seconds)}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="gm", help="the move model (default: the built-in gm)")
@@ -87,15 +151,25 @@ def main() -> None:
                     help="nodes per move of the depth-limited player (default: --nodes; e.g. 4 x --nodes for equal cost)")
     ap.add_argument("--movetime", type=int, default=0, metavar="MS",
                     help="play at equal time, MS milliseconds per move each, instead of --nodes (default: 0, equal nodes)")
+    ap.add_argument("--model-above", type=float, default=0.0, metavar="P",
+                    help="play figures: the probability-limited player evaluates the model at nodes whose path "
+                         "probability is above P, a static prior below (default: 0, the model everywhere)")
+    ap.add_argument("--workers", type=int, default=2, help="games played at once in the play figures (default: 2)")
     ap.add_argument("--sweep-positions", type=int, default=500, help="test positions of the sweep figures")
     ap.add_argument("--sweep-only", action="store_true", help="only the sweep figures")
+    ap.add_argument("--nps-only", action="store_true", help="only the nodes-per-second figures (shipped games)")
+    ap.add_argument("--nps-threshold", type=float, default=1 / 2048, help="threshold of the nps figures")
     args = ap.parse_args()
+    if args.nps_only:
+        print(json.dumps({"bench": "pls", "model": "gm", "nps": nps_figures(args.nps_threshold)}))
+        return
     if args.movetime < 0 or (args.movetime and args.depth_nodes):
         ap.error("--movetime must be positive, and is not used with --depth-nodes")
     if args.play_only:
         print(json.dumps({"bench": "pls", "model": args.model,
                           "pls_vs_depth": pls_vs_depth(args.pairs, args.nodes, model=args.model,
-                                                       depth_nodes=args.depth_nodes, movetime=args.movetime)}))
+                                                       depth_nodes=args.depth_nodes, movetime=args.movetime,
+                                                       model_above=args.model_above, workers=args.workers)}))
         return
     data = gm_position_set_or_skip("pls")
     if data is None:
@@ -164,7 +238,7 @@ def main() -> None:
                          "fewer_nodes_depth4": ordering["depth4"]["model_nodes_ratio"] < 1}  # type: ignore[index]
     if args.play:
         play = pls_vs_depth(args.pairs, args.nodes, model=args.model, depth_nodes=args.depth_nodes,
-                            movetime=args.movetime)
+                            movetime=args.movetime, model_above=args.model_above, workers=args.workers)
         record["pls_vs_depth"] = play
         low = play["elo_ci95"][0]  # type: ignore[index]
         record["targets"]["pls_vs_depth_won"] = low is not None and low > 0  # type: ignore[index]

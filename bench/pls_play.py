@@ -26,7 +26,7 @@ from search.core.board import W_KEY
 from search.core.convert import from_chess, move_to_uci
 from search.tree.iterative import Searcher, TimePlan
 from search.pls.move_model import load_move_model
-from search.pls.pls import PlsSearcher, pls_iterate
+from search.pls.pls import MODEL_ABOVE, PlsSearcher, pls_iterate
 from search.params.weights import load_weights
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, Opening, choose_openings, load_openings, rules_end,
                                summarize)
@@ -35,10 +35,10 @@ MAX_PLIES = 400
 
 
 def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: str,
-          depth_nodes: int, movetime: int = 0) -> GameRecord:
+          depth_nodes: int, movetime: int = 0, model_above: float = MODEL_ABOVE) -> GameRecord:
     gm = load_weights("gm").values
     model = load_move_model(model_spec)
-    pls = PlsSearcher(gm, model, tt_bits=16)
+    pls = PlsSearcher(gm, model, tt_bits=16, model_above=model_above)
     depth = Searcher(gm, tt_bits=16)
     board = chess.Board(opening.fen)
     keys: list[int] = []
@@ -69,9 +69,9 @@ def _game(opening: Opening, pls_white: bool, nodes: int, model_spec: str, name: 
 
 
 def _pair(opening: Opening, nodes: int, model_spec: str, index: int, depth_nodes: int,
-          movetime: int = 0) -> tuple[GameRecord, GameRecord]:
-    return (_game(opening, True, nodes, model_spec, f"{index}.1", depth_nodes, movetime),
-            _game(opening, False, nodes, model_spec, f"{index}.2", depth_nodes, movetime))
+          movetime: int = 0, model_above: float = MODEL_ABOVE) -> tuple[GameRecord, GameRecord]:
+    return (_game(opening, True, nodes, model_spec, f"{index}.1", depth_nodes, movetime, model_above),
+            _game(opening, False, nodes, model_spec, f"{index}.2", depth_nodes, movetime, model_above))
 
 
 def _finite(x: float) -> float | None:
@@ -80,23 +80,25 @@ def _finite(x: float) -> float | None:
 
 
 def pls_vs_depth(pairs: int, nodes: int, *, model: str = "gm", workers: int = 2, seed: int = 0,
-                 depth_nodes: int = 0, movetime: int = 0) -> dict[str, object]:
+                 depth_nodes: int = 0, movetime: int = 0, model_above: float = MODEL_ABOVE) -> dict[str, object]:
     """Play ``pairs`` game pairs at ``nodes`` nodes per move (the depth-limited player
     ``depth_nodes`` if given: an equal-cost match when the ratio is the two searches' speed
     ratio), or with ``movetime`` > 0 at ``movetime`` milliseconds per move for both (an
-    equal-time match); the summary as JSON figures."""
+    equal-time match); ``model_above``: the probability-limited player evaluates the model at nodes
+    whose path probability is above it, a static prior below (0: everywhere, the search of
+    issue 25); the summary as JSON figures."""
     depth_nodes = depth_nodes or nodes
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), pairs, seed)
     t = time.perf_counter()
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
         done = list(pool.map(_pair, openings, [nodes] * pairs, [model] * pairs, range(1, pairs + 1),
-                             [depth_nodes] * pairs, [movetime] * pairs))
+                             [depth_nodes] * pairs, [movetime] * pairs, [model_above] * pairs))
     s = summarize(done)
     limit = f"{nodes} nodes per move" if depth_nodes == nodes else \
         f"{nodes} nodes per move against {depth_nodes}"
     if movetime:
         limit = f"{movetime} ms per move"
-    return {"limit": limit, "games": 2 * pairs, "wins": s.wins, "draws": s.draws,
+    return {"limit": limit, "model_above": model_above, "games": 2 * pairs, "wins": s.wins, "draws": s.draws,
             "losses": s.losses, "score": round(s.score, 4), "elo": _finite(s.elo),
             "elo_ci95": [_finite(s.elo_low), _finite(s.elo_high)], "seconds": round(time.perf_counter() - t, 1)}
 

@@ -1,11 +1,13 @@
 """A UCI engine over the numba search: the protocol only.
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
-``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``, declared in the table
-:data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.tree.iterative.Searcher`,
+``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``, declared in the table
+:data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
 or with ``Search pls`` the probability-limited :class:`search.pls.pls.PlsSearcher` (Giraffe's search,
 Lai 2015: iteration ``d`` searches while the path's probability under the move model
 ``MoveModel`` stays above ``PlsStart * 4**-(d - 1)``, so ``go depth D`` is D such iterations;
+the model splits the probability at nodes whose path probability is above ``PlsModelAbove``, a
+static prior below;
 ``nodes``, ``movetime`` and the clock limit it as they limit the depth-limited search). Searches run in a worker thread;
 the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
 which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
@@ -80,7 +82,7 @@ from search.evaluation.evaluators import Evaluator, checked_evaluator, load_eval
 from search.tree.kernel_cache import is_compiled
 from search.pls.move_model import MoveModel, load_move_model
 from search.core.movegen import generate_moves
-from search.pls.pls import START
+from search.pls.pls import MODEL_ABOVE_PLAY, START, check_model_above
 from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Engine, as_player, new_engine
 from search.core.validate import check_board
 from tuner import __version__
@@ -307,11 +309,13 @@ class UciEngine:
         self.weights = checked_evaluator(weights)
         self.hash_mb = DEFAULT_HASH_MB
         self.overhead_ms = DEFAULT_OVERHEAD_MS
-        #: the ``Search``, ``MoveModel`` and ``PlsStart`` options (the model loaded when first used)
+        #: the ``Search``, ``MoveModel``, ``PlsStart`` and ``PlsModelAbove`` options (the model
+        #: loaded when first used)
         self.search = "depth"
         self.move_model_name = DEFAULT_MOVE_MODEL
         self.move_model: MoveModel | None = None
         self.pls_start = START
+        self.pls_model_above = MODEL_ABOVE_PLAY
         self._engine: Engine | None = None  # made by the first search (see searcher)
         #: the position ``go`` searches, as the search holds it and as python-chess does: the
         #: search's board is ``None`` while :attr:`_pending` (fen, moves) waits for the kernels
@@ -341,8 +345,8 @@ class UciEngine:
         """The engine of the current options, made on first use (in the search thread: making
         one runs a kernel)."""
         if self._engine is None:
-            self._engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start),
-                                      tt_bits_for(self.hash_mb))
+            self._engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start,
+                                                self.pls_model_above), tt_bits_for(self.hash_mb))
         return self._engine
 
     def kernels_loading(self) -> bool:
@@ -528,6 +532,16 @@ class UciEngine:
             return
         self._rebuild()
 
+    def _set_pls_model_above(self, value: str) -> None:
+        text = value.strip()
+        try:
+            p = 0.0 if text in ("0", "0.0") else parse_threshold(text)
+            self.pls_model_above = check_model_above(p)
+        except ValueError as exc:
+            self.info(f"setoption PlsModelAbove: {exc}; keeping {self.pls_model_above}")
+            return
+        self._rebuild()
+
     def _reject_position(self, reason: str) -> None:
         """Forget the position (``go`` answers ``bestmove 0000`` until a valid one) and say why."""
         self.board, self.history, self.position_error = None, [], reason
@@ -640,7 +654,8 @@ class UciEngine:
             move_to_uci(int(legal_moves(board)[0]))
             push(board, int(legal_moves(board)[0]))
             self._boundary.set()
-        engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start), 4)
+        engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start,
+                                      self.pls_model_above), 4)
         best = engine.think(from_fen(STARTING_FEN), [], max_depth=1)
         if best is not None:
             move_to_uci(best.pv[0])
@@ -780,6 +795,9 @@ OPTIONS: tuple[UciOption, ...] = (
               doc="the move-probability model of the pls search (a built-in name or a file)"),
     UciOption(name="PlsStart", type="string", default=str(START), set=UciEngine._set_pls_start,
               doc="the pls search's first threshold, a probability in (0, 1]"),
+    UciOption(name="PlsModelAbove", type="string", default=str(MODEL_ABOVE_PLAY), set=UciEngine._set_pls_model_above,
+              doc="the pls search evaluates its move model at nodes whose path probability is above this "
+                  "(0: everywhere, 1: nowhere), a static prior below"),
 )
 _OPTION_BY_KEY = {option.key: option for option in OPTIONS}
 

@@ -4,11 +4,19 @@
 search's :class:`search.tree.search_api.SearchResult` (score, PV, PV leaf and its kind, nodes);
 :func:`pls_iterate` is iterative deepening by lowering the threshold: ``start``, then times
 ``factor`` per iteration, down to ``floor``, within a total node limit (each iteration's node
-budget is what the earlier ones left; an iteration cut by it is discarded unless it is the
-first), with one move-ordering transposition table kept across the iterations, and within a
-time limit (``movetime``, or a :class:`search.tree.iterative.TimePlan`) kept by the depth-limited
+budget is what the earlier ones left), with one move-ordering transposition table kept across the iterations, and within a
+time limit (``movetime``, or a :class:`search.iterative.TimePlan`) kept by the depth-limited
 search's watchdog: at the deadline the running iteration is aborted
-(:meth:`search.tree.alphabeta.Workspace.abort`) and discarded, unless it is the first.
+(:meth:`search.alphabeta.Workspace.abort`). A cut iteration (by the time or the node limit) is
+kept as the depth-limited search keeps one (:mod:`search.tree.iterative`): once its first root move
+(the table's, the previous iteration's best) was searched in full, the best of its root moves
+searched in full is its result (:attr:`PlsIteration.partial`, the score a lower bound);
+otherwise it is discarded, unless it is the first (``keep_partial=False``: discarded unless it
+is the first, the behaviour before).
+
+The move model is evaluated at the nodes whose path probability is above ``model_above``
+(:class:`PlsSearcher`; 0, the default here: every node); below it a static prior splits the
+probability (:mod:`search.pls.pls_kernels`, the mixed search of issue 43).
 
 :meth:`PlsSearcher.think` is :meth:`search.tree.iterative.Searcher.think` for the probability-limited
 search (same arguments and :class:`search.tree.iterative.Iteration` results, ``depth`` counting the
@@ -36,7 +44,8 @@ from search.core.convert import Board, _push, legal_moves
 from search.tree.iterative import MAX_DEPTH, NPS_GUESS, UNLIMITED, Iteration, TimePlan, _Deadline, may_start
 from search.pls.move_model import MoveModel, evaluation_weights
 from search.evaluation.network import QuantizedNetwork
-from search.pls.pls_kernels import LOG_SCALE, PLS_ORDER_DEFAULT, PLS_ORDER_MODEL, new_pls_scratch, pls_kernel, root_budget
+from search.pls.pls_kernels import (LOG_SCALE, PLS_ORDER_DEFAULT, PLS_ORDER_MODEL, model_units, new_pls_scratch, pls_kernel,
+                                root_budget)
 from search.pls.pls_sweep import pls_sweep_kernel
 from search.tree.search_api import (DEFAULT_BUDGET, MAX_BUDGET, MAX_TT_BITS, Evaluator, SearchResult, Sweep, _check_int,
                                move_pointers, threads)
@@ -48,6 +57,21 @@ PLS_ORDERS = {"model": PLS_ORDER_MODEL, "default": PLS_ORDER_DEFAULT}
 #: the default threshold schedule of :func:`pls_iterate`: 1/32 (about depth 1 at 32 moves per
 #: node), divided by 4 per iteration, down to 1e-12
 START, FACTOR, FLOOR = 1 / 32, 0.25, 1e-12
+#: the path probability above which :class:`PlsSearcher` evaluates the move model by default
+#: (0: at every node, the search before issue 43); ``tuner uci``'s ``PlsModelAbove`` default is
+#: :data:`MODEL_ABOVE_PLAY`
+MODEL_ABOVE = 0.0
+#: the default of play (``tuner uci``, matches): chosen by games at 100 ms a move
+#: (docs/move-model.md, "The mixed search")
+MODEL_ABOVE_PLAY = 1 / 64
+
+
+def check_model_above(p: float) -> float:
+    """``p`` as :class:`PlsSearcher`'s ``model_above``: a probability in [0, 1] (``ValueError``
+    otherwise)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"model_above must be a probability in [0, 1], not {p!r}")
+    return float(p)
 
 
 def _check_threshold(threshold: float, what: str = "threshold") -> float:
@@ -85,18 +109,29 @@ class PlsIteration:
     threshold: float
     result: SearchResult
     total_nodes: int
+    #: cut short by a limit or an abort, its result the best of the root moves searched in full
+    #: (score a lower bound; ``result.kind`` -1: not recorded)
+    partial: bool = False
 
 
 class PlsSearcher:
     """One player's probability-limited search: evaluator, move model, workspace, scratch and a
-    move-ordering table (``tt_bits`` log2 entries, 0: none) kept between searches."""
+    move-ordering table (``tt_bits`` log2 entries, 0: none) kept between searches.
+
+    ``model_above``: the model splits the probability at full-width nodes whose path probability
+    is above it (0: everywhere; 1: nowhere), the static prior below (module docstring);
+    ``keep_partial``: keep a cut iteration whose first root move was searched in full."""
 
     def __init__(self, weights: Evaluator, model: MoveModel, *, tt_bits: int = 0, order: str = "model",
-                 flat: float = 0.0, start: float = START) -> None:
+                 flat: float = 0.0, start: float = START, model_above: float = MODEL_ABOVE,
+                 keep_partial: bool = True) -> None:
         self.weights = check_evaluator(weights)
         self.model = model
         #: the threshold of :meth:`think`'s first iteration
         self.start = _check_threshold(start, "start")
+        #: the path probability above which the model splits a node's probability
+        self.model_above = check_model_above(model_above)
+        self.keep_partial = bool(keep_partial)
         self.evw = evaluation_weights()
         self.mode = _order(order)
         #: the constant-branching mock (budget units per move) or 0: the model's probabilities
@@ -141,7 +176,7 @@ class PlsSearcher:
         hist, nhist = _history(history)
         score = int(pls_kernel(self.ws.arrays, self.ws.state, b, root_budget(threshold), self.weights, budget, hist,
                                nhist, self.tt_keys, self.tt_moves, self.model.weights, self.evw, self.ps, self.mode,
-                               self.flat))
+                               self.flat, model_units(threshold, self.model_above)))
         pv = self.ws.pv
         leaf = b.copy()
         for m in pv:
@@ -180,10 +215,14 @@ class PlsSearcher:
                 if result.nodes >= 20_000 and seconds > 0 and not result.budget_exhausted:
                     self.nps = 0.25 * self.nps + 0.75 * result.nodes / seconds
                 self.cut = result.budget_exhausted
-                if self.cut and counts:
-                    break
+                partial = self._partial(board, result.nodes) if self.cut else None
+                if self.cut and counts and partial is None:
+                    break  # discarded
                 counts.append(result.nodes)
-                yield PlsIteration(threshold, result, total)
+                if partial is not None:
+                    yield PlsIteration(threshold, partial, total, partial=True)
+                else:
+                    yield PlsIteration(threshold, result, total)
                 if (self.cut or total >= limit or len(counts) >= max_iterations or threshold * factor < floor
                         or not result.pv or (plan is not None and n_legal == 1)):
                     break
@@ -194,6 +233,19 @@ class PlsSearcher:
                 self.timed_out = deadline.passed()
             self.searched_nodes = total
             self.searched_seconds = time.perf_counter() - t0
+
+    def _partial(self, board: Board, nodes: int) -> SearchResult | None:
+        """A cut iteration's result from the kernel's root record (the best of the root moves
+        searched in full), or ``None`` to discard it (none, or not :attr:`keep_partial`)."""
+        if not self.keep_partial or self.ws.root_moves_done == 0:
+            return None
+        score, pv = self.ws.root_record
+        if not pv:
+            return None
+        leaf = board.copy()
+        for m in pv:
+            leaf = _push(leaf, m)
+        return SearchResult(score, pv, leaf, -1, nodes, True)
 
     def think(self, board: Board, history: Sequence[int] | np.ndarray, *, max_depth: int = MAX_DEPTH,
               node_limit: int | None = None, plan: TimePlan | None = None,
@@ -213,34 +265,37 @@ class PlsSearcher:
             r = it.result
             if not r.pv:
                 continue  # no legal move (mate or stalemate): nothing to play
-            best = Iteration(depth, r.score, r.pv, r.nodes, it.total_nodes, time.perf_counter() - t0)
+            best = Iteration(depth, r.score, r.pv, r.nodes, it.total_nodes, time.perf_counter() - t0, it.partial)
             if on_iteration is not None:
                 on_iteration(best)
         return best
 
 
 def pls_search(board: Board, threshold: float, weights: Evaluator, model: MoveModel, *, budget: int = DEFAULT_BUDGET,
-               history: Sequence[int] = (), tt_bits: int = 0, order: str = "model") -> SearchResult:
+               history: Sequence[int] = (), tt_bits: int = 0, order: str = "model",
+               model_above: float = MODEL_ABOVE) -> SearchResult:
     """Probability-limited search of one board (a fresh :class:`PlsSearcher`); ``order``
     ``"model"`` (the table's move, then by probability) or ``"default"`` (the depth-limited
-    search's order). Raises ``ValueError`` (or the validators' errors) for bad arguments."""
-    return PlsSearcher(weights, model, tt_bits=tt_bits, order=order).search(board, threshold, budget=budget,
+    search's order); ``model_above`` as for :class:`PlsSearcher`. Raises ``ValueError`` (or the validators' errors) for bad arguments."""
+    return PlsSearcher(weights, model, tt_bits=tt_bits, order=order, model_above=model_above).search(board, threshold, budget=budget,
                                                                              history=history)
 
 
 def pls_iterate(board: Board, weights: Evaluator, model: MoveModel, *, node_limit: int | None = None,
                 movetime: float | None = None, start: float = START, factor: float = FACTOR, floor: float = FLOOR,
-                history: Sequence[int] = (), tt_bits: int = 16, searcher: PlsSearcher | None = None) -> list[PlsIteration]:
+                history: Sequence[int] = (), tt_bits: int = 16, searcher: PlsSearcher | None = None,
+                model_above: float = MODEL_ABOVE) -> list[PlsIteration]:
     """Iterative deepening by lowering the threshold (module docstring) within ``node_limit``
     nodes and/or ``movetime`` seconds (give at least one; at the deadline the running iteration
-    is aborted and discarded, unless it is the first); the kept iterations, the last one the
-    answer. Deterministic without ``movetime``: the same arguments give the same iterations."""
+    is aborted and kept or discarded as the module docstring says); ``model_above`` as for
+    :class:`PlsSearcher` (a given ``searcher``'s own is used); the kept iterations, the last one
+    the answer. Deterministic without ``movetime``: the same arguments give the same iterations."""
     if node_limit is None and movetime is None:
         raise ValueError("give node_limit or movetime")
     if movetime is not None and (isinstance(movetime, bool) or not isinstance(movetime, (int, float))
                                  or not 0 < movetime < 1e7):
         raise ValueError(f"movetime must be a positive number of seconds, not {movetime!r}")
-    s = searcher if searcher is not None else PlsSearcher(weights, model, tt_bits=tt_bits)
+    s = searcher if searcher is not None else PlsSearcher(weights, model, tt_bits=tt_bits, model_above=model_above)
     plan = None if movetime is None else TimePlan.fixed(float(movetime))
     return list(s.iterations(board, node_limit=node_limit, plan=plan, start=start, factor=factor, floor=floor,
                              history=history))
@@ -268,5 +323,5 @@ def pls_sweep(boards: np.ndarray, threshold: float, weights: Evaluator, model: M
                                                 evaluation_weights(), mode, flat_units, bool(leaves)))
 
 
-__all__ = ["FACTOR", "FLOOR", "PLS_ORDERS", "PlsIteration", "PlsSearcher", "START", "pls_iterate", "pls_search",
+__all__ = ["FACTOR", "FLOOR", "MODEL_ABOVE", "MODEL_ABOVE_PLAY", "PLS_ORDERS", "PlsIteration", "PlsSearcher", "START", "pls_iterate", "pls_search",
            "pls_sweep"]

@@ -19,6 +19,17 @@ replaces it by ``flat`` budget units per move everywhere (``flat = ln(b) * LOG_S
 the constant-branching mock, under which the threshold ``b**-d`` is the depth-``d`` search on
 any position).
 
+The mixed search (issue 43): the model costs about three times a node of the depth-limited
+search, so :func:`pls_kernel` evaluates it only at full-width nodes whose path probability is
+above a setting (``model_units``, in budget units of the remaining budget: :func:`model_units`
+from the node probability ``p_model``), near the root where each evaluation orders and splits a
+large subtree; below it the probability is split by a cheap static prior
+(:func:`prior_log_probs`: a quiet move weighs 1, a capture or promotion ``1 + 2 * (victim value
++ promoted piece value)`` in pawns, the probabilities proportional to the weights) and the moves
+are ordered as the depth-limited search orders them (the table's move, MVV/LVA, killers).
+``p_model`` 0 is the model everywhere (the search above, node for node); 1 is the prior
+everywhere.
+
 The default search's kernels are not touched (they pay nothing); the Python API is
 :mod:`search.pls.pls`.
 """
@@ -30,10 +41,11 @@ import math
 import numpy as np
 from numba import njit
 
-from search.tree.alphabeta import (MAX_PLY, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER, WS_PV, _ALPHA,
-                              _BETA, _CUR, _DEPTH, _DONE, _I, _N, back_up, borrow_search_args, enter_node, finish_node, has_next_move, is_quiet, order_key,
-                              start_search, store_killer, tt_probe)
-from search.core.board import make_move
+from search.tree.alphabeta import (MAX_PLY, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER,
+                              WS_PV, WS_STATS, _ALPHA, _BETA, _CUR, _DEPTH, _DONE, _I, _N, back_up, borrow_search_args,
+                              enter_node, finish_node, has_next_move, is_quiet, order_key, record_root, start_search,
+                              store_killer, tt_probe)
+from search.core.board import NO_PIECE, make_move, move_captured, move_promo
 from search.core.movegen import MAX_MOVES
 from search.pls.move_catalog import N_GROUPS
 from search.pls.move_model_kernels import new_scratch, score_moves
@@ -46,11 +58,29 @@ SLACK = 64
 #: ``mode`` of :func:`pls_kernel`: full-width moves ordered by the model's probability (the table's
 #: move first), or by the default search's order (table's move, MVV/LVA, killers)
 PLS_ORDER_MODEL, PLS_ORDER_DEFAULT = 0, 1
+#: ``model_units`` of :func:`pls_kernel` that uses the model at every full-width node
+MODEL_EVERYWHERE = -(1 << 62)
+#: the static prior's weight of a capture or promotion: 1 + PRIOR_TACTICAL x (the captured
+#: piece's value + the promoted piece's, in pawns: 1, 3, 3, 5, 9); a quiet move weighs 1
+PRIOR_TACTICAL = 2.0
+#: pieces' values in pawns for the static prior, indexed by piece type (NO_PIECE: 0)
+_PRIOR_VALUE = np.array([1.0, 3.0, 3.0, 5.0, 9.0, 0.0, 0.0])
 
 
 def root_budget(threshold: float) -> int:
     """The root's budget (budget units) for probability ``threshold`` in (0, 1]."""
     return int(math.floor(-math.log(threshold) * LOG_SCALE)) - SLACK
+
+
+def model_units(threshold: float, p_model: float) -> int:
+    """``model_units`` of :func:`pls_kernel` for a search to ``threshold``: a full-width node's
+    budget from which the model splits its probability, i.e. the nodes whose path's
+    log-probability (budget units, the sum of the rounded moves') is above ``ln(p_model)``;
+    ``p_model`` 0: every node (:data:`MODEL_EVERYWHERE`), 1: none (the root's path has
+    log-probability 0)."""
+    if p_model <= 0.0:
+        return MODEL_EVERYWHERE
+    return root_budget(threshold) + int(math.floor(math.log(p_model) * LOG_SCALE)) + 1
 
 
 @njit(cache=True)
@@ -84,21 +114,48 @@ def log_probs(b, moves, n, mw, evw, ps, flat, out):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, inline="always")
-def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat):  # type: ignore[no-untyped-def]
+def prior_log_probs(moves, n, weights, out):  # type: ignore[no-untyped-def]
+    """The static prior's log-probabilities of the ``n`` moves ``moves`` into ``out[:n]`` (int64,
+    budget units, <= 0; module docstring), ``weights`` float64[>= n] scratch."""
+    total = 0.0
+    for i in range(n):
+        m = moves[i]
+        cap = move_captured(m)
+        promo = move_promo(m)
+        w = 1.0
+        if cap != NO_PIECE:
+            w += PRIOR_TACTICAL * _PRIOR_VALUE[cap]
+        if promo != 0:
+            w += PRIOR_TACTICAL * _PRIOR_VALUE[promo]
+        weights[i] = w
+        total += w
+    lt = math.log(total)
+    for i in range(n):
+        out[i] = min(np.int64(0), np.int64(round((math.log(weights[i]) - lt) * LOG_SCALE)))
+
+
+@njit(cache=True, inline="always")
+def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model_units):  # type: ignore[no-untyped-def]
     """Give the ``n`` moves of the node at ``ply`` their log-probabilities (full-width nodes:
-    budget units, into ``ps[3][ply]``) and ordering keys, and start its move loop."""
+    budget units, into ``ps[3][ply]``; the model's from budget ``model_units`` up, else the
+    static prior's) and ordering keys, and start its move loop."""
     boards = ws[WS_BOARDS]
     moves = ws[WS_MOVES]
     order = ws[WS_ORDER]
     ints = ws[WS_INTS]
     killers = ws[WS_KILLERS]
     lps = ps[3]
-    if ints[ply, _DEPTH] > 0:
+    d = ints[ply, _DEPTH]
+    if d > 0:
         tt_move = tt_probe(boards[ply], tt_keys, tt_moves)
-        log_probs(boards[ply], moves[ply], n, mw, evw, ps, flat, lps[ply])
+        by_model = flat > 0 or d >= model_units
+        if by_model:
+            log_probs(boards[ply], moves[ply], n, mw, evw, ps, flat, lps[ply])
+        else:
+            prior_log_probs(moves[ply], n, ps[2], lps[ply])
         for i in range(n):
             m = moves[ply, i]
-            if mode == PLS_ORDER_DEFAULT:
+            if mode == PLS_ORDER_DEFAULT or not by_model:
                 order[ply, i] = order_key(m, tt_move, killers[ply, 0], killers[ply, 1])
             elif m == tt_move:
                 order[ply, i] = ORDER_TT
@@ -149,18 +206,22 @@ def pls_play_next(ws, es, ply, lps):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_moves, mw, evw, ps, mode, flat):  # type: ignore[no-untyped-def]
+def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_moves, mw, evw, ps, mode, flat,  # type: ignore[no-untyped-def]
+               model_units):
     """Probability-limited search of ``root`` (uint64[BOARD_WORDS]) with the root's log-probability
     budget ``budget_units`` (:func:`root_budget`); the other arguments and the result (score in
     eval units, root side to move's view; PV, leaf kind and statistics in ``ws``) as for
     :func:`search.tree.alphabeta.search_kernel`; ``mw`` float64[N_MOVE_FEATURES] the move model's
     weights, ``evw`` its evaluation weights, ``ps`` from :func:`new_pls_scratch`, ``mode``
     :data:`PLS_ORDER_MODEL` or :data:`PLS_ORDER_DEFAULT`, ``flat`` 0 or the constant cost of a move
-    (module docstring)."""
+    (module docstring), ``model_units`` the budget from which a full-width node uses the model
+    (:func:`model_units`; below it, the static prior). The root's record
+    (:func:`search.alphabeta.record_root`) is kept as the depth-limited search keeps it."""
     ws, es, ev = borrow_search_args(ws, es, ev)
     ints = ws[WS_INTS]
     pv = ws[WS_PV]
     killers = ws[WS_KILLERS]
+    stats = ws[WS_STATS]
     lps = ps[3]
     start_search(ws, es, root, budget_units)
     ply, child, value, entering = 0, 0, np.int64(0), True
@@ -169,7 +230,7 @@ def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_
             entering = False
             n, value, _ = enter_node(ws, es, ply, ev, budget, hist, nhist)
             if n > 0:
-                start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat)
+                start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model_units)
                 continue
         elif has_next_move(ints, ply):
             pls_play_next(ws, es, ply, lps)
@@ -183,6 +244,8 @@ def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_
         child = ply
         ply -= 1
         cut = back_up(ints, pv, ply, child, -value)
+        if ply == 0:
+            record_root(ints, pv, stats)
         if cut != 0 and ints[ply, _DEPTH] > 0 and is_quiet(cut):
             store_killer(killers, ply, cut)
     return value

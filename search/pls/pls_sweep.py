@@ -25,7 +25,7 @@ from search.tree.alphabeta import WS_INTS, WS_PV, WS_STATS, _KIND, _PVLEN
 from search.tree.batch import CHUNK, _replay, new_sweep_scratch, new_thread_search, sweep_outputs
 from search.core.board import W_KEY, make_move
 from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
-from search.pls.pls_kernels import log_probs, new_pls_scratch, pls_kernel
+from search.pls.pls_kernels import MODEL_EVERYWHERE, log_probs, new_pls_scratch, pls_kernel
 from search.tree.work_queue import new_queue, take
 
 
@@ -43,7 +43,7 @@ def _pls_sweep_position(ws, es, board, units, ev, budget, mw, evw, ps, mode, fla
         m = buf[i]
         make_move(board, child, m)
         v = pls_kernel(ws, es, child, units + root_lps[i], ev, budget, hist, np.int64(1), tt_keys, tt_moves, mw, evw, ps, mode,
-                       flat)
+                       flat, MODEL_EVERYWHERE)
         ints = ws[WS_INTS]
         pvl = ints[0, _PVLEN]
         moves_out[i] = m

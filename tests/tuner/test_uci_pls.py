@@ -15,7 +15,7 @@ import pytest
 from search.core.convert import from_chess, move_to_uci
 from search.tree.iterative import tt_bits_for
 from search.pls.move_model import load_move_model
-from search.pls.pls import START, PlsSearcher
+from search.pls.pls import MODEL_ABOVE_PLAY, START, PlsSearcher
 from search.params.weights import load_weights
 from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND
 from tuner.uci import DEFAULT_HASH_MB, UciEngine, parse_threshold
@@ -35,6 +35,7 @@ def test_the_options_are_advertised(pls_engine: chess.engine.SimpleEngine) -> No
     assert set(options["Search"].var or ()) == {"depth", "pls"}
     assert options["MoveModel"].default == "gm"
     assert options["PlsStart"].default == str(START)
+    assert options["PlsModelAbove"].default == str(MODEL_ABOVE_PLAY)
 
 
 @pytest.mark.parametrize("limit", [chess.engine.Limit(depth=2), chess.engine.Limit(nodes=2000),
@@ -58,7 +59,7 @@ def test_go_depth_is_the_threshold_schedule(pls_engine: chess.engine.SimpleEngin
     board = chess.Board(MIDDLE_GAME)
     info = pls_engine.analyse(board, chess.engine.Limit(depth=3), game=object())  # a new game: table cleared
     searcher = PlsSearcher(load_weights("classic").values, load_move_model("gm"),
-                           tt_bits=tt_bits_for(DEFAULT_HASH_MB), start=1 / 8)
+                           tt_bits=tt_bits_for(DEFAULT_HASH_MB), start=1 / 8, model_above=MODEL_ABOVE_PLAY)
     best = searcher.think(from_chess(board), [], max_depth=3)
     assert best is not None and info["depth"] == 3
     assert info["nodes"] == best.total_nodes and info["pv"][0].uci() == move_to_uci(best.pv[0])
@@ -72,6 +73,7 @@ def test_bad_option_values_are_answered_and_kept() -> None:
     for line, said in (("setoption name Search value breadth", "is not one of depth, pls"),
                        ("setoption name PlsStart value 2", "not a probability"),
                        ("setoption name PlsStart value abc", "not a number"),
+                       ("setoption name PlsModelAbove value 1.5", "not a probability"),
                        ("setoption name MoveModel value /no/such/model.json", "no such move-model file")):
         engine.handle(line)
         assert said in out.getvalue().splitlines()[-1]
@@ -79,6 +81,10 @@ def test_bad_option_values_are_answered_and_kept() -> None:
     engine.handle("setoption name Search value pls")
     engine.handle("setoption name PlsStart value 0.0625")
     assert isinstance(engine.searcher, PlsSearcher) and engine.searcher.start == 0.0625
+    assert engine.searcher.model_above == MODEL_ABOVE_PLAY
+    for value, p in (("0", 0.0), ("1/16", 1 / 16), ("1", 1.0)):
+        engine.handle(f"setoption name PlsModelAbove value {value}")
+        assert isinstance(engine.searcher, PlsSearcher) and engine.searcher.model_above == p
     engine.handle("setoption name Search value depth")
     assert not isinstance(engine.searcher, PlsSearcher)
 

@@ -7,7 +7,9 @@ where the command takes one) with an optional search suffix: ``gm@pls`` plays ``
 probability-limited search, ``gm@depth`` with the depth-limited one; without a suffix the
 command's ``--search`` decides (default ``depth``). A probability-limited player carries its
 move model (``--move-model``, default the built-in ``gm`` model) and the threshold of its first
-iteration (:data:`search.pls.pls.START`, 1/32); ``--depth D`` gives it D iterations (the last to
+iteration (:data:`search.pls.pls.START`, 1/32) and the path probability above which the model
+splits a node's probability (``--pls-model-above``, :data:`search.pls.pls.MODEL_ABOVE_PLAY`; below
+it the static prior, the mixed search of issue 43); ``--depth D`` gives it D iterations (the last to
 the threshold ``start * 4**-(D - 1)``), ``--nodes`` and ``--movetime`` bound it as they bound
 the depth-limited search.
 """
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from search.evaluation.evaluators import Evaluator, checked_evaluator
 from search.tree.iterative import Searcher
 from search.pls.move_model import MoveModel, load_move_model
-from search.pls.pls import START, PlsSearcher
+from search.pls.pls import MODEL_ABOVE_PLAY, START, PlsSearcher
 
 #: the searches a player may use
 SEARCHES = ("depth", "pls")
@@ -30,11 +32,13 @@ DEFAULT_MOVE_MODEL = "gm"
 @dataclass(frozen=True)
 class PlsPlayer:
     """A weight set playing with the probability-limited search: ``weights`` the evaluator,
-    ``model`` the move model, ``start`` the first iteration's threshold in (0, 1]."""
+    ``model`` the move model, ``start`` the first iteration's threshold in (0, 1],
+    ``model_above`` the path probability above which the model splits a node's probability."""
 
     weights: Evaluator
     model: MoveModel
     start: float = START
+    model_above: float = MODEL_ABOVE_PLAY
 
 
 #: what the numba engine plays with: an evaluator (depth-limited search) or a :class:`PlsPlayer`
@@ -58,13 +62,14 @@ def check_search(search: str) -> str:
     return search
 
 
-def as_player(weights: Evaluator, search: str, model: MoveModel | None = None, start: float = START) -> Searchable:
-    """``weights`` for the depth-limited search, or with ``model`` (default: the built-in one)
-    for the probability-limited one."""
+def as_player(weights: Evaluator, search: str, model: MoveModel | None = None, start: float = START,
+              model_above: float = MODEL_ABOVE_PLAY) -> Searchable:
+    """``weights`` for the depth-limited search, or with ``model`` (default: the built-in one),
+    ``start`` and ``model_above`` (:class:`PlsPlayer`) for the probability-limited one."""
     if check_search(search) == "depth":
         return checked_evaluator(weights)
     return PlsPlayer(checked_evaluator(weights), model if model is not None else load_move_model(DEFAULT_MOVE_MODEL),
-                     start)
+                     start, model_above)
 
 
 def player_label(name: str, search: str) -> str:
@@ -80,14 +85,15 @@ def evaluator_of(player: Searchable) -> Evaluator:
 def checked_player(player: Searchable) -> Searchable:
     """``player`` with its evaluator checked (:func:`search.evaluation.evaluators.checked_evaluator`)."""
     if isinstance(player, PlsPlayer):
-        return PlsPlayer(checked_evaluator(player.weights), player.model, player.start)
+        return PlsPlayer(checked_evaluator(player.weights), player.model, player.start, player.model_above)
     return checked_evaluator(player)
 
 
 def new_engine(player: Searchable, tt_bits: int) -> Engine:
     """A fresh engine for ``player`` with a move-ordering table of ``2**tt_bits`` entries."""
     if isinstance(player, PlsPlayer):
-        return PlsSearcher(player.weights, player.model, tt_bits=tt_bits, start=player.start)
+        return PlsSearcher(player.weights, player.model, tt_bits=tt_bits, start=player.start,
+                           model_above=player.model_above)
     return Searcher(player, tt_bits=tt_bits)
 
 

@@ -9,6 +9,7 @@ import dataclasses
 from search.evaluation.evaluators import Evaluator, load_evaluator
 from search.pls.move_model import MoveModel, load_move_model
 from tuner.limits import SearchLimits
+from search.pls.pls import MODEL_ABOVE_PLAY, check_model_above
 from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Searchable, as_player, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.sprt import Sprt, parse_sprt
@@ -31,13 +32,27 @@ def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
-    """``--search depth|pls`` and ``--move-model FILE`` (:mod:`tuner.arena.players`)."""
+    """``--search depth|pls``, ``--move-model FILE`` and ``--pls-model-above P``
+    (:mod:`tuner.arena.players`)."""
     p.add_argument("--search", choices=SEARCHES, default="depth",
                    help="the numba engine's search: depth-limited, or probability-limited (pls: Giraffe's, "
                         "iteration D to the threshold 1/32 * 4^-(D-1)); a player named NAME@pls or NAME@depth "
                         "overrides it (default: depth)")
     p.add_argument("--move-model", metavar="FILE", default=None,
                    help=f"move model of the probability-limited search (default: the built-in {DEFAULT_MOVE_MODEL})")
+    p.add_argument("--pls-model-above", metavar="P", type=_probability, default=MODEL_ABOVE_PLAY,
+                   help="the probability-limited search evaluates its move model at nodes whose path probability "
+                        "is above P, a static prior (captures by victim value) below: 0 the model everywhere, 1 "
+                        f"nowhere (default: {MODEL_ABOVE_PLAY:g})")
+
+
+def _probability(text: str) -> float:
+    """``--pls-model-above``'s value: a probability in [0, 1], a decimal or a fraction (``1/64``)."""
+    num, sep, den = text.strip().partition("/")
+    try:
+        return check_model_above(float(num) / float(den) if sep else float(num))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a probability in [0, 1]") from None
 
 
 class MoveModels:
@@ -57,22 +72,24 @@ class MoveModels:
         return self._model
 
 
-def load_players(specs: list[str], search: str, move_model: str | None) -> list[tuple[str, Searchable]]:
+def load_players(specs: list[str], search: str, move_model: str | None,
+                 model_above: float = MODEL_ABOVE_PLAY) -> list[tuple[str, Searchable]]:
     """``(label, player)`` of each spec (a weight set, optionally ``@pls`` or ``@depth``;
     :func:`tuner.arena.players.split_search`), the label with ``@pls`` for the
-    probability-limited search; a one-line :class:`TunerError` for the first that cannot be read."""
+    probability-limited search (``model_above``: :class:`tuner.arena.players.PlsPlayer`'s); a one-line :class:`TunerError` for the first that cannot be read."""
     models = MoveModels(move_model)
     out: list[tuple[str, Searchable]] = []
     for spec in specs:
         name, kind = split_search(spec, search)
         weights = load_weight_sets([name])[0][1]
-        out.append((player_label(name, kind), as_player(weights, kind, models.get() if kind == "pls" else None)))
+        model = models.get() if kind == "pls" else None
+        out.append((player_label(name, kind), as_player(weights, kind, model, model_above=model_above)))
     return out
 
 
 def add_limit_arguments(p: argparse.ArgumentParser, *, required: bool, prefix: str = "") -> None:
     """``--depth``, ``--nodes``, ``--movetime`` (mutually exclusive), from the fields of
-    :class:`tuner.arena.epd.SearchLimits`; ``prefix`` starts each help text (e.g. what they limit)."""
+    :class:`tuner.limits.SearchLimits`; ``prefix`` starts each help text (e.g. what they limit)."""
     limits = p.add_mutually_exclusive_group(required=required)
     for f in dataclasses.fields(SearchLimits):
         limits.add_argument("--" + f.name, type=int, metavar=f.metadata["metavar"],

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Speak the UCI protocol on standard input/output, searching with the numba "
                     "alpha-beta (iterative deepening, transposition table for move ordering) and "
                     "evaluating with WEIGHTS. Options: Weights, Hash (MiB), MoveOverhead (ms), "
-                    "Search (depth|pls: the probability-limited search), MoveModel, PlsStart. While "
+                    "Search (depth|pls: the probability-limited search), MoveModel, PlsStart, PlsModelAbove. While "
                     "the kernels compile (the first run after installing; 'tuner warmup' compiles "
                     "them ahead) a quick plain-Python search answers timed go commands.")
     p.add_argument("--weights", default="classic", metavar="FILE",

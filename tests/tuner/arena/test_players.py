@@ -15,7 +15,7 @@ import pytest
 from search.core.board import W_KEY
 from search.core.convert import from_fen, move_from_uci, move_to_uci, push
 from search.pls.move_model import load_move_model
-from search.pls.pls import PlsSearcher
+from search.pls.pls import MODEL_ABOVE_PLAY, PlsSearcher
 from search.params.weights import load_weights
 from tuner.arena.compare import entrants
 from tuner.arena.epd import parse_epd_text, run_suite
@@ -52,11 +52,12 @@ def test_a_two_game_match_records_the_pls_player(tmp_path: Path, capsys: pytest.
 
 def test_the_match_plays_the_pls_search_s_moves() -> None:
     """The probability-limited side's moves are :meth:`PlsSearcher.think`'s at the match's
-    node limit (both sides deterministic: the game replays from the direct calls)."""
+    node limit and the play default of ``model_above`` (both sides deterministic: the game
+    replays from the direct calls); another ``model_above`` is another game."""
     opening = Opening("test", "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9")
     task = PairTask(0, opening, PlsPlayer(GM, MODEL), GM, None, 400, 6, 1000, 4)
     game = play_game(task, "A", "1.1")
-    pls = PlsSearcher(GM, MODEL, tt_bits=16)
+    pls = PlsSearcher(GM, MODEL, tt_bits=16, model_above=MODEL_ABOVE_PLAY)
     b = from_fen(opening.fen)
     keys: list[int] = []
     for ply, uci in enumerate(game.moves):
@@ -66,6 +67,10 @@ def test_the_match_plays_the_pls_search_s_moves() -> None:
         keys.append(int(b[W_KEY]))
         b = push(b, move_from_uci(b, uci))
     assert len(game.moves) == 6
+    engine = PlsSearcher(GM, MODEL, tt_bits=16, model_above=0.5)
+    task = PairTask(0, opening, PlsPlayer(GM, MODEL, model_above=0.5), GM, None, 400, 6, 1000, 4)
+    best = engine.think(from_fen(opening.fen), [], node_limit=400)
+    assert best is not None and play_game(task, "A", "1.1").moves[0] == move_to_uci(best.pv[0])
 
 
 def test_epd_with_pls_solves_a_mate_in_one() -> None:
