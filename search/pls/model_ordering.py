@@ -88,6 +88,8 @@ def start_model_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ms, mode):  # type:
     ints[ply, _DONE] = 0
 
 
+# many parameters: search_kernel's arguments and the move model's; a numba kernel takes arrays and scalars (no
+# dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def model_search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, mw, evw, ms, mode):  # type: ignore[no-untyped-def]
     """:func:`search.tree.alphabeta.search_kernel` (same arguments, same contract and value) with the

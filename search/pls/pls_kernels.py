@@ -154,6 +154,8 @@ def pls_play_next(ws, es, ply, lps):  # type: ignore[no-untyped-def]
     ints[ply + 1, _DEPTH] = d + lps[ply, i] if d > 0 else d - 1
 
 
+# many parameters: search_kernel's arguments, the move model's and the budget's; a numba kernel takes arrays and
+# scalars (no dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_moves, mw, evw, ps, mode, flat):  # type: ignore[no-untyped-def]
     """Probability-limited search of ``root`` (uint64[BOARD_WORDS]) with the root's log-probability

@@ -530,6 +530,8 @@ def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_move
     return search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves)
 
 
+# many parameters: search_kernel's arguments and the root window; a numba kernel takes arrays and scalars (no
+# dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def search_window_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, alpha, beta):  # type: ignore[no-untyped-def]
     """:func:`search_kernel` with the root window ``(alpha, beta)`` instead of (-INF, INF):

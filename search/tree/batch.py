@@ -129,6 +129,8 @@ def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
     return out
 
 
+# many parameters: one position's search arguments, its output rows and the thread's scratch; a numba kernel takes
+# arrays and scalars (no dataclass in nopython mode)
 @njit(cache=True)
 def _sweep_position(  # type: ignore[no-untyped-def]
         ws, es, board, depth, ev, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,

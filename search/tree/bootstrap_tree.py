@@ -108,6 +108,8 @@ def _record(rec_boards, rec_ints, row, boards, ints, ply, value):  # type: ignor
     rec_ints[row, REC_DEPTH] = ints[ply, _DEPTH]
 
 
+# many parameters: search_kernel's arguments, the history table and the record's; a numba kernel takes arrays and
+# scalars (no dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def tree_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
                 rec_min_depth, rec_boards, rec_ints):
