@@ -3,9 +3,9 @@ yields the features and the score.
 
 Definitions of every term: ``docs/features.md``; names and indices: :mod:`search.params.catalog`.
 
-:func:`collect` (:func:`count_terms`) adds each colour's term counts into a dense scratch
-vector (White's counts positive, Black's negative) and records which base terms it touched;
-the two public kernels read that vector:
+:func:`collect` adds each colour's term counts into a dense scratch vector (White's
+counts positive, Black's negative) and records which base terms it touched; the two public
+kernels read that vector:
 
 * :func:`features_kernel` writes the sorted (index, value) pairs of the side to move's
   tapered feature vector;
@@ -405,209 +405,23 @@ def _pawn_king_cached(b, w, sums, pk):  # type: ignore[no-untyped-def]
     return sums, pk[r, PK_PASSED_W], pk[r, PK_PASSED_B], np.int64(pk[r, PK_ZONE_W]), np.int64(pk[r, PK_ZONE_B])
 
 
-@njit(cache=True)
-def _material_pst(b, w, st, nt, own, s, flip):  # type: ignore[no-untyped-def]
-    """The material and piece-square terms of the pieces ``own`` (colour sign ``s``; squares
-    read as ``sq ^ flip``, 0 for White, 56 for Black). Returns the walk's state."""
-    for pt in range(6):
-        bb = b[pt] & own
-        if pt < 5:
-            nt = _add(w, st, nt, F_MATERIAL + pt, s * popcount(bb))
-        while bb:
-            sq = lsb(bb)
-            bb = pop_lsb(bb)
-            nt = _add(w, st, nt, F_PST + 64 * pt + (sq ^ flip), s)
-    return nt
-
-
-@njit(cache=True)
-def _free_passers(w, st, nt, passed, occ, c, s):  # type: ignore[no-untyped-def]
-    """The free-passer terms of colour ``c``'s ``passed`` pawns (those whose stop square is
-    empty in ``occ``), by rank. Returns the walk's state."""
-    bb = passed
-    while bb:
-        sq = lsb(bb)
-        bb = pop_lsb(bb)
-        stop = sq + 8 if c == 0 else sq - 8
-        if not (occ & bit(stop)):
-            rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
-            nt = _add(w, st, nt, F_PASSED_FREE + rr - 1, s)
-    return nt
-
-
-@njit(cache=True)
-def _pawn_pairs(own_p, own, opp, occ, c, targets):  # type: ignore[no-untyped-def]
-    """The packed attack and defence pairs (:func:`_pairs`, unsigned) of colour ``c``'s pawns
-    ``own_p``; ``targets`` the pawn, knight, bishop, rook and queen bitboards. Each capture
-    direction maps pawns one-to-one onto squares: squares in one direction's set only are
-    attacked by one pawn, in both by two."""
-    bp, bn, bbi, br, bq = targets
-    if c == 0:
-        west = (own_p & ~FILE_A) << np.uint64(7)
-        east = (own_p & ~FILE_H) << np.uint64(9)
-    else:
-        west = (own_p & ~FILE_A) >> np.uint64(9)
-        east = (own_p & ~FILE_H) >> np.uint64(7)
-    m1 = (west ^ east) & occ
-    m2 = west & east & occ
-    attacked = _pairs(m1 & opp, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & opp, bp, bn, bbi, br, bq)
-    defended = _pairs(m1 & own, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & own, bp, bn, bbi, br, bq)
-    return attacked, defended
-
-
-@njit(cache=True)
-def _piece_type_terms(b, w, st, nt, pt, c, side, occ, targets):  # type: ignore[no-untyped-def]
-    """The terms of colour ``c``'s pieces of type ``pt`` (knight .. queen): mobility, knight
-    outposts, rook files and seventh rank. ``side`` is :func:`_side`'s view of ``c``, ``targets``
-    as for :func:`_pawn_pairs`.
-
-    Returns ``(nt, reach, attacked, defended, zone_n)``: the walk's state, the squares the
-    pieces attack, their packed attack and defence pairs (unsigned) and how many of them
-    attack the enemy king zone."""
-    s, own, opp, own_p, opp_p, own_pa, opp_pa, ezone = side
-    bp, bn, bbi, br, bq = targets
-    safe = ~own & ~opp_pa
-    bb = b[pt] & own
-    zone_n = 0
-    reach = ZERO
-    # how many pieces of this type attack each square, in binary (bit-sliced counters:
-    # a square is in m1 if the count's bit 0 is set, ...; at most 10 pieces of a type)
-    m1 = ZERO
-    m2 = ZERO
-    m4 = ZERO
-    m8 = ZERO
-    while bb:
-        sq = lsb(bb)
-        bb = pop_lsb(bb)
-        if pt == KNIGHT:
-            att = KNIGHT_ATTACKS[sq]
-            nt = _add(w, st, nt, F_MOB_KNIGHT + popcount(att & safe), s)
-            rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
-            if 3 <= rr <= 5 and (bit(sq) & own_pa) and not (
-                ADJACENT_FILES[sq & 7] & AHEAD[c, sq] & opp_p
-            ):
-                nt = _add(w, st, nt, F_KNIGHT_OUTPOST, s)
-        elif pt == BISHOP:
-            att = bishop_attacks(sq, occ)
-            nt = _add(w, st, nt, F_MOB_BISHOP + popcount(att & safe), s)
-        elif pt == ROOK:
-            att = rook_attacks(sq, occ)
-            nt = _add(w, st, nt, F_MOB_ROOK + popcount(att & safe), s)
-            fm = FILE_MASK[sq & 7]
-            if not (fm & own_p):
-                if fm & opp_p:
-                    nt = _add(w, st, nt, F_ROOK_SEMIOPEN, s)
-                else:
-                    nt = _add(w, st, nt, F_ROOK_OPEN, s)
-            rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
-            if rr == 6:
-                nt = _add(w, st, nt, F_ROOK_SEVENTH, s)
-        else:
-            att = bishop_attacks(sq, occ) | rook_attacks(sq, occ)
-            nt = _add(w, st, nt, F_MOB_QUEEN + popcount(att & safe), s)
-        reach |= att
-        if att & ezone:
-            zone_n += 1
-        hit = att & occ
-        carry = m1 & hit
-        m1 ^= hit
-        if carry:  # rare: a second piece of the type on the same target
-            carry2 = m2 & carry
-            m2 ^= carry
-            carry4 = m4 & carry2
-            m4 ^= carry2
-            m8 |= carry4
-    attacked = _pairs(m1 & opp, bp, bn, bbi, br, bq)
-    defended = _pairs(m1 & own, bp, bn, bbi, br, bq)
-    if m2 | m4 | m8:
-        attacked += (2 * _pairs(m2 & opp, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & opp, bp, bn, bbi, br, bq)
-                     + 8 * _pairs(m8 & opp, bp, bn, bbi, br, bq))
-        defended += (2 * _pairs(m2 & own, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & own, bp, bn, bbi, br, bq)
-                     + 8 * _pairs(m8 & own, bp, bn, bbi, br, bq))
-    return nt, reach, attacked, defended, zone_n
-
-
-@njit(cache=True)
-def _colour_terms(b, w, st, nt, c, psq, passed, zone_pawns):  # type: ignore[no-untyped-def]
-    """Colour ``c``'s terms other than the pawn-king ones (:func:`_pawn_king`), and its attack
-    and defence pairs. ``psq``: as for :func:`collect` (None: the material and piece-square
-    terms are walked); ``passed``, ``zone_pawns``: the colour's passed pawns and pawns
-    attacking the enemy king zone, from :func:`_pawn_king`.
-
-    Returns ``(nt, attacks, defends)``: the walk's state and the colour's packed attack and
-    defence pairs by attacker type (pawn .. king), signed (White positive)."""
-    side = _side(b, c)
-    s, own, opp, own_p, opp_p, own_pa, opp_pa, ezone = side
-    occ = own | opp
-    targets = (b[PAWN], b[KNIGHT], b[BISHOP], b[ROOK], b[QUEEN])
-    bp, bn, bbi, br, bq = targets
-    if psq is None:
-        nt = _material_pst(b, w, st, nt, own, s, 0 if c == 0 else 56)
-    nt = _free_passers(w, st, nt, passed, occ, c, s)
-    ap, dp = _pawn_pairs(own_p, own, opp, occ, c, targets)
-
-    # pieces: mobility, king-zone attackers, attacks / defends, threats, rook files, outposts
-    minor_att = ZERO
-    rook_att = ZERO
-    an = dn = ab = db = ar = dr = aq = dq = 0
-    zone_total = zone_pawns
-    for pt in (KNIGHT, BISHOP, ROOK, QUEEN):
-        nt, reach, attacked, defended, zone_n = _piece_type_terms(b, w, st, nt, pt, c, side, occ, targets)
-        if pt == KNIGHT:
-            minor_att |= reach
-            an, dn = attacked, defended
-        elif pt == BISHOP:
-            minor_att |= reach
-            ab, db = attacked, defended
-        elif pt == ROOK:
-            rook_att |= reach
-            ar, dr = attacked, defended
-        else:
-            aq, dq = attacked, defended
-        if zone_n:
-            nt = _add(w, st, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
-            zone_total += zone_n
-    if zone_total:
-        nt = _add(w, st, nt, F_ZONE_COUNT + min(zone_total, 5) - 1, s)
-
-    if popcount(b[BISHOP] & own) >= 2:
-        nt = _add(w, st, nt, F_BISHOP_PAIR, s)
-    heavy_minor = (b[KNIGHT] | b[BISHOP] | b[ROOK] | b[QUEEN]) & opp
-    nt = _add(w, st, nt, F_THREAT_PAWN, s * popcount(own_pa & heavy_minor))
-    nt = _add(w, st, nt, F_THREAT_MINOR,
-              s * popcount(minor_att & (b[ROOK] | b[QUEEN]) & opp))
-    nt = _add(w, st, nt, F_THREAT_ROOK, s * popcount(rook_att & b[QUEEN] & opp))
-    if c == np.int64(b[W_STM]):
-        nt = _add(w, st, nt, F_TEMPO, s)
-
-    # king: attack and defence pairs
-    ak = dk = 0
-    kb = b[KING] & own
-    if kb:
-        katt = KING_ATTACKS[lsb(kb)]
-        ak = _pairs(katt & opp, bp, bn, bbi, br, bq)
-        dk = _pairs(katt & own, bp, bn, bbi, br, bq)
-    return nt, (s * ap, s * an, s * ab, s * ar, s * aq, s * ak), (s * dp, s * dn, s * db, s * dr, s * dq, s * dk)
-
-
+# long: the hottest kernel (every static evaluation), one compiled unit for speed. Split into per-colour and
+# per-piece-type helpers (issue 44 item 2), the same walk ran slower: with plain @njit helpers the search 19-24 %
+# (bench/ab_search.py, alternated), with inline="always" helpers a depth-2 search ~13 % and the feature walk ~12 %.
 @njit(cache=True)
 def collect(b, w, st, pk, psq):  # type: ignore[no-untyped-def]
     """Walk every term of ``b`` once, White's counts positive and Black's negative.
 
     With ``w=None``: add the counts into the scratch vector ``st`` (see :func:`new_scratch`)
-    and return how many distinct base terms were touched (:func:`count_terms`).
+    and return how many distinct base terms were touched.
     With a weight vector ``w``: return the sums of ``w[f] * x`` and of ``w[f + N_BASE] * x``
     (middle game, end game; int64) instead, ``st`` unused (numba compiles the two uses
-    separately; :func:`weigh_terms`); then ``pk`` may be a pawn-king table
-    (:func:`new_pawn_king_table`, made for these weights) whose cached sums stand for the
-    pawn-king terms (``pk`` None: no table), and ``psq`` the (middle game, end game) sums of
-    the material and piece-square terms, kept by the search (:mod:`search.evaluation.material_pst`),
-    which the walk then skips (``psq`` None: walked). Numba compiles each combination apart:
-    the tests of ``pk`` and ``psq`` against None are settled at compile time.
-
-    The walk: the pawn-king terms (:func:`_pawn_king`, or its cached sums), each colour's other
-    terms (:func:`_colour_terms`), then the attack and defence pairs of both colours, summed
-    (:func:`_add_pairs`).
+    separately); then ``pk`` may be a pawn-king table (:func:`new_pawn_king_table`, made for
+    these weights) whose cached sums stand for the pawn-king terms (``pk`` None: no table),
+    and ``psq`` the (middle game, end game) sums of the material and piece-square terms,
+    kept by the search (:mod:`search.evaluation.material_pst`), which the walk then skips (``psq`` None:
+    walked). Numba compiles each combination apart: the tests of ``pk`` and ``psq`` against
+    None are settled at compile time.
     """
     if pk is None:
         nt, passed_w, passed_b, zone_w, zone_b = _pawn_king(b, w, st, _start(w))
@@ -615,37 +429,170 @@ def collect(b, w, st, pk, psq):  # type: ignore[no-untyped-def]
         nt, passed_w, passed_b, zone_w, zone_b = _pawn_king_cached(b, w, _start(w), pk)
     if psq is not None:
         nt = (nt[0] + psq[0], nt[1] + psq[1])
-    nt, att_w, def_w = _colour_terms(b, w, st, nt, 0, psq, passed_w, zone_w)
-    nt, att_b, def_b = _colour_terms(b, w, st, nt, 1, psq, passed_b, zone_b)
-    # net White minus Black, packed (_pairs)
-    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * PAWN, PAIR_BIAS + att_w[PAWN] + att_b[PAWN])
-    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KNIGHT, PAIR_BIAS + att_w[KNIGHT] + att_b[KNIGHT])
-    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * BISHOP, PAIR_BIAS + att_w[BISHOP] + att_b[BISHOP])
-    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * ROOK, PAIR_BIAS + att_w[ROOK] + att_b[ROOK])
-    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * QUEEN, PAIR_BIAS + att_w[QUEEN] + att_b[QUEEN])
-    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KING, PAIR_BIAS + att_w[KING] + att_b[KING])
-    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * PAWN, PAIR_BIAS + def_w[PAWN] + def_b[PAWN])
-    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KNIGHT, PAIR_BIAS + def_w[KNIGHT] + def_b[KNIGHT])
-    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * BISHOP, PAIR_BIAS + def_w[BISHOP] + def_b[BISHOP])
-    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * ROOK, PAIR_BIAS + def_w[ROOK] + def_b[ROOK])
-    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * QUEEN, PAIR_BIAS + def_w[QUEEN] + def_b[QUEEN])
-    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, PAIR_BIAS + def_w[KING] + def_b[KING])
+    passed = (passed_w, passed_b)
+    zone_pawns = (zone_w, zone_b)
+    occ = b[W_OCC] | b[W_OCC + 1]
+    stm = np.int64(b[W_STM])
+    bp = b[PAWN]
+    bn = b[KNIGHT]
+    bbi = b[BISHOP]
+    br = b[ROOK]
+    bq = b[QUEEN]
+    # attack and defence pairs by attacker type, packed (_pairs), net White minus Black
+    ap = an = ab = ar = aq = ak = PAIR_BIAS
+    dp = dn = db = dr = dq = dk = PAIR_BIAS
+    for c in range(2):
+        s, own, opp, own_p, opp_p, own_pa, opp_pa, ezone = _side(b, c)
+        flip = 0 if c == 0 else 56
+
+        # material and piece-square tables (unless given)
+        if psq is None:
+            for pt in range(6):
+                bb = b[pt] & own
+                if pt < 5:
+                    nt = _add(w, st, nt, F_MATERIAL + pt, s * popcount(bb))
+                while bb:
+                    sq = lsb(bb)
+                    bb = pop_lsb(bb)
+                    nt = _add(w, st, nt, F_PST + 64 * pt + (sq ^ flip), s)
+
+        # pawn structure, pawns attacking the enemy king zone, the king's pawn shield and files
+        # (pawns and kings only: cached by :func:`_pawn_king_cached`); free passed pawns
+        zone_n = zone_pawns[c]
+        zone_total = zone_n
+        bb = passed[c]
+        while bb:
+            sq = lsb(bb)
+            bb = pop_lsb(bb)
+            stop = sq + 8 if c == 0 else sq - 8
+            if not (occ & bit(stop)):
+                rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
+                nt = _add(w, st, nt, F_PASSED_FREE + rr - 1, s)
+
+        # attacks / defends by pawns: each capture direction maps pawns one-to-one onto
+        # squares; squares in one direction's set only are attacked by one pawn, in both by two
+        if c == 0:
+            west = (own_p & ~FILE_A) << np.uint64(7)
+            east = (own_p & ~FILE_H) << np.uint64(9)
+        else:
+            west = (own_p & ~FILE_A) >> np.uint64(9)
+            east = (own_p & ~FILE_H) >> np.uint64(7)
+        m1 = (west ^ east) & occ
+        m2 = west & east & occ
+        ap += s * (_pairs(m1 & opp, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & opp, bp, bn, bbi, br, bq))
+        dp += s * (_pairs(m1 & own, bp, bn, bbi, br, bq) + 2 * _pairs(m2 & own, bp, bn, bbi, br, bq))
+
+        # pieces: mobility, king-zone attackers, attacks / defends, threats, rook files, outposts
+        minor_att = ZERO
+        rook_att = ZERO
+        safe = ~own & ~opp_pa
+        for pt in (KNIGHT, BISHOP, ROOK, QUEEN):
+            bb = b[pt] & own
+            zone_n = 0
+            # how many pieces of this type attack each square, in binary (bit-sliced counters:
+            # a square is in m1 if the count's bit 0 is set, ...; at most 10 pieces of a type)
+            m1 = ZERO
+            m2 = ZERO
+            m4 = ZERO
+            m8 = ZERO
+            while bb:
+                sq = lsb(bb)
+                bb = pop_lsb(bb)
+                if pt == KNIGHT:
+                    att = KNIGHT_ATTACKS[sq]
+                    nt = _add(w, st, nt, F_MOB_KNIGHT + popcount(att & safe), s)
+                    minor_att |= att
+                    rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
+                    if 3 <= rr <= 5 and (bit(sq) & own_pa) and not (
+                        ADJACENT_FILES[sq & 7] & AHEAD[c, sq] & opp_p
+                    ):
+                        nt = _add(w, st, nt, F_KNIGHT_OUTPOST, s)
+                elif pt == BISHOP:
+                    att = bishop_attacks(sq, occ)
+                    nt = _add(w, st, nt, F_MOB_BISHOP + popcount(att & safe), s)
+                    minor_att |= att
+                elif pt == ROOK:
+                    att = rook_attacks(sq, occ)
+                    nt = _add(w, st, nt, F_MOB_ROOK + popcount(att & safe), s)
+                    rook_att |= att
+                    fm = FILE_MASK[sq & 7]
+                    if not (fm & own_p):
+                        if fm & opp_p:
+                            nt = _add(w, st, nt, F_ROOK_SEMIOPEN, s)
+                        else:
+                            nt = _add(w, st, nt, F_ROOK_OPEN, s)
+                    rr = (sq >> 3) if c == 0 else 7 - (sq >> 3)
+                    if rr == 6:
+                        nt = _add(w, st, nt, F_ROOK_SEVENTH, s)
+                else:
+                    att = bishop_attacks(sq, occ) | rook_attacks(sq, occ)
+                    nt = _add(w, st, nt, F_MOB_QUEEN + popcount(att & safe), s)
+                if att & ezone:
+                    zone_n += 1
+                hit = att & occ
+                carry = m1 & hit
+                m1 ^= hit
+                if carry:  # rare: a second piece of the type on the same target
+                    carry2 = m2 & carry
+                    m2 ^= carry
+                    carry4 = m4 & carry2
+                    m4 ^= carry2
+                    m8 |= carry4
+            attacked = _pairs(m1 & opp, bp, bn, bbi, br, bq)
+            defended = _pairs(m1 & own, bp, bn, bbi, br, bq)
+            if m2 | m4 | m8:
+                attacked += (2 * _pairs(m2 & opp, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & opp, bp, bn, bbi, br, bq)
+                             + 8 * _pairs(m8 & opp, bp, bn, bbi, br, bq))
+                defended += (2 * _pairs(m2 & own, bp, bn, bbi, br, bq) + 4 * _pairs(m4 & own, bp, bn, bbi, br, bq)
+                             + 8 * _pairs(m8 & own, bp, bn, bbi, br, bq))
+            if pt == KNIGHT:
+                an += s * attacked
+                dn += s * defended
+            elif pt == BISHOP:
+                ab += s * attacked
+                db += s * defended
+            elif pt == ROOK:
+                ar += s * attacked
+                dr += s * defended
+            else:
+                aq += s * attacked
+                dq += s * defended
+            if zone_n:
+                nt = _add(w, st, nt, F_ZONE_ATTACKERS + pt, s * zone_n)
+                zone_total += zone_n
+        if zone_total:
+            nt = _add(w, st, nt, F_ZONE_COUNT + min(zone_total, 5) - 1, s)
+
+        if popcount(b[BISHOP] & own) >= 2:
+            nt = _add(w, st, nt, F_BISHOP_PAIR, s)
+        heavy_minor = (b[KNIGHT] | b[BISHOP] | b[ROOK] | b[QUEEN]) & opp
+        nt = _add(w, st, nt, F_THREAT_PAWN, s * popcount(own_pa & heavy_minor))
+        nt = _add(w, st, nt, F_THREAT_MINOR,
+                  s * popcount(minor_att & (b[ROOK] | b[QUEEN]) & opp))
+        nt = _add(w, st, nt, F_THREAT_ROOK, s * popcount(rook_att & b[QUEEN] & opp))
+        if c == stm:
+            nt = _add(w, st, nt, F_TEMPO, s)
+
+        # king: attack and defence pairs
+        kb = b[KING] & own
+        if kb:
+            katt = KING_ATTACKS[lsb(kb)]
+            ak += s * _pairs(katt & opp, bp, bn, bbi, br, bq)
+            dk += s * _pairs(katt & own, bp, bn, bbi, br, bq)
+
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * PAWN, ap)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KNIGHT, an)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * BISHOP, ab)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * ROOK, ar)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * QUEEN, aq)
+    nt = _add_pairs(w, st, nt, F_ATTACKS + 5 * KING, ak)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * PAWN, dp)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KNIGHT, dn)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * BISHOP, db)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * ROOK, dr)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * QUEEN, dq)
+    nt = _add_pairs(w, st, nt, F_DEFENDS + 5 * KING, dk)
     return nt
-
-
-@njit(cache=True)
-def count_terms(b, st):  # type: ignore[no-untyped-def]
-    """:func:`collect` counting: the counts of ``b``'s terms into the scratch vector ``st``;
-    the number of distinct base terms touched."""
-    return collect(b, None, st, None, None)
-
-
-@njit(cache=True)
-def weigh_terms(b, w, pk, psq):  # type: ignore[no-untyped-def]
-    """:func:`collect` scoring: the (middle game, end game) sums of ``b``'s terms under the
-    weights ``w``, with the pawn-king table ``pk`` and the material and piece-square sums
-    ``psq`` (either may be None)."""
-    return collect(b, w, None, pk, psq)
 
 
 @njit(cache=True)
@@ -653,7 +600,7 @@ def features_kernel(b, st, out_idx, out_val):  # type: ignore[no-untyped-def]
     """Write the side to move's feature vector as sorted pairs into ``out_idx``/``out_val``
     (int32, length >= MAX_FEATURES); return the number of pairs. Values are
     ``x * phase`` (middle-game copy) and ``x * (PHASE_MAX - phase)`` (end-game copy)."""
-    nt = count_terms(b, st)
+    nt = collect(b, None, st, None, None)
     touched = st[2 * N_BASE:]
     # insertion sort of the touched base indices (a few dozen)
     for i in range(1, nt):
@@ -714,7 +661,7 @@ def evaluate_cached_kernel(b, w, score, pk):  # type: ignore[no-untyped-def]
     """:func:`evaluate_kernel` with the pawn-king table ``pk`` (:func:`new_pawn_king_table`,
     for these weights only) or None; ``score`` (int64[>= 2]) is not used (callers' scratch).
     The same score."""
-    mg, eg = weigh_terms(b, w, pk, None)
+    mg, eg = collect(b, w, score, pk, None)
     return _tapered(b, mg, eg)
 
 
@@ -723,7 +670,7 @@ def evaluate_psq_kernel(b, w, pk, psq):  # type: ignore[no-untyped-def]
     """:func:`evaluate_cached_kernel` with the material and piece-square sums ``psq`` (middle
     game, end game; :mod:`search.evaluation.material_pst`) given instead of walked. The same score when
     they are ``b``'s."""
-    mg, eg = weigh_terms(b, w, pk, psq)
+    mg, eg = collect(b, w, None, pk, psq)
     return _tapered(b, mg, eg)
 
 
