@@ -130,6 +130,8 @@ def _emit(out, k, write, f, v, vb):  # type: ignore[no-untyped-def]
     return k
 
 
+# long, many parameters: hot, one position's rows encoded in one compiled unit from the CSR arrays and the block's
+# scratch; a numba kernel takes arrays and scalars (no dataclass in nopython mode)
 @njit(cache=True)
 def _encode_position(p, pos_ptr, offset, indptr, indices, values, n_base, phase_max, vb, m, in_u, u_list, refv,  # type: ignore[no-untyped-def]
                      vals, cnts, phase, row_nnz, ref_nnz, out, k, write):
@@ -234,6 +236,8 @@ def _encode_position(p, pos_ptr, offset, indptr, indices, values, n_base, phase_
     return k
 
 
+# many parameters: the CSR table, its compact layout and outputs; a numba kernel takes arrays and scalars (no
+# dataclass in nopython mode)
 @njit(cache=True, parallel=True)
 def _encode_kernel(pos_ptr, offset, indptr, indices, values, n_base, phase_max, vb, entry_ptr, phase, row_nnz,  # type: ignore[no-untyped-def]
                    ref_nnz, out, write):
@@ -319,6 +323,8 @@ def concatenate(parts: list[CompactLeaves]) -> CompactLeaves:
                          np.concatenate([t.verdict_scores for t in parts]), first.n_base, first.phase_max)
 
 
+# many parameters: the compact table and the CSR outputs; a numba kernel takes arrays and scalars (no dataclass in
+# nopython mode)
 @njit(cache=True)
 def _expand_kernel(pos_ptr, phase, row_nnz, ref_nnz, entry_ptr, entries, n_base, phase_max, vb, indptr, indices,  # type: ignore[no-untyped-def]
                    values, write):
@@ -362,6 +368,8 @@ def _expand_kernel(pos_ptr, phase, row_nnz, ref_nnz, entry_ptr, entries, n_base,
     return counts
 
 
+# long, many parameters: hot, the loss and gradient in one parallel pass over the compact table; a numba kernel takes
+# arrays and scalars (no dataclass in nopython mode)
 @njit(cache=True, parallel=True)
 def compact_loss_and_gradient_kernel(pos_ptr, played, phase, row_nnz, ref_nnz, entry_ptr, entries, verdict_rows,  # type: ignore[no-untyped-def]
                                      verdict_scores, n_base, phase_max, vb, w, slope_eu, kind, move_scale, results,

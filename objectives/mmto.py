@@ -117,6 +117,8 @@ def _position_terms(scores, n, d, slope_eu, kind, coef, move_scale, result, res_
     return loss, res_loss
 
 
+# many parameters: the CSR table, the weights and the loss's constants; a numba kernel takes arrays and scalars (no
+# dataclass in nopython mode)
 @njit(cache=True, parallel=True)
 def loss_and_gradient_kernel(pos_ptr, played, offset, indptr, indices, values, w, slope_eu, kind,  # type: ignore[no-untyped-def]
                              move_scale, results, res_scale, k_eu):
@@ -290,6 +292,7 @@ def _kind(loss: str) -> int:
     return LOSSES[loss]
 
 
+# many parameters: the CSR table's arrays as the kernels take them, then keyword-only options
 def objective(pos_ptr: np.ndarray, played: np.ndarray, offset: np.ndarray, indptr: np.ndarray,
               indices: np.ndarray, values: np.ndarray, w: np.ndarray, slope_cp: float, eval_scale: int, *,
               loss: str = "sigmoid", results: np.ndarray | None = None, mu: float = 0.0,

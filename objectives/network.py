@@ -85,6 +85,7 @@ def input_table(boards: np.ndarray, buckets: np.ndarray) -> InputTable:
     return InputTable(*_input_table_kernel(boards, np.ascontiguousarray(buckets, dtype=np.int64)))
 
 
+# many parameters: hot (inlined per row), the network's layers one by one and the row's scratch; numba kernel
 @njit(cache=True, inline="always")
 def _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3):  # type: ignore[no-untyped-def]
     """Forward pass of row ``r``: fills ``acc`` (2, H), ``x`` (2H), ``z2``, ``z3``; returns out."""
@@ -132,6 +133,8 @@ def _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x,
     return out
 
 
+# many parameters: the rows and the network's layers one by one; a numba kernel takes arrays and scalars (no dataclass
+# in nopython mode)
 @njit(cache=True, parallel=True)
 def _scores_kernel(inputs, counts, stm, w1, b1, w2, b2, w3, b3, w4, b4):  # type: ignore[no-untyped-def]
     n = stm.shape[0]
@@ -147,6 +150,8 @@ def _scores_kernel(inputs, counts, stm, w1, b1, w2, b2, w3, b3, w4, b4):  # type
     return out
 
 
+# many parameters: the rows and the network's layers one by one; a numba kernel takes arrays and scalars (no dataclass
+# in nopython mode)
 @njit(cache=True, parallel=True)
 def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, n_parts):  # type: ignore[no-untyped-def]
     n = stm.shape[0]

@@ -94,6 +94,8 @@ def _row_score(r, offset, indptr, indices, values, w, zero):  # type: ignore[no-
     return s
 
 
+# many parameters: the CSR table, the results, the weights and the loss's constants; a numba kernel takes arrays and
+# scalars (no dataclass in nopython mode)
 @njit(cache=True, parallel=True)
 def _loss_kernel(rows, offset, indptr, indices, values, results, sample_w, w, zero, k_eu, with_grad):  # type: ignore[no-untyped-def]
     """``(sum_p s_p (R_p - sigma_p)^2, sum_p s_p, dSum/dw)`` over ``rows``: the gradient is
@@ -269,6 +271,7 @@ def _mean(total: float, den: float) -> float:
 # --------------------------------------------------------------------------- public API
 
 
+# many parameters: the CSR table's arrays as the kernels take them, then keyword-only options
 def loss_and_gradient(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray,
                       results: np.ndarray, w: np.ndarray, k_cp: float, eval_scale: int,
                       weights: np.ndarray | None = None, *, rows: np.ndarray | None = None,
@@ -302,6 +305,7 @@ def loss_and_gradient(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarra
     return mean, grad / den
 
 
+# many parameters: the CSR table's arrays as the kernels take them, then keyword-only options
 def loss(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray,
          results: np.ndarray, w: np.ndarray, k_cp: float, eval_scale: int,
          weights: np.ndarray | None = None, *, rows: np.ndarray | None = None,
@@ -406,6 +410,7 @@ def fit_k_scores(q: np.ndarray, results: np.ndarray, eval_scale: int, *, lo: flo
     return k
 
 
+# many parameters: the CSR table's arrays as the kernels take them, then keyword-only options
 def fit_k(offset: np.ndarray, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray,
           results: np.ndarray, w: np.ndarray, eval_scale: int, *, lo: float = K_LO, hi: float = K_HI,
           weights: np.ndarray | None = None, rows: np.ndarray | None = None, grid: int = K_GRID,

@@ -91,6 +91,7 @@ def _counter(buf: np.ndarray, p: int, end: int, minimum: int) -> int:
     return value
 
 
+# long: numba kernel, the six FEN fields parsed in order in one pass over the bytes, each check with its error code
 @njit(cache=True)
 def _parse_one(buf, start, end, b, piece_of, castle_of):  # type: ignore[no-untyped-def]
     """Parse the FEN in ``buf[start:end]`` into the zeroed board ``b``; the error code
@@ -247,6 +248,8 @@ def _key(b):  # type: ignore[no-untyped-def]
     return key
 
 
+# many parameters: a numba kernel takes arrays and scalars (no dataclass in nopython mode); the inputs and one output
+# array per column
 @njit(cache=True)
 def _analyse_kernel(boards, todo, kinds, uci, piece, from_file, from_rank, to, promo,  # type: ignore[no-untyped-def]
                     chars, check, keys, n_legal, fen_buf, fen_len, found):

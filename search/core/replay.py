@@ -109,6 +109,8 @@ def _write_fen(b: np.ndarray, ep_legal: bool, chars: np.ndarray, buf: np.ndarray
     return _write_int(buf, pos + 1, np.int64(b[W_FULLMOVE]))  # type: ignore[arg-type]
 
 
+# many parameters: a numba kernel takes arrays and scalars (no dataclass in nopython mode); the games' moves and one
+# output array per column
 @njit(cache=True)
 def _replay_kernel(starts, offsets, frm, to, promo, want_fen, chars,  # type: ignore[no-untyped-def]
                    n_legal, keys, stm, fen_buf, fen_len, bad_ply):

@@ -24,11 +24,13 @@ from numba import njit
 EC_ROWS = 8192
 #: added to a stored score (eval units are far below it), so that a stored one is never 0
 SCORE_BIAS = 1 << 62
+#: columns of a cache's rows
+EC_KEY, EC_SCORE = 0, 1
 
 
 @njit(cache=True)
 def new_eval_cache():  # type: ignore[no-untyped-def]
-    """An empty score cache: uint64[EC_ROWS, 2] (key, score + SCORE_BIAS), all zero."""
+    """An empty score cache: uint64[EC_ROWS, 2] (key, score + SCORE_BIAS), columns ``EC_KEY``, ``EC_SCORE``; all zero."""
     return np.zeros((EC_ROWS, 2), dtype=np.uint64)
 
 
@@ -43,8 +45,8 @@ def _slot(key: np.uint64, rows: int) -> int:
 def cached_score(ec, key):  # type: ignore[no-untyped-def]
     """``(True, score)`` when the cache ``ec`` holds ``key``, else ``(False, 0)``."""
     r = _slot(key, ec.shape[0])
-    if ec[r, 1] != 0 and ec[r, 0] == key:
-        return True, np.int64(ec[r, 1]) - SCORE_BIAS
+    if ec[r, EC_SCORE] != 0 and ec[r, EC_KEY] == key:
+        return True, np.int64(ec[r, EC_SCORE]) - SCORE_BIAS
     return False, np.int64(0)
 
 
@@ -53,6 +55,6 @@ def store_score(ec, key, v):  # type: ignore[no-untyped-def]
     """Keep score ``v`` (int64, eval units) of the position with key ``key`` in ``ec``, in place
     of whatever its slot held."""
     r = _slot(key, ec.shape[0])
-    ec[r, 0] = key
-    ec[r, 1] = np.uint64(v + SCORE_BIAS)
+    ec[r, EC_KEY] = key
+    ec[r, EC_SCORE] = np.uint64(v + SCORE_BIAS)
 

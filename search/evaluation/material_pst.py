@@ -32,7 +32,7 @@ from search.evaluation.network_kernels import STACK_PLIES
 
 #: rows of a table: 2 colours x 6 piece types x 64 squares
 PSQ_ROWS = 2 * 6 * 64
-#: columns of the per-ply stack
+#: columns of the per-ply stack (a table has the first two)
 PSQ_MG, PSQ_EG, PSQ_STM = 0, 1, 2
 
 
@@ -54,8 +54,8 @@ def new_psq_table(w):  # type: ignore[no-untyped-def]
                     mg += np.int64(w[F_MATERIAL + pt])
                     eg += np.int64(w[F_MATERIAL + pt + N_BASE])
                 row = (c * 6 + pt) * 64 + sq
-                table[row, 0] = s * mg
-                table[row, 1] = s * eg
+                table[row, PSQ_MG] = s * mg
+                table[row, PSQ_EG] = s * eg
     return table
 
 
@@ -83,8 +83,8 @@ def psq_sums(table, b):  # type: ignore[no-untyped-def]
             while bb:
                 r = _row(c, pt, lsb(bb))
                 bb = pop_lsb(bb)
-                mg += table[r, 0]
-                eg += table[r, 1]
+                mg += table[r, PSQ_MG]
+                eg += table[r, PSQ_EG]
     return mg, eg
 
 
@@ -105,15 +105,15 @@ def psq_move(table, stack, ply, m):  # type: ignore[no-untyped-def]
     frm, to, promo, flag, pt, cap = decode_move(m)
     lands = _row(c, promo if promo != 0 else pt, to)
     leaves = _row(c, pt, frm)
-    mg = stack[ply, PSQ_MG] + table[lands, 0] - table[leaves, 0]
-    eg = stack[ply, PSQ_EG] + table[lands, 1] - table[leaves, 1]
+    mg = stack[ply, PSQ_MG] + table[lands, PSQ_MG] - table[leaves, PSQ_MG]
+    eg = stack[ply, PSQ_EG] + table[lands, PSQ_EG] - table[leaves, PSQ_EG]
     if cap != NO_PIECE:
         on = to
         if flag == FLAG_EP:
             on = to - 8 if c == 0 else to + 8
         taken = _row(1 - c, cap, on)
-        mg -= table[taken, 0]
-        eg -= table[taken, 1]
+        mg -= table[taken, PSQ_MG]
+        eg -= table[taken, PSQ_EG]
     elif flag == FLAG_CASTLE:
         if to > frm:  # king's side: the rook from h to f
             rook_from, rook_to = frm + 3, frm + 1

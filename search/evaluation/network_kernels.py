@@ -233,6 +233,7 @@ def forward(acc, stm, net, hidden):  # type: ignore[no-untyped-def]
                         net[NET_B4], hidden)
 
 
+# many parameters: hot (every node), the network's arrays one by one, not its tuple (update_rows says why)
 @njit(cache=True)
 def score_rows(b, acc, w2t, b2, w3t, b3, w4, b4, hidden, info, linear, scratch):  # type: ignore[no-untyped-def]
     """:func:`network_score` with the network's arrays one by one (:func:`update_rows` says why):

@@ -53,6 +53,8 @@ from search.evaluation.network_kernels import (INFO_N_BUCKETS, NET_B1, NET_B2, N
                                     NET_LINEAR, NET_W1, NET_W2T, NET_W3T, NET_W4, STACK_PLIES, network_score,
                                     refresh_accumulators, score_rows, update_accumulators, update_rows)
 
+#: positions in an engine author's evaluator argument ``(w, evaluate)``
+TERMS_W, TERMS_EVALUATE = 0, 1
 #: positions in a network's evaluator state
 ES_NET, ES_ACC, ES_HIDDEN, ES_BOARDS = range(4)
 #: positions in the linear evaluator's state in a batch kernel
@@ -61,7 +63,7 @@ ES_PAWN_KING, ES_SCORES, ES_PSQ_TABLE, ES_PSQ_STACK = range(4)
 
 def _is_terms(ev: Any) -> bool:
     """An engine author's terms: ``(w, evaluate)`` (:mod:`search.evaluation.terms_kernels`)."""
-    return isinstance(ev, tuple) and len(ev) == 2 and hasattr(ev[1], "py_func")
+    return isinstance(ev, tuple) and len(ev) == 2 and hasattr(ev[TERMS_EVALUATE], "py_func")
 
 
 def _is_network(ev: Any) -> bool:
@@ -71,12 +73,12 @@ def _is_network(ev: Any) -> bool:
 def _is_network_state(es: Any) -> bool:
     """A network's evaluator state ``(net, acc, hidden, boards)``, not the linear evaluator's
     tables (whose first item is an array, not the network's tuple)."""
-    return isinstance(es, tuple) and isinstance(es[0], tuple)
+    return isinstance(es, tuple) and isinstance(es[ES_NET], tuple)
 
 
 def _terms_type(ev: types.Type) -> bool:
     parts: tuple[Any, ...] = getattr(ev, "types", ()) if isinstance(ev, types.BaseTuple) else ()
-    return len(parts) == 2 and isinstance(parts[1], types.Dispatcher)
+    return len(parts) == 2 and isinstance(parts[TERMS_EVALUATE], types.Dispatcher)
 
 
 def _network_type(ev: types.Type) -> bool:
@@ -145,7 +147,7 @@ def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray)
     if _is_network_state(es):
         return int(network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch))
     if _is_terms(ev):
-        return int(ev[1](b, ev[0], scratch))
+        return int(ev[TERMS_EVALUATE](b, ev[TERMS_W], scratch))
     if es is not None:
         return int(_table_score(ev, es, ply, b))
     return int(evaluate_kernel(b, ev, scratch))
@@ -174,7 +176,7 @@ def thread_evaluator(ev: Any) -> Any:
     if _is_network(ev):
         return ev
     if _is_terms(ev):
-        return (ev[0].copy(), ev[1])
+        return (ev[TERMS_W].copy(), ev[TERMS_EVALUATE])
     return ev.copy()
 
 
@@ -233,7 +235,7 @@ def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
 @overload(static_score, inline="always")
 def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
     if _no_state(es) and _terms_type(ev):
-        return lambda ev, es, ply, b, scratch: ev[1](b, ev[0], scratch)
+        return lambda ev, es, ply, b, scratch: ev[TERMS_EVALUATE](b, ev[TERMS_W], scratch)
     if _no_state(es):
         return lambda ev, es, ply, b, scratch: evaluate_kernel(b, ev, scratch)
     if _table_state(es):
@@ -263,7 +265,7 @@ def _thread_evaluator(ev):  # type: ignore[no-untyped-def]
     if _network_type(ev):
         return lambda ev: ev
     if _terms_type(ev):
-        return lambda ev: (ev[0].copy(), ev[1])
+        return lambda ev: (ev[TERMS_W].copy(), ev[TERMS_EVALUATE])
     if _linear_type(ev):
         return lambda ev: ev.copy()
     return None

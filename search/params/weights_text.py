@@ -218,6 +218,7 @@ def parse_text(text: str, where: str = "<text>") -> Weights:
     return w
 
 
+# long: one pass over the text's lines with the section state it carries; not split yet (issue 44 item 2)
 def _parse_text(text: str) -> tuple[Weights, str | None]:
     """The weights of a text view, and the legacy catalogue hash it was migrated from (or None)."""
     by_name = {t.name: t for t in tables()}

@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from search.tree.alphabeta import (ORDER_HISTORY_CAP, ORDER_TACTICAL, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES,
-                              WS_ORDER, WS_PV, WS_STATS, _DEPTH, _DONE, _I, _N, back_up, borrow_search_args, enter_node,
-                              finish_node,
-                              has_next_move, is_quiet, order_key, play_next, search_kernel,
-                              start_search, store_killer, tt_probe)
+from search.tree.alphabeta import (KILLER_FIRST, KILLER_SECOND, ORDER_HISTORY_CAP, ORDER_TACTICAL, ORDER_TT,
+                                   WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER, WS_PV, WS_STATS, _DEPTH, _DONE,
+                                   _I, _N, back_up, borrow_search_args, enter_node, finish_node, has_next_move,
+                                   is_quiet, order_key, play_next, search_kernel, start_search, store_killer,
+                                   tt_probe)
 from search.tree.batch import new_thread_search
 from search.pls.move_catalog import N_GROUPS
 from search.pls.move_model_kernels import new_scratch, score_moves
@@ -42,9 +42,14 @@ CHUNK = 16
 _KEY_SCALE = 1 << 20
 
 
+#: positions in the tuple of :func:`new_model_scratch`
+MS_FEATURES, MS_SLOTS, MS_SCORES = range(3)
+
+
 @njit(cache=True)
 def new_model_scratch():  # type: ignore[no-untyped-def]
-    """Per-thread scratch of the model's ordering: the features' scratch, slots and scores."""
+    """Per-thread scratch of the model's ordering: the features' scratch, slots and scores
+    (positions ``MS_*``)."""
     return (new_scratch(), np.zeros((MAX_MOVES, N_GROUPS), dtype=np.int64), np.zeros(MAX_MOVES, dtype=np.float64))
 
 
@@ -60,11 +65,11 @@ def start_model_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ms, mode):  # type:
     killers = ws[WS_KILLERS]
     if ints[ply, _DEPTH] > 0:
         tt_move = tt_probe(boards[ply], tt_keys, tt_moves)
-        scores = ms[2]
-        score_moves(boards[ply], moves[ply], n, mw, evw, ms[0], ms[1], scores)
+        scores = ms[MS_SCORES]
+        score_moves(boards[ply], moves[ply], n, mw, evw, ms[MS_FEATURES], ms[MS_SLOTS], scores)
         for i in range(n):
             m = moves[ply, i]
-            key = order_key(m, tt_move, killers[ply, 0], killers[ply, 1])
+            key = order_key(m, tt_move, killers[ply, KILLER_FIRST], killers[ply, KILLER_SECOND])
             model_key = np.int64(scores[i] * _KEY_SCALE)
             model_key = min(max(model_key, -ORDER_HISTORY_CAP + 1), ORDER_HISTORY_CAP - 1)  # type: ignore[arg-type]
             if key == ORDER_TT:
@@ -77,12 +82,14 @@ def start_model_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ms, mode):  # type:
                 order[ply, i] = key
     else:
         for i in range(n):
-            order[ply, i] = order_key(moves[ply, i], 0, killers[ply, 0], killers[ply, 1])
+            order[ply, i] = order_key(moves[ply, i], 0, killers[ply, KILLER_FIRST], killers[ply, KILLER_SECOND])
     ints[ply, _N] = n
     ints[ply, _I] = 0
     ints[ply, _DONE] = 0
 
 
+# many parameters: search_kernel's arguments and the move model's; a numba kernel takes arrays and scalars (no
+# dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def model_search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, mw, evw, ms, mode):  # type: ignore[no-untyped-def]
     """:func:`search.tree.alphabeta.search_kernel` (same arguments, same contract and value) with the

@@ -121,6 +121,7 @@ def best_capture(b, buf, gain):  # type: ignore[no-untyped-def]
     return best
 
 
+# long: numba kernel, one move's feature groups in one compiled unit (hot: every move of a full-width PLS node)
 @njit(cache=True)
 def move_slots(b, m, endgame, parent_eval, evw, scratch, out):  # type: ignore[no-untyped-def]
     """Write the feature slots of the legal packed move ``m`` of board ``b`` into

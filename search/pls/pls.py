@@ -281,6 +281,7 @@ def pls_search(board: Board, threshold: float, weights: Evaluator, model: MoveMo
                                                                              history=history)
 
 
+# many parameters: the keyword-only limits and options of the public API, each in the docstring
 def pls_iterate(board: Board, weights: Evaluator, model: MoveModel, *, node_limit: int | None = None,
                 movetime: float | None = None, start: float = START, factor: float = FACTOR, floor: float = FLOOR,
                 history: Sequence[int] = (), tt_bits: int = 16, searcher: PlsSearcher | None = None,

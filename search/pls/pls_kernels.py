@@ -41,10 +41,10 @@ import math
 import numpy as np
 from numba import njit
 
-from search.tree.alphabeta import (MAX_PLY, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS, WS_MOVES, WS_ORDER,
-                              WS_PV, WS_STATS, _ALPHA, _BETA, _CUR, _DEPTH, _DONE, _I, _N, back_up, borrow_search_args,
-                              enter_node, finish_node, has_next_move, is_quiet, order_key, record_root, start_search,
-                              store_killer, tt_probe)
+from search.tree.alphabeta import (KILLER_FIRST, KILLER_SECOND, MAX_PLY, ORDER_TT, WS_BOARDS, WS_INTS, WS_KILLERS,
+                                   WS_MOVES, WS_ORDER, WS_PV, WS_STATS, _ALPHA, _BETA, _CUR, _DEPTH, _DONE, _I, _N,
+                                   back_up, borrow_search_args, enter_node, finish_node, has_next_move, is_quiet,
+                                   order_key, record_root, start_search, store_killer, tt_probe)
 from search.core.board import NO_PIECE, make_move, move_captured, move_promo
 from search.core.movegen import MAX_MOVES
 from search.pls.move_catalog import N_GROUPS
@@ -72,6 +72,10 @@ def root_budget(threshold: float) -> int:
     return int(math.floor(-math.log(threshold) * LOG_SCALE)) - SLACK
 
 
+#: positions in the tuple of :func:`new_pls_scratch`
+PS_FEATURES, PS_SLOTS, PS_SCORES, PS_LOG_PROBS = range(4)
+
+
 def model_units(threshold: float, p_model: float) -> int:
     """``model_units`` of :func:`pls_kernel` for a search to ``threshold``: a full-width node's
     budget from which the model splits its probability, i.e. the nodes whose path's
@@ -86,7 +90,8 @@ def model_units(threshold: float, p_model: float) -> int:
 @njit(cache=True)
 def new_pls_scratch():  # type: ignore[no-untyped-def]
     """Per-thread scratch of the PLS kernel: the move model's scratch, slots and scores, and the
-    moves' log-probabilities int64[MAX_PLY + 1, MAX_MOVES] (budget units, beside ``moves``)."""
+    moves' log-probabilities int64[MAX_PLY + 1, MAX_MOVES] (budget units, beside ``moves``);
+    positions ``PS_*``."""
     return (new_scratch(), np.zeros((MAX_MOVES, N_GROUPS), dtype=np.int64), np.zeros(MAX_MOVES, dtype=np.float64),
             np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64))
 
@@ -100,8 +105,8 @@ def log_probs(b, moves, n, mw, evw, ps, flat, out):  # type: ignore[no-untyped-d
         for i in range(n):
             out[i] = -flat
         return
-    scores = ps[2]
-    score_moves(b, moves, n, mw, evw, ps[0], ps[1], scores)
+    scores = ps[PS_SCORES]
+    score_moves(b, moves, n, mw, evw, ps[PS_FEATURES], ps[PS_SLOTS], scores)
     mx = scores[0]
     for i in range(1, n):
         mx = max(mx, scores[i])
@@ -137,14 +142,14 @@ def prior_log_probs(moves, n, weights, out):  # type: ignore[no-untyped-def]
 @njit(cache=True, inline="always")
 def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model_units):  # type: ignore[no-untyped-def]
     """Give the ``n`` moves of the node at ``ply`` their log-probabilities (full-width nodes:
-    budget units, into ``ps[3][ply]``; the model's from budget ``model_units`` up, else the
+    budget units, into ``ps[PS_LOG_PROBS][ply]``; the model's from budget ``model_units`` up, else the
     static prior's) and ordering keys, and start its move loop."""
     boards = ws[WS_BOARDS]
     moves = ws[WS_MOVES]
     order = ws[WS_ORDER]
     ints = ws[WS_INTS]
     killers = ws[WS_KILLERS]
-    lps = ps[3]
+    lps = ps[PS_LOG_PROBS]
     d = ints[ply, _DEPTH]
     if d > 0:
         tt_move = tt_probe(boards[ply], tt_keys, tt_moves)
@@ -152,18 +157,18 @@ def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model
         if by_model:
             log_probs(boards[ply], moves[ply], n, mw, evw, ps, flat, lps[ply])
         else:
-            prior_log_probs(moves[ply], n, ps[2], lps[ply])
+            prior_log_probs(moves[ply], n, ps[PS_SCORES], lps[ply])
         for i in range(n):
             m = moves[ply, i]
             if mode == PLS_ORDER_DEFAULT or not by_model:
-                order[ply, i] = order_key(m, tt_move, killers[ply, 0], killers[ply, 1])
+                order[ply, i] = order_key(m, tt_move, killers[ply, KILLER_FIRST], killers[ply, KILLER_SECOND])
             elif m == tt_move:
                 order[ply, i] = ORDER_TT
             else:
                 order[ply, i] = lps[ply, i]  # <= 0, above -INF: by probability, generation order on ties
     else:
         for i in range(n):
-            order[ply, i] = order_key(moves[ply, i], 0, killers[ply, 0], killers[ply, 1])
+            order[ply, i] = order_key(moves[ply, i], 0, killers[ply, KILLER_FIRST], killers[ply, KILLER_SECOND])
             lps[ply, i] = 0
     ints[ply, _N] = n
     ints[ply, _I] = 0
@@ -205,6 +210,8 @@ def pls_play_next(ws, es, ply, lps):  # type: ignore[no-untyped-def]
     ints[ply + 1, _DEPTH] = d + lps[ply, i] if d > 0 else d - 1
 
 
+# many parameters: search_kernel's arguments, the move model's and the budget's; a numba kernel takes arrays and
+# scalars (no dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_moves, mw, evw, ps, mode, flat,  # type: ignore[no-untyped-def]
                model_units):
@@ -222,7 +229,7 @@ def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_
     pv = ws[WS_PV]
     killers = ws[WS_KILLERS]
     stats = ws[WS_STATS]
-    lps = ps[3]
+    lps = ps[PS_LOG_PROBS]
     start_search(ws, es, root, budget_units)
     ply, child, value, entering = 0, 0, np.int64(0), True
     while True:

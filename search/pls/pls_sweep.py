@@ -29,6 +29,8 @@ from search.pls.pls_kernels import MODEL_EVERYWHERE, log_probs, new_pls_scratch,
 from search.tree.work_queue import new_queue, take
 
 
+# many parameters: one position's search arguments, its output rows and the thread's scratch; a numba kernel takes
+# arrays and scalars (no dataclass in nopython mode)
 @njit(cache=True)
 def _pls_sweep_position(ws, es, board, units, ev, budget, mw, evw, ps, mode, flat, root_lps,  # type: ignore[no-untyped-def]
                         moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf, child, hist,

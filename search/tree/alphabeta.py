@@ -95,6 +95,8 @@ N_PLY_INTS = 10
 #: inlined step receives or unpacks, at every node; Python code reads the workspace through
 #: :class:`Workspace`)
 WS_BOARDS, WS_MOVES, WS_ORDER, WS_INTS, WS_PV, WS_KILLERS, WS_EVS, WS_STATS = range(8)
+#: columns of the workspace's ``killers`` array (:func:`store_killer`)
+KILLER_FIRST, KILLER_SECOND = 0, 1
 #: entries of the workspace's ``stats`` array (3 is a caller's own); the last three are the root's
 #: record (:func:`record_root`): root moves searched in full, the best score and PV length among them
 STAT_NODES, STAT_BUDGET_HIT, STAT_MAX_PLY = 0, 1, 2
@@ -345,9 +347,9 @@ def record_root(ints, pv, stats):  # type: ignore[no-untyped-def]
 @njit(cache=True, inline="always")
 def store_killer(killers, ply, m):  # type: ignore[no-untyped-def]
     """Make quiet move ``m`` the first killer of ``ply`` (the old first becomes the second)."""
-    if killers[ply, 0] != m:
-        killers[ply, 1] = killers[ply, 0]
-        killers[ply, 0] = m
+    if killers[ply, KILLER_FIRST] != m:
+        killers[ply, KILLER_SECOND] = killers[ply, KILLER_FIRST]
+        killers[ply, KILLER_FIRST] = m
 
 
 @njit(cache=True, inline="always")
@@ -379,8 +381,8 @@ def start_search(ws, es, root, depth):  # type: ignore[no-untyped-def]
     for k in range(len(stats)):
         stats[k] = 0
     for i in range(MAX_PLY + 1):
-        killers[i, 0] = 0
-        killers[i, 1] = 0
+        killers[i, KILLER_FIRST] = 0
+        killers[i, KILLER_SECOND] = 0
     for k in range(BOARD_WORDS):
         boards[0, k] = root[k]
     ints[0, _ALPHA] = -INF
@@ -451,7 +453,7 @@ def start_move_loop(ws, ply, n, tt_keys, tt_moves):  # type: ignore[no-untyped-d
     killers = ws[WS_KILLERS]
     tt_move = tt_probe(boards[ply], tt_keys, tt_moves) if ints[ply, _DEPTH] > 0 else 0
     for i in range(n):
-        order[ply, i] = order_key(moves[ply, i], tt_move, killers[ply, 0], killers[ply, 1])
+        order[ply, i] = order_key(moves[ply, i], tt_move, killers[ply, KILLER_FIRST], killers[ply, KILLER_SECOND])
     ints[ply, _N] = n
     ints[ply, _I] = 0
     ints[ply, _DONE] = 0
@@ -519,8 +521,8 @@ def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_move
     :func:`finish_node`, :func:`back_up`) are helpers that
     :func:`search.tree.bootstrap_tree.tree_kernel`, the recording search, calls too.
 
-    Returns the score in eval units, root side to move's view. The PV is ``pv[0, :ints[0, 8]]``
-    and its last node's kind ``ints[0, 9]``; ``stats`` holds nodes, budget flag, max-ply flag
+    Returns the score in eval units, root side to move's view. The PV is ``pv[0, :ints[0, _PVLEN]]``
+    and its last node's kind ``ints[0, _KIND]``; ``stats`` holds nodes, budget flag, max-ply flag
     and the root's record (``STAT_ROOT_*``, its PV in ``pv[ROOT_PV_ROW]``).
     """
     ws, es, ev = borrow_search_args(ws, es, ev)
@@ -528,6 +530,8 @@ def search_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_move
     return search_loop(ws, es, ev, budget, hist, nhist, tt_keys, tt_moves)
 
 
+# many parameters: search_kernel's arguments and the root window; a numba kernel takes arrays and scalars (no
+# dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def search_window_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, alpha, beta):  # type: ignore[no-untyped-def]
     """:func:`search_kernel` with the root window ``(alpha, beta)`` instead of (-INF, INF):

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from search.tree.alphabeta import MAX_PLY, new_workspace, search_kernel, search_window_kernel
+from search.tree.alphabeta import (MAX_PLY, STAT_BUDGET_HIT, STAT_NODES, WS_BOARDS, WS_INTS, WS_PV, WS_STATS, _KIND,
+                                   _PVLEN, new_workspace, search_kernel, search_window_kernel)
 from search.core.board import BOARD_WORDS, W_KEY, make_move, move_uci_key
 from search.evaluation.feature_kernels import features_kernel, new_feature_buffers
 from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
@@ -44,7 +45,7 @@ def new_thread_search(ev):  # type: ignore[no-untyped-def]
     (:mod:`search.evaluation.terms_kernels`); the kernels that call the plug-in are never cached."""
     evl = thread_evaluator(ev)
     ws = new_workspace()
-    es = new_thread_eval_state(evl, ws[0])
+    es = new_thread_eval_state(evl, ws[WS_BOARDS])
     hist = np.zeros(1, dtype=np.uint64)
     tt_keys = np.zeros(0, dtype=np.uint64)
     tt_moves = np.zeros(0, dtype=np.int32)
@@ -103,15 +104,15 @@ def search_batch_kernel(boards, depth, ev, budget):  # type: ignore[no-untyped-d
                 for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
                     scores[p] = search_kernel(ws, es, boards[p], depth, evl, budget, hist, np.int64(0), tt_keys,
                                               tt_moves)
-                    ints = ws[3]
-                    n = ints[0, 8]
+                    ints = ws[WS_INTS]
+                    n = ints[0, _PVLEN]
                     pv_len[p] = n
-                    kinds[p] = ints[0, 9]
+                    kinds[p] = ints[0, _KIND]
                     for k in range(n):
-                        pvs[p, k] = ws[4][0, k]
+                        pvs[p, k] = ws[WS_PV][0, k]
                     _replay(boards[p], pvs[p], n, leaves[p], tmp)
-                    nodes[p] = ws[7][0]
-                    budget_hit[p] = ws[7][1] != 0
+                    nodes[p] = ws[WS_STATS][STAT_NODES]
+                    budget_hit[p] = ws[WS_STATS][STAT_BUDGET_HIT] != 0
                 c = take(queue)
     return scores, pvs, pv_len, kinds, leaves, nodes, budget_hit
 
@@ -128,6 +129,8 @@ def count_moves_kernel(boards):  # type: ignore[no-untyped-def]
     return out
 
 
+# many parameters: one position's search arguments, its output rows and the thread's scratch; a numba kernel takes
+# arrays and scalars (no dataclass in nopython mode)
 @njit(cache=True)
 def _sweep_position(  # type: ignore[no-untyped-def]
         ws, es, board, depth, ev, budget, moves_out, scores_out, kinds_out, signs_out, leaves_out, want_leaves, buf,
@@ -141,16 +144,16 @@ def _sweep_position(  # type: ignore[no-untyped-def]
         m = buf[i]
         make_move(board, child, m)
         v = search_kernel(ws, es, child, depth - 1, ev, budget, hist, np.int64(1), tt_keys, tt_moves)
-        ints = ws[3]
-        pvl = ints[0, 8]
+        ints = ws[WS_INTS]
+        pvl = ints[0, _PVLEN]
         moves_out[i] = m
         scores_out[i] = -v
-        kinds_out[i] = ints[0, 9]
+        kinds_out[i] = ints[0, _KIND]
         # the child's score is (-1)**pvl * eval(leaf); the mover's is its negation
         signs_out[i] = -1 if pvl % 2 == 0 else 1
         if want_leaves:
-            _replay(child, ws[4][0], pvl, leaves_out[i], tmp)
-        nodes += ws[7][0]
+            _replay(child, ws[WS_PV][0], pvl, leaves_out[i], tmp)
+        nodes += ws[WS_STATS][STAT_NODES]
     return n, nodes
 
 
@@ -289,12 +292,12 @@ def match_kernel(boards, played, weights, depth, budget):  # type: ignore[no-unt
             hist = np.zeros(1, dtype=np.uint64)
             ind = job // n_chunks
             w = weights[ind].copy()  # thread-private (see sweep_kernel)
-            es = new_thread_eval_state(w, ws[0])  # caches for one weight vector
+            es = new_thread_eval_state(w, ws[WS_BOARDS])  # caches for one weight vector
             while job < n_jobs:
                 if job // n_chunks != ind:  # jobs run individual by individual: rarely a new one
                     ind = job // n_chunks
                     w = weights[ind].copy()
-                    es = new_thread_eval_state(w, ws[0])
+                    es = new_thread_eval_state(w, ws[WS_BOARDS])
                 c = job % n_chunks
                 for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
                     out[ind, p] = _match_position(ws, es, boards[p], depth, w, budget, move_uci_key(played[p]), buf,
@@ -327,7 +330,7 @@ def full_match_kernel(boards, played, weights, depth, budget):  # type: ignore[n
         tt_keys = np.zeros(0, dtype=np.uint64)
         tt_moves = np.zeros(0, dtype=np.int32)
         tmp = np.zeros((2, BOARD_WORDS), dtype=np.uint64)
-        es = new_thread_eval_state(w, ws[0])
+        es = new_thread_eval_state(w, ws[WS_BOARDS])
         for p in range(c * CHUNK, min((c + 1) * CHUNK, p_count)):
             n, _ = _sweep_position(ws, es, boards[p], depth, w, budget, moves, scores, kinds, signs, dummy,
                                    False, buf, child, hist, tt_keys, tt_moves, tmp)

@@ -51,6 +51,10 @@ from search.tree.alphabeta import (
     STAT_BUDGET_HIT,
     STAT_MAX_PLY,
     STAT_NODES,
+    WS_BOARDS,
+    WS_INTS,
+    WS_PV,
+    WS_STATS,
     back_up,
     borrow_search_args,
     enter_node,
@@ -82,8 +86,8 @@ _INTS = N_PLY_INTS + 3
 @njit(cache=True)
 def new_tree_workspace():  # type: ignore[no-untyped-def]
     """Per-search scratch for :func:`tree_kernel`: (boards, moves, order, ints, pv, killers,
-    evs, stats); ``pv[0, :ints[0, 8]]`` is the root's principal variation after a search and
-    ``ints[0, 9]`` the kind of its last node."""
+    evs, stats) (positions ``WS_*`` of :mod:`search.tree.alphabeta`); ``pv[0, :ints[0, _PVLEN]]``
+    is the root's principal variation after a search and ``ints[0, _KIND]`` the kind of its last node."""
     return new_workspace_arrays(_INTS)
 
 
@@ -104,6 +108,8 @@ def _record(rec_boards, rec_ints, row, boards, ints, ply, value):  # type: ignor
     rec_ints[row, REC_DEPTH] = ints[ply, _DEPTH]
 
 
+# many parameters: search_kernel's arguments, the history table and the record's; a numba kernel takes arrays and
+# scalars (no dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def tree_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves, history, minimax,  # type: ignore[no-untyped-def]
                 rec_min_depth, rec_boards, rec_ints):
@@ -116,7 +122,7 @@ def tree_kernel(ws, es, root, depth, ev, budget, hist, nhist, tt_keys, tt_moves,
     rec_min_depth : record interior nodes whose remaining depth is at least this
     rec_boards : uint64[R, BOARD_WORDS], rec_ints : int64[R, REC_COLUMNS] the record (static
         value, returned value, bound type, ply, remaining depth per row); when R rows are
-        full, recording stops and ``stats[3]`` is set
+        full, recording stops and ``stats[T_REC_OVERFLOW]`` is set
 
     Returns (root score in eval units from the root side to move's view, rows recorded).
     Nodes are recorded when they complete, so children come before their parents and the
@@ -238,7 +244,7 @@ class TreeSearcher:
     def _eval_state(self, ev: object) -> object:
         """The evaluator state for evaluator argument ``ev`` (made anew when ``ev`` changes)."""
         if self._state_for is not ev:
-            self._state, self._state_for = new_eval_state(ev, self.ws[0]), ev
+            self._state, self._state_for = new_eval_state(ev, self.ws[WS_BOARDS]), ev
         return self._state
 
     def search(self, board: np.ndarray, weights: object, *, depth: int, nodes: int = 0,
@@ -267,12 +273,12 @@ class TreeSearcher:
             limit = budget if nodes <= 0 else max(1, min(budget, nodes - total))
             score, n = tree_kernel(ws, es, board, d, weights, limit, hist, nhist, self.tt_keys, self.tt_moves,
                                    self.history, minimax, rec_min, self.rec_boards, self.rec_ints)
-            stats = ws[7]
+            stats = ws[WS_STATS]
             used = int(stats[T_NODES])
             total += used
             if best is not None and stats[T_BUDGET_HIT] and nodes > 0:
                 break  # an iteration cut short by the node limit: keep the previous one
-            ints, pvs = ws[3], ws[4]
+            ints, pvs = ws[WS_INTS], ws[WS_PV]
             pv = tuple(int(m) for m in pvs[0, : ints[0, _PVLEN]])
             best = TreeRecord(self.rec_boards[:n].copy(), self.rec_ints[:n], int(score), pv, int(ints[0, _KIND]),
                               used, bool(stats[T_REC_OVERFLOW]), d)

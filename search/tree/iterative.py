@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.tree.alphabeta import MAX_PLY, Workspace, search_kernel
+from search.tree.alphabeta import MAX_PLY, WS_BOARDS, Workspace, search_kernel
 from search.tree.search_api import mate_in
 from search.core.convert import Board, legal_moves
 from search.evaluation.evaluation_api import EVAL_SCALE
@@ -194,7 +194,7 @@ class Searcher:
     def set_weights(self, weights: object) -> None:
         """Search with ``weights`` (linear int32 weights or a network) from now on."""
         self.weights = check_evaluator(weights)
-        self.ws.state = new_eval_state(self.weights, self.ws.arrays[0])
+        self.ws.state = new_eval_state(self.weights, self.ws.arrays[WS_BOARDS])
         self.clear()
 
     def resize(self, tt_bits: int) -> None:
