@@ -246,6 +246,24 @@ def test_the_built_in_gm_nn_exports_by_name_and_its_c_pass_gives_the_kernels_net
     assert got == parts.tolist()
 
 
+@needs_cc
+def test_the_built_in_nnue_exports_by_name_and_its_c_pass_alone_gives_the_engines_scores(
+        thousand_boards: list[chess.Board], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the pure network: the header is all an engine author needs (no linear terms)
+    monkeypatch.chdir(tmp_path)
+    assert tuner_main(["export", "nnue", "--out", "nnue.h"]) == 0
+    q = load_evaluator("nnue")
+    assert isinstance(q, QuantizedNetwork) and q.linear is None and q.shape.direct
+    header = (tmp_path / "nnue.h").read_text()
+    assert header == to_c_network(q, "nnue") and "HYBRID NETWORK" not in header
+    arr = np.stack([from_chess(b) for b in thousand_boards])
+    expected = network_evaluate_batch_kernel(arr, q.kernel_args())
+    exe = compile_main(header, tmp_path)
+    got = np.array([[int(v) for v in line.split()] for line in c_scores(exe, [b.fen() for b in thousand_boards])])
+    assert np.array_equal(got[:, 0], expected) and np.array_equal(got[:, 1], expected)
+    assert len(set(expected.tolist())) > 300
+
+
 def test_cli_writes_the_header_and_the_binary_file(tmp_path: Path) -> None:
     q = perturbed_network(SHAPES["none"], seed=5)
     folder = tmp_path / "my-run"
