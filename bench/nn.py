@@ -2,7 +2,7 @@
 
 Measures, on the grandmaster position set (``datasets/built/gm``, built from
 ``../shared/datasets/gm`` on first use), with the candidate network (default: the built-in
-``gm-nn``; ``--network FILE`` another):
+``nnue``; ``--network FILE`` another):
 
 - move-match of ``gm`` and the candidate on the **test** split (top-1 with ties as fractions,
   top-3, mean rank; depth 1 + quiescence, as ``tuner bench move-match``): the test split is
@@ -99,7 +99,7 @@ def texel_epoch(data: str, start: str) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--network", default="gm-nn", help="the candidate network (default: the built-in gm-nn)")
+    ap.add_argument("--network", default="nnue", help="the candidate network (default: the built-in nnue)")
     ap.add_argument("--games", type=int, default=400, help="games per match (default 400)")
     ap.add_argument("--max-positions", type=int, default=0, help="test positions (default: all)")
     ap.add_argument("--epoch", action="store_true", help="also time one training iteration over 100,000 positions")
