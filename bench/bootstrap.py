@@ -113,6 +113,7 @@ def _rounded(iv: tuple[float, float] | None) -> list[float | None] | None:
     return None if iv is None else [finite(iv[0]), finite(iv[1])]
 
 
+# long: a bench script's steps in order, each printing into the one JSON line
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="training time per method (default 10)")

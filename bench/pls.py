@@ -138,6 +138,7 @@ def nps_figures(threshold: float) -> dict[str, object]:
     return out
 
 
+# long: a bench script's steps in order, each printing into the one JSON line
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="gm", help="the move model (default: the built-in gm)")

@@ -390,6 +390,8 @@ def _epd_scores(weighted: list[tuple[int, Entrant, Evaluator]], positions: list[
     return epd
 
 
+# long: the command's steps in order (check the outputs, play each pair of entrants, fit the ratings,
+# write the table, the plot and the PGNs), each a call; what it holds is their order and the files they share
 def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
                 progress: bool = False) -> dict[str, Any]:
     """Measure every entrant (module docstring); the games of each pair go to

@@ -117,6 +117,8 @@ def _component(players: int, pairs: Sequence[PairScores], anchor: int) -> tuple[
     return to_anchor & reach[anchor, :], to_anchor
 
 
+# long: the whole maximum-likelihood fit in order (check the pairs, choose the rated players, iterate to
+# convergence, then the sandwich intervals); split, its pieces would pass the same arrays back and forth
 def fit_ratings(players: int, pairs: Sequence[PairScores], anchor: int = 0, anchor_elo: float = 0.0,
                 *, tol: float = 1e-9, max_iter: int = 200) -> RatingFit:
     """Maximum-likelihood Elo ratings with sandwich 95 % intervals (module docstring).

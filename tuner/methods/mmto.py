@@ -129,6 +129,7 @@ class SweepSummary:
     played_scores: np.ndarray  # int64[P]: each played move's search score (eval units, mover's view)
 
 
+# many parameters: the sweep's settings as plain keyword values (they travel to Dask workers as they are)
 def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray, *, depth: int,
                         budget: int, slope: float, window: float, n_threads: int,
                         progress: bool, pacer: Pacer | None = None, executor: Executor | None = None,
@@ -151,6 +152,7 @@ def search_training_set(pos: Positions, played_index: np.ndarray, w: np.ndarray,
     return SweepSummary(s.j_main, s.match, table, s.rows_total, s.nodes, np.concatenate([k.played_scores for k in kept]))
 
 
+# many parameters: the sweep's settings as plain keyword values (they travel to Dask workers as they are)
 def search_chunk(boards: np.ndarray, played_index: np.ndarray, *, w: np.ndarray, depth: int, budget: int,
                  slope: float, window: float, pacer: Pacer | None = None, loss: str = "sigmoid",
                  pls_threshold: float = 0.0, pls_model: str = "gm") -> SweepChunk:
@@ -208,6 +210,7 @@ class KeptSweep:
     j_result: float = math.nan
 
 
+# many parameters: the sweep's settings as plain keyword values (they travel to Dask workers as they are)
 def sweep_kept_chunk(boards: np.ndarray, played_index: np.ndarray, results: np.ndarray, *, w: np.ndarray, depth: int,
                      budget: int, slope: float, window: float, pacer: Pacer | None = None,
                      loss: str = "sigmoid", pls_threshold: float = 0.0,
@@ -222,6 +225,7 @@ def sweep_kept_chunk(boards: np.ndarray, played_index: np.ndarray, results: np.n
     return sums, KeptChunk(c.kept, results, c.played_scores)
 
 
+# many parameters: the sweep's settings as plain keyword values (they travel to Dask workers as they are)
 def sweep_kept(positions: Dataset, w: np.ndarray, *, depth: int, budget: int, slope: float, window: float,
                executor: Executor, batch: int, n_threads: int, progress: bool, pacer: Pacer | None = None,
                loss: str = "sigmoid", pls_threshold: float = 0.0, pls_model: str = "gm") -> KeptSweep:

@@ -119,6 +119,7 @@ class NetworkSweepSummary:
     played_scores: np.ndarray
 
 
+# many parameters: the sweep's settings as plain keyword values, as tuner.methods.mmto.sweep_kept's
 def search_network_training_set(boards: np.ndarray, played_index: np.ndarray, results: np.ndarray,
                                 net: QuantizedNetwork, *, depth: int, budget: int, slope: float, window: float,
                                 loss: str, n_threads: int, executor: Any = None, pacer: Pacer | None = None,

@@ -261,6 +261,8 @@ class _Tally:
         return f"{r['1-0']}/{r['1/2-1/2']}/{r['0-1']}"
 
 
+# many parameters: the command's inputs (player, its name and hash, folder, settings, openings) and its
+# switches (resume, overwrite, progress, log), each used once; a settings object would only rename them
 def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str | None, out: str | Path,
              config: SelfplayConfig, openings: list[Opening], openings_name: str, *, resume: bool = False,
              overwrite: bool = False, progress: bool | None = None, log: TextIO | None = None,
