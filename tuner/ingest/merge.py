@@ -20,6 +20,7 @@ import hashlib
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,6 +37,7 @@ from tuner.ingest.writer import (
     check_output,
     clean_leftovers,
     commit,
+    os_failure,
     staging_dir,
     staging_path,
     write_manifest,
@@ -81,6 +83,12 @@ def _split_rows(folder: Path, split: str) -> int:
         return int(pl.scan_parquet(path).select(pl.len()).collect().item())
     except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
         raise TunerError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
+
+
+def _chunks(folder: Path, split: str, n_rows: int) -> Iterator[pl.DataFrame]:
+    """The ``n_rows`` rows of ``folder``'s ``split`` in frames of :data:`CHUNK_ROWS`."""
+    for lo in range(0, n_rows, CHUNK_ROWS):
+        yield read_split(folder, split, rows=np.arange(lo, min(lo + CHUNK_ROWS, n_rows), dtype=np.int64))
 
 
 def _max_game_id(folder: Path) -> int:
@@ -156,44 +164,40 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         offsets, dropped, offset = [], 0, 0
         with progress_bar(total=total, unit="pos", desc="merge", file=sys.stderr, leave=False,
                           disable=None if progress is None else not progress) as bar:
+            def add(frame: pl.DataFrame, shift: int, split: int) -> int:
+                """Add ``frame``'s rows to ``split`` with their games shifted by ``shift``;
+                return the duplicates dropped."""
+                return writer.add(frame.with_columns(pl.col("game_id") + shift,
+                                                     pl.lit(split, dtype=pl.Int8()).alias(SPLIT_COLUMN)))
+
             for folder, size in zip(folders, sizes, strict=True):
                 offsets.append(offset)
                 for k, split in enumerate(SPLITS):
-                    for lo in range(0, size[split], CHUNK_ROWS):
-                        rows = np.arange(lo, min(lo + CHUNK_ROWS, size[split]), dtype=np.int64)
-                        frame = read_split(folder, split, rows=rows)
-                        frame = frame.with_columns(pl.col("game_id") + offset,
-                                                   pl.lit(k, dtype=pl.Int8()).alias(SPLIT_COLUMN))
-                        dropped += writer.add(frame)
-                        bar.update(len(rows))
+                    for frame in _chunks(folder, split, size[split]):
+                        dropped += add(frame, offset, k)
+                        bar.update(frame.height)
                 offset += _max_game_id(folder) + 1
+            # the mirrors come after every input, so that an input's own row wins a repeat
             mirrored = 0
             if mirror:
                 for folder, size, shift in zip(folders, sizes, offsets, strict=True):
-                    for lo in range(0, size["train"], CHUNK_ROWS):
-                        rows = np.arange(lo, min(lo + CHUNK_ROWS, size["train"]), dtype=np.int64)
-                        frame = mirror_rows(read_split(folder, "train", rows=rows))
-                        frame = frame.with_columns(pl.col("game_id") + (offset + shift),
-                                                   pl.lit(0, dtype=pl.Int8()).alias(SPLIT_COLUMN))
-                        mirrored += frame.height
-                        dropped += writer.add(frame)
-                        bar.update(len(rows))
+                    for frame in _chunks(folder, "train", size["train"]):
+                        mirrors = mirror_rows(frame)
+                        mirrored += mirrors.height
+                        dropped += add(mirrors, offset + shift, 0)
+                        bar.update(frame.height)
         empty = {split: np.zeros(0, dtype=np.int64) for split in SPLITS}
         counts = writer.finish(empty)
         if not sum(counts.values()):
             raise TunerError(f"{out}: the inputs hold no position; nothing written")
         games = {split: int(pl.scan_parquet(staging / split_file(split)).select(pl.col("game_id").n_unique())
                             .collect().item()) for split in SPLITS}
-        manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, counts, games, started)
-        if mirror:
-            manifest["config"]["mirror"] = True
-            manifest["positions"]["mirrored"] = mirrored
-            manifest["positions"]["mirror_game_id_offset"] = offset
+        manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, counts, games, started,
+                             mirror={"mirrored": mirrored, "mirror_game_id_offset": offset} if mirror else None)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
     except OSError as exc:
-        where = exc.filename if isinstance(exc.filename, str) and not exc.filename.startswith(str(private)) else out
-        raise TunerError(f"{where}: {exc.strerror or exc} (while merging; {out} was left as it was)") from None
+        raise TunerError(os_failure(exc, out, private)) from None
     finally:
         if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
@@ -202,7 +206,9 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
 
 def _manifest(folders: list[Path], manifests: list[dict[str, Any]], sizes: list[dict[str, int]],
               offsets: list[int], dedup: bool, dropped: int, counts: dict[str, int], games: dict[str, int],
-              started: float) -> dict[str, Any]:
+              started: float, mirror: dict[str, int] | None = None) -> dict[str, Any]:
+    """The merged set's manifest; ``mirror``: the mirrored rows' count and game-id offset, with
+    ``--mirror``."""
     inputs = []
     for folder, manifest, size, offset in zip(folders, manifests, sizes, offsets, strict=True):
         digest = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
@@ -215,10 +221,10 @@ def _manifest(folders: list[Path], manifests: list[dict[str, Any]], sizes: list[
         "schema_version": SCHEMA_VERSION,
         "package_version": tuner.__version__,
         "inputs": inputs,
-        "config": {"merge": True, "dedup": dedup, "mirror": False},
+        "config": {"merge": True, "dedup": dedup, "mirror": mirror is not None},
         "games": {"read": sum(games.values()), "kept": sum(games.values()), "rejected": 0, "rejected_by_reason": {}},
         "positions": {"read": read, "dropped_by_reason": {"duplicate": dropped}, "kept": sum(counts.values()),
-                      **counts},
+                      **counts, **(mirror or {})},
         "splits": {split: {"file": split_file(split), "games": games[split], "positions": counts[split]}
                    for split in SPLITS},
         "columns": {name: str(dtype) for name, dtype in SCHEMA.items()},

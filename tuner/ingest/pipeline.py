@@ -66,6 +66,7 @@ from tuner.ingest.writer import (
     commit,
     staging_dir,
     staging_path,
+    os_failure,
     write_manifest,
 )
 from tuner.progress import Progress, progress_bar
@@ -300,7 +301,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
     except OSError as exc:
-        raise TunerError(_os_failure(exc, out, private)) from None
+        raise TunerError(os_failure(exc, out, private)) from None
     finally:
         if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
@@ -308,16 +309,6 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
         print(one_line(f"... {sum(tally.problems.values()) - tally.printed} more problem(s), counted in {out / MANIFEST}"),
               file=log)
     return manifest
-
-
-def _os_failure(exc: OSError, out: Path, staging: Path) -> str:
-    """One line for an I/O failure during a run: the file it names, unless that is in the
-    staging folder (a private name), then the output folder."""
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    where = Path(os.fsdecode(exc.filename)) if isinstance(exc.filename, (str, bytes, os.PathLike)) else None
-    if where is not None and (where == staging or staging in where.parents):
-        return f"{out}: cannot write the position set ({reason}); {out} was left as it was"
-    return f"{where or out}: {reason} (while building the position set; {out} was left as it was)"
 
 
 def _check_position_files(inputs: list[InputFile], digests: list[FileDigest], tally: _Tally) -> None:

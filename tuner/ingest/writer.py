@@ -100,6 +100,16 @@ def check_output(out: Path, *, overwrite: bool = False) -> bool:
     return keep_others
 
 
+def os_failure(exc: OSError, out: Path, staging: Path) -> str:
+    """One line for an I/O failure during a run: the file it names, unless that is in the
+    staging folder (a private name), then the output folder."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = Path(os.fsdecode(exc.filename)) if isinstance(exc.filename, (str, bytes, os.PathLike)) else None
+    if where is not None and (where == staging or staging in where.parents):
+        return f"{out}: cannot write the position set ({reason}); {out} was left as it was"
+    return f"{where or out}: {reason} (while building the position set; {out} was left as it was)"
+
+
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` exists (``True`` when that cannot be told safely)."""
     if os.name == "nt":  # os.kill(pid, 0) would terminate it there

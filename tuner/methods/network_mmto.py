@@ -39,7 +39,7 @@ from tuner.progress import progress_bar
 from tuner.arena.movematch import top_k_credit
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.training.paced import Pacer, paced_sweep
-from tuner.training.training_data import TrainingData
+from tuner.training.training_data import TrainingData, result_array
 from tuner.training.run_context import RunContext
 from tuner.training.tune_config import TuneConfig
 
@@ -154,10 +154,7 @@ def parameter_scales(shape: NetworkShape) -> np.ndarray:
 def _results(data: TrainingData, cfg: MmtoConfig) -> np.ndarray:
     """The result term's targets of the training positions (float64[P], NaN: none)."""
     value = value_target(cfg)
-    if value is not None:
-        return value.targets(data.train)
-    r = data.train.results
-    return np.full(len(data.train), np.nan) if r is None else np.asarray(r, dtype=np.float64)
+    return result_array(data.train) if value is None else value.targets(data.train)
 
 
 class NetworkMmtoTrainer:

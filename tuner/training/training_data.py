@@ -31,6 +31,12 @@ from tuner.methods.registry import PLAYED_MOVES, methods
 from tuner.training.tune_config import TuneConfig
 
 
+def result_array(pos: Positions) -> np.ndarray:
+    """The positions' game results float64[P] from the mover's view (NaN: none, also for a
+    source without results)."""
+    return np.full(len(pos), np.nan) if pos.results is None else np.asarray(pos.results, dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class ValueTarget:
     """The target of a value term on a position with a search score (a ``tuner selfplay``
@@ -43,7 +49,7 @@ class ValueTarget:
 
     def targets(self, pos: Positions) -> np.ndarray:
         """float64[P]: each position's target (NaN: none)."""
-        results = np.full(len(pos), np.nan) if pos.results is None else np.asarray(pos.results, dtype=np.float64)
+        results = result_array(pos)
         if pos.scores is None or self.lam == 0:
             return results if self.lam < 1 else np.full(len(pos), np.nan)
         scores = np.asarray(pos.scores, dtype=np.float64)
@@ -59,10 +65,7 @@ def train_arrays(pos: Positions, played_index: np.ndarray,
     """What a sweep maps over: ``(boards, played_index, results)``, the results float64[P] from
     the mover's view (NaN: none, also for a source without results); with ``value``, its
     targets (:class:`ValueTarget`) in place of the results."""
-    if value is not None:
-        return pos.boards, played_index, value.targets(pos)
-    results = np.full(len(pos), np.nan) if pos.results is None else np.asarray(pos.results, dtype=np.float64)
-    return pos.boards, played_index, results
+    return pos.boards, played_index, result_array(pos) if value is None else value.targets(pos)
 
 
 @dataclass(frozen=True)
@@ -202,4 +205,4 @@ def _require_moves(data: str) -> None:
                          f"methods that use results: {', '.join(users) or 'none'}")
 
 
-__all__ = ["TrainingChunks", "TrainingData", "ValueTarget", "load_training_data", "train_arrays"]
+__all__ = ["TrainingChunks", "TrainingData", "ValueTarget", "load_training_data", "result_array", "train_arrays"]
