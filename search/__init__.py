@@ -30,12 +30,24 @@ convert from python-chess at the boundary (:mod:`search.core.convert`: :class:`I
 The error classes are importable from this package (``from search import InvalidBoardError``);
 they are loaded on first access, so that importing a light module such as
 :mod:`search.params.catalog` does not load numba.
+
+The module paths of the flat package before the rooms (``search.board``, ``search.search_api``,
+...) still import, for the scripts and term plug-ins written against them: each is an alias of
+the module that now holds it (``search.validate`` of both halves), and importing it warns once
+with :class:`MovedModuleWarning`, which names the new path.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import os
+import sys
+import types
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +97,57 @@ _ERRORS = {
     "IllegalMoveError": "search.core.convert",
 }
 
-__all__ = sorted(_ERRORS)
+__all__ = sorted([*_ERRORS, "MovedModuleWarning"])
+
+#: the rooms, in import order (tests/test_import_graph.py keeps it)
+ROOMS = ("core", "params", "evaluation", "tree", "pls")
+
+
+class MovedModuleWarning(FutureWarning):
+    """An import by a module path of the flat package before the rooms, e.g. ``search.board``
+    (now ``search.core.board``); the old path is an alias and keeps working."""
+
+
+def moved_module_homes(name: str) -> tuple[str, ...]:
+    """The modules that now hold the flat package's module ``name`` (``"board"`` ->
+    ``("search.core.board",)``; ``"validate"`` -> its board and weights halves), in room order;
+    empty when ``name`` was no module of it."""
+    here = Path(__file__).resolve().parent
+    if name in ROOMS or not name.isidentifier():
+        return ()
+    return tuple(f"search.{room}.{name}" for room in ROOMS if (here / room / f"{name}.py").is_file())
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``search.X`` for a module ``X`` that moved into a room: a module of its own whose
+    names are those of the module(s) now holding it (the same objects)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.partition(".")
+        if package != __name__ or "." in name or not moved_module_homes(name):
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None  # the default module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        homes = moved_module_homes(module.__name__.partition(".")[2])
+        for home in homes:
+            real = importlib.import_module(home)
+            module.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("__")})
+        module.__doc__ = f"An alias of {' and '.join(homes)} (the module's path before the rooms)."
+        frame = sys._getframe(1)  # the importer: the first frame outside importlib and this file
+        while frame.f_back is not None and ("importlib" in frame.f_code.co_filename
+                                            or frame.f_code.co_filename == __file__):
+            frame = frame.f_back
+        warnings.warn_explicit(f"{module.__name__} is now {' and '.join(homes)}; the old path is an alias "
+                               f"(import the new one)", MovedModuleWarning, frame.f_code.co_filename,
+                               frame.f_lineno, module=frame.f_globals.get("__name__"))
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModules())
 
 
 def __getattr__(name: str) -> Any:

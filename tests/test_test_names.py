@@ -13,9 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 #: checks of the whole repository, named after what they check
 REPOSITORY_WIDE = {"tests/test_bench_scripts.py", "tests/test_import_graph.py", "tests/test_test_names.py",
                    "tests/test_types.py"}
-#: checks of the ``search`` package as a whole: its stale-cache guard (``search/__init__.py``)
-#: and every kernel run as plain Python
-PACKAGE_WIDE = {"tests/search/test_numba_cache_guard.py", "tests/search/test_kernels_as_python.py"}
+#: checks of the ``search`` package as a whole: its stale-cache guard and the aliases of the
+#: module paths before the rooms (``search/__init__.py``), and every kernel run as plain Python
+PACKAGE_WIDE = {"tests/search/test_numba_cache_guard.py", "tests/search/test_kernels_as_python.py",
+                "tests/search/test_moved_module_paths.py"}
 
 
 def _modules(package: Path) -> set[str]:

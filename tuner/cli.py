@@ -224,6 +224,8 @@ def use_terms(path: str) -> str:
         plugin = load_plugin(path)
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
+    for note in plugin.notes:  # e.g. the plug-in imports search.board, now search.core.board
+        print(f"tuner: note: {note}", file=sys.stderr)
     if "search.params.catalog" in sys.modules and not same_file(os.environ.get(ENV_VAR) or "", path):
         raise TunerError(f"{path}: --terms must be given before the feature catalogue is loaded "
                          "(in a fresh process)")

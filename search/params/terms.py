@@ -29,7 +29,8 @@ import importlib.util
 import os
 import re
 import sys
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -54,6 +55,9 @@ class TermPlugin:
     bounds: tuple[int, int]
     count: Any  # the numba dispatcher count(b, counts)
     reference: Callable[..., Any]
+    #: the warnings its import raised, one line each ("FILE:LINE: Category: message"), e.g. an
+    #: import by a module path before the rooms (``search.board``); the command line prints them
+    notes: tuple[str, ...] = ()
 
     @property
     def n_base(self) -> int:
@@ -77,7 +81,9 @@ def load_plugin(path: str | Path) -> TermPlugin:
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
     try:
-        spec.loader.exec_module(module)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            spec.loader.exec_module(module)
     except SyntaxError as exc:
         sys.modules.pop(mod_name, None)
         raise TermsFileError(f"{where}: line {exc.lineno}: syntax error ({exc.msg})") from None
@@ -85,7 +91,9 @@ def load_plugin(path: str | Path) -> TermPlugin:
         sys.modules.pop(mod_name, None)
         raise TermsFileError(f"{where}: importing the plug-in failed: {exc.__class__.__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-    _LOADED[where] = _checked(module, where)
+    notes = tuple(" ".join(f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}".split())
+                  for w in caught)
+    _LOADED[where] = replace(_checked(module, where), notes=notes)
     return _LOADED[where]
 
 

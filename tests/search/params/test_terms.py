@@ -51,6 +51,37 @@ def test_example_extractor_equals_its_reference_on_the_shipped_games(real_boards
     assert _count(plugin, chess.Board("3rk3/8/8/8/3p4/8/8/4K3 b - - 0 1")) == [-1]
 
 
+def test_a_plugin_written_against_the_flat_package_still_loads_and_counts(
+        tmp_path: Path, real_boards: list[chess.Board], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plug-in importing ``search.board`` (the path before the rooms) loads, counts as the
+    example does, and carries one note naming its file and line and the new path."""
+    source = EXAMPLE.read_text()
+    assert "from search.core.board import" in source
+    old = tmp_path / "old_paths.py"
+    old.write_text(source.replace("from search.core.board import", "from search.board import"))
+    monkeypatch.delitem(sys.modules, "search.board", raising=False)  # the alias warns at its first import
+    line = 1 + source.splitlines().index(next(s for s in source.splitlines() if s.startswith("from search.core.board")))
+    plugin, example = load_plugin(old), load_plugin(EXAMPLE)
+    assert plugin.notes == (f"{old}:{line}: MovedModuleWarning: search.board is now search.core.board; "
+                            "the old path is an alias (import the new one)",)
+    assert example.notes == ()
+    assert [_count(plugin, b) for b in real_boards[:300]] == [_count(example, b) for b in real_boards[:300]]
+
+
+def test_the_command_line_prints_a_plugins_notes_in_one_line_each(tmp_path: Path) -> None:
+    old = tmp_path / "old_paths.py"
+    old.write_text(EXAMPLE.read_text().replace("from search.core.board import", "from search.board import"))
+    out = tmp_path / "gm.json"
+    proc = subprocess.run([sys.executable, "-m", "tuner", "--terms", str(old), "export", "gm", "--format", "json",
+                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "search.board" in line]
+    assert notes == [f"tuner: note: {old}:18: MovedModuleWarning: search.board is now search.core.board; "
+                     "the old path is an alias (import the new one)"]
+    assert "passers.rook_behind" in out.read_text()
+
+
 @pytest.mark.parametrize("source, message", [
     ("NAME = 'x'\nGROUP = 'g'\nTERMS = ((\n", "line 3: syntax error"),
     ("raise RuntimeError('boom')\n", "importing the plug-in failed: RuntimeError: boom"),
