@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -218,69 +219,92 @@ def parse_text(text: str, where: str = "<text>") -> Weights:
     return w
 
 
-# long: one pass over the text's lines with the section state it carries; not split yet (issue 44 item 2)
 def _parse_text(text: str) -> tuple[Weights, str | None]:
     """The weights of a text view, and the legacy catalogue hash it was migrated from (or None)."""
-    by_name = {t.name: t for t in tables()}
-    values = np.zeros(N_FEATURES, dtype=np.int64)
-    seen = np.zeros(N_FEATURES, dtype=bool)
-    header: dict[str, tuple[str, int]] = {}
-    section: Table | None = None
-    rows: list[str] = []  # labels (or ranks) still expected in the open section
-    section_line = 0
-    legacy: list[int] | None = None  # the feature indices a legacy catalogue's view gives
-
-    def close_section() -> None:
-        if section is not None and rows:
-            raise TextFormatError(f"line {section_line}: [{section.name}] is missing row {rows[0]!r}")
-
-    def assign(index: int, value: int, lineno: int, name: str) -> None:
-        if seen[index]:
-            raise TextFormatError(f"line {lineno}: {name} is given twice")
-        seen[index] = True
-        values[index] = value
-
-    lineno = 0
+    reader = _TextReader()
     for lineno, raw in enumerate(text.splitlines(), start=1):
+        reader.read_line(lineno, raw)
+    return reader.finish()
+
+
+class _TextReader:
+    """One pass over a text view's lines: the open ``[table]`` section and the rows it still
+    expects, the header settings, the values given so far (each feature once) and, for a view of
+    a legacy catalogue, the feature indices it gives."""
+
+    def __init__(self) -> None:
+        self.by_name = {t.name: t for t in tables()}
+        self.values = np.zeros(N_FEATURES, dtype=np.int64)
+        self.seen = np.zeros(N_FEATURES, dtype=bool)
+        self.header: dict[str, tuple[str, int]] = {}
+        self.section: Table | None = None
+        self.rows: list[str] = []  # labels (or ranks) still expected in the open section
+        self.section_line = 0
+        self.legacy: list[int] | None = None
+        self.lineno = 0
+
+    def read_line(self, lineno: int, raw: str) -> None:
+        self.lineno = lineno
         line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("metadata") else raw.strip()
         if not line:
-            continue
+            return
         if line.startswith("["):
-            close_section()
-            m = re.fullmatch(r"\[\s*([\w.]+)\s*\]", line)
-            if not m or m.group(1) not in by_name or not by_name[m.group(1)].labels:
-                raise TextFormatError(f"line {lineno}: unknown table {line!r}")
-            section, section_line = by_name[m.group(1)], lineno
-            rows = [str(r) for r in range(8, 0, -1)] if section.is_grid else list(section.labels)
-            continue
-        if "=" in line:
-            close_section()
-            section = None
+            self._open_section(line)
+        elif "=" in line:
+            self._close_section()
+            self.section = None
             key, _, value = (part.strip() for part in line.partition("="))
-            if key in ("catalog_hash", "phase_max", "metadata"):
-                if key in header:
-                    raise TextFormatError(f"line {lineno}: {key} is given twice")
-                header[key] = (value, lineno)
-                if key == "catalog_hash" and value != CATALOG_HASH:
-                    try:
-                        names = catalogue_names(value, f"line {lineno}")
-                    except WeightsFileError as exc:
-                        raise TextFormatError(str(exc)) from None
-                    legacy = [FEATURE_INDEX[n] for n in names]
-                if key == "phase_max" and value != str(PHASE_MAX):
-                    raise TextFormatError(f"line {lineno}: phase_max is {value!r}, this version uses {PHASE_MAX}")
-                continue
-            t = by_name.get(key)
-            if t is None or t.labels:
-                raise TextFormatError(f"line {lineno}: unknown setting or constant {key!r}")
-            assign(t.indices[0], _int(value, lineno, key), lineno, key)
-            continue
+            self._setting(key, value)
+        else:
+            self._row(line)
+
+    def _close_section(self) -> None:
+        if self.section is not None and self.rows:
+            raise TextFormatError(f"line {self.section_line}: [{self.section.name}] is missing row {self.rows[0]!r}")
+
+    def _assign(self, index: int, value: int, name: str) -> None:
+        if self.seen[index]:
+            raise TextFormatError(f"line {self.lineno}: {name} is given twice")
+        self.seen[index] = True
+        self.values[index] = value
+
+    def _open_section(self, line: str) -> None:
+        self._close_section()
+        m = re.fullmatch(r"\[\s*([\w.]+)\s*\]", line)
+        if not m or m.group(1) not in self.by_name or not self.by_name[m.group(1)].labels:
+            raise TextFormatError(f"line {self.lineno}: unknown table {line!r}")
+        section = self.section = self.by_name[m.group(1)]
+        self.section_line = self.lineno
+        self.rows = [str(r) for r in range(8, 0, -1)] if section.is_grid else list(section.labels)
+
+    def _setting(self, key: str, value: str) -> None:
+        lineno = self.lineno
+        if key in ("catalog_hash", "phase_max", "metadata"):
+            if key in self.header:
+                raise TextFormatError(f"line {lineno}: {key} is given twice")
+            self.header[key] = (value, lineno)
+            if key == "catalog_hash" and value != CATALOG_HASH:
+                try:
+                    names = catalogue_names(value, f"line {lineno}")
+                except WeightsFileError as exc:
+                    raise TextFormatError(str(exc)) from None
+                self.legacy = [FEATURE_INDEX[n] for n in names]
+            if key == "phase_max" and value != str(PHASE_MAX):
+                raise TextFormatError(f"line {lineno}: phase_max is {value!r}, this version uses {PHASE_MAX}")
+            return
+        t = self.by_name.get(key)
+        if t is None or t.labels:
+            raise TextFormatError(f"line {lineno}: unknown setting or constant {key!r}")
+        self._assign(t.indices[0], _int(value, lineno, key), key)
+
+    def _row(self, line: str) -> None:
+        lineno, section = self.lineno, self.section
         if section is None:
             raise TextFormatError(f"line {lineno}: row {line!r} outside a [table]")
         fields = line.split()
-        if not rows:
+        if not self.rows:
             raise TextFormatError(f"line {lineno}: [{section.name}] has an extra row {line!r}")
-        expected = rows.pop(0)
+        expected = self.rows.pop(0)
         if fields[0] != expected:
             raise TextFormatError(f"line {lineno}: expected row {expected!r} of [{section.name}], found {fields[0]!r}")
         if section.is_grid:
@@ -290,31 +314,46 @@ def _parse_text(text: str) -> tuple[Weights, str | None]:
             rank = int(expected) - 1
             for f, cell in enumerate(fields[1:]):
                 name = f"{section.name}.{_FILES[f]}{rank + 1}"
-                assign(section.indices[rank * 8 + f], _int(cell, lineno, name), lineno, name)
+                self._assign(section.indices[rank * 8 + f], _int(cell, lineno, name), name)
         else:
             if len(fields) != 2:
                 raise TextFormatError(f"line {lineno}: row {expected!r} of [{section.name}] needs one value")
             name = f"{section.name}.{expected}"
-            assign(section.indices[section.labels.index(expected)], _int(fields[1], lineno, name), lineno, name)
-    close_section()
-    for key in ("catalog_hash", "phase_max"):
-        if key not in header:
-            raise TextFormatError(f"line {lineno}: no '{key} = ...' line (not a movetuner text view?)")
-    required = np.ones(N_FEATURES, dtype=bool)
-    if legacy is not None:  # the tables added since are absent (0), and must be
-        required[:] = False
-        required[legacy] = True
-        extra = [t.name for t in by_name.values() if (seen & ~required)[list(t.indices)].any()]
-        if extra:
-            old, at = header["catalog_hash"]
-            raise TextFormatError(f"line {at}: catalogue {old!r} has no {extra[0]} (a view of it cannot give it)")
-    if not (seen | ~required).all():
-        missing = [t.name for t in by_name.values() if not (seen | ~required)[list(t.indices)].all()]
-        raise TextFormatError(f"line {lineno}: no values for {missing[0]}"
-                              + (f" and {len(missing) - 1} more tables" if len(missing) > 1 else ""))
-    metadata = {}
-    if "metadata" in header:
-        value, at = header["metadata"]
+            self._assign(section.indices[section.labels.index(expected)], _int(fields[1], lineno, name), name)
+
+    def finish(self) -> tuple[Weights, str | None]:
+        """The weights once every line was read: the header complete, every feature the
+        catalogue (or the legacy one) has given, the metadata a JSON object."""
+        self._close_section()
+        for key in ("catalog_hash", "phase_max"):
+            if key not in self.header:
+                raise TextFormatError(f"line {self.lineno}: no '{key} = ...' line (not a movetuner text view?)")
+        self._check_complete()
+        metadata = self._metadata()
+        if self.legacy is not None:
+            old = self.header["catalog_hash"][0]
+            return Weights(self.values.astype(np.int32), {**metadata, "migrated_from_catalog": old}), old
+        return Weights(self.values.astype(np.int32), metadata), None
+
+    def _check_complete(self) -> None:
+        seen = self.seen
+        required = np.ones(N_FEATURES, dtype=bool)
+        if self.legacy is not None:  # the tables added since are absent (0), and must be
+            required[:] = False
+            required[self.legacy] = True
+            extra = [t.name for t in self.by_name.values() if (seen & ~required)[list(t.indices)].any()]
+            if extra:
+                old, at = self.header["catalog_hash"]
+                raise TextFormatError(f"line {at}: catalogue {old!r} has no {extra[0]} (a view of it cannot give it)")
+        if not (seen | ~required).all():
+            missing = [t.name for t in self.by_name.values() if not (seen | ~required)[list(t.indices)].all()]
+            raise TextFormatError(f"line {self.lineno}: no values for {missing[0]}"
+                                  + (f" and {len(missing) - 1} more tables" if len(missing) > 1 else ""))
+
+    def _metadata(self) -> dict[str, Any]:
+        if "metadata" not in self.header:
+            return {}
+        value, at = self.header["metadata"]
         try:
             metadata = loads_json(value, f"line {at}: metadata")
         except InputLimitError as exc:
@@ -323,7 +362,4 @@ def _parse_text(text: str) -> tuple[Weights, str | None]:
             raise TextFormatError(f"line {at}: metadata is not valid one-line JSON ({exc.msg})") from None
         if not isinstance(metadata, dict):
             raise TextFormatError(f"line {at}: metadata must be a JSON object")
-    if legacy is not None:
-        old = header["catalog_hash"][0]
-        return Weights(values.astype(np.int32), {**metadata, "migrated_from_catalog": old}), old
-    return Weights(values.astype(np.int32), metadata), None
+        return metadata
