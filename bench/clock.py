@@ -21,7 +21,8 @@ engine's behaviour), same weights: the target is A's interval above 0 at 100 ms 
 moves from its time left, and a side whose clock runs out loses on time).
 
 Timed games depend on the machine's load; both sides share it, one game at a time by default
-(``--workers``). Run ``python bench/clock.py --help`` for the options.
+(``--workers``). A running line (games, W/D/L, Elo with its interval) goes to standard error
+every 30 s. Run ``python bench/clock.py --help`` for the options.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ from search.tree.iterative import Searcher
 from search.pls.move_model import load_move_model
 from search.pls.pls import MODEL_ABOVE_PLAY, check_model_above
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
-                               play_with_engines, summarize)
+                               play_with_engines, running_line, summarize)
 from tuner.arena.engines import ExternalEngine
 from tuner.arena.players import Engine, PlsPlayer, new_engine
+from tuner.progress import RunningLog
 
 #: move-ordering table per engine and game, as the match's (2**16 entries)
 TT_BITS = 16
@@ -113,12 +115,23 @@ def main() -> None:
     tasks = [PairTask(i, op, side_a, weights, None, None, args.max_plies, 1000, 4, movetime, tc=tc)
              for i, op in enumerate(openings)]
     start = time.perf_counter()
-    if args.workers == 1:
-        pairs = [play_pair(t) for t in tasks]
-    else:
-        spawn = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
-            pairs = list(pool.map(play_pair, tasks))
+    done: list[tuple[GameRecord, GameRecord]] = []  # in the order they end; replaced whole
+
+    def describe() -> str:
+        return running_line("clock", list(done), args.games, None, time.perf_counter() - start)
+
+    with RunningLog(describe):  # a line on standard error every 30 s
+        if args.workers == 1:
+            for t in tasks:
+                done = [*done, play_pair(t)]
+            pairs = done
+        else:
+            spawn = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
+                futures = [pool.submit(play_pair, t) for t in tasks]
+                for fut in concurrent.futures.as_completed(futures):
+                    done = [*done, fut.result()]
+                pairs = [fut.result() for fut in futures]  # opening order
     summary = summarize(pairs).to_json()
     sides = ({"a": f"probability-limited search, model above {model_above:g}", "b": "depth-limited search"}
              if args.pls else {"a": "keeps cut iterations", "b": "discards them (before issue 43)"})
