@@ -96,8 +96,6 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-
-
 def room_arrows(graph: dict[str, set[str]]) -> list[str]:
     """``a -> b`` for each import of a module of ``search`` that does not point to its own room or
     a room before it (the package ``search`` itself and a module outside the rooms count as

@@ -64,9 +64,9 @@ from tuner.ingest.writer import (
     check_output,
     clean_leftovers,
     commit,
+    os_failure,
     staging_dir,
     staging_path,
-    os_failure,
     write_manifest,
 )
 from tuner.progress import Progress, progress_bar
