@@ -1,12 +1,15 @@
-"""Time management (issue 43): the engine that keeps a cut iteration's best move against the one
-that discards it, as one JSON line.
+"""Time management (issue 43): the engine's time management against the engine's before issue 43,
+as one JSON line.
 
 Both sides play the same weights (``gm`` by default) with :class:`search.tree.iterative.Searcher` at a
 fixed time a move (``--movetime``, 100 ms by default: the deadline cuts the running iteration
 every move); side A keeps a cut iteration's best root move once its first root move was
 searched in full (``keep_partial=True``, the engine's behaviour), side B discards every cut
 iteration but the first (``keep_partial=False``, the behaviour before issue 43: the baseline,
-measured in the same run). The games are the match machinery's (:mod:`tuner.arena.match`: the
+measured in the same run). On a clock (``--tc``) A also scales its soft limit by the best
+move's stability (``adapt_time=True``, :class:`search.tree.iterative.MoveStability`) and B keeps
+the plan's (``adapt_time=False``); ``--fixed-soft`` gives A the plan's soft limit too, so that
+only the kept cut iteration differs. The games are the match machinery's (:mod:`tuner.arena.match`: the
 shipped openings, each played with both colours, its adjudication rules), and the summary its
 own: W/D/L, score and Elo from A's view with 95% intervals (pentanomial over game pairs), plus
 each side's mean reported depth a move (a kept cut iteration reports the depth it was cut at).
@@ -47,9 +50,10 @@ from tuner.progress import RunningLog
 TT_BITS = 16
 
 
-def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
+def play_pair(task: PairTask, adapt_a: bool = True) -> tuple[GameRecord, GameRecord]:
     """Both games of an opening (A as White, then B), each with fresh searchers: A keeps cut
-    iterations, B discards them; or, when A is a :class:`PlsPlayer` (``--pls``), A plays the
+    iterations (and scales its soft limit by the best move's stability unless not ``adapt_a``),
+    B discards them and keeps the plan's soft limit; or, when A is a :class:`PlsPlayer` (``--pls``), A plays the
     probability-limited search and B the depth-limited one."""
     games = []
     for white, round_name in (("A", f"{task.index + 1}.1"), ("B", f"{task.index + 1}.2")):
@@ -59,8 +63,8 @@ def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
                        "B": Searcher(task.weights_a.weights, tt_bits=TT_BITS)}
         else:
             weights = task.weights_a
-            engines = {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True),
-                       "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False)}
+            engines = {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True, adapt_time=adapt_a),
+                       "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False)}
         games.append(play_with_engines(task, white, round_name, engines))
     return games[0], games[1]
 
@@ -93,6 +97,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1, help="games played at once (default: 1)")
     ap.add_argument("--seed", type=int, default=0, help="seed for choosing the openings (default: 0)")
     ap.add_argument("--max-plies", type=int, default=400, help="adjudicate a draw after this many plies")
+    ap.add_argument("--fixed-soft", action="store_true",
+                    help="A keeps the plan's soft limit as B does (only the kept cut iteration differs; "
+                         "matters with --tc)")
     ap.add_argument("--pls", action="store_true",
                     help="A plays the probability-limited search, B the depth-limited one (issue 43's target)")
     ap.add_argument("--pls-model-above", type=float, default=MODEL_ABOVE_PLAY, metavar="P",
@@ -123,18 +130,20 @@ def main() -> None:
     with RunningLog(describe):  # a line on standard error every 30 s
         if args.workers == 1:
             for t in tasks:
-                done = [*done, play_pair(t)]
+                done = [*done, play_pair(t, not args.fixed_soft)]
             pairs = done
         else:
             spawn = multiprocessing.get_context("spawn")
             with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
-                futures = [pool.submit(play_pair, t) for t in tasks]
+                futures = [pool.submit(play_pair, t, not args.fixed_soft) for t in tasks]
                 for fut in concurrent.futures.as_completed(futures):
                     done = [*done, fut.result()]
                 pairs = [fut.result() for fut in futures]  # opening order
     summary = summarize(pairs).to_json()
     sides = ({"a": f"probability-limited search, model above {model_above:g}", "b": "depth-limited search"}
-             if args.pls else {"a": "keeps cut iterations", "b": "discards them (before issue 43)"})
+             if args.pls else {"a": "keeps cut iterations" + ("" if args.fixed_soft or tc is None else
+                                                              ", soft limit by the best move's stability"),
+                               "b": "discards them, the plan's soft limit (before issue 43)"})
     print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
                       **sides, **summary,
                       "mean_depth_a": mean_depth(pairs, "A"), "mean_depth_b": mean_depth(pairs, "B"),

@@ -11,7 +11,10 @@ keys so that repetitions score as draws. Limits:
 * time is managed through a :class:`TimePlan`: a *soft* limit after which no iteration starts
   (nor, unless the plan says ``fill``, one predicted to end after the hard limit: last
   iteration's nodes x the measured growth factor / the measured speed), and a *hard* limit,
-  a deadline at which a watchdog thread aborts the running iteration;
+  a deadline at which a watchdog thread aborts the running iteration; on a clock (a plan
+  without ``fill``) the soft limit is scaled by the best move's stability
+  (:class:`MoveStability`: more time while the best move changes between iterations, less
+  once it has held for several), never past the hard limit;
 * the kernel cannot be interrupted by design, so an abort (the deadline's, or
   :meth:`Searcher.abort` from another thread) goes through its node counter
   (:meth:`search.tree.alphabeta.Workspace.abort` raises it past the budget; the kernel then scores
@@ -138,6 +141,48 @@ class TimePlan:
         return cls(min(soft, hard), hard)
 
 
+#: completed iterations in a row with the same best move after which the move counts as stable
+STABLE_ITERATIONS = 3
+#: the soft limit's scale once the best move is stable
+STABLE_SCALE = 0.7
+#: the soft limit's largest scale (the hard limit bounds it anyway)
+MAX_SOFT_SCALE = 2.5
+
+
+class MoveStability:
+    """How settled the best move of a search is, as a scale of the soft time limit.
+
+    After each completed iteration :meth:`update` takes its best move. ``changes`` is a decaying
+    count of best-move changes (halved at each iteration, plus one when the move changed: a
+    change in the last iteration counts 1, two iterations back 1/2, ...), as Stockfish's
+    ``totBestMoveChanges`` (its ``search.cpp``, the time check after each iteration; its
+    factor there is ``1 + 1.7 x changes``). :attr:`scale` is ``1 + changes``, at most
+    :data:`MAX_SOFT_SCALE`, and :data:`STABLE_SCALE` instead once the move has held for
+    :data:`STABLE_ITERATIONS` iterations in a row (the changes long decayed): a search whose
+    move keeps changing thinks up to twice and a half its share, one whose move has settled
+    stops at seven tenths of it.
+    """
+
+    def __init__(self) -> None:
+        self.move: Move | None = None
+        #: decaying count of best-move changes (see the class docstring)
+        self.changes = 0.0
+        #: completed iterations since the best move last changed (0: it changed in the last one)
+        self.held = 0
+
+    def update(self, move: Move) -> None:
+        changed = self.move is not None and move != self.move
+        self.changes = self.changes / 2 + (1.0 if changed else 0.0)
+        self.held = 0 if changed or self.move is None else self.held + 1
+        self.move = move
+
+    @property
+    def scale(self) -> float:
+        if self.held >= STABLE_ITERATIONS:
+            return STABLE_SCALE
+        return min(1.0 + self.changes, MAX_SOFT_SCALE)
+
+
 class _Deadline:
     """A watchdog thread that aborts the search on ``ws`` at ``when`` (``time.perf_counter``
     seconds), and again every millisecond until :meth:`cancel` (an abort written just before an
@@ -176,11 +221,15 @@ class Searcher:
     :meth:`think` runs.
     """
 
-    def __init__(self, weights: object, *, tt_bits: int = 20, keep_partial: bool = True) -> None:
+    def __init__(self, weights: object, *, tt_bits: int = 20, keep_partial: bool = True,
+                 adapt_time: bool = True) -> None:
         self.weights = check_evaluator(weights)
         #: whether a cut iteration whose first root move was searched in full gives the move
         #: (module docstring); ``False``: discard it
         self.keep_partial = keep_partial
+        #: whether a clock's soft limit follows the best move's stability (:class:`MoveStability`);
+        #: ``False``: the plan's soft limit as it stands (the engine before issue 43)
+        self.adapt_time = adapt_time
         self.ws = Workspace(self.weights)
         self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
         self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
@@ -240,9 +289,12 @@ class Searcher:
         best: Iteration | None = None
         total = 0
         counts: list[int] = []  # nodes of each kept iteration
+        stability = MoveStability()
         try:
             for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
-                if best is not None and (self._aborted.is_set() or not self._may_start(plan, deadline, start, counts)):
+                scale = stability.scale if self.adapt_time else 1.0
+                if best is not None and (self._aborted.is_set()
+                                         or not may_start(plan, deadline, start, counts, self.nps, scale)):
                     break
                 budget = UNLIMITED if node_limit is None else max(1, node_limit - total)
                 t0 = time.perf_counter()
@@ -264,6 +316,8 @@ class Searcher:
                     if not pv and n_legal:  # cannot happen for a completed root; keep bestmove legal anyway
                         pv = (int(legal_moves(board)[0]),)
                     best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
+                    if pv:
+                        stability.update(pv[0])
                 if on_iteration is not None:
                     on_iteration(best)
                 counts.append(nodes)
@@ -291,19 +345,19 @@ class Searcher:
             return None
         return Iteration(depth, score, pv, nodes, total, time.perf_counter() - start, partial=True)
 
-    def _may_start(self, plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int]) -> bool:
-        """Whether the time plan lets the next iteration start (after at least one)."""
-        return may_start(plan, deadline, start, counts, self.nps)
 
-
-def may_start(plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int], nps: float) -> bool:
+def may_start(plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int], nps: float,
+              soft_scale: float = 1.0) -> bool:
     """Whether ``plan`` lets the next iteration of a search started at ``start``
     (``time.perf_counter`` seconds) start, after the kept iterations of ``counts`` nodes each
-    (at least one) at ``nps`` nodes per second; shared by :mod:`search.pls.pls`."""
+    (at least one) at ``nps`` nodes per second; shared by :mod:`search.pls.pls`. Unless the plan
+    says ``fill``, its soft limit is scaled by ``soft_scale`` (:attr:`MoveStability.scale`), at
+    most to the hard limit."""
     if plan is None or deadline is None:
         return True
     elapsed = time.perf_counter() - start
-    if deadline.expired.is_set() or elapsed >= plan.soft:
+    soft = plan.soft if plan.fill else min(plan.soft * soft_scale, plan.hard)
+    if deadline.expired.is_set() or elapsed >= soft:
         return False
     if plan.fill:
         return True

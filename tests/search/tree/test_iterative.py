@@ -13,7 +13,7 @@ import pytest
 
 from search.core.board import W_KEY
 from search.core.convert import from_fen, legal_moves, push
-from search.tree.iterative import Searcher, TimePlan, _Deadline, may_start
+from search.tree.iterative import MAX_SOFT_SCALE, STABLE_SCALE, MoveStability, Searcher, TimePlan, _Deadline, may_start
 from search.tree.search_api import search
 from search.params.weights import load_weights
 
@@ -133,3 +133,41 @@ def test_the_prediction_grows_the_last_iteration_by_its_measured_factor(searcher
             assert may_start(plan, deadline, time.perf_counter(), [1_000, 10_000], 100_000.0) is expected
         finally:
             deadline.cancel()
+
+
+def test_move_stability_scales_the_soft_limit_by_the_best_moves_changes() -> None:
+    """A change in the last iteration doubles the soft limit, one two iterations back adds a
+    half; a move held for three iterations in a row brings it down to seven tenths; the scale is
+    capped at 2.5."""
+    stability = MoveStability()
+    assert stability.scale == 1.0  # nothing known yet
+    scales = []
+    for move in (10, 10, 20, 20, 20, 20, 30, 40, 50, 60):
+        stability.update(move)
+        scales.append(stability.scale)
+    assert scales[:2] == [1.0, 1.0]  # the first move, then held once
+    assert scales[2:6] == [2.0, 1.5, 1.25, STABLE_SCALE]  # changed, then held 1, 2, 3 iterations
+    assert scales[6] == pytest.approx(2.0 + 1 / 16)  # changed again, the old change decayed
+    assert scales[-1] == MAX_SOFT_SCALE  # four changes in a row: 1.88 changes, capped
+    assert STABLE_SCALE < 1.0 < MAX_SOFT_SCALE
+
+
+@pytest.mark.parametrize(("soft_scale", "fill", "elapsed", "expected"), [
+    (1.0, False, 0.15, False),   # past the soft limit of 0.1 s
+    (2.0, False, 0.15, True),    # a changing move doubles it to 0.2 s
+    (2.0, False, 0.25, False),
+    (0.7, False, 0.08, False),   # a settled move brings it down to 0.07 s
+    (0.7, False, 0.05, True),
+    (9.0, False, 0.25, True),    # scaled at most to the hard limit of 0.3 s
+    (9.0, False, 0.31, False),
+    (2.0, True, 0.15, False),    # go movetime (fill): the plan's own limit, unscaled
+])
+def test_the_soft_limit_is_scaled_on_a_clock_only(searcher: Searcher, soft_scale: float, fill: bool,
+                                                  elapsed: float, expected: bool) -> None:
+    plan = TimePlan(0.1, 0.3, fill=fill)
+    deadline = _Deadline(searcher.ws, time.perf_counter() + 60.0)
+    try:
+        # one tiny iteration: the prediction (10 nodes x 2 at 10^6 nodes/s) never binds
+        assert may_start(plan, deadline, time.perf_counter() - elapsed, [10], 1e6, soft_scale) is expected
+    finally:
+        deadline.cancel()
