@@ -23,6 +23,12 @@ engine's behaviour), same weights: the target is A's interval above 0 at 100 ms 
 ``--tc BASE+INC`` plays on a clock per side instead (the match's ``--tc``: each side plans its
 moves from its time left, and a side whose clock runs out loses on time).
 
+``--usage N`` plays no games: it searches N positions of a position set's validation split
+(``--data``, the GM set by default) once per side with the plan of a move (the clock's first
+move with ``--tc``, else ``--movetime``) and prints how each side ends its searches (a kept cut
+iteration, a discarded one), its mean seconds and depth a move: what the two sides' difference
+can be worth at that limit.
+
 Timed games depend on the machine's load; both sides share it, one game at a time by default
 (``--workers``). A running line (games, W/D/L, Elo with its interval) goes to standard error
 every 30 s. Run ``python bench/clock.py --help`` for the options.
@@ -37,12 +43,15 @@ import multiprocessing
 import time
 
 from search.evaluation.evaluators import checked_evaluator, load_evaluator
-from search.tree.iterative import Searcher
+from search.core.convert import from_fen
+from search.tree.iterative import Searcher, TimePlan
 from search.pls.move_model import load_move_model
 from search.pls.pls import MODEL_ABOVE_PLAY, check_model_above
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
                                play_with_engines, running_line, summarize)
 from tuner.arena.engines import ExternalEngine
+from tuner.errors import TunerError
+from tuner.ingest.reader import read_split
 from tuner.arena.players import Engine, PlsPlayer, new_engine
 from tuner.progress import RunningLog
 
@@ -86,6 +95,30 @@ def chess_white_to_move(fen: str) -> bool:
     return fen.split()[1] == "w"
 
 
+def time_usage(weights: object, fens: list[str], plan: TimePlan, adapt_a: bool = True) -> dict[str, dict[str, float]]:
+    """How side A (keeps cut iterations; stability scale unless not ``adapt_a``) and side B
+    (discards them, the plan's soft limit) end a search of each of ``fens`` under ``plan``:
+    searches ending in a kept cut iteration, in a discarded one, mean seconds and mean depth."""
+    out = {}
+    sides = {"a": Searcher(weights, tt_bits=TT_BITS, adapt_time=adapt_a),
+             "b": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False)}
+    for name, searcher in sides.items():
+        searcher.think(from_fen(fens[0]), [], max_depth=2)  # load the kernels before timing
+        kept = discarded = 0
+        seconds = depth = 0.0
+        for fen in fens:
+            searcher.clear()
+            best = searcher.think(from_fen(fen), [], plan=plan)
+            assert best is not None
+            kept += best.partial
+            discarded += searcher.searched_nodes > best.total_nodes  # a discarded iteration's nodes
+            seconds += searcher.searched_seconds
+            depth += best.depth
+        out[name] = {"kept_cut": kept, "discarded_cut": discarded, "mean_seconds": round(seconds / len(fens), 4),
+                     "mean_depth": round(depth / len(fens), 2)}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -100,6 +133,10 @@ def main() -> None:
     ap.add_argument("--fixed-soft", action="store_true",
                     help="A keeps the plan's soft limit as B does (only the kept cut iteration differs; "
                          "matters with --tc)")
+    ap.add_argument("--usage", type=int, default=0, metavar="N",
+                    help="play no games: how each side ends its searches of N validation positions (see above)")
+    ap.add_argument("--data", default="datasets/built/gm", metavar="DIR",
+                    help="with --usage: the position set (default: datasets/built/gm)")
     ap.add_argument("--pls", action="store_true",
                     help="A plays the probability-limited search, B the depth-limited one (issue 43's target)")
     ap.add_argument("--pls-model-above", type=float, default=MODEL_ABOVE_PLAY, metavar="P",
@@ -117,6 +154,17 @@ def main() -> None:
     except ValueError as exc:
         ap.error(str(exc))
     movetime = None if tc is not None else args.movetime
+    if args.usage > 0:
+        try:
+            frame = read_split(args.data, "validation", columns=["fen"])
+        except TunerError as exc:
+            ap.error(str(exc))
+        fens = frame.sample(min(args.usage, frame.height), seed=args.seed)["fen"].to_list()
+        plan = TimePlan.for_clock(*tc) if tc is not None else TimePlan.fixed(args.movetime / 1000)
+        print(json.dumps({"bench": "clock-usage", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
+                          "plan": {"soft": round(plan.soft, 4), "hard": round(plan.hard, 4), "fill": plan.fill},
+                          "positions": len(fens), **time_usage(weights, fens, plan, not args.fixed_soft)}))
+        return
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
     side_a = PlsPlayer(weights, load_move_model("gm"), model_above=model_above) if args.pls else weights
     tasks = [PairTask(i, op, side_a, weights, None, None, args.max_plies, 1000, 4, movetime, tc=tc)

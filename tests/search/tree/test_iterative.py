@@ -171,3 +171,29 @@ def test_the_soft_limit_is_scaled_on_a_clock_only(searcher: Searcher, soft_scale
         assert may_start(plan, deadline, time.perf_counter() - elapsed, [10], 1e6, soft_scale) is expected
     finally:
         deadline.cancel()
+
+
+@pytest.mark.parametrize("adapt", [True, False])
+def test_think_scales_the_soft_limit_by_its_own_iterations(monkeypatch: pytest.MonkeyPatch, adapt: bool) -> None:
+    """Before each iteration after the first, the search asks :func:`may_start` with the scale of
+    the best moves of the iterations so far (:class:`MoveStability`); without ``adapt_time``, 1."""
+    import search.tree.iterative as iterative  # noqa: PLC0415
+
+    asked: list[float] = []
+
+    def recording(plan, deadline, start, counts, nps, soft_scale=1.0):  # type: ignore[no-untyped-def]
+        asked.append(soft_scale)
+        return True
+
+    monkeypatch.setattr(iterative, "may_start", recording)
+    moves: list[int] = []
+    s = Searcher(load_weights("classic").values, tt_bits=16, adapt_time=adapt)
+    s.think(from_fen(MIDDLE_GAME), [], max_depth=6, plan=TimePlan(60.0, 60.0),
+            on_iteration=lambda it: moves.append(it.pv[0]))
+    assert len(moves) == 6 and len(asked) == 5
+    expected = []
+    stability = MoveStability()
+    for move in moves[:-1]:
+        stability.update(move)
+        expected.append(stability.scale if adapt else 1.0)
+    assert asked == expected
