@@ -50,9 +50,9 @@ from search.pls.pls import MODEL_ABOVE_PLAY, check_model_above
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
                                play_with_engines, running_line, summarize)
 from tuner.arena.engines import ExternalEngine
+from tuner.arena.players import Engine, PlsPlayer, new_engine
 from tuner.errors import TunerError
 from tuner.ingest.reader import read_split
-from tuner.arena.players import Engine, PlsPlayer, new_engine
 from tuner.progress import RunningLog
 
 #: move-ordering table per engine and game, as the match's (2**16 entries)

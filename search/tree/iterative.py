@@ -156,7 +156,8 @@ class MoveStability:
     count of best-move changes (halved at each iteration, plus one when the move changed: a
     change in the last iteration counts 1, two iterations back 1/2, ...), as Stockfish's
     ``totBestMoveChanges`` (its ``search.cpp``, the time check after each iteration; its
-    factor there is ``1 + 1.7 x changes``). :attr:`scale` is ``1 + changes``, at most
+    factor there is about ``1 + 2 x changes``, the coefficient 1.7 to 2.1 across versions,
+    beside other factors this search lacks). :attr:`scale` is ``1 + changes``, at most
     :data:`MAX_SOFT_SCALE`, and :data:`STABLE_SCALE` instead once the move has held for
     :data:`STABLE_ITERATIONS` iterations in a row (the changes long decayed): a search whose
     move keeps changing thinks up to twice and a half its share, one whose move has settled
