@@ -59,10 +59,17 @@ from tuner.progress import RunningLog
 TT_BITS = 16
 
 
+def clock_sides(weights: object, adapt_a: bool = True) -> dict[str, Searcher]:
+    """The two sides of the time-management comparison, fresh: ``"A"`` keeps cut iterations (and
+    scales its soft limit by the best move's stability unless not ``adapt_a``), ``"B"`` discards
+    them and keeps the plan's soft limit (the engine before issue 43)."""
+    return {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True, adapt_time=adapt_a),
+            "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False)}
+
+
 def play_pair(task: PairTask, adapt_a: bool = True) -> tuple[GameRecord, GameRecord]:
-    """Both games of an opening (A as White, then B), each with fresh searchers: A keeps cut
-    iterations (and scales its soft limit by the best move's stability unless not ``adapt_a``),
-    B discards them and keeps the plan's soft limit; or, when A is a :class:`PlsPlayer` (``--pls``), A plays the
+    """Both games of an opening (A as White, then B), each with fresh searchers: the sides of
+    :func:`clock_sides`; or, when A is a :class:`PlsPlayer` (``--pls``), A plays the
     probability-limited search and B the depth-limited one."""
     games = []
     for white, round_name in (("A", f"{task.index + 1}.1"), ("B", f"{task.index + 1}.2")):
@@ -71,9 +78,7 @@ def play_pair(task: PairTask, adapt_a: bool = True) -> tuple[GameRecord, GameRec
             engines = {"A": new_engine(task.weights_a, TT_BITS),
                        "B": Searcher(task.weights_a.weights, tt_bits=TT_BITS)}
         else:
-            weights = task.weights_a
-            engines = {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True, adapt_time=adapt_a),
-                       "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False)}
+            engines = dict(clock_sides(task.weights_a, adapt_a))
         games.append(play_with_engines(task, white, round_name, engines))
     return games[0], games[1]
 
@@ -96,13 +101,11 @@ def chess_white_to_move(fen: str) -> bool:
 
 
 def time_usage(weights: object, fens: list[str], plan: TimePlan, adapt_a: bool = True) -> dict[str, dict[str, float]]:
-    """How side A (keeps cut iterations; stability scale unless not ``adapt_a``) and side B
-    (discards them, the plan's soft limit) end a search of each of ``fens`` under ``plan``:
-    searches ending in a kept cut iteration, in a discarded one, mean seconds and mean depth."""
+    """How each side of :func:`clock_sides` (keys ``"a"`` and ``"b"``) ends a search of each of
+    ``fens`` under ``plan``: searches ending in a kept cut iteration, in a discarded one, mean
+    seconds and mean depth."""
     out = {}
-    sides = {"a": Searcher(weights, tt_bits=TT_BITS, adapt_time=adapt_a),
-             "b": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False)}
-    for name, searcher in sides.items():
+    for name, searcher in clock_sides(weights, adapt_a).items():
         searcher.think(from_fen(fens[0]), [], max_depth=2)  # load the kernels before timing
         kept = discarded = 0
         seconds = depth = 0.0
@@ -114,7 +117,7 @@ def time_usage(weights: object, fens: list[str], plan: TimePlan, adapt_a: bool =
             discarded += searcher.searched_nodes > best.total_nodes  # a discarded iteration's nodes
             seconds += searcher.searched_seconds
             depth += best.depth
-        out[name] = {"kept_cut": kept, "discarded_cut": discarded, "mean_seconds": round(seconds / len(fens), 4),
+        out[name.lower()] = {"kept_cut": kept, "discarded_cut": discarded, "mean_seconds": round(seconds / len(fens), 4),
                      "mean_depth": round(depth / len(fens), 2)}
     return out
 

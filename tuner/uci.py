@@ -20,10 +20,10 @@ arrives:
   increment; 30 moves to go when the GUI does not say; with the depth-limited search scaled
   by the best move's stability, :class:`search.tree.iterative.MoveStability`) after which no
   iteration starts, nor one predicted to end after the *hard* limit (3 x soft, at most a third
-  of the time left minus the move overhead), the deadline at which the running iteration is aborted. A side to
-  move without its clock (``go wtime 1000`` with Black to move) plays on the other side's,
-  and clock parameters without any time (``go movestogo 5``) search ``movetime``
-  :data:`MISSING_CLOCK_MOVETIME_MS`, each with an ``info string`` saying so;
+  of the time left minus the move overhead), the deadline at which the running iteration is
+  aborted. A side to move without its clock (``go wtime 1000`` with Black to move) plays on
+  the other side's, and clock parameters without any time (``go movestogo 5``) search
+  ``movetime`` :data:`MISSING_CLOCK_MOVETIME_MS`, each with an ``info string`` saying so;
 * ``nodes N``: the iterations share N nodes; a last ``info nodes`` line reports every node
   searched (N when it ran out) when the iteration that exhausted them was discarded;
 * ``mate N``: iterations up to ``2N - 1`` plies, ending early at a mate;
