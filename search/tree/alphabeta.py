@@ -97,10 +97,11 @@ N_PLY_INTS = 10
 WS_BOARDS, WS_MOVES, WS_ORDER, WS_INTS, WS_PV, WS_KILLERS, WS_EVS, WS_STATS = range(8)
 #: columns of the workspace's ``killers`` array (:func:`store_killer`)
 KILLER_FIRST, KILLER_SECOND = 0, 1
-#: entries of the workspace's ``stats`` array (3 is a caller's own); the last three are the root's
-#: record (:func:`record_root`): root moves searched in full, the best score and PV length among them
+#: entries of the workspace's ``stats`` array (3 is a caller's own); the last four are the root's
+#: record (:func:`record_root`): root moves searched in full, the best score and PV length among
+#: them, and the node count when the first of them was done
 STAT_NODES, STAT_BUDGET_HIT, STAT_MAX_PLY = 0, 1, 2
-STAT_ROOT_DONE, STAT_ROOT_SCORE, STAT_ROOT_PVLEN = 4, 5, 6
+STAT_ROOT_DONE, STAT_ROOT_SCORE, STAT_ROOT_PVLEN, STAT_ROOT_FIRST_NODES = 4, 5, 6, 7
 #: the row of the workspace's ``pv`` array that holds the root's recorded PV (no node backs up
 #: into it: a node at ``MAX_PLY`` is settled at once)
 ROOT_PV_ROW = MAX_PLY
@@ -135,6 +136,12 @@ class Workspace:
         """Root moves whose subtrees were searched in full, before any node ran past the
         budget (all of them for an uncut search)."""
         return int(self.arrays[WS_STATS][STAT_ROOT_DONE])
+
+    @property
+    def first_root_nodes(self) -> int:
+        """Nodes counted when the first root move's subtree had been searched in full (0 when
+        none was): how much of a search its first move took."""
+        return int(self.arrays[WS_STATS][STAT_ROOT_FIRST_NODES]) if self.root_moves_done else 0
 
     @property
     def root_record(self) -> tuple[int, tuple[int, ...]]:
@@ -333,10 +340,13 @@ def back_up(ints, pv, ply, child, v):  # type: ignore[no-untyped-def]
 def record_root(ints, pv, stats):  # type: ignore[no-untyped-def]
     """A root move's subtree has been backed up into the root: while no node has run past the
     budget (so that subtree was searched in full), count it and copy the root's best score and
-    PV so far into ``stats`` and ``pv[ROOT_PV_ROW]``. A search cut later keeps there the best
-    of the root moves searched in full; the search itself reads none of it."""
+    PV so far into ``stats`` and ``pv[ROOT_PV_ROW]`` (and, for the first, the node count). A
+    search cut later keeps there the best of the root moves searched in full; the search itself
+    reads none of it."""
     if stats[STAT_BUDGET_HIT] == 0:
         stats[STAT_ROOT_DONE] += 1
+        if stats[STAT_ROOT_DONE] == 1:
+            stats[STAT_ROOT_FIRST_NODES] = stats[STAT_NODES]
         stats[STAT_ROOT_SCORE] = ints[0, _BEST]
         n = ints[0, _PVLEN]
         stats[STAT_ROOT_PVLEN] = n

@@ -10,7 +10,10 @@ keys so that repetitions score as draws. Limits:
   budget);
 * time is managed through a :class:`TimePlan`: a *soft* limit after which no iteration starts
   (nor, unless the plan says ``fill``, one predicted to end after the hard limit: last
-  iteration's nodes x the measured growth factor / the measured speed), and a *hard* limit,
+  iteration's nodes x the measured growth factor / the measured speed; for a search that keeps
+  a cut iteration, the part to end by then is the next iteration's first root move, as large
+  a share of it as in the last completed ones, since once that move is done the iteration
+  gives the move), and a *hard* limit,
   a deadline at which a watchdog thread aborts the running iteration; on a clock (a plan
   without ``fill``) the soft limit is scaled by the best move's stability
   (:class:`MoveStability`: more time while the best move changes between iterations, less
@@ -114,7 +117,8 @@ class TimePlan:
         iteration, module docstring).
     fill
         Deepen until ``hard`` whatever the prediction (``go movetime``: the time was given to be
-        used). Otherwise no iteration starts that is predicted to end after ``hard``.
+        used). Otherwise no iteration starts that is predicted to end after ``hard`` (its first
+        root move, for a search that keeps cut iterations: :func:`may_start`).
     """
 
     soft: float
@@ -147,6 +151,11 @@ STABLE_ITERATIONS = 3
 STABLE_SCALE = 0.7
 #: the soft limit's largest scale (the hard limit bounds it anyway)
 MAX_SOFT_SCALE = 2.5
+#: the least share of an iteration's nodes its first root move is taken to need (a search that
+#: keeps cut iterations predicts that share of the next one, :func:`may_start`)
+MIN_FIRST_SHARE = 0.25
+#: completed iterations smaller than this (nodes) say nothing of the first move's share
+FIRST_SHARE_MIN_NODES = 2_000
 
 
 class MoveStability:
@@ -291,11 +300,13 @@ class Searcher:
         total = 0
         counts: list[int] = []  # nodes of each kept iteration
         stability = MoveStability()
+        shares: list[float] = []  # of completed iterations: the first root move's share of the nodes
         try:
             for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
                 scale = stability.scale if self.adapt_time else 1.0
+                share = max(shares[-2:]) if self.keep_partial and shares else 1.0
                 if best is not None and (self._aborted.is_set()
-                                         or not may_start(plan, deadline, start, counts, self.nps, scale)):
+                                         or not may_start(plan, deadline, start, counts, self.nps, scale, share)):
                     break
                 budget = UNLIMITED if node_limit is None else max(1, node_limit - total)
                 t0 = time.perf_counter()
@@ -319,6 +330,8 @@ class Searcher:
                     best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
                     if pv:
                         stability.update(pv[0])
+                    if depth >= 2 and nodes >= FIRST_SHARE_MIN_NODES:
+                        shares.append(min(max(self.ws.first_root_nodes / nodes, MIN_FIRST_SHARE), 1.0))
                 if on_iteration is not None:
                     on_iteration(best)
                 counts.append(nodes)
@@ -348,12 +361,14 @@ class Searcher:
 
 
 def may_start(plan: TimePlan | None, deadline: _Deadline | None, start: float, counts: list[int], nps: float,
-              soft_scale: float = 1.0) -> bool:
+              soft_scale: float = 1.0, share: float = 1.0) -> bool:
     """Whether ``plan`` lets the next iteration of a search started at ``start``
     (``time.perf_counter`` seconds) start, after the kept iterations of ``counts`` nodes each
     (at least one) at ``nps`` nodes per second; shared by :mod:`search.pls.pls`. Unless the plan
     says ``fill``, its soft limit is scaled by ``soft_scale`` (:attr:`MoveStability.scale`), at
-    most to the hard limit."""
+    most to the hard limit, and the part of the iteration that must be predicted to end by the
+    hard limit is ``share`` of it: all of it for a search that discards a cut iteration, the
+    first root move's share for one that keeps it once that move is done."""
     if plan is None or deadline is None:
         return True
     elapsed = time.perf_counter() - start
@@ -366,4 +381,4 @@ def may_start(plan: TimePlan | None, deadline: _Deadline | None, start: float, c
     # even depths grow differently)
     ratios = [b / max(a, 1) for a, b in zip(counts[:-1][-2:], counts[1:][-2:])]
     branching = min(max([2.0, *ratios]), 12.0)
-    return elapsed + counts[-1] * branching / nps <= plan.hard
+    return elapsed + share * counts[-1] * branching / nps <= plan.hard

@@ -13,7 +13,8 @@ import pytest
 
 from search.core.board import W_KEY
 from search.core.convert import from_fen, legal_moves, push
-from search.tree.iterative import MAX_SOFT_SCALE, STABLE_SCALE, MoveStability, Searcher, TimePlan, _Deadline, may_start
+from search.tree.iterative import (MAX_SOFT_SCALE, STABLE_SCALE, Iteration, MoveStability, Searcher, TimePlan, _Deadline,
+                                   may_start)
 from search.tree.search_api import search
 from search.params.weights import load_weights
 
@@ -181,7 +182,7 @@ def test_think_scales_the_soft_limit_by_its_own_iterations(monkeypatch: pytest.M
 
     asked: list[float] = []
 
-    def recording(plan, deadline, start, counts, nps, soft_scale=1.0):  # type: ignore[no-untyped-def]
+    def recording(plan, deadline, start, counts, nps, soft_scale=1.0, share=1.0):  # type: ignore[no-untyped-def]
         asked.append(soft_scale)
         return True
 
@@ -197,3 +198,51 @@ def test_think_scales_the_soft_limit_by_its_own_iterations(monkeypatch: pytest.M
         stability.update(move)
         expected.append(stability.scale if adapt else 1.0)
     assert asked == expected
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_think_predicts_the_first_root_move_when_it_keeps_cut_iterations(monkeypatch: pytest.MonkeyPatch,
+                                                                         keep: bool) -> None:
+    """A search that keeps a cut iteration asks :func:`may_start` to fit the next iteration's
+    first root move only: the larger share of the nodes that move took in the last two completed
+    iterations of at least FIRST_SHARE_MIN_NODES nodes (1 before there is one), at least
+    MIN_FIRST_SHARE; one that discards cut iterations always asks for all of it."""
+    import search.tree.iterative as iterative  # noqa: PLC0415
+
+    asked: list[float] = []
+
+    def recording(plan, deadline, start, counts, nps, soft_scale=1.0, share=1.0):  # type: ignore[no-untyped-def]
+        asked.append(share)
+        return True
+
+    monkeypatch.setattr(iterative, "may_start", recording)
+    shares: list[float] = []
+    history: list[list[float]] = []  # the shares measured after each iteration
+    s = Searcher(load_weights("classic").values, tt_bits=16, keep_partial=keep)
+
+    def seen(it: Iteration) -> None:
+        if it.depth >= 2 and it.nodes >= iterative.FIRST_SHARE_MIN_NODES:
+            shares.append(min(max(s.ws.first_root_nodes / it.nodes, iterative.MIN_FIRST_SHARE), 1.0))
+        history.append(list(shares))
+
+    s.think(from_fen(MIDDLE_GAME), [], max_depth=7, plan=TimePlan(60.0, 60.0), on_iteration=seen)
+    assert len(asked) == 6 and len(history) == 7
+    if not keep:
+        assert asked == [1.0] * 6
+        return
+    expected = [max(h[-2:]) if h else 1.0 for h in history[:-1]]
+    assert asked == pytest.approx(expected)
+    assert all(iterative.MIN_FIRST_SHARE <= a <= 1.0 for a in asked)
+    assert min(asked) < 1.0, "the first root move takes less than the whole iteration"
+
+
+def test_first_root_nodes_count_the_first_root_move() -> None:
+    """The workspace's node count when the first root move was done: all of a search's nodes
+    when it is the only move, fewer when others follow."""
+    s = Searcher(load_weights("classic").values, tt_bits=16)
+    only = "7k/8/8/8/8/8/6q1/7K w - - 0 1"  # Kxg2, the only move
+    assert len(legal_moves(from_fen(only))) == 1
+    s.think(from_fen(only), [], max_depth=3)
+    assert s.ws.first_root_nodes == s.ws.nodes > 0
+    s.think(from_fen(MIDDLE_GAME), [], max_depth=4)
+    assert 0 < s.ws.first_root_nodes < s.ws.nodes
