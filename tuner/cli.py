@@ -216,8 +216,8 @@ def same_file(a: str, b: str) -> bool:
 def use_terms(path: str) -> str:
     """Make the plug-in file ``path`` (:mod:`search.params.terms`) this process's: checked now, with the
     feature catalogue it joins (one-line error: a GROUP that is a built-in group too), before any
-    command module. Returns the note a command prints when it compiles (numba does not cache a
-    plug-in's kernels, :mod:`search.evaluation.terms_kernels`: every process that runs them compiles them)."""
+    command module. Returns the note a command prints when it compiles (the first run with this
+    plug-in file: its search kernels are then cached, :mod:`search.evaluation.plugin_tag`)."""
     from search.params.terms import ENV_VAR, TermsFileError, load_plugin  # noqa: PLC0415 - no numpy
 
     try:
@@ -234,7 +234,7 @@ def use_terms(path: str) -> str:
         importlib.import_module("search.params.catalog")  # no numpy; it refuses a plug-in's built-in GROUP
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
-    return one_line(f"terms {plugin.name!r} from {path}: compiling kernels for them (each run with a plug-in)")
+    return one_line(f"terms {plugin.name!r} from {path}: compiling kernels for them (first run with this file)")
 
 
 def _os_error(exc: OSError) -> str:

@@ -9,8 +9,10 @@ the kind); its numba type says its kind, and numba compiles each kernel once per
 * the **network**: the tuple of :meth:`search.evaluation.network.QuantizedNetwork.kernel_args`
   (:mod:`search.evaluation.network_kernels`);
 * the linear evaluator with an engine author's own **terms** (:mod:`search.params.terms`): the pair
-  ``(w, evaluate)`` of the weights and the plug-in's ``evaluate(b, w, scratch)``
-  (:mod:`search.evaluation.terms_kernels`), compiled in each process that uses it (never cached).
+  ``(w, tag)`` of the weights and the plug-in's :class:`search.evaluation.plugin_tag.PluginTag`,
+  whose type names the plug-in's ``evaluate(b, w, scratch)``
+  (:mod:`search.evaluation.terms_kernels`): a kernel compiled for a plug-in is cached as the
+  others, under the plug-in's name and file digest.
 
 Beside the search workspace, a kernel holds the *evaluator state* ``es`` of
 :func:`new_eval_state`: ``None`` for the linear evaluator, so that its hooks receive no array
@@ -52,9 +54,10 @@ from search.evaluation.material_pst import PSQ_EG, PSQ_MG, new_psq_stack, new_ps
 from search.evaluation.network_kernels import (INFO_N_BUCKETS, NET_B1, NET_B2, NET_B3, NET_B4, NET_BUCKETS, NET_INFO,
                                     NET_LINEAR, NET_W1, NET_W2T, NET_W3T, NET_W4, STACK_PLIES, network_score,
                                     refresh_accumulators, score_rows, update_accumulators, update_rows)
+from search.evaluation.plugin_tag import PluginTag, PluginTagType, tag_evaluator
 
-#: positions in an engine author's evaluator argument ``(w, evaluate)``
-TERMS_W, TERMS_EVALUATE = 0, 1
+#: positions in an engine author's evaluator argument ``(w, tag)``
+TERMS_W, TERMS_TAG = 0, 1
 #: positions in a network's evaluator state
 ES_NET, ES_ACC, ES_HIDDEN, ES_BOARDS = range(4)
 #: positions in the linear evaluator's state in a batch kernel
@@ -62,8 +65,8 @@ ES_PAWN_KING, ES_SCORES, ES_PSQ_TABLE, ES_PSQ_STACK = range(4)
 
 
 def _is_terms(ev: Any) -> bool:
-    """An engine author's terms: ``(w, evaluate)`` (:mod:`search.evaluation.terms_kernels`)."""
-    return isinstance(ev, tuple) and len(ev) == 2 and hasattr(ev[TERMS_EVALUATE], "py_func")
+    """An engine author's terms: ``(w, tag)`` (:mod:`search.evaluation.plugin_tag`)."""
+    return isinstance(ev, tuple) and len(ev) == 2 and isinstance(ev[TERMS_TAG], PluginTag)
 
 
 def _is_network(ev: Any) -> bool:
@@ -78,7 +81,7 @@ def _is_network_state(es: Any) -> bool:
 
 def _terms_type(ev: types.Type) -> bool:
     parts: tuple[Any, ...] = getattr(ev, "types", ()) if isinstance(ev, types.BaseTuple) else ()
-    return len(parts) == 2 and isinstance(parts[TERMS_EVALUATE], types.Dispatcher)
+    return len(parts) == 2 and isinstance(parts[TERMS_TAG], PluginTagType)
 
 
 def _network_type(ev: types.Type) -> bool:
@@ -147,7 +150,7 @@ def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray)
     if _is_network_state(es):
         return int(network_score(b, es[ES_ACC][ply], es[ES_NET], es[ES_HIDDEN], scratch))
     if _is_terms(ev):
-        return int(ev[TERMS_EVALUATE](b, ev[TERMS_W], scratch))
+        return int(ev[TERMS_TAG](b, ev[TERMS_W], scratch))
     if es is not None:
         return int(_table_score(ev, es, ply, b))
     return int(evaluate_kernel(b, ev, scratch))
@@ -176,7 +179,7 @@ def thread_evaluator(ev: Any) -> Any:
     if _is_network(ev):
         return ev
     if _is_terms(ev):
-        return (ev[TERMS_W].copy(), ev[TERMS_EVALUATE])
+        return (ev[TERMS_W].copy(), ev[TERMS_TAG])
     return ev.copy()
 
 
@@ -235,7 +238,8 @@ def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
 @overload(static_score, inline="always")
 def _static_score(ev, es, ply, b, scratch):  # type: ignore[no-untyped-def]
     if _no_state(es) and _terms_type(ev):
-        return lambda ev, es, ply, b, scratch: ev[TERMS_EVALUATE](b, ev[TERMS_W], scratch)
+        evaluate = tag_evaluator(ev.types[TERMS_TAG])
+        return lambda ev, es, ply, b, scratch: evaluate(b, ev[TERMS_W], scratch)
     if _no_state(es):
         return lambda ev, es, ply, b, scratch: evaluate_kernel(b, ev, scratch)
     if _table_state(es):
@@ -265,7 +269,7 @@ def _thread_evaluator(ev):  # type: ignore[no-untyped-def]
     if _network_type(ev):
         return lambda ev: ev
     if _terms_type(ev):
-        return lambda ev: (ev[TERMS_W].copy(), ev[TERMS_EVALUATE])
+        return lambda ev: (ev[TERMS_W].copy(), ev[TERMS_TAG])
     if _linear_type(ev):
         return lambda ev: ev.copy()
     return None

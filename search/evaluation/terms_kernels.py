@@ -6,15 +6,18 @@ plug-in adds its part beside them:
 
 * ``evaluate(b, w, scratch)``: the built-in score plus the plug-in's, eval units, side to
   move's view (``w`` the whole int32[N_FEATURES] vector): the search calls it through the
-  evaluator argument ``(w, evaluate)`` (:mod:`search.evaluation.static_eval`);
+  evaluator argument ``(w, tag)`` (:mod:`search.evaluation.static_eval`), whose
+  :class:`search.evaluation.plugin_tag.PluginTag` (:attr:`PluginKernels.tag`) names it;
 * ``counts_batch(boards)``: the plug-in's net counts int64[n, N_PLUGIN_BASE] (White minus
   Black) and the phases int64[n] of uint64[n, BOARD_WORDS] boards, from which
   :func:`plugin_csr` and :func:`plugin_scores` derive features and scores.
 
-The factory's functions call a C function through ``ctypes`` (``labs(0)``, which adds 0): numba
-then never writes a kernel compiled for a plug-in to its on-disk cache ("dynamic globals"),
-so the default kernels' cache holds no entry that names an author's file, and a plug-in's
-kernels are compiled once in each process that uses one (:func:`compiling_note`).
+The search kernels compiled for a plug-in are cached by numba as the default ones, keyed by the
+tag's type (the plug-in's name and file digest, :func:`search.evaluation.plugin_tag.plugin_key`):
+the first process that searches with a plug-in compiles them (``tuner``'s note says so,
+:func:`tuner.cli.use_terms`), the next load them. ``counts_batch`` calls a C function through
+``ctypes`` (``labs(0)``, which adds 0), which keeps it out of the cache ("dynamic globals"): it
+is compiled once in each process that derives a plug-in's features.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from numba.core.errors import NumbaWarning
 from search.core.board import W_STM
 from search.params.catalog import N_PLUGIN_BASE, PHASE_MAX, PLUGIN, PLUGIN_START
 from search.evaluation.feature_kernels import evaluate_kernel, phase_of
+from search.evaluation.plugin_tag import EVALUATORS, PluginTag, plugin_key
 
 _LIBC = ctypes.CDLL(None)
 _labs = _LIBC.labs
@@ -45,6 +49,8 @@ class PluginKernels:
 
     evaluate: Any
     counts_batch: Any
+    #: the value standing for ``evaluate`` in the evaluator argument ``(w, tag)``
+    tag: PluginTag
 
 
 @functools.cache
@@ -75,7 +81,7 @@ def plugin_kernels() -> PluginKernels | None:
 
     @njit
     def evaluate(b, w, scratch):  # type: ignore[no-untyped-def]
-        return evaluate_kernel(b, w, scratch) + plugin_part(b, w) + _labs(0)
+        return evaluate_kernel(b, w, scratch) + plugin_part(b, w)
 
     @njit
     def counts_batch(boards):  # type: ignore[no-untyped-def]
@@ -87,14 +93,9 @@ def plugin_kernels() -> PluginKernels | None:
             phases[p] = phase_of(boards[p]) + _labs(0)
         return counts, phases
 
-    return PluginKernels(evaluate, counts_batch)
-
-
-def compiling_note() -> str | None:
-    """The one-line note a command prints before a plug-in's kernels compile, or None."""
-    if PLUGIN is None:
-        return None
-    return f"compiling kernels for terms {PLUGIN.name!r} of {PLUGIN.path} (each run with a plug-in)"
+    key = plugin_key(PLUGIN.name, PLUGIN.path, start, n_plug)
+    EVALUATORS[key] = evaluate
+    return PluginKernels(evaluate, counts_batch, PluginTag(key))
 
 
 def _tapered(boards: np.ndarray) -> np.ndarray:
@@ -142,4 +143,4 @@ def with_plugin_features(boards: np.ndarray, csr: tuple[np.ndarray, np.ndarray, 
     return new_ptr, out_idx, out_val
 
 
-__all__ = ["PluginKernels", "compiling_note", "plugin_kernels", "plugin_scores", "with_plugin_features"]
+__all__ = ["PluginKernels", "plugin_kernels", "plugin_scores", "with_plugin_features"]

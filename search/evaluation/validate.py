@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from search.evaluation.network import QuantizedNetwork
+from search.evaluation.plugin_tag import PluginTag
 from search.params.catalog import N_FEATURES, PHASE_MAX, PLUGIN
 from search.params.weights_base import MAX_ABS_WEIGHT as WEIGHTS_FILE_LIMIT
 
@@ -104,9 +105,9 @@ def check_weights(w: object) -> np.ndarray:
     return _check_weight_values(arr)
 
 
-#: what the kernels take as an evaluator (:mod:`search.evaluation.static_eval`): linear int32 weights or a
-#: network's kernel tuple
-KernelEvaluator = np.ndarray | tuple[np.ndarray, ...]
+#: what the kernels take as an evaluator (:mod:`search.evaluation.static_eval`): linear int32 weights, a
+#: network's kernel tuple, or a plug-in's pair (weights, tag)
+KernelEvaluator = np.ndarray | tuple[np.ndarray, ...] | tuple[np.ndarray, PluginTag]
 
 
 def check_evaluator(ev: object) -> KernelEvaluator:
@@ -115,15 +116,15 @@ def check_evaluator(ev: object) -> KernelEvaluator:
     :func:`check_weights`."""
     if isinstance(ev, QuantizedNetwork):
         return ev.kernel_args()
-    if isinstance(ev, tuple) and len(ev) == 2 and hasattr(ev[1], "py_func"):
-        ev = ev[0]  # already a plug-in's kernel pair (w, evaluate): checked again, made again
+    if isinstance(ev, tuple) and len(ev) == 2 and isinstance(ev[1], PluginTag):
+        ev = ev[0]  # already a plug-in's kernel pair (w, tag): checked again, made again
     w = check_weights(ev)
     if PLUGIN is not None:  # an engine author's terms (search.params.terms): the search calls their kernel too
         from search.evaluation.terms_kernels import plugin_kernels  # noqa: PLC0415 - compiled only with a plug-in
 
         kernels = plugin_kernels()
         assert kernels is not None
-        return (w, kernels.evaluate)
+        return (w, kernels.tag)
     return w
 
 

@@ -25,6 +25,7 @@ One plug-in file is active per process: the file named by the environment variab
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import re
@@ -74,7 +75,9 @@ def load_plugin(path: str | Path) -> TermPlugin:
     p = Path(path)
     if not p.is_file():
         raise TermsFileError(f"{where}: no such term plug-in file")
-    mod_name = f"movetuner_terms_{abs(hash(str(p.resolve())))}"
+    # a name the same in every process (numba's cache imports it by name when it loads a kernel
+    # compiled for the plug-in: search.evaluation.plugin_tag)
+    mod_name = f"movetuner_terms_{hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:16]}"
     spec = importlib.util.spec_from_file_location(mod_name, p)
     if spec is None or spec.loader is None:
         raise TermsFileError(f"{where}: not a Python file")

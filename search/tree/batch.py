@@ -40,9 +40,8 @@ def new_thread_search(ev):  # type: ignore[no-untyped-def]
     ``evl`` (:func:`search.evaluation.static_eval.new_thread_eval_state`), a one-key game history
     (uint64[1]) and an empty move-ordering table.
 
-    Inlined into the kernel, never compiled on its own: for an engine author's terms ``ev``
-    holds the plug-in's dispatcher, which numba cannot write to its on-disk cache
-    (:mod:`search.evaluation.terms_kernels`); the kernels that call the plug-in are never cached."""
+    Inlined into the kernel, never compiled on its own: the kernel is cached once per evaluator
+    kind, an engine author's terms under their tag (:mod:`search.evaluation.plugin_tag`)."""
     evl = thread_evaluator(ev)
     ws = new_workspace()
     es = new_thread_eval_state(evl, ws[WS_BOARDS])
