@@ -97,7 +97,7 @@ _ERRORS = {
     "IllegalMoveError": "search.core.convert",
 }
 
-__all__ = sorted([*_ERRORS, "MovedModuleWarning"])
+__all__ = sorted([*_ERRORS, "MovedModuleWarning", "moved_message"])
 
 #: the rooms, in import order (tests/test_import_graph.py keeps it)
 ROOMS = ("core", "params", "evaluation", "tree", "pls")
@@ -106,6 +106,11 @@ ROOMS = ("core", "params", "evaluation", "tree", "pls")
 class MovedModuleWarning(FutureWarning):
     """An import by a module path of the flat package before the rooms, e.g. ``search.board``
     (now ``search.core.board``); the old path is an alias and keeps working."""
+
+
+def moved_message(old: str, new: str) -> str:
+    """What a :class:`MovedModuleWarning` says of the old path ``old``, now ``new``."""
+    return f"{old} is now {new}; the old path is an alias (import the new one)"
 
 
 def moved_module_homes(name: str) -> tuple[str, ...]:
@@ -141,9 +146,8 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         while frame.f_back is not None and ("importlib" in frame.f_code.co_filename
                                             or frame.f_code.co_filename == __file__):
             frame = frame.f_back
-        warnings.warn_explicit(f"{module.__name__} is now {' and '.join(homes)}; the old path is an alias "
-                               f"(import the new one)", MovedModuleWarning, frame.f_code.co_filename,
-                               frame.f_lineno, module=frame.f_globals.get("__name__"))
+        warnings.warn_explicit(moved_message(module.__name__, " and ".join(homes)), MovedModuleWarning,
+                               frame.f_code.co_filename, frame.f_lineno, module=frame.f_globals.get("__name__"))
 
 
 if not any(isinstance(f, _MovedModules) for f in sys.meta_path):

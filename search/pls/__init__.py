@@ -23,7 +23,7 @@ def __getattr__(name: str) -> Any:
     module = importlib.import_module("search.pls.pls")
     if name not in vars(module) or name == "pls":
         raise AttributeError(f"module 'search.pls' has no attribute {name!r}")
-    moved = getattr(sys.modules["search"], "MovedModuleWarning")
-    warnings.warn(f"search.pls.{name} is now search.pls.pls.{name}; the old path is an alias (import the new one)",
-                  moved, stacklevel=2)
+    search = sys.modules["search"]
+    warnings.warn(search.moved_message(f"search.pls.{name}", f"search.pls.pls.{name}"), search.MovedModuleWarning,
+                  stacklevel=2)
     return vars(module)[name]
