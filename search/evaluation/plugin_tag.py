@@ -12,7 +12,9 @@ while they compile; a kernel numba loads from its cache needs nothing from Pytho
 
 As numba's own cache, the digest covers the plug-in's file, not the files it imports: a
 plug-in whose ``count`` calls functions kept in another file compiles again only when its own
-file changes (or the cache is cleared, ``NUMBA_CACHE_DIR``).
+file changes (or the cache is cleared, ``NUMBA_CACHE_DIR``). Each version of the file adds its
+kernels to the cache, until any source of ``search/`` changes (:mod:`search` then drops them
+all).
 """
 
 from __future__ import annotations
@@ -30,10 +32,13 @@ EVALUATORS: dict[tuple[str, str], Any] = {}
 
 
 def plugin_key(name: str, path: str | Path, *layout: int) -> tuple[str, str]:
-    """``(name, digest)``: the plug-in's name and 16 hex digits of SHA-256 over its file's bytes
-    and the integers ``layout`` (where its features start in the catalogue, how many)."""
-    digest = hashlib.sha256(Path(path).read_bytes())
-    digest.update(repr(layout).encode())
+    """``(name, digest)``: the plug-in's name and 16 hex digits of SHA-256 over its file's bytes,
+    its resolved path (the module a cached kernel imports is named after it,
+    :func:`search.params.terms.load_plugin`: a copy elsewhere is another plug-in) and the
+    integers ``layout`` (where its features start in the catalogue, how many)."""
+    p = Path(path)
+    digest = hashlib.sha256(p.read_bytes())
+    digest.update(str(p.resolve()).encode() + b"\0" + repr(layout).encode())
     return name, digest.hexdigest()[:16]
 
 

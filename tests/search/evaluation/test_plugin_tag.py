@@ -30,6 +30,10 @@ def test_the_key_follows_the_file_and_the_layout(tmp_path: Path) -> None:
     assert plugin_key("t", f, 100, 2) != k  # another place in the catalogue
     f.write_text("A = 2\n")
     assert plugin_key("t", f, 100, 1) != k  # another file
+    copy = tmp_path / "elsewhere" / "t.py"
+    copy.parent.mkdir()
+    copy.write_text("A = 2\n")
+    assert plugin_key("t", copy, 100, 1) != plugin_key("t", f, 100, 1)  # a copy is another module
 
 
 def test_the_tags_type_is_its_key_and_survives_pickling() -> None:
