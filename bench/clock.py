@@ -9,7 +9,8 @@ iteration but the first (``keep_partial=False``, the behaviour before issue 43: 
 measured in the same run). On a clock (``--tc``) A also scales its soft limit by the best
 move's stability (``adapt_time=True``, :class:`search.tree.iterative.MoveStability`) and B keeps
 the plan's (``adapt_time=False``); ``--fixed-soft`` gives A the plan's soft limit too, so that
-only the kept cut iteration differs. The games are the match machinery's (:mod:`tuner.arena.match`: the
+only the kept cut iteration differs, and ``--first-move-gate`` lets A start an iteration whose
+first root move only is predicted to end by the hard limit (``predict_first_move=True``). The games are the match machinery's (:mod:`tuner.arena.match`: the
 shipped openings, each played with both colours, its adjudication rules), and the summary its
 own: W/D/L, score and Elo from A's view with 95% intervals (pentanomial over game pairs), plus
 each side's mean reported depth a move (a kept cut iteration reports the depth it was cut at).
@@ -59,15 +60,17 @@ from tuner.progress import RunningLog
 TT_BITS = 16
 
 
-def clock_sides(weights: object, adapt_a: bool = True) -> dict[str, Searcher]:
+def clock_sides(weights: object, adapt_a: bool = True, first_move: bool = False) -> dict[str, Searcher]:
     """The two sides of the time-management comparison, fresh: ``"A"`` keeps cut iterations (and
-    scales its soft limit by the best move's stability unless not ``adapt_a``), ``"B"`` discards
-    them and keeps the plan's soft limit (the engine before issue 43)."""
-    return {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True, adapt_time=adapt_a),
+    scales its soft limit by the best move's stability unless not ``adapt_a``; predicts only an
+    iteration's first root move with ``first_move``), ``"B"`` discards them and keeps the plan's
+    soft limit (the engine before issue 43)."""
+    return {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True, adapt_time=adapt_a,
+                          predict_first_move=first_move),
             "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False)}
 
 
-def play_pair(task: PairTask, adapt_a: bool = True) -> tuple[GameRecord, GameRecord]:
+def play_pair(task: PairTask, adapt_a: bool = True, first_move: bool = False) -> tuple[GameRecord, GameRecord]:
     """Both games of an opening (A as White, then B), each with fresh searchers: the sides of
     :func:`clock_sides`; or, when A is a :class:`PlsPlayer` (``--pls``), A plays the
     probability-limited search and B the depth-limited one."""
@@ -78,7 +81,7 @@ def play_pair(task: PairTask, adapt_a: bool = True) -> tuple[GameRecord, GameRec
             engines = {"A": new_engine(task.weights_a, TT_BITS),
                        "B": Searcher(task.weights_a.weights, tt_bits=TT_BITS)}
         else:
-            engines = dict(clock_sides(task.weights_a, adapt_a))
+            engines = dict(clock_sides(task.weights_a, adapt_a, first_move))
         games.append(play_with_engines(task, white, round_name, engines))
     return games[0], games[1]
 
@@ -100,12 +103,13 @@ def chess_white_to_move(fen: str) -> bool:
     return fen.split()[1] == "w"
 
 
-def time_usage(weights: object, fens: list[str], plan: TimePlan, adapt_a: bool = True) -> dict[str, dict[str, float]]:
+def time_usage(weights: object, fens: list[str], plan: TimePlan, adapt_a: bool = True,
+               first_move: bool = False) -> dict[str, dict[str, float]]:
     """How each side of :func:`clock_sides` (keys ``"a"`` and ``"b"``) ends a search of each of
     ``fens`` under ``plan``: searches ending in a kept cut iteration, in a discarded one, mean
     seconds and mean depth."""
     out = {}
-    for name, searcher in clock_sides(weights, adapt_a).items():
+    for name, searcher in clock_sides(weights, adapt_a, first_move).items():
         searcher.think(from_fen(fens[0]), [], max_depth=2)  # load the kernels before timing
         kept = discarded = 0
         seconds = depth = 0.0
@@ -136,6 +140,9 @@ def main() -> None:
     ap.add_argument("--fixed-soft", action="store_true",
                     help="A keeps the plan's soft limit as B does (only the kept cut iteration differs; "
                          "matters with --tc)")
+    ap.add_argument("--first-move-gate", action="store_true",
+                    help="A starts an iteration when its first root move is predicted to end by the hard limit "
+                         "(matters with --tc)")
     ap.add_argument("--usage", type=int, default=0, metavar="N",
                     help="play no games: how each side ends its searches of N validation positions (see above)")
     ap.add_argument("--data", default="datasets/built/gm", metavar="DIR",
@@ -166,7 +173,7 @@ def main() -> None:
         plan = TimePlan.for_clock(*tc) if tc is not None else TimePlan.fixed(args.movetime / 1000)
         print(json.dumps({"bench": "clock-usage", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
                           "plan": {"soft": round(plan.soft, 4), "hard": round(plan.hard, 4), "fill": plan.fill},
-                          "positions": len(fens), **time_usage(weights, fens, plan, not args.fixed_soft)}))
+                          "positions": len(fens), **time_usage(weights, fens, plan, not args.fixed_soft, args.first_move_gate)}))
         return
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
     side_a = PlsPlayer(weights, load_move_model("gm"), model_above=model_above) if args.pls else weights
@@ -181,19 +188,20 @@ def main() -> None:
     with RunningLog(describe):  # a line on standard error every 30 s
         if args.workers == 1:
             for t in tasks:
-                done = [*done, play_pair(t, not args.fixed_soft)]
+                done = [*done, play_pair(t, not args.fixed_soft, args.first_move_gate)]
             pairs = done
         else:
             spawn = multiprocessing.get_context("spawn")
             with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
-                futures = [pool.submit(play_pair, t, not args.fixed_soft) for t in tasks]
+                futures = [pool.submit(play_pair, t, not args.fixed_soft, args.first_move_gate) for t in tasks]
                 for fut in concurrent.futures.as_completed(futures):
                     done = [*done, fut.result()]
                 pairs = [fut.result() for fut in futures]  # opening order
     summary = summarize(pairs).to_json()
     sides = ({"a": f"probability-limited search, model above {model_above:g}", "b": "depth-limited search"}
              if args.pls else {"a": "keeps cut iterations" + ("" if args.fixed_soft or tc is None else
-                                                              ", soft limit by the best move's stability"),
+                                                              ", soft limit by the best move's stability")
+                                    + (", predicts the first root move" if args.first_move_gate and tc else ""),
                                "b": "discards them, the plan's soft limit (before issue 43)"})
     print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
                       **sides, **summary,

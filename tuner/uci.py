@@ -20,9 +20,8 @@ arrives:
   increment; 30 moves to go when the GUI does not say; with the depth-limited search scaled
   by the best move's stability, :class:`search.tree.iterative.MoveStability`) after which no
   iteration starts, nor one predicted to end after the *hard* limit (3 x soft, at most a third
-  of the time left minus the move overhead; with the depth-limited search, which keeps a cut
-  iteration once its first root move is done, that first move predicted), the deadline at which
-  the running iteration is aborted. A side to move without its clock (``go wtime 1000`` with Black to move) plays on
+  of the time left minus the move overhead), the deadline at which the running iteration is
+  aborted. A side to move without its clock (``go wtime 1000`` with Black to move) plays on
   the other side's, and clock parameters without any time (``go movestogo 5``) search
   ``movetime`` :data:`MISSING_CLOCK_MOVETIME_MS`, each with an ``info string`` saying so;
 * ``nodes N``: the iterations share N nodes; a last ``info nodes`` line reports every node

@@ -10,10 +10,11 @@ keys so that repetitions score as draws. Limits:
   budget);
 * time is managed through a :class:`TimePlan`: a *soft* limit after which no iteration starts
   (nor, unless the plan says ``fill``, one predicted to end after the hard limit: last
-  iteration's nodes x the measured growth factor / the measured speed; for a search that keeps
-  a cut iteration, the part to end by then is the next iteration's first root move, as large
-  a share of it as in the last completed ones, since once that move is done the iteration
-  gives the move), and a *hard* limit,
+  iteration's nodes x the measured growth factor / the measured speed; with
+  ``Searcher(predict_first_move=True)``, a search that keeps a cut iteration predicts only the
+  next iteration's first root move, as large a share of it as in the last completed ones,
+  since once that move is done the iteration gives the move: measured level or worse on a
+  10+0.1 clock, so not the default), and a *hard* limit,
   a deadline at which a watchdog thread aborts the running iteration; on a clock (a plan
   without ``fill``) the soft limit is scaled by the best move's stability
   (:class:`MoveStability`: more time while the best move changes between iterations, less
@@ -117,8 +118,8 @@ class TimePlan:
         iteration, module docstring).
     fill
         Deepen until ``hard`` whatever the prediction (``go movetime``: the time was given to be
-        used). Otherwise no iteration starts that is predicted to end after ``hard`` (its first
-        root move, for a search that keeps cut iterations: :func:`may_start`).
+        used). Otherwise no iteration starts that is predicted to end after ``hard`` (or its
+        first root move: :func:`may_start`).
     """
 
     soft: float
@@ -151,8 +152,8 @@ STABLE_ITERATIONS = 3
 STABLE_SCALE = 0.7
 #: the soft limit's largest scale (the hard limit bounds it anyway)
 MAX_SOFT_SCALE = 2.5
-#: the least share of an iteration's nodes its first root move is taken to need (a search that
-#: keeps cut iterations predicts that share of the next one, :func:`may_start`)
+#: the least share of an iteration's nodes its first root move is taken to need (with
+#: :attr:`Searcher.predict_first_move`, that share of the next one is predicted, :func:`may_start`)
 MIN_FIRST_SHARE = 0.25
 #: completed iterations smaller than this (nodes) say nothing of the first move's share
 FIRST_SHARE_MIN_NODES = 2_000
@@ -232,7 +233,7 @@ class Searcher:
     """
 
     def __init__(self, weights: object, *, tt_bits: int = 20, keep_partial: bool = True,
-                 adapt_time: bool = True) -> None:
+                 adapt_time: bool = True, predict_first_move: bool = False) -> None:
         self.weights = check_evaluator(weights)
         #: whether a cut iteration whose first root move was searched in full gives the move
         #: (module docstring); ``False``: discard it
@@ -240,6 +241,9 @@ class Searcher:
         #: whether a clock's soft limit follows the best move's stability (:class:`MoveStability`);
         #: ``False``: the plan's soft limit as it stands (the engine before issue 43)
         self.adapt_time = adapt_time
+        #: whether, keeping cut iterations, a clock's prediction covers only the next iteration's
+        #: first root move (module docstring; ``bench/clock.py --first-move-gate``)
+        self.predict_first_move = predict_first_move
         self.ws = Workspace(self.weights)
         self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
         self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)
@@ -304,7 +308,7 @@ class Searcher:
         try:
             for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
                 scale = stability.scale if self.adapt_time else 1.0
-                share = max(shares[-2:]) if self.keep_partial and shares else 1.0
+                share = max(shares[-2:]) if self.keep_partial and self.predict_first_move and shares else 1.0
                 if best is not None and (self._aborted.is_set()
                                          or not may_start(plan, deadline, start, counts, self.nps, scale, share)):
                     break
@@ -367,8 +371,8 @@ def may_start(plan: TimePlan | None, deadline: _Deadline | None, start: float, c
     (at least one) at ``nps`` nodes per second; shared by :mod:`search.pls.pls`. Unless the plan
     says ``fill``, its soft limit is scaled by ``soft_scale`` (:attr:`MoveStability.scale`), at
     most to the hard limit, and the part of the iteration that must be predicted to end by the
-    hard limit is ``share`` of it: all of it for a search that discards a cut iteration, the
-    first root move's share for one that keeps it once that move is done."""
+    hard limit is ``share`` of it: all of it, or the first root move's share for a search that
+    keeps a cut iteration once that move is done (:attr:`Searcher.predict_first_move`)."""
     if plan is None or deadline is None:
         return True
     elapsed = time.perf_counter() - start

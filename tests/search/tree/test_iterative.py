@@ -200,13 +200,14 @@ def test_think_scales_the_soft_limit_by_its_own_iterations(monkeypatch: pytest.M
     assert asked == expected
 
 
-@pytest.mark.parametrize("keep", [True, False])
-def test_think_predicts_the_first_root_move_when_it_keeps_cut_iterations(monkeypatch: pytest.MonkeyPatch,
-                                                                         keep: bool) -> None:
-    """A search that keeps a cut iteration asks :func:`may_start` to fit the next iteration's
-    first root move only: the larger share of the nodes that move took in the last two completed
-    iterations of at least FIRST_SHARE_MIN_NODES nodes (1 before there is one), at least
-    MIN_FIRST_SHARE; one that discards cut iterations always asks for all of it."""
+@pytest.mark.parametrize(("keep", "first"), [(True, True), (False, True), (True, False)])
+def test_think_predicts_the_first_root_move_when_asked_and_it_keeps_cut_iterations(
+        monkeypatch: pytest.MonkeyPatch, keep: bool, first: bool) -> None:
+    """With ``predict_first_move``, a search that keeps a cut iteration asks :func:`may_start`
+    to fit the next iteration's first root move only: the larger share of the nodes that move
+    took in the last two completed iterations of at least FIRST_SHARE_MIN_NODES nodes (1 before
+    there is one), at least MIN_FIRST_SHARE; one that discards cut iterations, or by default,
+    always asks for all of it."""
     import search.tree.iterative as iterative  # noqa: PLC0415
 
     asked: list[float] = []
@@ -218,7 +219,7 @@ def test_think_predicts_the_first_root_move_when_it_keeps_cut_iterations(monkeyp
     monkeypatch.setattr(iterative, "may_start", recording)
     shares: list[float] = []
     history: list[list[float]] = []  # the shares measured after each iteration
-    s = Searcher(load_weights("classic").values, tt_bits=16, keep_partial=keep)
+    s = Searcher(load_weights("classic").values, tt_bits=16, keep_partial=keep, predict_first_move=first)
 
     def seen(it: Iteration) -> None:
         if it.depth >= 2 and it.nodes >= iterative.FIRST_SHARE_MIN_NODES:
@@ -227,7 +228,7 @@ def test_think_predicts_the_first_root_move_when_it_keeps_cut_iterations(monkeyp
 
     s.think(from_fen(MIDDLE_GAME), [], max_depth=7, plan=TimePlan(60.0, 60.0), on_iteration=seen)
     assert len(asked) == 6 and len(history) == 7
-    if not keep:
+    if not (keep and first):
         assert asked == [1.0] * 6
         return
     expected = [max(h[-2:]) if h else 1.0 for h in history[:-1]]
