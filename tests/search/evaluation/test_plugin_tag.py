@@ -83,6 +83,17 @@ _RUN = textwrap.dedent('''
 ''')
 
 
+def _run_twice(script: str, env: dict[str, str], cwd: Path, timeout: int) -> list[dict[str, object]]:
+    """Run ``script`` in two Python processes one after the other; the JSON line each printed."""
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=timeout)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return runs
+
+
 def test_a_kernel_compiled_for_a_tag_is_loaded_from_the_cache_by_the_next_process(tmp_path: Path) -> None:
     """A cached kernel taking ``(w, tag)`` compiles in the first process and is loaded, not
     compiled, by the second (a function passed in the tag's place would compile in each)."""
@@ -90,12 +101,7 @@ def test_a_kernel_compiled_for_a_tag_is_loaded_from_the_cache_by_the_next_proces
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
            "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("NUMBA_DISABLE_JIT", None)
-    runs = []
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", _RUN], capture_output=True, text=True, env=env, cwd=tmp_path,
-                              timeout=600)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    runs = _run_twice(_RUN, env, tmp_path, 600)
     assert [r["value"] for r in runs] == [2 * (5 * 3 + 7)] * 2
     assert runs[0]["compiled"] > 0 and runs[1]["compiled"] == 0, runs
 
@@ -119,11 +125,6 @@ def test_the_example_plugins_search_is_loaded_from_the_cache_by_the_next_process
     ''')
     env = {**os.environ, "PYTHONPATH": str(ROOT),
            "MOVETUNER_TERMS": str(ROOT / "docs" / "examples" / "rook_behind_passer.py")}
-    runs = []
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=3000)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    runs = _run_twice(script, env, ROOT, 3000)
     assert runs[1]["compiled"] == 0, runs
     assert runs[0]["pv"] == runs[1]["pv"] and runs[0]["score"] == runs[1]["score"]

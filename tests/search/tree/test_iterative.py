@@ -174,19 +174,26 @@ def test_the_soft_limit_is_scaled_on_a_clock_only(searcher: Searcher, soft_scale
         deadline.cancel()
 
 
-@pytest.mark.parametrize("adapt", [True, False])
-def test_think_scales_the_soft_limit_by_its_own_iterations(monkeypatch: pytest.MonkeyPatch, adapt: bool) -> None:
-    """Before each iteration after the first, the search asks :func:`may_start` with the scale of
-    the best moves of the iterations so far (:class:`MoveStability`); without ``adapt_time``, 1."""
+def _record_may_start(monkeypatch: pytest.MonkeyPatch, argument: str) -> list[float]:
+    """Make every :func:`may_start` of the search say yes and record its ``argument``
+    (``"soft_scale"`` or ``"share"``); the list fills as the search asks."""
     import search.tree.iterative as iterative  # noqa: PLC0415
 
     asked: list[float] = []
 
     def recording(plan, deadline, start, counts, nps, soft_scale=1.0, share=1.0):  # type: ignore[no-untyped-def]
-        asked.append(soft_scale)
+        asked.append({"soft_scale": soft_scale, "share": share}[argument])
         return True
 
     monkeypatch.setattr(iterative, "may_start", recording)
+    return asked
+
+
+@pytest.mark.parametrize("adapt", [True, False])
+def test_think_scales_the_soft_limit_by_its_own_iterations(monkeypatch: pytest.MonkeyPatch, adapt: bool) -> None:
+    """Before each iteration after the first, the search asks :func:`may_start` with the scale of
+    the best moves of the iterations so far (:class:`MoveStability`); without ``adapt_time``, 1."""
+    asked = _record_may_start(monkeypatch, "soft_scale")
     moves: list[int] = []
     s = Searcher(load_weights("classic").values, tt_bits=16, adapt_time=adapt)
     s.think(from_fen(MIDDLE_GAME), [], max_depth=6, plan=TimePlan(60.0, 60.0),
@@ -210,13 +217,7 @@ def test_think_predicts_the_first_root_move_when_asked_and_it_keeps_cut_iteratio
     always asks for all of it."""
     import search.tree.iterative as iterative  # noqa: PLC0415
 
-    asked: list[float] = []
-
-    def recording(plan, deadline, start, counts, nps, soft_scale=1.0, share=1.0):  # type: ignore[no-untyped-def]
-        asked.append(share)
-        return True
-
-    monkeypatch.setattr(iterative, "may_start", recording)
+    asked = _record_may_start(monkeypatch, "share")
     shares: list[float] = []
     history: list[list[float]] = []  # the shares measured after each iteration
     s = Searcher(load_weights("classic").values, tt_bits=16, keep_partial=keep, predict_first_move=first)
