@@ -10,8 +10,9 @@ measured in the same run). On a clock (``--tc``) A also scales its soft limit by
 move's stability (``adapt_time=True``, :class:`search.tree.iterative.MoveStability`) and B keeps
 the plan's (``adapt_time=False``); ``--fixed-soft`` gives A the plan's soft limit too, so that
 only the kept cut iteration differs, and ``--first-move-gate`` lets A start an iteration whose
-first root move only is predicted to end by the hard limit (``predict_first_move=True``). The games are the match machinery's (:mod:`tuner.arena.match`: the
-shipped openings, each played with both colours, its adjudication rules), and the summary its
+first root move only is predicted to end by the hard limit (``predict_first_move=True``). The
+games are the match machinery's (:mod:`tuner.arena.match`: the shipped openings, each played
+with both colours, its adjudication rules), and the summary its
 own: W/D/L, score and Elo from A's view with 95% intervals (pentanomial over game pairs), plus
 each side's mean reported depth a move (a kept cut iteration reports the depth it was cut at).
 
@@ -121,8 +122,8 @@ def time_usage(weights: object, fens: list[str], plan: TimePlan, adapt_a: bool =
             discarded += searcher.searched_nodes > best.total_nodes  # a discarded iteration's nodes
             seconds += searcher.searched_seconds
             depth += best.depth
-        out[name.lower()] = {"kept_cut": kept, "discarded_cut": discarded, "mean_seconds": round(seconds / len(fens), 4),
-                     "mean_depth": round(depth / len(fens), 2)}
+        out[name.lower()] = {"kept_cut": kept, "discarded_cut": discarded,
+                             "mean_seconds": round(seconds / len(fens), 4), "mean_depth": round(depth / len(fens), 2)}
     return out
 
 
@@ -171,9 +172,10 @@ def main() -> None:
             ap.error(str(exc))
         fens = frame.sample(min(args.usage, frame.height), seed=args.seed)["fen"].to_list()
         plan = TimePlan.for_clock(*tc) if tc is not None else TimePlan.fixed(args.movetime / 1000)
+        usage = time_usage(weights, fens, plan, not args.fixed_soft, args.first_move_gate)
         print(json.dumps({"bench": "clock-usage", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
                           "plan": {"soft": round(plan.soft, 4), "hard": round(plan.hard, 4), "fill": plan.fill},
-                          "positions": len(fens), **time_usage(weights, fens, plan, not args.fixed_soft, args.first_move_gate)}))
+                          "positions": len(fens), **usage}))
         return
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
     side_a = PlsPlayer(weights, load_move_model("gm"), model_above=model_above) if args.pls else weights

@@ -13,8 +13,8 @@ keys so that repetitions score as draws. Limits:
   iteration's nodes x the measured growth factor / the measured speed; with
   ``Searcher(predict_first_move=True)``, a search that keeps a cut iteration predicts only the
   next iteration's first root move, as large a share of it as in the last completed ones,
-  since once that move is done the iteration gives the move: measured level or worse on a
-  10+0.1 clock, so not the default), and a *hard* limit,
+  since once that move is done the iteration gives the move; ``bench/README.md`` has why it is
+  not the default), and a *hard* limit,
   a deadline at which a watchdog thread aborts the running iteration; on a clock (a plan
   without ``fill``) the soft limit is scaled by the best move's stability
   (:class:`MoveStability`: more time while the best move changes between iterations, less
@@ -304,11 +304,13 @@ class Searcher:
         total = 0
         counts: list[int] = []  # nodes of each kept iteration
         stability = MoveStability()
-        shares: list[float] = []  # of completed iterations: the first root move's share of the nodes
+        # with predict_first_move: the first root move's share of each completed iteration's nodes
+        first_share = self.keep_partial and self.predict_first_move
+        shares: list[float] = []
         try:
             for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
                 scale = stability.scale if self.adapt_time else 1.0
-                share = max(shares[-2:]) if self.keep_partial and self.predict_first_move and shares else 1.0
+                share = max(shares[-2:]) if shares else 1.0
                 if best is not None and (self._aborted.is_set()
                                          or not may_start(plan, deadline, start, counts, self.nps, scale, share)):
                     break
@@ -334,7 +336,7 @@ class Searcher:
                     best = Iteration(depth, score, pv, nodes, total, time.perf_counter() - start)
                     if pv:
                         stability.update(pv[0])
-                    if depth >= 2 and nodes >= FIRST_SHARE_MIN_NODES:
+                    if first_share and depth >= 2 and nodes >= FIRST_SHARE_MIN_NODES:
                         shares.append(min(max(self.ws.first_root_nodes / nodes, MIN_FIRST_SHARE), 1.0))
                 if on_iteration is not None:
                     on_iteration(best)

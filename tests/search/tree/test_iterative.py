@@ -13,8 +13,8 @@ import pytest
 
 from search.core.board import W_KEY
 from search.core.convert import from_fen, legal_moves, push
-from search.tree.iterative import (MAX_SOFT_SCALE, STABLE_SCALE, Iteration, MoveStability, Searcher, TimePlan, _Deadline,
-                                   may_start)
+from search.tree.iterative import (MAX_SOFT_SCALE, STABLE_SCALE, Iteration, MoveStability, Searcher, TimePlan,
+                                   _Deadline, may_start)
 from search.tree.search_api import search
 from search.params.weights import load_weights
 
