@@ -18,7 +18,8 @@ each side's mean reported depth a move (a kept cut iteration reports the depth i
 
 ``--pls`` (issue 43's second target): side A plays the probability-limited search instead
 (:class:`search.pls.pls.PlsSearcher`, the ``gm`` move model evaluated at nodes whose path
-probability is above ``--pls-model-above``, a static prior below; cut iterations kept as the
+probability is above ``--pls-model-above``; below it the pre-move model ``gm-premove``, or
+``--pls-leaf-model``'s (``prior``: the static prior); cut iterations kept as the
 depth-limited search keeps them), side B the depth-limited search (keeping cut iterations, the
 engine's behaviour), same weights: the target is A's interval above 0 at 100 ms a move.
 
@@ -48,7 +49,7 @@ from search.evaluation.evaluators import checked_evaluator, load_evaluator
 from search.core.convert import from_fen
 from search.tree.iterative import Searcher, TimePlan
 from search.pls.move_model import load_move_model
-from search.pls.pls import MODEL_ABOVE_PLAY, check_model_above
+from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, STATIC_PRIOR, check_model_above, load_leaf_model
 from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
                                play_with_engines, running_line, summarize)
 from tuner.arena.engines import ExternalEngine
@@ -151,8 +152,11 @@ def main() -> None:
     ap.add_argument("--pls", action="store_true",
                     help="A plays the probability-limited search, B the depth-limited one (issue 43's target)")
     ap.add_argument("--pls-model-above", type=float, default=MODEL_ABOVE_PLAY, metavar="P",
-                    help=f"with --pls: the move model above path probability P, a static prior below "
+                    help=f"with --pls: the move model above path probability P, --pls-leaf-model below "
                          f"(default: {MODEL_ABOVE_PLAY:g}; 0: the model everywhere)")
+    ap.add_argument("--pls-leaf-model", default=LEAF_MODEL_PLAY, metavar="MODEL",
+                    help="with --pls: below --pls-model-above, a pre-move move model (gm-premove, or a file) or "
+                         f"{STATIC_PRIOR}, the static prior (default: {LEAF_MODEL_PLAY})")
     args = ap.parse_args()
     if args.games < 2 or args.games % 2:
         ap.error(f"--games must be a positive even number, not {args.games}")
@@ -162,6 +166,7 @@ def main() -> None:
         weights = checked_evaluator(load_evaluator(args.weights))
         model_above = check_model_above(args.pls_model_above)
         tc = parse_tc(args.tc) if args.tc is not None else None
+        leaf_model = load_leaf_model(args.pls_leaf_model)
     except ValueError as exc:
         ap.error(str(exc))
     movetime = None if tc is not None else args.movetime
@@ -178,7 +183,8 @@ def main() -> None:
                           "positions": len(fens), **usage}))
         return
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
-    side_a = PlsPlayer(weights, load_move_model("gm"), model_above=model_above) if args.pls else weights
+    side_a = (PlsPlayer(weights, load_move_model("gm"), model_above=model_above, leaf_model=leaf_model) if args.pls
+              else weights)
     tasks = [PairTask(i, op, side_a, weights, None, None, args.max_plies, 1000, 4, movetime, tc=tc)
              for i, op in enumerate(openings)]
     start = time.perf_counter()
@@ -200,7 +206,8 @@ def main() -> None:
                     done = [*done, fut.result()]
                 pairs = [fut.result() for fut in futures]  # opening order
     summary = summarize(pairs).to_json()
-    sides = ({"a": f"probability-limited search, model above {model_above:g}", "b": "depth-limited search"}
+    sides = ({"a": f"probability-limited search, model above {model_above:g}, {args.pls_leaf_model} below",
+              "b": "depth-limited search"}
              if args.pls else {"a": "keeps cut iterations" + ("" if args.fixed_soft or tc is None else
                                                               ", soft limit by the best move's stability")
                                     + (", predicts the first root move" if args.first_move_gate and tc else ""),

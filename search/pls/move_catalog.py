@@ -106,6 +106,11 @@ N_MOVE_FEATURES = sum(GROUP_SIZES)
 MOVE_FEATURE_NAMES = tuple(f"{name}.{label}" for name, labels in GROUPS for label in labels)
 MOVE_FEATURE_INDEX = {name: i for i, name in enumerate(MOVE_FEATURE_NAMES)}
 GROUP_INDEX = {name: g for g, name in enumerate(GROUP_NAMES)}
+#: the groups known before the move is made (no child board, no evaluation, no capture scan):
+#: the features of the cheap *pre-move model* that splits the probability near the leaves of the
+#: mixed search (docs/move-model.md, "The mixed search")
+PREMOVE_GROUPS = ("piece_to", "piece_from", "capture", "promotion", "see", "to_attacked", "to_defended",
+                  "from_attacked", "from_hanging", "castle", "endgame_to")
 
 # the kernels' slot numbers and offsets, as plain ints (compile-time constants)
 (G_PIECE_TO, G_PIECE_FROM, G_CAPTURE, G_PROMOTION, G_CHECK, G_SEE, G_TO_ATTACKED, G_TO_DEFENDED, G_FROM_ATTACKED,
@@ -140,5 +145,5 @@ def see_bucket(value: int) -> int:
 
 
 __all__ = ["CAPTURE_EDGES", "CHANGE_EDGES", "ENDGAME_PHASE", "EVALUATION", "EXCHANGE_EDGES", "GAP_EDGES", "GROUPS", "GROUP_INDEX", "GROUP_NAMES", "GROUP_OFFSETS", "GROUP_SIZES",
-           "MOVE_FEATURE_INDEX", "MOVE_FEATURE_NAMES", "MOVE_LAYOUT_HASH", "N_GROUPS", "N_MOVE_FEATURES",
+           "MOVE_FEATURE_INDEX", "MOVE_FEATURE_NAMES", "MOVE_LAYOUT_HASH", "N_GROUPS", "N_MOVE_FEATURES", "PREMOVE_GROUPS",
            "SEE_BUCKET_NAMES", "SEE_EDGES", "bucket_names", "layout_hash", "see_bucket"]

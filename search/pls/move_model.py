@@ -26,7 +26,9 @@ file and the place: invalid JSON, another kind, version or layout, a missing or 
 a value that is not a finite number or is beyond :data:`MAX_ABS_MOVE_WEIGHT`, a model made with other evaluation weights than the
 built-in ``gm`` set that some features measure. Saving is atomic (:func:`search.params.weights.atomic_write_text`).
 ``gm`` names the built-in model (``search/data/move-model-gm.json``, trained on the grandmaster
-games' train split and chosen on their validation split).
+games' train split and chosen on their validation split), ``gm-premove`` the built-in pre-move
+model (``search/data/move-model-gm-premove.json``: the same data, only the groups of
+:data:`search.pls.move_catalog.PREMOVE_GROUPS`; the mixed search's model near the leaves).
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ SCHEMA_VERSION = 1
 #: 2**20, summed over at most 64 plies), which this keeps far from overflow
 MAX_ABS_MOVE_WEIGHT = 10_000.0
 #: built-in models by name (files in search/data/)
-BUILTIN_MOVE_MODELS = {"gm": Path(__file__).resolve().parents[1] / "data" / "move-model-gm.json"}
+BUILTIN_MOVE_MODELS = {name: Path(__file__).resolve().parents[1] / "data" / f"move-model-{name}.json"
+                       for name in ("gm", "gm-premove")}
 
 
 @functools.cache
@@ -284,7 +287,7 @@ def parse_document(doc: Any, where: str) -> MoveModel:
 
 
 def load_move_model(spec: str | Path) -> MoveModel:
-    """The model a spec names: ``gm`` (built in, :data:`BUILTIN_MOVE_MODELS`), ``uniform`` (every
+    """The model a spec names: ``gm`` or ``gm-premove`` (built in, :data:`BUILTIN_MOVE_MODELS`), ``uniform`` (every
     weight 0), or a move-model file; one-line :class:`MoveModelFileError` otherwise."""
     if isinstance(spec, str) and not Path(spec).exists():
         if spec == "uniform":

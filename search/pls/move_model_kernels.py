@@ -121,18 +121,13 @@ def best_capture(b, buf, gain):  # type: ignore[no-untyped-def]
     return best
 
 
-# long: numba kernel, one move's feature groups in one compiled unit (hot: every move of a full-width PLS node)
-@njit(cache=True)
-def move_slots(b, m, endgame, parent_eval, evw, scratch, out):  # type: ignore[no-untyped-def]
-    """Write the feature slots of the legal packed move ``m`` of board ``b`` into
-    ``out[:N_GROUPS]`` (feature indices of :mod:`search.pls.move_catalog`, -1 for a group that does
-    not apply), all but ``exchange_gap``, and return the move's ``exchange`` value in eval units.
-    ``endgame``: whether ``b``'s phase is at most ``ENDGAME_PHASE``; ``parent_eval``: ``b``'s
-    static evaluation under ``evw`` (int32[N_FEATURES], the ``EVALUATION`` weights), eval units,
-    side to move's view; ``scratch`` from :func:`new_scratch` (its child board is left holding
-    ``b`` after ``m``)."""
-    child = scratch[S_CHILD]
-    gain = scratch[S_GAIN]
+@njit(cache=True, inline="always")
+def premove_slots(b, m, endgame, gain, out):  # type: ignore[no-untyped-def]
+    """Write the slots of the groups that need no move made (:data:`search.pls.move_catalog.PREMOVE_GROUPS`:
+    the moving piece, its squares, capture, promotion, static exchange, the attackers and defenders
+    of both squares, castling, the end-game destination) of the legal packed move ``m`` of board
+    ``b`` into ``out[:N_GROUPS]``, -1 in every other group; ``endgame``: whether ``b``'s phase is at
+    most ``ENDGAME_PHASE``; ``gain`` int64[>= 34] SEE's scratch."""
     us = np.int64(b[W_STM])
     them = 1 - us
     flip = 0 if us == WHITE else 56
@@ -175,6 +170,25 @@ def move_slots(b, m, endgame, parent_eval, evw, scratch, out):  # type: ignore[n
         out[G_CASTLE] = OFF_CASTLE + (0 if to > frm else 1)
     if endgame:
         out[G_ENDGAME_TO] = OFF_ENDGAME_TO + pt * 64 + (to ^ flip)
+
+
+# long: numba kernel, one move's feature groups in one compiled unit (hot: every move of a full-width PLS node)
+@njit(cache=True)
+def move_slots(b, m, endgame, parent_eval, evw, scratch, out):  # type: ignore[no-untyped-def]
+    """Write the feature slots of the legal packed move ``m`` of board ``b`` into
+    ``out[:N_GROUPS]`` (feature indices of :mod:`search.pls.move_catalog`, -1 for a group that does
+    not apply), all but ``exchange_gap``, and return the move's ``exchange`` value in eval units.
+    ``endgame``: whether ``b``'s phase is at most ``ENDGAME_PHASE``; ``parent_eval``: ``b``'s
+    static evaluation under ``evw`` (int32[N_FEATURES], the ``EVALUATION`` weights), eval units,
+    side to move's view; ``scratch`` from :func:`new_scratch` (its child board is left holding
+    ``b`` after ``m``)."""
+    child = scratch[S_CHILD]
+    gain = scratch[S_GAIN]
+    premove_slots(b, m, endgame, gain, out)
+    us = np.int64(b[W_STM])
+    them = 1 - us
+    flip = 0 if us == WHITE else 56
+    _, to, promo, _, pt, _ = decode_move(m)
     # after the move
     make_move(b, child, m)
     c_own = child[W_OCC + us]
@@ -245,6 +259,18 @@ def score_moves(b, moves, n, w, evw, scratch, slots, out):  # type: ignore[no-un
     position_slots(b, moves, n, evw, scratch, slots)
     for i in range(n):
         out[i] = slots_score(slots[i], w)
+
+
+@njit(cache=True)
+def premove_scores(b, moves, n, w, gain, row, out):  # type: ignore[no-untyped-def]
+    """The pre-move model's scores (float64, log-odds) of the ``n`` legal moves ``moves`` of ``b``
+    into ``out[:n]``: the sum of ``w`` (float64[N_MOVE_FEATURES]) at each move's
+    :func:`premove_slots` (the other groups' weights are not read); ``gain`` SEE's scratch,
+    ``row`` int64[>= N_GROUPS] scratch."""
+    endgame = phase_of(b) <= ENDGAME_PHASE
+    for i in range(n):
+        premove_slots(b, moves[i], endgame, gain, row)
+        out[i] = slots_score(row, w)
 
 
 @njit(cache=True, parallel=True)

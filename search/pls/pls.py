@@ -15,8 +15,9 @@ otherwise it is discarded, unless it is the first (``keep_partial=False``: disca
 is the first, the behaviour before).
 
 The move model is evaluated at the nodes whose path probability is above ``model_above``
-(:class:`PlsSearcher`; 0, the default here: every node); below it a static prior splits the
-probability (:mod:`search.pls.pls_kernels`, the mixed search of issue 43).
+(:class:`PlsSearcher`; 0, the default here: every node); below it a cheap pre-move model
+(``leaf_model``, :func:`load_leaf_model`) or a static prior splits the probability
+(:mod:`search.pls.pls_kernels`, the mixed search of issue 43).
 
 :meth:`PlsSearcher.think` is :meth:`search.tree.iterative.Searcher.think` for the probability-limited
 search (same arguments and :class:`search.tree.iterative.Iteration` results, ``depth`` counting the
@@ -36,13 +37,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from search.tree.alphabeta import Workspace
 from search.core.convert import Board, _push, legal_moves
 from search.tree.iterative import MAX_DEPTH, NPS_GUESS, UNLIMITED, Iteration, TimePlan, _Deadline, may_start
-from search.pls.move_model import MoveModel, evaluation_weights
+from search.pls.move_catalog import GROUP_NAMES, GROUP_OFFSETS, GROUP_SIZES, PREMOVE_GROUPS
+from search.pls.move_model import MoveModel, evaluation_weights, load_move_model
 from search.evaluation.network import QuantizedNetwork
 from search.pls.pls_kernels import (LOG_SCALE, PLS_ORDER_DEFAULT, PLS_ORDER_MODEL, model_units, new_pls_scratch, pls_kernel,
                                 root_budget)
@@ -64,6 +67,28 @@ MODEL_ABOVE = 0.0
 #: the default of play (``tuner uci``, matches): chosen by games at 100 ms a move
 #: (docs/move-model.md, "The mixed search")
 MODEL_ABOVE_PLAY = 1 / 64
+#: what splits the probability below ``model_above`` in play (``tuner uci``'s ``PlsLeafModel``,
+#: matches): the built-in pre-move model, chosen by games at 100 ms a move (docs/move-model.md,
+#: "The mixed search"); :data:`STATIC_PRIOR` names the static prior
+LEAF_MODEL_PLAY = "gm-premove"
+STATIC_PRIOR = "prior"
+
+
+def load_leaf_model(spec: str | Path) -> MoveModel | None:
+    """The model below ``model_above`` that ``spec`` names: ``None`` for :data:`STATIC_PRIOR`, else
+    a move model (:func:`search.pls.move_model.load_move_model`) with weights in the pre-move
+    groups only (:data:`search.pls.move_catalog.PREMOVE_GROUPS`, the only ones the search reads
+    there); a one-line ``ValueError`` otherwise."""
+    if spec == STATIC_PRIOR:
+        return None
+    model = load_move_model(spec)
+    for g, name in enumerate(GROUP_NAMES):
+        block = model.weights[GROUP_OFFSETS[g]:GROUP_OFFSETS[g] + GROUP_SIZES[g]]
+        if name not in PREMOVE_GROUPS and np.any(block != 0):
+            raise ValueError(f"{spec}: not a pre-move model: it has weights in the group {name!r}, which the search "
+                             f"does not compute near the leaves (train one with 'tuner moves train --groups "
+                             f"premove'), or give {STATIC_PRIOR}")
+    return model
 
 
 def check_model_above(p: float) -> float:
@@ -119,12 +144,14 @@ class PlsSearcher:
     move-ordering table (``tt_bits`` log2 entries, 0: none) kept between searches.
 
     ``model_above``: the model splits the probability at full-width nodes whose path probability
-    is above it (0: everywhere; 1: nowhere), the static prior below (module docstring);
+    is above it (0: everywhere; 1: nowhere), below it ``leaf_model`` (a pre-move model, whose
+    weights outside :data:`search.pls.move_catalog.PREMOVE_GROUPS` are not read) or, ``None``,
+    the static prior (module docstring);
     ``keep_partial``: keep a cut iteration whose first root move was searched in full."""
 
     def __init__(self, weights: Evaluator, model: MoveModel, *, tt_bits: int = 0, order: str = "model",
                  flat: float = 0.0, start: float = START, model_above: float = MODEL_ABOVE,
-                 keep_partial: bool = True) -> None:
+                 keep_partial: bool = True, leaf_model: MoveModel | None = None) -> None:
         self.weights = check_evaluator(weights)
         self.model = model
         #: the threshold of :meth:`think`'s first iteration
@@ -132,6 +159,10 @@ class PlsSearcher:
         #: the path probability above which the model splits a node's probability
         self.model_above = check_model_above(model_above)
         self.keep_partial = bool(keep_partial)
+        #: the pre-move model below ``model_above`` (``None``: the static prior)
+        self.leaf_model = leaf_model
+        self._lw = (np.empty(0, dtype=np.float64) if leaf_model is None
+                    else np.ascontiguousarray(leaf_model.weights, dtype=np.float64))
         self.evw = evaluation_weights()
         self.mode = _order(order)
         #: the constant-branching mock (budget units per move) or 0: the model's probabilities
@@ -176,7 +207,7 @@ class PlsSearcher:
         hist, nhist = _history(history)
         score = int(pls_kernel(self.ws.arrays, self.ws.state, b, root_budget(threshold), self.weights, budget, hist,
                                nhist, self.tt_keys, self.tt_moves, self.model.weights, self.evw, self.ps, self.mode,
-                               self.flat, model_units(threshold, self.model_above)))
+                               self.flat, model_units(threshold, self.model_above), self._lw))
         pv = self.ws.pv
         leaf = b.copy()
         for m in pv:
@@ -324,5 +355,6 @@ def pls_sweep(boards: np.ndarray, threshold: float, weights: Evaluator, model: M
                                                 evaluation_weights(), mode, flat_units, bool(leaves)))
 
 
-__all__ = ["FACTOR", "FLOOR", "MODEL_ABOVE", "MODEL_ABOVE_PLAY", "PLS_ORDERS", "PlsIteration", "PlsSearcher", "START", "pls_iterate", "pls_search",
+__all__ = ["FACTOR", "FLOOR", "LEAF_MODEL_PLAY", "MODEL_ABOVE", "MODEL_ABOVE_PLAY", "PLS_ORDERS", "STATIC_PRIOR",
+           "load_leaf_model", "PlsIteration", "PlsSearcher", "START", "pls_iterate", "pls_search",
            "pls_sweep"]

@@ -23,12 +23,13 @@ The mixed search (issue 43): the model costs about three times a node of the dep
 search, so :func:`pls_kernel` evaluates it only at full-width nodes whose path probability is
 above a setting (``model_units``, in budget units of the remaining budget: :func:`model_units`
 from the node probability ``p_model``), near the root where each evaluation orders and splits a
-large subtree; below it the probability is split by a cheap static prior
-(:func:`prior_log_probs`: a quiet move weighs 1, a capture or promotion ``1 + 2 * (victim value
-+ promoted piece value)`` in pawns, the probabilities proportional to the weights) and the moves
-are ordered as the depth-limited search orders them (the table's move, MVV/LVA, killers).
-``p_model`` 0 is the model everywhere (the search above, node for node); 1 is the prior
-everywhere.
+large subtree; below it the probability is split by the cheap *pre-move model* (``lw``, the
+move model's weights of the groups known before the move is made, :func:`premove_log_probs`) or,
+``lw`` empty, by a static prior (:func:`prior_log_probs`: a quiet move weighs 1, a capture or
+promotion ``1 + 2 * (victim value + promoted piece value)`` in pawns, the probabilities
+proportional to the weights), and the moves are ordered as the depth-limited search orders them
+(the table's move, MVV/LVA, killers). ``p_model`` 0 is the model everywhere (the search above,
+node for node); 1 is the pre-move model or the prior everywhere.
 
 The default search's kernels are not touched (they pay nothing); the Python API is
 :mod:`search.pls.pls`.
@@ -48,7 +49,7 @@ from search.tree.alphabeta import (KILLER_FIRST, KILLER_SECOND, MAX_PLY, ORDER_T
 from search.core.board import NO_PIECE, make_move, move_captured, move_promo
 from search.core.movegen import MAX_MOVES
 from search.pls.move_catalog import N_GROUPS
-from search.pls.move_model_kernels import new_scratch, score_moves
+from search.pls.move_model_kernels import S_GAIN, new_scratch, premove_scores, score_moves
 from search.evaluation.static_eval import eval_move
 
 #: budget units per natural-log unit of probability
@@ -97,6 +98,21 @@ def new_pls_scratch():  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
+def softmax_units(scores, n, out):  # type: ignore[no-untyped-def]
+    """The softmax of ``scores[:n]`` (float64, log-odds) as log-probabilities into ``out[:n]``
+    (int64, budget units, <= 0)."""
+    mx = scores[0]
+    for i in range(1, n):
+        mx = max(mx, scores[i])
+    total = 0.0
+    for i in range(n):
+        total += math.exp(scores[i] - mx)
+    lse = mx + math.log(total)
+    for i in range(n):
+        out[i] = min(np.int64(0), np.int64(round((scores[i] - lse) * LOG_SCALE)))
+
+
+@njit(cache=True, inline="always")
 def log_probs(b, moves, n, mw, evw, ps, flat, out):  # type: ignore[no-untyped-def]
     """The log-probabilities of the ``n`` legal moves ``moves`` of ``b`` into ``out[:n]``
     (int64, budget units, <= 0): the model's softmax (weights ``mw``, evaluation weights
@@ -107,15 +123,16 @@ def log_probs(b, moves, n, mw, evw, ps, flat, out):  # type: ignore[no-untyped-d
         return
     scores = ps[PS_SCORES]
     score_moves(b, moves, n, mw, evw, ps[PS_FEATURES], ps[PS_SLOTS], scores)
-    mx = scores[0]
-    for i in range(1, n):
-        mx = max(mx, scores[i])
-    total = 0.0
-    for i in range(n):
-        total += math.exp(scores[i] - mx)
-    lse = mx + math.log(total)
-    for i in range(n):
-        out[i] = min(np.int64(0), np.int64(round((scores[i] - lse) * LOG_SCALE)))
+    softmax_units(scores, n, out)
+
+
+@njit(cache=True, inline="always")
+def premove_log_probs(b, moves, n, lw, ps, out):  # type: ignore[no-untyped-def]
+    """The pre-move model's log-probabilities (weights ``lw``; :func:`search.pls.move_model_kernels.premove_scores`)
+    of the ``n`` legal moves ``moves`` of ``b`` into ``out[:n]`` (int64, budget units, <= 0)."""
+    scores = ps[PS_SCORES]
+    premove_scores(b, moves, n, lw, ps[PS_FEATURES][S_GAIN], ps[PS_SLOTS][0], scores)
+    softmax_units(scores, n, out)
 
 
 @njit(cache=True, inline="always")
@@ -140,10 +157,11 @@ def prior_log_probs(moves, n, weights, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model_units):  # type: ignore[no-untyped-def]
+def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model_units, lw):  # type: ignore[no-untyped-def]
     """Give the ``n`` moves of the node at ``ply`` their log-probabilities (full-width nodes:
-    budget units, into ``ps[PS_LOG_PROBS][ply]``; the model's from budget ``model_units`` up, else the
-    static prior's) and ordering keys, and start its move loop."""
+    budget units, into ``ps[PS_LOG_PROBS][ply]``; the model's from budget ``model_units`` up, else
+    the pre-move model's (weights ``lw``) or, ``lw`` empty, the static prior's) and ordering
+    keys, and start its move loop."""
     boards = ws[WS_BOARDS]
     moves = ws[WS_MOVES]
     order = ws[WS_ORDER]
@@ -156,6 +174,8 @@ def start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model
         by_model = flat > 0 or d >= model_units
         if by_model:
             log_probs(boards[ply], moves[ply], n, mw, evw, ps, flat, lps[ply])
+        elif len(lw) > 0:
+            premove_log_probs(boards[ply], moves[ply], n, lw, ps, lps[ply])
         else:
             prior_log_probs(moves[ply], n, ps[PS_SCORES], lps[ply])
         for i in range(n):
@@ -214,7 +234,7 @@ def pls_play_next(ws, es, ply, lps):  # type: ignore[no-untyped-def]
 # scalars (no dataclass in nopython mode)
 @njit(cache=True, nogil=True)
 def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_moves, mw, evw, ps, mode, flat,  # type: ignore[no-untyped-def]
-               model_units):
+               model_units, lw):
     """Probability-limited search of ``root`` (uint64[BOARD_WORDS]) with the root's log-probability
     budget ``budget_units`` (:func:`root_budget`); the other arguments and the result (score in
     eval units, root side to move's view; PV, leaf kind and statistics in ``ws``) as for
@@ -222,7 +242,8 @@ def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_
     weights, ``evw`` its evaluation weights, ``ps`` from :func:`new_pls_scratch`, ``mode``
     :data:`PLS_ORDER_MODEL` or :data:`PLS_ORDER_DEFAULT`, ``flat`` 0 or the constant cost of a move
     (module docstring), ``model_units`` the budget from which a full-width node uses the model
-    (:func:`model_units`; below it, the static prior). The root's record
+    (:func:`model_units`; below it, the pre-move model of weights ``lw``
+    float64[N_MOVE_FEATURES], or the static prior when ``lw`` is empty). The root's record
     (:func:`search.alphabeta.record_root`) is kept as the depth-limited search keeps it."""
     ws, es, ev = borrow_search_args(ws, es, ev)
     ints = ws[WS_INTS]
@@ -237,7 +258,7 @@ def pls_kernel(ws, es, root, budget_units, ev, budget, hist, nhist, tt_keys, tt_
             entering = False
             n, value, _ = enter_node(ws, es, ply, ev, budget, hist, nhist)
             if n > 0:
-                start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model_units)
+                start_pls_loop(ws, ply, n, tt_keys, tt_moves, mw, evw, ps, mode, flat, model_units, lw)
                 continue
         elif has_next_move(ints, ply):
             pls_play_next(ws, es, ply, lps)

@@ -41,11 +41,12 @@ def _pls_sweep_position(ws, es, board, units, ev, budget, mw, evw, ps, mode, fla
     log_probs(board, buf, n, mw, evw, ps, flat, root_lps)
     hist[0] = board[W_KEY]
     nodes = 0
+    no_leaf_model = np.empty(0, dtype=np.float64)  # the model everywhere: the pre-move model is not read
     for i in range(n):
         m = buf[i]
         make_move(board, child, m)
         v = pls_kernel(ws, es, child, units + root_lps[i], ev, budget, hist, np.int64(1), tt_keys, tt_moves, mw, evw, ps, mode,
-                       flat, MODEL_EVERYWHERE)
+                       flat, MODEL_EVERYWHERE, no_leaf_model)
         ints = ws[WS_INTS]
         pvl = ints[0, _PVLEN]
         moves_out[i] = m

@@ -12,7 +12,8 @@ Its definition, from ``search/pls_kernels.py``'s docstring:
   the static prior: a quiet move weighs 1, a capture or a promotion
   ``1 + 2 * (captured piece's value + promoted piece's value)`` with the values 1, 3, 3, 5, 9
   pawns (an en passant capture takes a pawn), and a move's probability is its weight over the
-  node's total.
+  node's total; or, when the caller gives ``leaf_lps`` (the pre-move model's log-probabilities,
+  :func:`softmax_units` of its scores), those.
 """
 
 from __future__ import annotations
@@ -53,22 +54,33 @@ def prior_log_probs(board: chess.Board) -> dict[str, int]:
     return {u: min(0, round((math.log(w) - log_total) * LOG_SCALE)) for u, w in weights.items()}
 
 
+def softmax_units(scores: dict[str, float]) -> dict[str, int]:
+    """Log-probabilities (budget units, <= 0) of the softmax of moves' scores (log-odds), by UCI."""
+    top = max(scores.values())
+    lse = top + math.log(sum(math.exp(s - top) for s in scores.values()))
+    return {u: min(0, round((s - lse) * LOG_SCALE)) for u, s in scores.items()}
+
+
+# many parameters: the search's inputs, then alpha-beta's recursion state
 def mixed_value(oracle: Oracle, board: chess.Board, budget: int, model_from: int,
                 model_lps: Callable[[chess.Board], dict[str, int]], ply: int = 0,
-                alpha: int = -(1 << 40), beta: int = 1 << 40) -> int:
+                alpha: int = -(1 << 40), beta: int = 1 << 40,
+                leaf_lps: Callable[[chess.Board], dict[str, int]] | None = None) -> int:
     """The exact value (full-window alpha-beta of the minimax oracle, whose value does not depend
-    on the move order) of ``board`` searched with ``budget`` (module docstring)."""
+    on the move order) of ``board`` searched with ``budget`` (module docstring); ``leaf_lps``,
+    when given, splits the probability below ``model_from`` instead of the static prior."""
     settled, best, moves = oracle._node(board, budget, ply)
     if settled or best >= beta:
         return best
     alpha = max(alpha, best)
     lps: dict[str, int] = {}
     if budget > 0:
-        lps = model_lps(board) if budget >= model_from else prior_log_probs(board)
+        below = prior_log_probs if leaf_lps is None else leaf_lps
+        lps = model_lps(board) if budget >= model_from else below(board)
     for move in moves:
         child = budget + lps[move.uci()] if budget > 0 else budget - 1
         board.push(move)
-        v = -mixed_value(oracle, board, child, model_from, model_lps, ply + 1, -beta, -alpha)
+        v = -mixed_value(oracle, board, child, model_from, model_lps, ply + 1, -beta, -alpha, leaf_lps)
         board.pop()
         best = max(best, v)
         alpha = max(alpha, v)

@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from objectives.move_choice import MoveChoiceSet, loss_and_gradient
 from search.evaluation.evaluators import load_evaluator
-from search.pls.move_catalog import MOVE_LAYOUT_HASH, N_MOVE_FEATURES
+from search.pls.move_catalog import GROUP_INDEX, GROUP_NAMES, MOVE_LAYOUT_HASH, N_MOVE_FEATURES, PREMOVE_GROUPS
 from search.pls.move_model import MAX_ABS_MOVE_WEIGHT, MoveModel, move_features
 from search.tree.search_api import threads
 from tuner.config import help_field
@@ -66,6 +66,10 @@ class MoveTrainConfig:
     label_depth: int = help_field(1, "labels search/both: plies of that search (+ quiescence)")
     label_weights: str = help_field("gm", "labels search/both: the evaluator of that search (a built-in name, a "
                                           "weights or network file)", metavar="WEIGHTS")
+    groups: tuple[str, ...] = help_field((), "train only these feature groups (names of docs/move-model.md, or "
+                                              "premove: the groups known before the move is made, the mixed "
+                                              "search's leaf model); the others' weights stay 0 (empty: all)",
+                                         metavar="GROUP,...")
     max_train: int = help_field(0, "a seeded sample of this many training positions (0: all)")
     max_validation: int = help_field(0, "a seeded sample of this many validation positions (0: all)")
     seed: int = help_field(0, "seed of the samples and of the order of the positions")
@@ -84,6 +88,30 @@ class MoveTrainConfig:
         if min(self.max_train, self.max_validation) < 0:
             raise ValueError("max-train and max-validation must be >= 0")
         check_threads(self.threads)
+        group_indices(self.groups)
+
+
+def group_indices(groups: tuple[str, ...]) -> list[int]:
+    """The slot numbers of :attr:`MoveTrainConfig.groups` (``premove``: :data:`PREMOVE_GROUPS`; empty:
+    every group); a one-line ``ValueError`` for an unknown name."""
+    names: list[str] = []
+    for g in groups or GROUP_NAMES:
+        names.extend(PREMOVE_GROUPS if g == "premove" else (g,))
+    unknown = [g for g in names if g not in GROUP_INDEX]
+    if unknown:
+        raise ValueError(f"unknown feature group {unknown[0]!r}: one of premove, {', '.join(GROUP_NAMES)}")
+    return sorted({GROUP_INDEX[g] for g in names})
+
+
+def restricted(data: MoveChoiceSet, groups: tuple[str, ...]) -> MoveChoiceSet:
+    """``data`` with the slots of the groups outside ``groups`` emptied (-1), so that their
+    weights get no gradient and stay 0; ``data`` itself when ``groups`` is empty."""
+    if not groups:
+        return data
+    slots = np.full_like(data.slots, -1)
+    keep = group_indices(groups)
+    slots[:, keep] = data.slots[:, keep]
+    return MoveChoiceSet(data.pos_ptr, data.played, slots)
 
 
 @dataclass(frozen=True)
@@ -170,7 +198,7 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
         else:
             assert played is not None
             sets.append(played)
-    train, validation = sets
+    train, validation = (restricted(d, cfg.groups) for d in sets)
     steps = -(-len(train) // cfg.batch_size) * cfg.epochs * len(cfg.l2)
     with tqdm(total=steps, unit="step", desc="train move model", disable=not progress, leave=False,
               file=sys.stderr) as bar:
@@ -188,4 +216,4 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
     return TrainResult(MoveModel(w, metadata), l2, epoch, fig, len(train), history, seconds)
 
 
-__all__ = ["LABELS", "MoveTrainConfig", "TrainResult", "fit", "train_move_model"]
+__all__ = ["LABELS", "MoveTrainConfig", "TrainResult", "fit", "group_indices", "restricted", "train_move_model"]

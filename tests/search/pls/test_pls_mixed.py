@@ -2,8 +2,9 @@
 (``model_above``), the static prior below (search/pls_kernels.py). With ``model_above`` 0 it is
 the search before, node for node (figures recorded from it on shipped positions); with 1 it is
 the static prior's search, valued as the plain-Python reference (tests/oracles/static_prior.py);
-in between, the reference with the model above the setting. A cut iteration keeps the best of
-its root moves searched in full, as the depth-limited search does."""
+in between, the reference with the model above the setting, and the same with the pre-move
+model (``gm-premove``) below instead of the prior. A cut iteration keeps the best of its root
+moves searched in full, as the depth-limited search does."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ import pytest
 
 from search.tree.alphabeta import WS_MOVES
 from search.core.convert import from_chess, move_to_uci
+from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
+from search.pls.move_catalog import (GROUP_INDEX, GROUP_NAMES, GROUP_OFFSETS, GROUP_SIZES, N_GROUPS, N_MOVE_FEATURES,
+                                     PREMOVE_GROUPS)
 from search.pls.move_model import MoveModel, load_move_model, move_probabilities
+from search.pls.move_model_kernels import premove_scores
 from search.pls.pls import MODEL_ABOVE_PLAY, PlsSearcher, pls_iterate, pls_search
 from search.pls.pls_kernels import LOG_SCALE, MODEL_EVERYWHERE, model_units, root_budget
 from search.tree.search_api import KIND_EVAL
 from search.params.weights import load_weights
 from tests.oracles.minimax import Oracle
-from tests.oracles.static_prior import mixed_value, prior_log_probs
+from tests.oracles.move_features import reference_move_features
+from tests.oracles.static_prior import mixed_value, prior_log_probs, softmax_units
 
 CLASSIC = load_weights("classic").values
 GM_WEIGHTS = load_weights("gm").values
@@ -145,3 +151,72 @@ def test_bad_model_above_is_refused() -> None:
     for bad in (-0.1, 1.5, True, "0.1"):
         with pytest.raises(ValueError, match="model_above must be a probability"):
             pls_search(arr, 0.1, CLASSIC, GM, model_above=bad)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- the pre-move model below
+
+GM_PREMOVE = load_move_model("gm-premove")
+
+
+def _premove_lps(model: MoveModel):  # type: ignore[no-untyped-def]
+    """The pre-move model's log-probabilities from the python-chess feature oracle: each move's
+    score is the sum of the model's weights at its active features of the PREMOVE_GROUPS."""
+    premove = np.zeros(N_MOVE_FEATURES, dtype=bool)
+    for g in PREMOVE_GROUPS:
+        o = GROUP_OFFSETS[GROUP_INDEX[g]]
+        premove[o:o + GROUP_SIZES[GROUP_INDEX[g]]] = True
+
+    def lps(board: chess.Board) -> dict[str, int]:
+        return softmax_units({u: float(sum(model.weights[i] for i in idx if premove[i]))
+                              for u, idx in reference_move_features(board).items()})
+    return lps
+
+
+def test_the_builtin_premove_model_reads_only_premove_groups() -> None:
+    """``gm-premove`` was trained on the pre-move groups alone: every other weight is 0, and
+    each pre-move group has weights."""
+    for g, name in enumerate(GROUP_NAMES):
+        block = GM_PREMOVE.weights[GROUP_OFFSETS[g]:GROUP_OFFSETS[g] + GROUP_SIZES[g]]
+        if name in PREMOVE_GROUPS:
+            assert np.any(block != 0), name
+        else:
+            assert not np.any(block), name
+    assert GM_PREMOVE.metadata["config"]["groups"] == ["premove"]
+
+
+def test_premove_scores_are_the_full_features_premove_groups(real_boards: list[chess.Board]) -> None:
+    """The kernel's pre-move scores (no move made) equal the full features' scores with a model
+    that is 0 outside the pre-move groups, move for move, on shipped positions, a promotion, en
+    passant and castling included."""
+    extra = [chess.Board("r3k2r/1P6/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1")]
+    boards = [b.copy(stack=False) for b in real_boards[::97]] + extra
+    arr = np.stack([from_chess(b) for b in boards])
+    mp = move_probabilities(arr, GM_PREMOVE)
+    buf = np.zeros(MAX_MOVES, dtype=np.int32)
+    gain, row, out = np.zeros(40, dtype=np.int64), np.zeros(N_GROUPS, dtype=np.int64), np.zeros(MAX_MOVES)
+    for p, b in enumerate(arr):
+        n = generate_moves(b, buf, ALL_MOVES)
+        premove_scores(b, buf, n, GM_PREMOVE.weights, gain, row, out)
+        a, z = mp.pos_ptr[p], mp.pos_ptr[p + 1]
+        assert [int(m) for m in mp.moves[a:z]] == [int(m) for m in buf[:n]]
+        np.testing.assert_allclose(out[:n], mp.scores[a:z], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("model_above", [1 / 4, 1.0])
+def test_mixed_with_the_premove_model_is_the_reference(boards: list[chess.Board], model_above: float) -> None:
+    """Model above ``model_above``, the pre-move model below (its features from the python-chess
+    oracle): the reference's value on the same tree, in both orders; it is not the static
+    prior's search."""
+    oracle = Oracle(CLASSIC)
+    differs = 0
+    for board in boards[:3]:
+        for threshold in (0.02, 0.004):
+            units = root_budget(threshold), model_units(threshold, model_above)
+            expected = mixed_value(oracle, board.copy(), *units, _model_lps(GM), leaf_lps=_premove_lps(GM_PREMOVE))
+            for order in ("model", "default"):
+                s = PlsSearcher(CLASSIC, GM, tt_bits=10, order=order, model_above=model_above, leaf_model=GM_PREMOVE)
+                result = s.search(from_chess(board), threshold)
+                assert result.score == expected, (board.fen(), threshold, order)
+            prior = pls_search(from_chess(board), threshold, CLASSIC, GM, tt_bits=10, model_above=model_above)
+            differs += prior.nodes != result.nodes
+    assert differs >= 1

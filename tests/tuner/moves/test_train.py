@@ -1,5 +1,6 @@
 """Training the move model (tuner/moves/train.py): a tiny run on positions of the shipped games
-learns a planted preference, chooses by the validation split, and is reproducible."""
+learns a planted preference, chooses by the validation split, and is reproducible; a run on some
+feature groups leaves the others at 0."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import pytest
 
 from objectives.move_choice import MoveChoiceSet
 from search.core.convert import from_chess
-from search.pls.move_catalog import MOVE_FEATURE_INDEX, N_MOVE_FEATURES
+from search.pls.move_catalog import (GROUP_INDEX, GROUP_NAMES, GROUP_OFFSETS, GROUP_SIZES, MOVE_FEATURE_INDEX,
+                                     N_MOVE_FEATURES, PREMOVE_GROUPS)
 from search.pls.move_model import move_features, slot_scores
 from tuner.moves.measure import figures
-from tuner.moves.train import MoveTrainConfig, fit
+from tuner.moves.train import MoveTrainConfig, fit, group_indices, restricted
 
 #: the planted chooser: these features' weights, every other 0 (ties broken by the first move)
 PLANTED = {"capture.pawn.knight": 6.0, "castle.king_side": 5.0, "check.queen": 4.0, "piece_to.knight.f3": 3.0,
@@ -63,6 +65,27 @@ def test_the_run_is_reproducible_whatever_the_threads(planted: tuple[MoveChoiceS
 
 
 def test_bad_settings_are_refused() -> None:
-    for bad in ({"epochs": 0}, {"lr": 0.0}, {"l2": ()}, {"l2": (-1.0,)}, {"max_train": -1}):
+    for bad in ({"epochs": 0}, {"lr": 0.0}, {"l2": ()}, {"l2": (-1.0,)}, {"max_train": -1}, {"groups": ("pieces",)}):
         with pytest.raises(ValueError):
             MoveTrainConfig(**bad).validate()  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown feature group 'pieces': one of premove, piece_to"):
+        group_indices(("castle", "pieces"))
+
+
+def test_a_run_on_some_groups_leaves_the_others_at_zero(planted: tuple[MoveChoiceSet, MoveChoiceSet, np.ndarray]) -> None:
+    """``groups``: only the named groups (``premove`` stands for PREMOVE_GROUPS) learn; the others'
+    weights stay 0, and the planted preferences in the kept groups are still learnt."""
+    assert group_indices(("premove", "check")) == sorted(GROUP_INDEX[g] for g in (*PREMOVE_GROUPS, "check"))
+    assert group_indices(()) == list(range(len(GROUP_NAMES)))
+    train, validation, _ = planted
+    keep = ("premove",)
+    cut = restricted(train, keep)
+    assert restricted(train, ()) is train
+    w, *_ = fit(cut, restricted(validation, keep), MoveTrainConfig(epochs=4, batch_size=256, lr=0.1, l2=(0.0,)))
+    inside = np.zeros(N_MOVE_FEATURES, dtype=bool)
+    for g in PREMOVE_GROUPS:
+        inside[GROUP_OFFSETS[GROUP_INDEX[g]]:GROUP_OFFSETS[GROUP_INDEX[g]] + GROUP_SIZES[GROUP_INDEX[g]]] = True
+    assert not np.any(w[~inside]) and np.count_nonzero(w[inside]) > 100
+    for name in ("capture.pawn.knight", "castle.king_side", "piece_to.knight.f3", "see.quiet.le-500"):
+        assert w[MOVE_FEATURE_INDEX[name]] * np.sign(PLANTED[name]) > 0.5, name
+    assert w[MOVE_FEATURE_INDEX["check.queen"]] == 0.0
