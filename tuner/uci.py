@@ -1,13 +1,13 @@
 """A UCI engine over the numba search: the protocol only.
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
-``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``, declared in the table
+``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``/``PlsLeafModel``, declared in the table
 :data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
 or with ``Search pls`` the probability-limited :class:`search.pls.pls.PlsSearcher` (Giraffe's search,
 Lai 2015: iteration ``d`` searches while the path's probability under the move model
 ``MoveModel`` stays above ``PlsStart * 4**-(d - 1)``, so ``go depth D`` is D such iterations;
-the model splits the probability at nodes whose path probability is above ``PlsModelAbove``, a
-static prior below;
+the model splits the probability at nodes whose path probability is above ``PlsModelAbove``, the
+cheap pre-move model ``PlsLeafModel`` (or a static prior) below;
 ``nodes``, ``movetime`` and the clock limit it as they limit the depth-limited search). Searches run in a worker thread;
 the kernel releases the GIL (``nogil=True``), so the reader stays responsive. Time management,
 which must never lose on time (e.g. at 10 s + 0.1 s), turns the limits into a
@@ -83,8 +83,8 @@ from search.evaluation.evaluators import Evaluator, checked_evaluator, load_eval
 from search.tree.kernel_cache import is_compiled
 from search.pls.move_model import MoveModel, load_move_model
 from search.core.movegen import generate_moves
-from search.pls.pls import MODEL_ABOVE_PLAY, START, check_model_above
-from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Engine, as_player, new_engine
+from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, STATIC_PRIOR, check_model_above, load_leaf_model
+from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Engine, PlsPlayer, Searchable, as_player, new_engine
 from search.core.validate import check_board
 from tuner import __version__
 from tuner.compiling import compile_count
@@ -310,13 +310,15 @@ class UciEngine:
         self.weights = checked_evaluator(weights)
         self.hash_mb = DEFAULT_HASH_MB
         self.overhead_ms = DEFAULT_OVERHEAD_MS
-        #: the ``Search``, ``MoveModel``, ``PlsStart`` and ``PlsModelAbove`` options (the model
-        #: loaded when first used)
+        #: the ``Search``, ``MoveModel``, ``PlsStart``, ``PlsModelAbove`` and ``PlsLeafModel``
+        #: options (the models loaded when first used)
         self.search = "depth"
         self.move_model_name = DEFAULT_MOVE_MODEL
         self.move_model: MoveModel | None = None
         self.pls_start = START
         self.pls_model_above = MODEL_ABOVE_PLAY
+        self.leaf_model_name = LEAF_MODEL_PLAY
+        self.leaf_model: MoveModel | str | None = LEAF_MODEL_PLAY  # a spec until loaded
         self._engine: Engine | None = None  # made by the first search (see searcher)
         #: the position ``go`` searches, as the search holds it and as python-chess does: the
         #: search's board is ``None`` while :attr:`_pending` (fen, moves) waits for the kernels
@@ -346,9 +348,16 @@ class UciEngine:
         """The engine of the current options, made on first use (in the search thread: making
         one runs a kernel)."""
         if self._engine is None:
-            self._engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start,
-                                                self.pls_model_above), tt_bits_for(self.hash_mb))
+            self._engine = new_engine(self._player(), tt_bits_for(self.hash_mb))
         return self._engine
+
+    def _player(self) -> Searchable:
+        """The player of the current options (the leaf model loaded on first use)."""
+        player = as_player(self.weights, self.search, self.move_model, self.pls_start, self.pls_model_above,
+                           self.leaf_model)
+        if isinstance(player, PlsPlayer):
+            self.leaf_model = player.leaf_model
+        return player
 
     def kernels_loading(self) -> bool:
         """Whether the background thread still loads (or compiles) kernels."""
@@ -533,6 +542,16 @@ class UciEngine:
             return
         self._rebuild()
 
+    def _set_pls_leaf_model(self, value: str) -> None:
+        spec = value.strip() or LEAF_MODEL_PLAY
+        try:
+            model = load_leaf_model(spec)
+        except ValueError as exc:
+            self.info(f"setoption PlsLeafModel: {exc}; keeping {self.leaf_model_name}")
+            return
+        self.leaf_model, self.leaf_model_name = model, spec
+        self._rebuild()
+
     def _set_pls_model_above(self, value: str) -> None:
         text = value.strip()
         try:
@@ -655,8 +674,7 @@ class UciEngine:
             move_to_uci(int(legal_moves(board)[0]))
             push(board, int(legal_moves(board)[0]))
             self._boundary.set()
-        engine = new_engine(as_player(self.weights, self.search, self.move_model, self.pls_start,
-                                      self.pls_model_above), 4)
+        engine = new_engine(self._player(), 4)
         best = engine.think(from_fen(STARTING_FEN), [], max_depth=1)
         if best is not None:
             move_to_uci(best.pv[0])
@@ -798,7 +816,10 @@ OPTIONS: tuple[UciOption, ...] = (
               doc="the pls search's first threshold, a probability in (0, 1]"),
     UciOption(name="PlsModelAbove", type="string", default=str(MODEL_ABOVE_PLAY), set=UciEngine._set_pls_model_above,
               doc="the pls search evaluates its move model at nodes whose path probability is above this "
-                  "(0: everywhere, 1: nowhere), a static prior below"),
+                  "(0: everywhere, 1: nowhere), its leaf model below"),
+    UciOption(name="PlsLeafModel", type="string", default=LEAF_MODEL_PLAY, set=UciEngine._set_pls_leaf_model,
+              doc=f"what splits the pls search's probability below PlsModelAbove: a pre-move model (a built-in "
+                  f"name or a file) or {STATIC_PRIOR} (a static prior)"),
 )
 _OPTION_BY_KEY = {option.key: option for option in OPTIONS}
 

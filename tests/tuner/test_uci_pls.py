@@ -15,7 +15,7 @@ import pytest
 from search.core.convert import from_chess, move_to_uci
 from search.tree.iterative import tt_bits_for
 from search.pls.move_model import load_move_model
-from search.pls.pls import MODEL_ABOVE_PLAY, START, PlsSearcher
+from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, PlsSearcher
 from search.params.weights import load_weights
 from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND
 from tuner.uci import DEFAULT_HASH_MB, UciEngine, parse_threshold
@@ -36,6 +36,7 @@ def test_the_options_are_advertised(pls_engine: chess.engine.SimpleEngine) -> No
     assert options["MoveModel"].default == "gm"
     assert options["PlsStart"].default == str(START)
     assert options["PlsModelAbove"].default == str(MODEL_ABOVE_PLAY)
+    assert options["PlsLeafModel"].default == LEAF_MODEL_PLAY == "gm-premove"
 
 
 @pytest.mark.parametrize("limit", [chess.engine.Limit(depth=2), chess.engine.Limit(nodes=2000),
@@ -59,7 +60,8 @@ def test_go_depth_is_the_threshold_schedule(pls_engine: chess.engine.SimpleEngin
     board = chess.Board(MIDDLE_GAME)
     info = pls_engine.analyse(board, chess.engine.Limit(depth=3), game=object())  # a new game: table cleared
     searcher = PlsSearcher(load_weights("classic").values, load_move_model("gm"),
-                           tt_bits=tt_bits_for(DEFAULT_HASH_MB), start=1 / 8, model_above=MODEL_ABOVE_PLAY)
+                           tt_bits=tt_bits_for(DEFAULT_HASH_MB), start=1 / 8, model_above=MODEL_ABOVE_PLAY,
+                           leaf_model=load_move_model(LEAF_MODEL_PLAY))
     best = searcher.think(from_chess(board), [], max_depth=3)
     assert best is not None and info["depth"] == 3
     assert info["nodes"] == best.total_nodes and info["pv"][0].uci() == move_to_uci(best.pv[0])
@@ -74,7 +76,10 @@ def test_bad_option_values_are_answered_and_kept() -> None:
                        ("setoption name PlsStart value 2", "not a probability"),
                        ("setoption name PlsStart value abc", "not a number"),
                        ("setoption name PlsModelAbove value 1.5", "not a probability"),
-                       ("setoption name MoveModel value /no/such/model.json", "no such move-model file")):
+                       ("setoption name MoveModel value /no/such/model.json", "no such move-model file"),
+                       ("setoption name PlsLeafModel value /no/such/model.json", "no such move-model file"),
+                       ("setoption name PlsLeafModel value gm", "gm: not a pre-move model: it has weights in the "
+                                                                "group 'check'")):
         engine.handle(line)
         assert said in out.getvalue().splitlines()[-1]
     assert engine.search == "depth" and engine.pls_start == START and engine.move_model_name == "gm"
@@ -85,6 +90,13 @@ def test_bad_option_values_are_answered_and_kept() -> None:
     for value, p in (("0", 0.0), ("1/16", 1 / 16), ("1", 1.0)):
         engine.handle(f"setoption name PlsModelAbove value {value}")
         assert isinstance(engine.searcher, PlsSearcher) and engine.searcher.model_above == p
+    leaf = engine.searcher.leaf_model
+    assert leaf is not None and leaf.metadata["config"]["groups"] == ["premove"]  # the default: gm-premove
+    engine.handle("setoption name PlsLeafModel value prior")
+    assert isinstance(engine.searcher, PlsSearcher) and engine.searcher.leaf_model is None
+    assert engine.leaf_model_name == "prior"
+    engine.handle("setoption name PlsLeafModel value gm-premove")
+    assert isinstance(engine.searcher, PlsSearcher) and engine.searcher.leaf_model is not None
     engine.handle("setoption name Search value depth")
     assert not isinstance(engine.searcher, PlsSearcher)
 

@@ -40,6 +40,7 @@ from collections.abc import Callable
 
 from search.evaluation.evaluators import Evaluator, load_evaluator
 from search.pls.move_model import MoveModel
+from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, load_leaf_model
 from search.params.weights import BUILTIN_SETS
 from tuner.config import read_toml
 from tuner.arena.engines import EngineSpec
@@ -137,9 +138,11 @@ def load_entrant(spec: str) -> Entrant:
 
 
 def entrants(specs: list[str], engines: list[EngineSpec], *, search: str = "depth",
-             models: Callable[[], MoveModel] | None = None) -> list[Entrant]:
+             models: Callable[[], MoveModel] | None = None, model_above: float = MODEL_ABOVE_PLAY,
+             leaf_model: str = LEAF_MODEL_PLAY) -> list[Entrant]:
     """The entrants in order: positional arguments (``NAME@pls``: the probability-limited
-    search with the move model ``models()``; ``search`` for those without a suffix), then
+    search with the move model ``models()``, ``model_above`` and ``leaf_model``, a spec of
+    :func:`search.pls.pls.load_leaf_model`; ``search`` for those without a suffix), then
     engines; names must differ."""
     out = []
     for spec in specs:
@@ -147,7 +150,12 @@ def entrants(specs: list[str], engines: list[EngineSpec], *, search: str = "dept
         e = load_entrant(name)
         if kind == "pls":
             assert e.weights is not None and models is not None
-            e = dataclasses.replace(e, name=player_label(e.name, kind), pls=PlsPlayer(e.weights, models()))
+            try:
+                leaf = load_leaf_model(leaf_model)
+            except ValueError as exc:
+                raise TunerError(f"--pls-leaf-model: {exc}") from None
+            e = dataclasses.replace(e, name=player_label(e.name, kind),
+                                    pls=PlsPlayer(e.weights, models(), model_above=model_above, leaf_model=leaf))
         out.append(e)
     out += [Entrant(e.name, "engine", engine=e) for e in engines]
     if not out:

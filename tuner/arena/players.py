@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from search.evaluation.evaluators import Evaluator, checked_evaluator
 from search.tree.iterative import Searcher
 from search.pls.move_model import MoveModel, load_move_model
-from search.pls.pls import MODEL_ABOVE_PLAY, START, PlsSearcher
+from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, PlsSearcher, load_leaf_model
 
 #: the searches a player may use
 SEARCHES = ("depth", "pls")
@@ -33,12 +33,14 @@ DEFAULT_MOVE_MODEL = "gm"
 class PlsPlayer:
     """A weight set playing with the probability-limited search: ``weights`` the evaluator,
     ``model`` the move model, ``start`` the first iteration's threshold in (0, 1],
-    ``model_above`` the path probability above which the model splits a node's probability."""
+    ``model_above`` the path probability above which the model splits a node's probability,
+    ``leaf_model`` the pre-move model below it (``None``: the static prior)."""
 
     weights: Evaluator
     model: MoveModel
     start: float = START
     model_above: float = MODEL_ABOVE_PLAY
+    leaf_model: MoveModel | None = None
 
 
 #: what the numba engine plays with: an evaluator (depth-limited search) or a :class:`PlsPlayer`
@@ -62,14 +64,18 @@ def check_search(search: str) -> str:
     return search
 
 
+# many parameters: PlsPlayer's fields, each with the default of play
 def as_player(weights: Evaluator, search: str, model: MoveModel | None = None, start: float = START,
-              model_above: float = MODEL_ABOVE_PLAY) -> Searchable:
+              model_above: float = MODEL_ABOVE_PLAY, leaf_model: MoveModel | str | None = LEAF_MODEL_PLAY) -> Searchable:
     """``weights`` for the depth-limited search, or with ``model`` (default: the built-in one),
-    ``start`` and ``model_above`` (:class:`PlsPlayer`) for the probability-limited one."""
+    ``start``, ``model_above`` and ``leaf_model`` (a model, ``None`` for the static prior, or a
+    spec for :func:`search.pls.pls.load_leaf_model`) (:class:`PlsPlayer`) for the
+    probability-limited one."""
     if check_search(search) == "depth":
         return checked_evaluator(weights)
+    leaf = load_leaf_model(leaf_model) if isinstance(leaf_model, str) else leaf_model
     return PlsPlayer(checked_evaluator(weights), model if model is not None else load_move_model(DEFAULT_MOVE_MODEL),
-                     start, model_above)
+                     start, model_above, leaf)
 
 
 def player_label(name: str, search: str) -> str:
@@ -85,7 +91,8 @@ def evaluator_of(player: Searchable) -> Evaluator:
 def checked_player(player: Searchable) -> Searchable:
     """``player`` with its evaluator checked (:func:`search.evaluation.evaluators.checked_evaluator`)."""
     if isinstance(player, PlsPlayer):
-        return PlsPlayer(checked_evaluator(player.weights), player.model, player.start, player.model_above)
+        return PlsPlayer(checked_evaluator(player.weights), player.model, player.start, player.model_above,
+                         player.leaf_model)
     return checked_evaluator(player)
 
 
@@ -93,7 +100,7 @@ def new_engine(player: Searchable, tt_bits: int) -> Engine:
     """A fresh engine for ``player`` with a move-ordering table of ``2**tt_bits`` entries."""
     if isinstance(player, PlsPlayer):
         return PlsSearcher(player.weights, player.model, tt_bits=tt_bits, start=player.start,
-                           model_above=player.model_above)
+                           model_above=player.model_above, leaf_model=player.leaf_model)
     return Searcher(player, tt_bits=tt_bits)
 
 

@@ -9,7 +9,7 @@ import dataclasses
 from search.evaluation.evaluators import Evaluator, load_evaluator
 from search.pls.move_model import MoveModel, load_move_model
 from tuner.limits import SearchLimits
-from search.pls.pls import MODEL_ABOVE_PLAY, check_model_above
+from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, STATIC_PRIOR, check_model_above, load_leaf_model
 from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Searchable, as_player, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.sprt import Sprt, parse_sprt
@@ -32,8 +32,8 @@ def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
-    """``--search depth|pls``, ``--move-model FILE`` and ``--pls-model-above P``
-    (:mod:`tuner.arena.players`)."""
+    """``--search depth|pls``, ``--move-model FILE``, ``--pls-model-above P`` and ``--pls-leaf-model
+    MODEL`` (:mod:`tuner.arena.players`)."""
     p.add_argument("--search", choices=SEARCHES, default="depth",
                    help="the numba engine's search: depth-limited, or probability-limited (pls: Giraffe's, "
                         "iteration D to the threshold 1/32 * 4^-(D-1)); a player named NAME@pls or NAME@depth "
@@ -42,8 +42,12 @@ def add_search_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"move model of the probability-limited search (default: the built-in {DEFAULT_MOVE_MODEL})")
     p.add_argument("--pls-model-above", metavar="P", type=_probability, default=MODEL_ABOVE_PLAY,
                    help="the probability-limited search evaluates its move model at nodes whose path probability "
-                        "is above P, a static prior (captures by victim value) below: 0 the model everywhere, 1 "
+                        "is above P, its leaf model (--pls-leaf-model) below: 0 the model everywhere, 1 "
                         f"nowhere (default: {MODEL_ABOVE_PLAY:g})")
+    p.add_argument("--pls-leaf-model", metavar="MODEL", default=LEAF_MODEL_PLAY,
+                   help="what splits the probability below --pls-model-above: a pre-move move model (built in: "
+                        f"gm-premove; a file from 'tuner moves train --groups premove') or {STATIC_PRIOR} (a "
+                        f"static prior, captures by victim value) (default: {LEAF_MODEL_PLAY})")
 
 
 def _probability(text: str) -> float:
@@ -72,18 +76,27 @@ class MoveModels:
         return self._model
 
 
-def load_players(specs: list[str], search: str, move_model: str | None,
-                 model_above: float = MODEL_ABOVE_PLAY) -> list[tuple[str, Searchable]]:
+def load_players(specs: list[str], search: str, move_model: str | None, model_above: float = MODEL_ABOVE_PLAY,
+                 leaf_model: str = LEAF_MODEL_PLAY) -> list[tuple[str, Searchable]]:
     """``(label, player)`` of each spec (a weight set, optionally ``@pls`` or ``@depth``;
     :func:`tuner.arena.players.split_search`), the label with ``@pls`` for the
-    probability-limited search (``model_above``: :class:`tuner.arena.players.PlsPlayer`'s); a one-line :class:`TunerError` for the first that cannot be read."""
+    probability-limited search (``model_above`` and ``leaf_model``, a spec of
+    :func:`search.pls.pls.load_leaf_model`: :class:`tuner.arena.players.PlsPlayer`'s); a one-line
+    :class:`TunerError` for the first that cannot be read."""
     models = MoveModels(move_model)
     out: list[tuple[str, Searchable]] = []
+    leaf: list[MoveModel | None] = []  # loaded once, when a player first needs it
     for spec in specs:
         name, kind = split_search(spec, search)
         weights = load_weight_sets([name])[0][1]
         model = models.get() if kind == "pls" else None
-        out.append((player_label(name, kind), as_player(weights, kind, model, model_above=model_above)))
+        if kind == "pls" and not leaf:
+            try:
+                leaf.append(load_leaf_model(leaf_model))
+            except ValueError as exc:
+                raise TunerError(f"--pls-leaf-model: {exc}") from None
+        out.append((player_label(name, kind), as_player(weights, kind, model, model_above=model_above,
+                                                        leaf_model=leaf[0] if leaf else None)))
     return out
 
 

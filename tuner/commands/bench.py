@@ -209,7 +209,7 @@ def run_match_command(args: argparse.Namespace) -> int:
         if len(given) + len(engines) != 2:
             raise ValueError(f"a match has two players: got {len(given)} weight sets and {len(engines)} --engine "
                              "(several: use 'tuner bench compare')")
-        loaded = load_players(given, args.search, args.move_model, args.pls_model_above)
+        loaded = load_players(given, args.search, args.move_model, args.pls_model_above, args.pls_leaf_model)
         players = [p for _, p in loaded] + list(engines)
         labels = [name for name, _ in loaded] + [e.name for e in engines]
         openings = load_openings(config.openings or DEFAULT_OPENINGS)

@@ -122,7 +122,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
         engines = engine_specs(args.engine, args.engine_options)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
-    players = entrants(args.entrants, engines, search=args.search, models=MoveModels(args.move_model).get)
+    players = entrants(args.entrants, engines, search=args.search, models=MoveModels(args.move_model).get,
+                       model_above=args.pls_model_above, leaf_model=args.pls_leaf_model)
     anchor = find_anchor(players, args.anchor)
     match = from_namespace(MatchConfig, args) if args.games > 0 else None
     epd_limits = None

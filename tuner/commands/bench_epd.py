@@ -80,7 +80,8 @@ def run_epd_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     check_workers(args.workers)
-    weight_sets = load_players(args.weights, args.search, args.move_model, args.pls_model_above)
+    weight_sets = load_players(args.weights, args.search, args.move_model, args.pls_model_above,
+                               args.pls_leaf_model)
     positions, problems = parse_epd(args.file)
     for problem in problems:
         print(one_line(f"skipped {problem}"), file=sys.stderr)

@@ -83,7 +83,8 @@ def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str
     if engines:
         return engines[0], engines[0].name, None
     name, _ = split_search(args.weights, args.search)
-    label, player = load_players([args.weights], args.search, args.move_model, args.pls_model_above)[0]
+    label, player = load_players([args.weights], args.search, args.move_model, args.pls_model_above,
+                                   args.pls_leaf_model)[0]
     path = builtin_network(name) or resolve(name)
     if not path.exists() and name not in BUILTIN_SETS:
         path = path / "weights.json"  # a run folder

@@ -1,7 +1,7 @@
 """Probability-limited players in ``tuner bench match|epd|compare`` (tuner/arena/players.py):
 ``NAME@pls`` parsing, a small match with a ``gm@pls`` side recorded under that name, the same
 game from the match code and from the probability-limited search called directly, an EPD
-mate in one solved, and a bad move model refused in one line."""
+mate in one solved, the leaf model's default, and a bad move or leaf model refused in one line."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import numpy as np
 import pytest
 
 from search.core.board import W_KEY
@@ -26,6 +27,7 @@ from tuner.cli import main as tuner_main
 
 GM = load_weights("gm").values
 MODEL = load_move_model("gm")
+PREMOVE = load_move_model("gm-premove")
 
 
 def test_split_search() -> None:
@@ -53,7 +55,7 @@ def test_a_two_game_match_records_the_pls_player(tmp_path: Path, capsys: pytest.
 def test_the_match_plays_the_pls_search_s_moves() -> None:
     """The probability-limited side's moves are :meth:`PlsSearcher.think`'s at the match's
     node limit and the play default of ``model_above`` (both sides deterministic: the game
-    replays from the direct calls); another ``model_above`` is another game."""
+    replays from the direct calls); another ``model_above`` and leaf model are another game."""
     opening = Opening("test", "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9")
     task = PairTask(0, opening, PlsPlayer(GM, MODEL), GM, None, 400, 6, 1000, 4)
     game = play_game(task, "A", "1.1")
@@ -67,8 +69,8 @@ def test_the_match_plays_the_pls_search_s_moves() -> None:
         keys.append(int(b[W_KEY]))
         b = push(b, move_from_uci(b, uci))
     assert len(game.moves) == 6
-    engine = PlsSearcher(GM, MODEL, tt_bits=16, model_above=0.5)
-    task = PairTask(0, opening, PlsPlayer(GM, MODEL, model_above=0.5), GM, None, 400, 6, 1000, 4)
+    engine = PlsSearcher(GM, MODEL, tt_bits=16, model_above=0.5, leaf_model=PREMOVE)
+    task = PairTask(0, opening, PlsPlayer(GM, MODEL, model_above=0.5, leaf_model=PREMOVE), GM, None, 400, 6, 1000, 4)
     best = engine.think(from_fen(opening.fen), [], node_limit=400)
     assert best is not None and play_game(task, "A", "1.1").moves[0] == move_to_uci(best.pv[0])
 
@@ -94,3 +96,25 @@ def test_compare_entrants_take_the_suffix_and_the_default_search() -> None:
     assert isinstance(players[0].player, PlsPlayer) and not isinstance(players[1].player, PlsPlayer)
     every = entrants(["gm", "classic@depth"], [], search="pls", models=lambda: MODEL)
     assert [p.name for p in every] == ["gm@pls", "classic"]
+    # the play defaults (the pre-move model below 1/64), or the command's --pls-model-above / --pls-leaf-model
+    pls = every[0].player
+    assert isinstance(pls, PlsPlayer) and pls.model_above == MODEL_ABOVE_PLAY and pls.leaf_model is not None
+    np.testing.assert_array_equal(pls.leaf_model.weights, PREMOVE.weights)
+    [prior] = entrants(["gm@pls"], [], models=lambda: MODEL, model_above=0.25, leaf_model="prior")
+    assert isinstance(prior.player, PlsPlayer) and prior.player.leaf_model is None and prior.player.model_above == 0.25
+
+
+def test_the_leaf_model_defaults_to_gm_premove_and_a_full_model_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """``as_player`` plays the pre-move model below ``model_above`` unless told otherwise
+    (``prior``: the static prior); ``--pls-leaf-model`` with a model that has weights outside the
+    pre-move groups (the full ``gm`` model), or no such file, is refused in one line."""
+    player = as_player(GM, "pls")
+    assert isinstance(player, PlsPlayer) and player.leaf_model is not None
+    np.testing.assert_array_equal(player.leaf_model.weights, PREMOVE.weights)
+    prior = as_player(GM, "pls", leaf_model="prior")
+    assert isinstance(prior, PlsPlayer) and prior.leaf_model is None
+    for bad, said in (("gm", "--pls-leaf-model: gm: not a pre-move model: it has weights in the group 'check'"),
+                      ("/no/such/leaf.json", "--pls-leaf-model: /no/such/leaf.json: no such move-model file")):
+        code = tuner_main(["bench", "match", "gm@pls", "gm", "--pls-leaf-model", bad, "--games", "2", "--depth", "1"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code != 0 and len(err) == 1 and said in err[0], err
