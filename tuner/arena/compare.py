@@ -139,21 +139,18 @@ def load_entrant(spec: str) -> Entrant:
 
 def entrants(specs: list[str], engines: list[EngineSpec], *, search: str = "depth",
              models: Callable[[], MoveModel] | None = None, model_above: float = MODEL_ABOVE_PLAY,
-             leaf_model: str = LEAF_MODEL_PLAY) -> list[Entrant]:
+             leaf_models: Callable[[], MoveModel | None] | None = None) -> list[Entrant]:
     """The entrants in order: positional arguments (``NAME@pls``: the probability-limited
-    search with the move model ``models()``, ``model_above`` and ``leaf_model``, a spec of
-    :func:`search.pls.pls.load_leaf_model`; ``search`` for those without a suffix), then
-    engines; names must differ."""
+    search with the move model ``models()``, ``model_above`` and the leaf model
+    ``leaf_models()``, by default the play default :data:`search.pls.pls.LEAF_MODEL_PLAY`;
+    ``search`` for those without a suffix), then engines; names must differ."""
     out = []
     for spec in specs:
         name, kind = split_search(spec, search)
         e = load_entrant(name)
         if kind == "pls":
             assert e.weights is not None and models is not None
-            try:
-                leaf = load_leaf_model(leaf_model)
-            except ValueError as exc:
-                raise TunerError(f"--pls-leaf-model: {exc}") from None
+            leaf = leaf_models() if leaf_models is not None else load_leaf_model(LEAF_MODEL_PLAY)
             e = dataclasses.replace(e, name=player_label(e.name, kind),
                                     pls=PlsPlayer(e.weights, models(), model_above=model_above, leaf_model=leaf))
         out.append(e)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
+from collections.abc import Callable
 
 
 from search.evaluation.evaluators import Evaluator, load_evaluator
@@ -76,6 +78,19 @@ class MoveModels:
         return self._model
 
 
+def leaf_models(spec: str) -> Callable[[], MoveModel | None]:
+    """The model of ``--pls-leaf-model`` (:func:`search.pls.pls.load_leaf_model`; ``None``: the
+    static prior), loaded once, when a player first needs it (one-line :class:`TunerError`
+    naming the option when it cannot be read)."""
+    @functools.cache
+    def get() -> MoveModel | None:
+        try:
+            return load_leaf_model(spec)
+        except ValueError as exc:
+            raise TunerError(f"--pls-leaf-model: {exc}") from None
+    return get
+
+
 def load_players(specs: list[str], search: str, move_model: str | None, model_above: float = MODEL_ABOVE_PLAY,
                  leaf_model: str = LEAF_MODEL_PLAY) -> list[tuple[str, Searchable]]:
     """``(label, player)`` of each spec (a weight set, optionally ``@pls`` or ``@depth``;
@@ -84,19 +99,14 @@ def load_players(specs: list[str], search: str, move_model: str | None, model_ab
     :func:`search.pls.pls.load_leaf_model`: :class:`tuner.arena.players.PlsPlayer`'s); a one-line
     :class:`TunerError` for the first that cannot be read."""
     models = MoveModels(move_model)
+    leaf = leaf_models(leaf_model)
     out: list[tuple[str, Searchable]] = []
-    leaf: list[MoveModel | None] = []  # loaded once, when a player first needs it
     for spec in specs:
         name, kind = split_search(spec, search)
         weights = load_weight_sets([name])[0][1]
         model = models.get() if kind == "pls" else None
-        if kind == "pls" and not leaf:
-            try:
-                leaf.append(load_leaf_model(leaf_model))
-            except ValueError as exc:
-                raise TunerError(f"--pls-leaf-model: {exc}") from None
         out.append((player_label(name, kind), as_player(weights, kind, model, model_above=model_above,
-                                                        leaf_model=leaf[0] if leaf else None)))
+                                                        leaf_model=leaf() if kind == "pls" else None)))
     return out
 
 
@@ -153,5 +163,5 @@ def check_workers(workers: int | None) -> None:
         raise TunerError(str(exc)) from None
 
 
-__all__ = ["MoveModels", "add_limit_arguments", "add_search_arguments", "add_sprt_argument", "add_weights_argument",
+__all__ = ["MoveModels", "leaf_models", "add_limit_arguments", "add_search_arguments", "add_sprt_argument", "add_weights_argument",
            "check_sweep_options", "check_workers", "load_players", "load_weight_sets", "sprt_of"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_search_arguments, add_sprt_argument,
-                                      check_sweep_options, check_workers, sprt_of)
+                                      check_sweep_options, check_workers, leaf_models, sprt_of)
 from tuner.config import add_arguments, from_namespace, seed_option
 from tuner.cores import resolve_workers
 from tuner.errors import TunerError, one_line
@@ -123,7 +123,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     players = entrants(args.entrants, engines, search=args.search, models=MoveModels(args.move_model).get,
-                       model_above=args.pls_model_above, leaf_model=args.pls_leaf_model)
+                       model_above=args.pls_model_above, leaf_models=leaf_models(args.pls_leaf_model))
     anchor = find_anchor(players, args.anchor)
     match = from_namespace(MatchConfig, args) if args.games > 0 else None
     epd_limits = None

@@ -24,6 +24,7 @@ from tuner.limits import SearchLimits
 from tuner.arena.match import Opening, PairTask, play_game
 from tuner.arena.players import PlsPlayer, as_player, split_search
 from tuner.cli import main as tuner_main
+from tuner.commands.arguments import leaf_models
 
 GM = load_weights("gm").values
 MODEL = load_move_model("gm")
@@ -100,7 +101,7 @@ def test_compare_entrants_take_the_suffix_and_the_default_search() -> None:
     pls = every[0].player
     assert isinstance(pls, PlsPlayer) and pls.model_above == MODEL_ABOVE_PLAY and pls.leaf_model is not None
     np.testing.assert_array_equal(pls.leaf_model.weights, PREMOVE.weights)
-    [prior] = entrants(["gm@pls"], [], models=lambda: MODEL, model_above=0.25, leaf_model="prior")
+    [prior] = entrants(["gm@pls"], [], models=lambda: MODEL, model_above=0.25, leaf_models=leaf_models("prior"))
     assert isinstance(prior.player, PlsPlayer) and prior.player.leaf_model is None and prior.player.model_above == 0.25
 
 
