@@ -45,13 +45,15 @@ import json
 import multiprocessing
 import time
 
+import chess
+
 from search.evaluation.evaluators import checked_evaluator, load_evaluator
 from search.core.convert import from_fen
 from search.tree.iterative import Searcher, TimePlan
 from search.pls.move_model import load_move_model
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, STATIC_PRIOR, check_model_above, load_leaf_model
-from tuner.arena.match import (DEFAULT_OPENINGS, GameRecord, PairTask, choose_openings, load_openings, parse_tc,
-                               play_with_engines, running_line, summarize)
+from tuner.arena.match import (DEFAULT_OPENINGS, TC_OVERHEAD, GameRecord, PairTask, choose_openings, load_openings,
+                               parse_tc, play_with_engines, running_line, summarize)
 from tuner.arena.engines import ExternalEngine
 from tuner.arena.players import Engine, PlsPlayer, new_engine
 from tuner.errors import TunerError
@@ -62,17 +64,20 @@ from tuner.progress import RunningLog
 TT_BITS = 16
 
 
-def clock_sides(weights: object, adapt_a: bool = True, first_move: bool = False) -> dict[str, Searcher]:
+def clock_sides(weights: object, adapt_a: bool = True, first_move: bool = False,
+                by_ply_a: bool = True) -> dict[str, Searcher]:
     """The two sides of the time-management comparison, fresh: ``"A"`` keeps cut iterations (and
     scales its soft limit by the best move's stability unless not ``adapt_a``; predicts only an
-    iteration's first root move with ``first_move``), ``"B"`` discards them and keeps the plan's
-    soft limit (the engine before issue 43)."""
+    iteration's first root move with ``first_move``; on a clock allots its moves by the game's ply
+    unless not ``by_ply_a``), ``"B"`` discards them, allots a thirtieth of its time left and
+    keeps the plan's soft limit (the engine before issue 43)."""
     return {"A": Searcher(weights, tt_bits=TT_BITS, keep_partial=True, adapt_time=adapt_a,
-                          predict_first_move=first_move),
-            "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False)}
+                          predict_first_move=first_move, plan_by_ply=by_ply_a),
+            "B": Searcher(weights, tt_bits=TT_BITS, keep_partial=False, adapt_time=False, plan_by_ply=False)}
 
 
-def play_pair(task: PairTask, adapt_a: bool = True, first_move: bool = False) -> tuple[GameRecord, GameRecord]:
+def play_pair(task: PairTask, adapt_a: bool = True, first_move: bool = False,
+              by_ply_a: bool = True) -> tuple[GameRecord, GameRecord]:
     """Both games of an opening (A as White, then B), each with fresh searchers: the sides of
     :func:`clock_sides`; or, when A is a :class:`PlsPlayer` (``--pls``), A plays the
     probability-limited search and B the depth-limited one."""
@@ -83,7 +88,7 @@ def play_pair(task: PairTask, adapt_a: bool = True, first_move: bool = False) ->
             engines = {"A": new_engine(task.weights_a, TT_BITS),
                        "B": Searcher(task.weights_a.weights, tt_bits=TT_BITS)}
         else:
-            engines = dict(clock_sides(task.weights_a, adapt_a, first_move))
+            engines = dict(clock_sides(task.weights_a, adapt_a, first_move, by_ply_a))
         games.append(play_with_engines(task, white, round_name, engines))
     return games[0], games[1]
 
@@ -105,26 +110,31 @@ def chess_white_to_move(fen: str) -> bool:
     return fen.split()[1] == "w"
 
 
-def time_usage(weights: object, fens: list[str], plan: TimePlan, adapt_a: bool = True,
-               first_move: bool = False) -> dict[str, dict[str, float]]:
+def time_usage(weights: object, fens: list[str], plan: TimePlan | tuple[float, float], adapt_a: bool = True,
+               first_move: bool = False, by_ply_a: bool = True) -> dict[str, dict[str, float]]:
     """How each side of :func:`clock_sides` (keys ``"a"`` and ``"b"``) ends a search of each of
-    ``fens`` under ``plan``: searches ending in a kept cut iteration, in a discarded one, mean
-    seconds and mean depth."""
+    ``fens`` under ``plan``, or on a clock (``(base, increment)`` seconds: each side's plan of its
+    first move there, at the position's ply): searches ending in a kept cut iteration, in a
+    discarded one, mean seconds, mean depth and mean soft limit."""
     out = {}
-    for name, searcher in clock_sides(weights, adapt_a, first_move).items():
+    for name, searcher in clock_sides(weights, adapt_a, first_move, by_ply_a).items():
         searcher.think(from_fen(fens[0]), [], max_depth=2)  # load the kernels before timing
         kept = discarded = 0
-        seconds = depth = 0.0
+        seconds = depth = soft = 0.0
         for fen in fens:
             searcher.clear()
-            best = searcher.think(from_fen(fen), [], plan=plan)
+            move_plan = (plan if isinstance(plan, TimePlan)
+                         else searcher.clock_plan(plan[0], plan[1], chess.Board(fen).ply(), None, TC_OVERHEAD))
+            soft += move_plan.soft
+            best = searcher.think(from_fen(fen), [], plan=move_plan)
             assert best is not None
             kept += best.partial
             discarded += searcher.searched_nodes > best.total_nodes  # a discarded iteration's nodes
             seconds += searcher.searched_seconds
             depth += best.depth
         out[name.lower()] = {"kept_cut": kept, "discarded_cut": discarded,
-                             "mean_seconds": round(seconds / len(fens), 4), "mean_depth": round(depth / len(fens), 2)}
+                             "mean_seconds": round(seconds / len(fens), 4), "mean_depth": round(depth / len(fens), 2),
+                             "mean_soft": round(soft / len(fens), 4)}
     return out
 
 
@@ -142,6 +152,9 @@ def main() -> None:
     ap.add_argument("--fixed-soft", action="store_true",
                     help="A keeps the plan's soft limit as B does (only the kept cut iteration differs; "
                          "matters with --tc)")
+    ap.add_argument("--per-thirty", action="store_true",
+                    help="A allots a thirtieth of its time left a move as B does, not by the game's ply "
+                         "(matters with --tc)")
     ap.add_argument("--first-move-gate", action="store_true",
                     help="A starts an iteration when its first root move is predicted to end by the hard limit "
                          "(matters with --tc)")
@@ -176,11 +189,12 @@ def main() -> None:
         except TunerError as exc:
             ap.error(str(exc))
         fens = frame.sample(min(args.usage, frame.height), seed=args.seed)["fen"].to_list()
-        plan = TimePlan.for_clock(*tc) if tc is not None else TimePlan.fixed(args.movetime / 1000)
-        usage = time_usage(weights, fens, plan, not args.fixed_soft, args.first_move_gate)
+        plan = tc if tc is not None else TimePlan.fixed(args.movetime / 1000)
+        usage = time_usage(weights, fens, plan, not args.fixed_soft, args.first_move_gate, not args.per_thirty)
+        fixed = ({"plan": {"soft": round(plan.soft, 4), "hard": round(plan.hard, 4), "fill": plan.fill}}
+                 if isinstance(plan, TimePlan) else {})
         print(json.dumps({"bench": "clock-usage", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
-                          "plan": {"soft": round(plan.soft, 4), "hard": round(plan.hard, 4), "fill": plan.fill},
-                          "positions": len(fens), **usage}))
+                          **fixed, "positions": len(fens), **usage}))
         return
     openings = choose_openings(load_openings(DEFAULT_OPENINGS), args.games // 2, args.seed)
     side_a = (PlsPlayer(weights, load_move_model("gm"), model_above=model_above, leaf_model=leaf_model) if args.pls
@@ -196,12 +210,13 @@ def main() -> None:
     with RunningLog(describe):  # a line on standard error every 30 s
         if args.workers == 1:
             for t in tasks:
-                done = [*done, play_pair(t, not args.fixed_soft, args.first_move_gate)]
+                done = [*done, play_pair(t, not args.fixed_soft, args.first_move_gate, not args.per_thirty)]
             pairs = done
         else:
             spawn = multiprocessing.get_context("spawn")
             with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn) as pool:
-                futures = [pool.submit(play_pair, t, not args.fixed_soft, args.first_move_gate) for t in tasks]
+                futures = [pool.submit(play_pair, t, not args.fixed_soft, args.first_move_gate, not args.per_thirty)
+                           for t in tasks]
                 for fut in concurrent.futures.as_completed(futures):
                     done = [*done, fut.result()]
                 pairs = [fut.result() for fut in futures]  # opening order
@@ -210,8 +225,10 @@ def main() -> None:
               "b": "depth-limited search"}
              if args.pls else {"a": "keeps cut iterations" + ("" if args.fixed_soft or tc is None else
                                                               ", soft limit by the best move's stability")
-                                    + (", predicts the first root move" if args.first_move_gate and tc else ""),
-                               "b": "discards them, the plan's soft limit (before issue 43)"})
+                                    + (", predicts the first root move" if args.first_move_gate and tc else "")
+                                    + (", moves allotted by the game's ply" if tc and not args.per_thirty else ""),
+                               "b": "discards them, a thirtieth of the time left, the plan's soft limit "
+                                    "(before issue 43)"})
     print(json.dumps({"bench": "clock", "weights": args.weights, "movetime_ms": movetime, "tc": args.tc,
                       **sides, **summary,
                       "mean_depth_a": mean_depth(pairs, "A"), "mean_depth_b": mean_depth(pairs, "B"),

@@ -74,7 +74,7 @@ from typing import Any, TextIO
 
 import chess
 
-from search.core.board import W_KEY, W_STM, compute_key, make_move, move_uci_key
+from search.core.board import W_FULLMOVE, W_KEY, W_STM, compute_key, make_move, move_uci_key
 from search.core.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
                             move_from_uci, move_to_uci, push, to_chess)
 from search.tree.iterative import MAX_DEPTH, UNLIMITED, Iteration, TimePlan, tt_bits_for
@@ -201,8 +201,10 @@ class GoLimits:
                     f"go: no wtime or btime; searching movetime {MISSING_CLOCK_MOVETIME_MS}")
         return self, None
 
-    def plan(self, white_to_move: bool, overhead_ms: int) -> TimePlan | None:
-        """The time plan for the side to move, or ``None`` for a search without a clock."""
+    def plan(self, white_to_move: bool, overhead_ms: int, ply: int | None = None) -> TimePlan | None:
+        """The time plan for the side to move, or ``None`` for a search without a clock; on a
+        clock without ``movestogo`` the move's share follows the game's ``ply`` when given
+        (:func:`search.tree.iterative.soft_by_ply`)."""
         if self.movetime is not None:
             margin = min(overhead_ms, self.movetime // 10)
             return TimePlan.fixed(max(self.movetime - margin, 1) / 1000)
@@ -210,7 +212,7 @@ class GoLimits:
         if left is None:
             return None
         inc = self.winc if white_to_move else self.binc
-        return TimePlan.for_clock(left / 1000, inc / 1000, self.movestogo, overhead_ms / 1000)
+        return TimePlan.for_clock(left / 1000, inc / 1000, self.movestogo, overhead_ms / 1000, ply)
 
 
 #: ``go`` parameters with an integer value: (lowest valid value, highest valid value, value used
@@ -730,7 +732,7 @@ class UciEngine:
         cboard = position.chess_board
         white = cboard.turn == chess.WHITE if cboard is not None else \
             position.board is None or int(position.board[W_STM]) == 0
-        plan = None if limits.infinite else limits.plan(white, self.overhead_ms)
+        plan = None if limits.infinite else limits.plan(white, self.overhead_ms, _game_ply(position))
         has_position = position.board is not None or position.pending is not None
         if has_position and not self._kernels_ready(limits, plan, start):
             if cboard is None and position.board is not None:
@@ -797,6 +799,25 @@ class _Position:
     history: list[int]
     chess_board: chess.Board | None
     pending: tuple[str, list[str]] | None
+
+
+def _game_ply(position: _Position) -> int | None:
+    """The game's ply at ``position`` (0 before White's first move) from its FEN's move number,
+    side to move and the moves after it; ``None`` when unknown (no position yet, or a FEN whose
+    counters do not parse)."""
+    if position.chess_board is not None:
+        return position.chess_board.ply()
+    if position.board is not None:
+        return max(0, 2 * (int(position.board[W_FULLMOVE]) - 1) + int(position.board[W_STM]))
+    if position.pending is not None:
+        fen, moves = position.pending
+        fields = fen.split()
+        try:
+            fullmove = int(fields[5]) if len(fields) > 5 else 1
+        except ValueError:
+            return None
+        return max(0, 2 * (fullmove - 1) + (len(fields) > 1 and fields[1] == "b")) + len(moves)
+    return None
 
 
 #: the engine's options, in the order the answer to ``uci`` declares them

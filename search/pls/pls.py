@@ -43,7 +43,8 @@ import numpy as np
 
 from search.tree.alphabeta import Workspace
 from search.core.convert import Board, _push, legal_moves
-from search.tree.iterative import MAX_DEPTH, NPS_GUESS, UNLIMITED, Iteration, TimePlan, _Deadline, may_start
+from search.tree.iterative import (MAX_DEPTH, NPS_GUESS, UNLIMITED, ClockPlanned, Iteration, TimePlan, _Deadline,
+                                   may_start)
 from search.pls.move_catalog import GROUP_NAMES, GROUP_OFFSETS, GROUP_SIZES, PREMOVE_GROUPS
 from search.pls.move_model import MoveModel, evaluation_weights, load_move_model
 from search.evaluation.network import QuantizedNetwork
@@ -139,7 +140,7 @@ class PlsIteration:
     partial: bool = False
 
 
-class PlsSearcher:
+class PlsSearcher(ClockPlanned):
     """One player's probability-limited search: evaluator, move model, workspace, scratch and a
     move-ordering table (``tt_bits`` log2 entries, 0: none) kept between searches.
 
@@ -147,11 +148,12 @@ class PlsSearcher:
     is above it (0: everywhere; 1: nowhere), below it ``leaf_model`` (a pre-move model, whose
     weights outside :data:`search.pls.move_catalog.PREMOVE_GROUPS` are not read) or, ``None``,
     the static prior (module docstring);
-    ``keep_partial``: keep a cut iteration whose first root move was searched in full."""
+    ``keep_partial``: keep a cut iteration whose first root move was searched in full;
+    ``plan_by_ply``: on a clock, allot moves by the game's ply (:class:`ClockPlanned`)."""
 
     def __init__(self, weights: Evaluator, model: MoveModel, *, tt_bits: int = 0, order: str = "model",
                  flat: float = 0.0, start: float = START, model_above: float = MODEL_ABOVE,
-                 keep_partial: bool = True, leaf_model: MoveModel | None = None) -> None:
+                 keep_partial: bool = True, leaf_model: MoveModel | None = None, plan_by_ply: bool = True) -> None:
         self.weights = check_evaluator(weights)
         self.model = model
         #: the threshold of :meth:`think`'s first iteration
@@ -159,6 +161,7 @@ class PlsSearcher:
         #: the path probability above which the model splits a node's probability
         self.model_above = check_model_above(model_above)
         self.keep_partial = bool(keep_partial)
+        self.plan_by_ply = bool(plan_by_ply)
         #: the pre-move model below ``model_above`` (``None``: the static prior)
         self.leaf_model = leaf_model
         self._lw = (np.empty(0, dtype=np.float64) if leaf_model is None

@@ -41,6 +41,7 @@ The UCI protocol over it is :mod:`tuner.uci`.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -133,17 +134,55 @@ class TimePlan:
 
     @classmethod
     def for_clock(cls, left: float, increment: float = 0.0, moves_to_go: int | None = None,
-                  overhead: float = 0.0) -> TimePlan:
+                  overhead: float = 0.0, ply: int | None = None) -> TimePlan:
         """A move's plan on a clock (seconds; ``tuner uci``'s ``wtime``/``btime``, the match's
-        ``--tc``): of the time ``left`` less the ``overhead`` (at least a millisecond), the *soft*
-        limit is its share per move (``moves_to_go``, 30 when not given, at most 50) plus 3/4
-        of the ``increment``, the *hard* limit 3 x soft, at most a third of it (four fifths on
-        the last move before the time control)."""
+        ``--tc``).
+
+        With the game's ``ply`` (0 before White's first move) and no ``moves_to_go``, the *soft*
+        limit follows the game's course (:func:`soft_by_ply`: less than a thirtieth of the time
+        at the first moves, more through the middlegame, then the increment's worth), the
+        allocation of a :class:`Searcher` with :attr:`~Searcher.plan_by_ply` (the engine's).
+        Otherwise, the allocation before issue 43: of the time ``left`` less the ``overhead`` (at
+        least a millisecond), its share per move (``moves_to_go``, 30 when not given, at most 50)
+        plus 3/4 of the ``increment``. Either way the *hard* limit is 3 x soft, at most a third
+        of the time left (four fifths on the last move before the time control)."""
         left_s = max(left - overhead, 0.001)
         togo = min(max(moves_to_go or 30, 1), 50)
-        soft = left_s / togo + 0.75 * increment
+        if ply is not None and moves_to_go is None:
+            soft = soft_by_ply(left, increment, ply, overhead)
+        else:
+            soft = left_s / togo + 0.75 * increment
         hard = min(3 * soft, left_s / 3 if togo > 1 else left_s * 0.8)
         return cls(min(soft, hard), hard)
+
+
+#: the moves ahead that :func:`soft_by_ply` plans for (Stockfish's horizon)
+CLOCK_HORIZON = 50
+
+
+def soft_by_ply(left: float, increment: float, ply: int, overhead: float = 0.0) -> float:
+    """The soft limit (seconds) of a move at game ply ``ply`` with ``left`` seconds on the clock
+    and ``increment`` seconds a move, without moves to go: Stockfish 16's optimum time
+    (``src/timeman.cpp``, ``TimeManagement::init``, the branch without ``movestogo``). Of the
+    time there is for the next 50 moves, T = left + 49 increments - 52 overheads (at least a
+    millisecond), the share
+
+        min(0.0122 + (ply + 2.95) ** 0.462 * c, 0.213 * left / T),
+        c = min(0.00308 + 0.000319 * log10(left), 0.00506),
+
+    which grows with the ply (on a 10+0.1 clock from 2.2 % of T at ply 8 to 3.2 % at ply 40)
+    until the cap, about a fifth of the time left, binds as the clock runs down. Stockfish
+    multiplies it by factors of its own search (a falling score, best-move changes); here the
+    soft limit is scaled by :class:`MoveStability` instead. Below a second left, with an
+    increment under a second, the horizon shrinks to 50 x ``left`` moves as Stockfish's does (at
+    least one here)."""
+    horizon = CLOCK_HORIZON
+    if left < 1.0 and increment < 1.0:
+        horizon = max(1, int(round(left * 1000) * CLOCK_HORIZON / 1000))  # whole milliseconds, as Stockfish
+    total = max(left + increment * (horizon - 1) - overhead * (2 + horizon), 0.001)
+    c = min(0.00308 + 0.000319 * math.log10(max(left, 0.001)), 0.00506)
+    share = min(0.0122 + (max(ply, 0) + 2.95) ** 0.462 * c, 0.213 * max(left, 0.0) / total)
+    return max(share * total, 0.0005)
 
 
 #: completed iterations in a row with the same best move after which the move counts as stable
@@ -225,7 +264,23 @@ class _Deadline:
         return self.expired.is_set() or time.perf_counter() >= self.when
 
 
-class Searcher:
+class ClockPlanned:
+    """A player that plans its moves on a clock: :attr:`plan_by_ply` says how (shared by
+    :class:`Searcher` and :class:`search.pls.pls.PlsSearcher`)."""
+
+    #: whether a clock's moves are allotted by the game's ply (:func:`soft_by_ply`);
+    #: ``False``: a thirtieth of the time left (the engine before issue 43)
+    plan_by_ply: bool = True
+
+    def clock_plan(self, left: float, increment: float, ply: int, moves_to_go: int | None = None,
+                   overhead: float = 0.0) -> TimePlan:
+        """This player's plan of a move at game ply ``ply`` (0 before White's first move) with
+        ``left`` seconds on its clock and ``increment`` seconds a move: :meth:`TimePlan.for_clock`,
+        by the ply when :attr:`plan_by_ply`."""
+        return TimePlan.for_clock(left, increment, moves_to_go, overhead, ply if self.plan_by_ply else None)
+
+
+class Searcher(ClockPlanned):
     """Iterative deepening for one player: weights, workspace and transposition table.
 
     Not thread-safe except for :meth:`abort`, which may be called from another thread while
@@ -233,7 +288,7 @@ class Searcher:
     """
 
     def __init__(self, weights: object, *, tt_bits: int = 20, keep_partial: bool = True,
-                 adapt_time: bool = True, predict_first_move: bool = False) -> None:
+                 adapt_time: bool = True, predict_first_move: bool = False, plan_by_ply: bool = True) -> None:
         self.weights = check_evaluator(weights)
         #: whether a cut iteration whose first root move was searched in full gives the move
         #: (module docstring); ``False``: discard it
@@ -244,6 +299,7 @@ class Searcher:
         #: whether, keeping cut iterations, a clock's prediction covers only the next iteration's
         #: first root move (module docstring; ``bench/clock.py --first-move-gate``)
         self.predict_first_move = predict_first_move
+        self.plan_by_ply = plan_by_ply
         self.ws = Workspace(self.weights)
         self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
         self.tt_moves = np.zeros(1 << tt_bits, dtype=np.int32)

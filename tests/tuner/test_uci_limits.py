@@ -17,8 +17,9 @@ from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND, RawEngine, started_en
 
 from search.params.catalog import N_FEATURES
 from search.params.weights import Weights, save_weights
-from search.tree.iterative import MAX_DEPTH, UNLIMITED
-from tuner.uci import GoLimits, parse_go
+from search.core.convert import from_fen
+from search.tree.iterative import MAX_DEPTH, UNLIMITED, TimePlan
+from tuner.uci import GoLimits, _game_ply, _Position, parse_go
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +177,35 @@ def test_python_chess_limits_are_kept() -> None:
         result = engine.play(board, chess.engine.Limit(nodes=200_000), info=chess.engine.INFO_ALL)
         assert result.move in board.legal_moves
         assert 190_000 <= result.info["nodes"] <= 200_000, result.info
+
+
+def test_a_clock_plan_follows_the_games_ply() -> None:
+    """On a clock without movestogo the move's share follows the game's ply (Stockfish's curve);
+    with movestogo, or without a ply, it is the time left over the moves to go (30)."""
+    limits = GoLimits(wtime=10000, btime=8000, winc=100, binc=50)
+    assert limits.plan(True, 5, 8) == TimePlan.for_clock(10.0, 0.1, None, 0.005, ply=8)
+    assert limits.plan(False, 5, 9) == TimePlan.for_clock(8.0, 0.05, None, 0.005, ply=9)
+    assert limits.plan(True, 5) == TimePlan.for_clock(10.0, 0.1, None, 0.005)
+    with_togo = GoLimits(wtime=10000, btime=10000, movestogo=20)
+    assert with_togo.plan(True, 5, 8) == TimePlan.for_clock(10.0, 0.0, 20, 0.005)
+    plan = limits.plan(True, 5, 8)
+    assert plan is not None and plan.soft < 9.995 / 30 + 0.075  # less than before at the first moves
+
+
+def test_the_games_ply_is_read_from_each_form_of_a_position() -> None:
+    """``go`` plans by the ply of the position searched: python-chess's board, the search's
+    board, or a FEN and moves still waiting for the kernels."""
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"  # ply 4
+    board = chess.Board(fen)
+    assert _game_ply(_Position(None, [], board, None)) == 4
+    assert _game_ply(_Position(from_fen(fen), [], None, None)) == 4
+    black = board.copy()
+    black.push_uci("f1b5")
+    assert _game_ply(_Position(from_fen(black.fen()), [], None, None)) == 5
+    assert _game_ply(_Position(None, [], None, (fen, ["f1b5", "a7a6"]))) == 6
+    assert _game_ply(_Position(None, [], None, ("8/8/8/8/8/8/8/K1k5 b - -", []))) == 1  # no counters: move 1
+    assert _game_ply(_Position(None, [], None, ("8/8/8/8/8/8/8/K1k5 w - - 0 x", []))) is None
+    assert _game_ply(_Position(None, [], None, None)) is None
 
 
 def test_movetime_plan_keeps_a_margin_of_at_most_a_tenth() -> None:

@@ -4,8 +4,8 @@ Each opening position is played twice, once with each engine as White (a *game p
 engines use the same search (:class:`search.tree.iterative.Searcher`: iterative deepening to a fixed
 ``depth``, until a ``nodes`` budget per move is spent, for ``movetime`` milliseconds a move, or
 on a clock, ``tc`` = BASE+INC seconds per side) and differ only in their weights. On a clock
-each engine plans a move from its time left as ``tuner uci`` does
-(:meth:`search.tree.iterative.TimePlan.for_clock`, keeping back :data:`TC_OVERHEAD`; an external
+each engine plans a move from its time left and the game's ply as ``tuner uci`` does
+(:meth:`search.tree.iterative.ClockPlanned.clock_plan`, keeping back :data:`TC_OVERHEAD`; an external
 engine gets both clocks and increments in its ``go``); the time a move took on the wall clock
 is taken from the mover's clock, which then gains the increment, and a side whose clock runs
 out before it moves loses on time (a draw when the other side cannot mate). The engines
@@ -403,7 +403,7 @@ def play_with_engines(task: PairTask, white: str, round_name: str,
             if task.movetime is not None:
                 plan = TimePlan.fixed(task.movetime / 1000)
             elif task.tc is not None and clocks is not None:
-                plan = TimePlan.for_clock(clocks[board.turn], task.tc[1], None, TC_OVERHEAD)
+                plan = engine.clock_plan(clocks[board.turn], task.tc[1], board.ply(), None, TC_OVERHEAD)
             it = engine.think(b, keys, max_depth=max_depth, node_limit=task.nodes, plan=plan)
             if it is None or not it.pv:  # cannot happen: the rules above caught positions without moves
                 raise RuntimeError(f"engine returned no move in {board.fen()}")

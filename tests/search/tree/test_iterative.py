@@ -14,7 +14,7 @@ import pytest
 from search.core.board import W_KEY
 from search.core.convert import from_fen, legal_moves, push
 from search.tree.iterative import (MAX_SOFT_SCALE, STABLE_SCALE, Iteration, MoveStability, Searcher, TimePlan,
-                                   _Deadline, may_start)
+                                   _Deadline, may_start, soft_by_ply)
 from search.tree.search_api import search
 from search.params.weights import load_weights
 
@@ -248,3 +248,39 @@ def test_first_root_nodes_count_the_first_root_move() -> None:
     assert s.ws.first_root_nodes == s.ws.nodes > 0
     s.think(from_fen(MIDDLE_GAME), [], max_depth=4)
     assert 0 < s.ws.first_root_nodes < s.ws.nodes
+
+
+def test_the_clock_plan_by_ply_is_stockfishs_optimum_time() -> None:
+    """:func:`soft_by_ply` against figures worked by hand from Stockfish 16's formula
+    (``timeman.cpp``): 10 s left, 0.1 s increment, 5 ms overhead, ply 8: T = 10 + 49 x 0.1 -
+    52 x 0.005 = 14.64 s, c = 0.00308 + 0.000319 x log10(10) = 0.003399, share = 0.0122 +
+    10.95 ** 0.462 x c = 0.022470 (under the cap 0.213 x 10 / 14.64), soft = 0.32897 s."""
+    assert soft_by_ply(10.0, 0.1, 8, 0.005) == pytest.approx(0.32897, abs=2e-5)
+    plan = TimePlan.for_clock(10.0, 0.1, None, 0.005, ply=8)
+    assert (plan.soft, plan.hard) == pytest.approx((0.32897, 3 * 0.32897), abs=1e-4)
+    # the share grows with the ply on the same clock, until the cap of 0.213 x left binds
+    softs = [soft_by_ply(6.0, 0.1, ply) for ply in (0, 20, 40, 80)]
+    assert softs == sorted(softs) and softs[0] < softs[-1]
+    assert soft_by_ply(1.0, 0.1, 400) == pytest.approx(0.213 * 1.0)
+    # under a second, with an increment under a second, the horizon shrinks to 50 x left moves:
+    # 0.5 s left, 25 moves: T = 0.5 + 24 x 0.1 = 2.9 s, the cap 0.213 x 0.5 / 2.9 = 0.036724 binds
+    # at ply 120 (0.0122 + 122.95 ** 0.462 x 0.002984 = 0.0398), not at ply 60 (0.0324)
+    assert soft_by_ply(0.5, 0.1, 120) == pytest.approx(0.213 * 0.5)
+    c = 0.00308 + 0.000319 * np.log10(0.5)
+    assert soft_by_ply(0.5, 0.1, 60) == pytest.approx((0.0122 + 62.95 ** 0.462 * c) * 2.9)
+    # sudden death (no increment) at a second or more keeps the 50-move horizon
+    assert soft_by_ply(2.0, 0.0, 0) == pytest.approx((0.0122 + 2.95 ** 0.462 * (0.00308 + 0.000319 * np.log10(2))) * 2)
+    # moves to go, or no ply, keep the allocation before issue 43: a thirtieth (or the moves
+    # to go) of the time left less the overhead, plus 3/4 of the increment
+    for plan in (TimePlan.for_clock(10.0, 0.1, None, 0.005), TimePlan.for_clock(10.0, 0.1, 30, 0.005, ply=8)):
+        assert plan.soft == pytest.approx(9.995 / 30 + 0.075)
+    # an empty clock still plans a positive time, within the time left
+    tiny = TimePlan.for_clock(0.002, 0.0, None, 0.005, ply=100)
+    assert 0 < tiny.soft <= tiny.hard <= 0.001
+
+
+@pytest.mark.parametrize("by_ply", [True, False])
+def test_a_searchers_clock_plan_follows_its_allocation(by_ply: bool) -> None:
+    searcher = Searcher(load_weights("gm").values, tt_bits=10, plan_by_ply=by_ply)
+    plan = searcher.clock_plan(10.0, 0.1, 8, None, 0.005)
+    assert plan == TimePlan.for_clock(10.0, 0.1, None, 0.005, ply=8 if by_ply else None)

@@ -14,7 +14,7 @@ import pytest
 
 import tuner.arena.match as match_module
 from search.core.convert import legal_moves, move_from_uci
-from search.tree.iterative import Iteration, TimePlan
+from search.tree.iterative import ClockPlanned, Iteration, TimePlan
 from search.params.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.match import (
@@ -286,12 +286,12 @@ class _FakeClock:
         return self.now
 
 
-class _SpendingEngine:
+class _SpendingEngine(ClockPlanned):
     """A stand-in engine: plays ``line`` (the first legal move after it) and spends ``cost``
     seconds of the fake clock a move, recording each plan it is given."""
 
-    def __init__(self, clock: _FakeClock, cost: float, line: list[str] | None = None) -> None:
-        self.clock, self.cost, self.line = clock, cost, line or []
+    def __init__(self, clock: _FakeClock, cost: float, line: list[str] | None = None, by_ply: bool = True) -> None:
+        self.clock, self.cost, self.line, self.plan_by_ply = clock, cost, line or [], by_ply
         self.plans: list[TimePlan | None] = []
 
     def think(self, b, keys, *, max_depth, node_limit, plan):  # type: ignore[no-untyped-def]
@@ -303,32 +303,40 @@ class _SpendingEngine:
 
 
 def _clock_game(monkeypatch: pytest.MonkeyPatch, fen: str, tc: tuple[float, float], cost: float,
-                line: list[str] | None = None) -> tuple[GameRecord, _SpendingEngine]:
+                line: list[str] | None = None) -> tuple[GameRecord, _SpendingEngine, _SpendingEngine]:
+    """A game of ``A`` (White, plans by the ply) against ``B`` (a thirtieth of its time a move)."""
     clock = _FakeClock()
     monkeypatch.setattr(match_module, "_clock", clock)
-    engines = {"A": _SpendingEngine(clock, cost, line), "B": _SpendingEngine(clock, cost, line)}
+    engines = {"A": _SpendingEngine(clock, cost, line), "B": _SpendingEngine(clock, cost, line, by_ply=False)}
     clock_task = PairTask(0, Opening("t", fen), CLASSIC, MATERIAL, None, None, 400, 1000, 4, tc=tc)
-    return play_with_engines(clock_task, "A", "1.1", engines), engines["A"]  # type: ignore[arg-type]
+    return play_with_engines(clock_task, "A", "1.1", engines), engines["A"], engines["B"]  # type: ignore[arg-type]
 
 
 def test_a_clock_runs_down_by_the_time_spent_and_gains_the_increment(monkeypatch: pytest.MonkeyPatch) -> None:
     """1 s + 0.1 s a side, 0.17 s a move: before White's k-th move its clock shows
     1 - 0.07 (k - 1) s, so its 13th move overruns it (0.16 s left, 0.17 s spent): White loses
-    on time after 24 plies, and each plan was made from the clock as it stood."""
-    game, white = _clock_game(monkeypatch, chess.STARTING_FEN, (1.0, 0.1), 0.17, RUY_LOPEZ)
+    on time after 24 plies, and each plan was made from the clock as it stood and, for White
+    (which plans by the ply), the game's ply; Black's by its clock alone."""
+    game, white, black = _clock_game(monkeypatch, chess.STARTING_FEN, (1.0, 0.1), 0.17, RUY_LOPEZ)
     assert (len(game.moves), game.result, game.termination) == (24, "0-1", "loss on time")
     assert game.moves == tuple(RUY_LOPEZ[:24])
-    assert len(white.plans) == 13
+    assert (len(white.plans), len(black.plans)) == (13, 12)
     for k, plan in enumerate(white.plans):
-        expected = TimePlan.for_clock(1.0 - 0.07 * k, 0.1, None, TC_OVERHEAD)
+        expected = TimePlan.for_clock(1.0 - 0.07 * k, 0.1, None, TC_OVERHEAD, ply=2 * k)
         assert plan is not None and (plan.soft, plan.hard) == pytest.approx((expected.soft, expected.hard))
         assert not plan.fill
+    for k, plan in enumerate(black.plans):
+        expected = TimePlan.for_clock(1.0 - 0.07 * k, 0.1, None, TC_OVERHEAD)
+        assert plan is not None and (plan.soft, plan.hard) == pytest.approx((expected.soft, expected.hard))
+    # the two allocations differ: by the ply, the first move gets less than a thirtieth
+    assert white.plans[0] is not None and black.plans[0] is not None
+    assert white.plans[0].soft < black.plans[0].soft
 
 
 def test_running_out_against_a_bare_king_draws(monkeypatch: pytest.MonkeyPatch) -> None:
-    lost, _ = _clock_game(monkeypatch, "4k3/8/8/8/8/8/8/4K2Q b - - 0 1", (1.0, 0.0), 1.5)
+    lost, _, _ = _clock_game(monkeypatch, "4k3/8/8/8/8/8/8/4K2Q b - - 0 1", (1.0, 0.0), 1.5)
     assert (lost.moves, lost.result, lost.termination) == ((), "1-0", "loss on time")
-    drawn, _ = _clock_game(monkeypatch, "4k3/8/8/8/8/8/8/4K2Q w - - 0 1", (1.0, 0.0), 1.5)
+    drawn, _, _ = _clock_game(monkeypatch, "4k3/8/8/8/8/8/8/4K2Q w - - 0 1", (1.0, 0.0), 1.5)
     assert (drawn.moves, drawn.result) == ((), "1/2-1/2")
     assert drawn.termination == "time forfeit against insufficient material"
 
