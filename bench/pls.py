@@ -32,8 +32,9 @@ with both colours (``bench/pls_play.py``), Elo from the probability-limited side
 - ``nps`` (``--nps-only``, alone): nodes per second of the probability-limited search to
   ``--nps-threshold`` (default 1/2048) on every 100th position of the shipped sample games
   (``datasets/sample/famous-games.pgn``, 33 positions, a fresh table each), with the model
-  evaluated above path probability 0 (everywhere), 1/16, 1/64, 1/256 and 1 (nowhere: the static
-  prior), next to the depth-limited search's iterative deepening to depth 4; best of two.
+  evaluated above path probability 0 (everywhere), 1/16, 1/64, 1/256 and 1 (nowhere), below it
+  the static prior or ``--leaf-model``'s pre-move model (e.g. ``gm-premove``, the play default),
+  next to the depth-limited search's iterative deepening to depth 4; best of two.
 
 Prints one JSON line. Targets (issue 25): the model's top-1 above the search's; fewer nodes with
 the model's order; ``pls_vs_depth`` won (interval above 0).
@@ -57,7 +58,7 @@ from common import gm_position_set_or_skip, timed, tuner_json
 from pls_play import pls_vs_depth
 
 from search.pls.move_model import BUILTIN_MOVE_MODELS, MoveModel, load_move_model, move_probabilities, search_with_order
-from search.pls.pls import pls_sweep
+from search.pls.pls import load_leaf_model, pls_sweep
 from search.tree.search_api import sweep
 from search.params.weights import load_weights
 from tuner.moves.measure import choice_set, figures
@@ -84,9 +85,10 @@ def sweep_cost(data: Path, gm: np.ndarray, model: MoveModel, count: int) -> dict
     return out
 
 
-def nps_figures(threshold: float) -> dict[str, object]:
+def nps_figures(threshold: float, leaf_model: MoveModel | None = None) -> dict[str, object]:
     """Nodes and nodes per second of the probability-limited search at ``model_above`` 0, 1/16,
-    1/64, 1/256 and 1, and of iterative deepening to depth 4 (module docstring)."""
+    1/64, 1/256 and 1 (``leaf_model`` below it, ``None``: the static prior), and of iterative
+    deepening to depth 4 (module docstring)."""
     import chess.pgn  # noqa: PLC0415
     import os  # noqa: PLC0415
 
@@ -118,7 +120,7 @@ def nps_figures(threshold: float) -> dict[str, object]:
         return min(runs, key=lambda r: r[1])
 
     for p, label in ((0.0, "0"), (1 / 16, "1/16"), (1 / 64, "1/64"), (1 / 256, "1/256"), (1.0, "1")):
-        s = PlsSearcher(gm, model, tt_bits=16, model_above=p)
+        s = PlsSearcher(gm, model, tt_bits=16, model_above=p, leaf_model=leaf_model)
 
         def pls_nodes(b: np.ndarray, s: PlsSearcher = s) -> int:
             s.clear()
@@ -160,9 +162,17 @@ def main() -> None:
     ap.add_argument("--sweep-only", action="store_true", help="only the sweep figures")
     ap.add_argument("--nps-only", action="store_true", help="only the nodes-per-second figures (shipped games)")
     ap.add_argument("--nps-threshold", type=float, default=1 / 2048, help="threshold of the nps figures")
+    ap.add_argument("--leaf-model", default="prior", metavar="MODEL",
+                    help="nps figures: below the model's path probability, a pre-move model (gm-premove, or a "
+                         "file) or prior, the static prior (default: prior)")
     args = ap.parse_args()
     if args.nps_only:
-        print(json.dumps({"bench": "pls", "model": "gm", "nps": nps_figures(args.nps_threshold)}))
+        try:
+            leaf_model = load_leaf_model(args.leaf_model)
+        except ValueError as exc:
+            ap.error(str(exc))
+        print(json.dumps({"bench": "pls", "model": "gm", "leaf_model": args.leaf_model,
+                          "nps": nps_figures(args.nps_threshold, leaf_model)}))
         return
     if args.movetime < 0 or (args.movetime and args.depth_nodes):
         ap.error("--movetime must be positive, and is not used with --depth-nodes")
