@@ -1,7 +1,8 @@
 """A UCI engine over the numba search: the protocol only.
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
-``Weights``/``Hash``/``MoveOverhead``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``/``PlsLeafModel``, declared in the table
+``Weights``/``Hash``/``MoveOverhead``/``TimePlan``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``/
+``PlsLeafModel``, declared in the table
 :data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
 or with ``Search pls`` the probability-limited :class:`search.pls.pls.PlsSearcher` (Giraffe's search,
 Lai 2015: iteration ``d`` searches while the path's probability under the move model
@@ -16,9 +17,11 @@ arrives:
 
 * ``movetime T``: search until T minus the move overhead (at most a tenth of T), starting
   iterations until then; the one running at the deadline is aborted;
-* a clock: a *soft* limit (time left minus the move overhead, / moves to go, + 3/4 of the
-  increment; 30 moves to go when the GUI does not say; with the depth-limited search scaled
-  by the best move's stability, :class:`search.tree.iterative.MoveStability`) after which no
+* a clock: a *soft* limit (with ``movestogo``, the time left minus the move overhead, / moves
+  to go, + 3/4 of the increment; without it, by the option ``TimePlan``: ``ply``, a share that
+  grows with the game's ply, :func:`search.tree.iterative.soft_by_ply`, or ``thirty``, 30
+  moves to go; with the depth-limited search scaled by the best move's stability,
+  :class:`search.tree.iterative.MoveStability`) after which no
   iteration starts, nor one predicted to end after the *hard* limit (3 x soft, at most a third
   of the time left minus the move overhead), the deadline at which the running iteration is
   aborted. A side to move without its clock (``go wtime 1000`` with Black to move) plays on
@@ -77,7 +80,7 @@ import chess
 from search.core.board import W_FULLMOVE, W_KEY, W_STM, compute_key, make_move, move_uci_key
 from search.core.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
                             move_from_uci, move_to_uci, push, to_chess)
-from search.tree.iterative import MAX_DEPTH, UNLIMITED, Iteration, TimePlan, tt_bits_for
+from search.tree.iterative import MAX_DEPTH, UNLIMITED, ClockPlanned, Iteration, TimePlan, tt_bits_for
 from tuner.limits import DEPTH, MAX_MOVETIME
 from search.evaluation.evaluators import Evaluator, checked_evaluator, load_evaluator
 from search.tree.kernel_cache import is_compiled
@@ -101,6 +104,11 @@ MAX_HASH_MB = 1024
 DEFAULT_OVERHEAD_MS = 30
 MIN_OVERHEAD_MS = 0
 MAX_OVERHEAD_MS = 5000
+#: the ``TimePlan`` option's values (how a clock without ``movestogo`` allots its moves: by the
+#: game's ply, :func:`search.tree.iterative.soft_by_ply`, or a thirtieth of the time left) and
+#: its default, the search's own (:attr:`search.tree.iterative.ClockPlanned.plan_by_ply`)
+TIME_PLANS = ("ply", "thirty")
+DEFAULT_TIME_PLAN = "ply" if ClockPlanned.plan_by_ply else "thirty"
 #: what a ``go`` with clock parameters but no time for either side searches (milliseconds)
 MISSING_CLOCK_MOVETIME_MS = 1000
 #: longest time a ``go`` parameter may give (milliseconds): the longest movetime of any search
@@ -312,6 +320,8 @@ class UciEngine:
         self.weights = checked_evaluator(weights)
         self.hash_mb = DEFAULT_HASH_MB
         self.overhead_ms = DEFAULT_OVERHEAD_MS
+        #: the ``TimePlan`` option: how a clock without ``movestogo`` allots its moves
+        self.time_plan = DEFAULT_TIME_PLAN
         #: the ``Search``, ``MoveModel``, ``PlsStart``, ``PlsModelAbove`` and ``PlsLeafModel``
         #: options (the models loaded when first used)
         self.search = "depth"
@@ -517,6 +527,13 @@ class UciEngine:
 
     def _set_overhead(self, milliseconds: int) -> None:
         self.overhead_ms = milliseconds
+
+    def _set_time_plan(self, value: str) -> None:
+        if value.strip().lower() not in TIME_PLANS:
+            self.info(f"setoption TimePlan: {value[:20]!r} is not one of {', '.join(TIME_PLANS)}; "
+                      f"keeping {self.time_plan}")
+            return
+        self.time_plan = value.strip().lower()
 
     def _set_search(self, value: str) -> None:
         if value.lower() not in SEARCHES:
@@ -726,13 +743,21 @@ class UciEngine:
         answer = f"bestmove {result.move.uci()}"
         return answer + (f" ponder {result.pv[1].uci()}" if len(result.pv) > 1 else "")
 
+    def plan(self, position: _Position, limits: GoLimits, white_to_move: bool) -> TimePlan | None:
+        """The time plan of a ``go`` with ``limits`` at ``position`` (``None``: no time limit):
+        :meth:`GoLimits.plan` with the move overhead, and on a clock the game's ply when the
+        ``TimePlan`` option is ``ply``."""
+        if limits.infinite:
+            return None
+        return limits.plan(white_to_move, self.overhead_ms, _game_ply(position) if self.time_plan == "ply" else None)
+
     def _search(self, position: _Position, limits: GoLimits, start: float) -> None:
         """Search ``position`` and answer ``bestmove``; ``start``: when ``go`` arrived
         (``time.perf_counter``)."""
         cboard = position.chess_board
         white = cboard.turn == chess.WHITE if cboard is not None else \
             position.board is None or int(position.board[W_STM]) == 0
-        plan = None if limits.infinite else limits.plan(white, self.overhead_ms, _game_ply(position))
+        plan = self.plan(position, limits, white)
         has_position = position.board is not None or position.pending is not None
         if has_position and not self._kernels_ready(limits, plan, start):
             if cboard is None and position.board is not None:
@@ -829,6 +854,9 @@ OPTIONS: tuple[UciOption, ...] = (
     UciOption(name="MoveOverhead", type="spin", default=str(DEFAULT_OVERHEAD_MS), min=MIN_OVERHEAD_MS,
               max=MAX_OVERHEAD_MS, set=UciEngine._set_overhead,
               doc="milliseconds kept back from each move's time for the GUI and the connection"),
+    UciOption(name="TimePlan", type="combo", default=DEFAULT_TIME_PLAN, vars=TIME_PLANS, set=UciEngine._set_time_plan,
+              doc="how a clock without movestogo allots its moves: ply (a share of the time left that grows "
+                  "with the game's ply, Stockfish 16's optimum time) or thirty (a thirtieth of the time left)"),
     UciOption(name="Search", type="combo", default="depth", vars=SEARCHES, set=UciEngine._set_search,
               doc="the search: depth (iterative-deepening alpha-beta) or pls (probability-limited)"),
     UciOption(name="MoveModel", type="string", default=DEFAULT_MOVE_MODEL, set=UciEngine._set_move_model,

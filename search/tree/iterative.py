@@ -181,7 +181,7 @@ def soft_by_ply(left: float, increment: float, ply: int, overhead: float = 0.0) 
         horizon = max(1, int(round(left * 1000) * CLOCK_HORIZON / 1000))  # whole milliseconds, as Stockfish
     total = max(left + increment * (horizon - 1) - overhead * (2 + horizon), 0.001)
     c = min(0.00308 + 0.000319 * math.log10(max(left, 0.001)), 0.00506)
-    share = min(0.0122 + (max(ply, 0) + 2.95) ** 0.462 * c, 0.213 * max(left, 0.0) / total)
+    share = min(0.0122 + math.pow(max(ply, 0) + 2.95, 0.462) * c, 0.213 * max(left, 0.0) / total)
     return max(share * total, 0.0005)
 
 

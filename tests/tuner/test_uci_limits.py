@@ -4,6 +4,7 @@ the limits a GUI sets are kept (issue 28): ``movetime`` used, ``nodes`` searched
 
 from __future__ import annotations
 
+import io
 import subprocess
 import time
 from collections.abc import Iterator
@@ -16,10 +17,10 @@ import pytest
 from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND, RawEngine, started_engine
 
 from search.params.catalog import N_FEATURES
-from search.params.weights import Weights, save_weights
+from search.params.weights import Weights, load_weights, save_weights
 from search.core.convert import from_fen
-from search.tree.iterative import MAX_DEPTH, UNLIMITED, TimePlan
-from tuner.uci import GoLimits, _game_ply, _Position, parse_go
+from search.tree.iterative import MAX_DEPTH, UNLIMITED, ClockPlanned, TimePlan
+from tuner.uci import DEFAULT_TIME_PLAN, OPTIONS, GoLimits, UciEngine, _game_ply, _Position, parse_go
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +191,35 @@ def test_a_clock_plan_follows_the_games_ply() -> None:
     assert with_togo.plan(True, 5, 8) == TimePlan.for_clock(10.0, 0.0, 20, 0.005)
     plan = limits.plan(True, 5, 8)
     assert plan is not None and plan.soft < 9.995 / 30 + 0.075  # less than before at the first moves
+
+
+def test_the_time_plan_option_chooses_the_clocks_allocation() -> None:
+    """``setoption name TimePlan``: ``ply`` plans a clock by the position's ply, ``thirty`` by a
+    thirtieth of the time left; another value is answered in an info string and not taken; a
+    ``movetime`` or ``movestogo`` plan is the same either way."""
+    out = io.StringIO()
+    engine = UciEngine(load_weights("classic").values, out=out)
+    assert engine.time_plan == DEFAULT_TIME_PLAN == ("ply" if ClockPlanned.plan_by_ply else "thirty")
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"  # ply 4
+    position = _Position(None, [], chess.Board(fen), None)
+    clock = GoLimits(wtime=10000, btime=10000, winc=100, binc=100)
+    engine.handle("setoption name TimePlan value ply")
+    assert engine.plan(position, clock, True) == TimePlan.for_clock(10.0, 0.1, None, 0.03, ply=4)
+    engine.handle("setoption name TimePlan value Thirty")
+    assert engine.time_plan == "thirty"
+    assert engine.plan(position, clock, True) == TimePlan.for_clock(10.0, 0.1, None, 0.03)
+    assert engine.plan(position, clock, True) != TimePlan.for_clock(10.0, 0.1, None, 0.03, ply=4)
+    engine.handle("setoption name TimePlan value sixty")
+    assert "setoption TimePlan: 'sixty' is not one of ply, thirty; keeping thirty" in out.getvalue().splitlines()[-1]
+    assert engine.time_plan == "thirty"
+    for limits in (GoLimits(movetime=500), GoLimits(wtime=10000, btime=10000, movestogo=20)):
+        by_thirty = engine.plan(position, limits, True)
+        engine.handle("setoption name TimePlan value ply")
+        assert engine.plan(position, limits, True) == by_thirty
+        engine.handle("setoption name TimePlan value thirty")
+    assert engine.plan(position, GoLimits(infinite=True), True) is None
+    declared = next(option for option in OPTIONS if option.name == "TimePlan").declaration("")
+    assert declared == f"option name TimePlan type combo default {DEFAULT_TIME_PLAN} var ply var thirty"
 
 
 def test_the_games_ply_is_read_from_each_form_of_a_position() -> None:
