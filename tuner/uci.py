@@ -144,9 +144,12 @@ class UciOption:
     min: int | None = None
     max: int | None = None
     vars: tuple[str, ...] = ()
-    #: ``(engine, value)``: takes a value (a spin's already an integer in range) or says why not
-    #: in an ``info string``, keeping the current one
+    #: ``(engine, value)``: takes a value (a spin's already an integer in range, a combo's one of
+    #: :attr:`vars` in lower case), or raises a one-line ``ValueError`` saying why not, which
+    #: ``setoption`` answers in an ``info string``, keeping the current value
     set: Callable[[UciEngine, Any], None]
+    #: ``engine``: the current value, which a refused ``setoption`` keeps (said in its ``info string``)
+    current: Callable[[UciEngine], object]
     #: what it does
     doc: str
 
@@ -493,31 +496,43 @@ class UciEngine:
         if option is None:
             self.info(f"setoption: unknown option {name!r}")
             return
+        if option.type == "combo":
+            choice = value.strip().lower()
+            if choice not in option.vars:
+                self._refuse_option(option, f"{value[:20]!r} is not one of {', '.join(option.vars)}")
+                return
+            self._set_option(option, choice)
+            return
         if option.type != "spin":
-            option.set(self, value)
+            self._set_option(option, value)
             return
         try:
             number = int(value)
         except ValueError:
-            self.info(f"setoption {name}: value {value!r} is not an integer")
+            self._refuse_option(option, f"value {value!r} is not an integer")
             return
         assert option.min is not None and option.max is not None
         if not option.min <= number <= option.max:
-            self.info(f"setoption {name}: value {number} is not between {option.min} and {option.max}")
+            self._refuse_option(option, f"value {number} is not between {option.min} and {option.max}")
             return
-        option.set(self, number)
+        self._set_option(option, number)
+
+    def _set_option(self, option: UciOption, value: object) -> None:
+        """Give ``option`` its checked ``value``; a refusal is said, the current value kept."""
+        try:
+            option.set(self, value)
+        except ValueError as exc:
+            self._refuse_option(option, str(exc))
+
+    def _refuse_option(self, option: UciOption, reason: str) -> None:
+        self.info(f"setoption {option.name}: {reason}; keeping {option.current(self)}")
 
     # -------------------------------------------------------- options (the setters of OPTIONS)
     def _set_weights(self, value: str) -> None:
         if not value:
-            self.info("setoption Weights: no value given")
-            return
-        try:
-            weights = checked_evaluator(load_evaluator(value))
-        except ValueError as exc:
-            self.info(f"setoption Weights: {exc}; keeping {self.weights_name}")
-            return
-        self.weights, self.weights_name = weights, value
+            raise ValueError("no value given")
+        self.weights = checked_evaluator(load_evaluator(value))
+        self.weights_name = value
         self._rebuild(evaluator_changed=True)
         self.info(f"weights {value} loaded")
 
@@ -529,56 +544,31 @@ class UciEngine:
         self.overhead_ms = milliseconds
 
     def _set_time_plan(self, value: str) -> None:
-        if value.strip().lower() not in TIME_PLANS:
-            self.info(f"setoption TimePlan: {value[:20]!r} is not one of {', '.join(TIME_PLANS)}; "
-                      f"keeping {self.time_plan}")
-            return
-        self.time_plan = value.strip().lower()
+        self.time_plan = value
 
     def _set_search(self, value: str) -> None:
-        if value.lower() not in SEARCHES:
-            self.info(f"setoption Search: {value[:20]!r} is not one of {', '.join(SEARCHES)}; "
-                      f"keeping {self.search}")
-            return
-        self.search = value.lower()
+        self.search = value
         self._rebuild()
 
     def _set_move_model(self, value: str) -> None:
-        try:
-            model = load_move_model(value or DEFAULT_MOVE_MODEL)
-        except ValueError as exc:
-            self.info(f"setoption MoveModel: {exc}; keeping {self.move_model_name}")
-            return
-        self.move_model, self.move_model_name = model, value or DEFAULT_MOVE_MODEL
+        self.move_model = load_move_model(value or DEFAULT_MOVE_MODEL)
+        self.move_model_name = value or DEFAULT_MOVE_MODEL
         self._rebuild()
         self.info(f"move model {self.move_model_name} loaded")
 
     def _set_pls_start(self, value: str) -> None:
-        try:
-            self.pls_start = parse_threshold(value)
-        except ValueError as exc:
-            self.info(f"setoption PlsStart: {exc}; keeping {self.pls_start}")
-            return
+        self.pls_start = parse_threshold(value)
         self._rebuild()
 
     def _set_pls_leaf_model(self, value: str) -> None:
         spec = value.strip() or LEAF_MODEL_PLAY
-        try:
-            model = load_leaf_model(spec)
-        except ValueError as exc:
-            self.info(f"setoption PlsLeafModel: {exc}; keeping {self.leaf_model_name}")
-            return
-        self.leaf_model, self.leaf_model_name = model, spec
+        self.leaf_model = load_leaf_model(spec)
+        self.leaf_model_name = spec
         self._rebuild()
 
     def _set_pls_model_above(self, value: str) -> None:
         text = value.strip()
-        try:
-            p = 0.0 if text in ("0", "0.0") else parse_threshold(text)
-            self.pls_model_above = check_model_above(p)
-        except ValueError as exc:
-            self.info(f"setoption PlsModelAbove: {exc}; keeping {self.pls_model_above}")
-            return
+        self.pls_model_above = check_model_above(0.0 if text in ("0", "0.0") else parse_threshold(text))
         self._rebuild()
 
     def _reject_position(self, reason: str) -> None:
@@ -847,26 +837,34 @@ def _game_ply(position: _Position) -> int | None:
 
 #: the engine's options, in the order the answer to ``uci`` declares them
 OPTIONS: tuple[UciOption, ...] = (
-    UciOption(name="Weights", type="string", default=None, set=UciEngine._set_weights,
+    UciOption(name="Weights", type="string", default=None,
+              set=UciEngine._set_weights, current=lambda e: e.weights_name,
               doc="the evaluator: a built-in weights name, a weights file or a .mtnn network"),
     UciOption(name="Hash", type="spin", default=str(DEFAULT_HASH_MB), min=MIN_HASH_MB, max=MAX_HASH_MB,
-              set=UciEngine._set_hash, doc="the transposition table's size in megabytes (a new, empty table)"),
+              set=UciEngine._set_hash, current=lambda e: e.hash_mb,
+              doc="the transposition table's size in megabytes (a new, empty table)"),
     UciOption(name="MoveOverhead", type="spin", default=str(DEFAULT_OVERHEAD_MS), min=MIN_OVERHEAD_MS,
-              max=MAX_OVERHEAD_MS, set=UciEngine._set_overhead,
+              max=MAX_OVERHEAD_MS, set=UciEngine._set_overhead, current=lambda e: e.overhead_ms,
               doc="milliseconds kept back from each move's time for the GUI and the connection"),
-    UciOption(name="TimePlan", type="combo", default=DEFAULT_TIME_PLAN, vars=TIME_PLANS, set=UciEngine._set_time_plan,
+    UciOption(name="TimePlan", type="combo", default=DEFAULT_TIME_PLAN, vars=TIME_PLANS,
+              set=UciEngine._set_time_plan, current=lambda e: e.time_plan,
               doc="how a clock without movestogo allots its moves: ply (a share of the time left that grows "
                   "with the game's ply, Stockfish 16's optimum time) or thirty (a thirtieth of the time left)"),
-    UciOption(name="Search", type="combo", default="depth", vars=SEARCHES, set=UciEngine._set_search,
+    UciOption(name="Search", type="combo", default="depth", vars=SEARCHES,
+              set=UciEngine._set_search, current=lambda e: e.search,
               doc="the search: depth (iterative-deepening alpha-beta) or pls (probability-limited)"),
-    UciOption(name="MoveModel", type="string", default=DEFAULT_MOVE_MODEL, set=UciEngine._set_move_model,
+    UciOption(name="MoveModel", type="string", default=DEFAULT_MOVE_MODEL,
+              set=UciEngine._set_move_model, current=lambda e: e.move_model_name,
               doc="the move-probability model of the pls search (a built-in name or a file)"),
-    UciOption(name="PlsStart", type="string", default=str(START), set=UciEngine._set_pls_start,
+    UciOption(name="PlsStart", type="string", default=str(START),
+              set=UciEngine._set_pls_start, current=lambda e: e.pls_start,
               doc="the pls search's first threshold, a probability in (0, 1]"),
-    UciOption(name="PlsModelAbove", type="string", default=str(MODEL_ABOVE_PLAY), set=UciEngine._set_pls_model_above,
+    UciOption(name="PlsModelAbove", type="string", default=str(MODEL_ABOVE_PLAY),
+              set=UciEngine._set_pls_model_above, current=lambda e: e.pls_model_above,
               doc="the pls search evaluates its move model at nodes whose path probability is above this "
                   "(0: everywhere, 1: nowhere), its leaf model below"),
-    UciOption(name="PlsLeafModel", type="string", default=LEAF_MODEL_PLAY, set=UciEngine._set_pls_leaf_model,
+    UciOption(name="PlsLeafModel", type="string", default=LEAF_MODEL_PLAY,
+              set=UciEngine._set_pls_leaf_model, current=lambda e: e.leaf_model_name,
               doc=f"what splits the pls search's probability below PlsModelAbove: a pre-move model (a built-in "
                   f"name or a file) or {STATIC_PRIOR} (a static prior)"),
 )

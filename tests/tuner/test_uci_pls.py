@@ -18,7 +18,8 @@ from search.pls.move_model import load_move_model
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, PlsSearcher
 from search.params.weights import load_weights
 from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND
-from tuner.uci import DEFAULT_HASH_MB, UciEngine, parse_threshold
+from tuner.uci import (DEFAULT_HASH_MB, DEFAULT_OVERHEAD_MS, DEFAULT_TIME_PLAN, OPTIONS, UciEngine,
+                       parse_threshold)
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +71,16 @@ def test_go_depth_is_the_threshold_schedule(pls_engine: chess.engine.SimpleEngin
 
 
 def test_bad_option_values_are_answered_and_kept() -> None:
+    """A value an option refuses is answered in one info string that says why and names the
+    value kept, whatever the option's type (a combo's outside its vars, a spin's out of range or
+    not a number, a string its setter refuses)."""
     out = io.StringIO()
     engine = UciEngine(load_weights("classic").values, out=out)
-    for line, said in (("setoption name Search value breadth", "is not one of depth, pls"),
+    for line, said in (("setoption name Search value breadth", "is not one of depth, pls; keeping depth"),
+                       ("setoption name TimePlan value sixty", f"is not one of ply, thirty; keeping {DEFAULT_TIME_PLAN}"),
+                       ("setoption name Hash value 0", "value 0 is not between"),
+                       ("setoption name MoveOverhead value soon", "value 'soon' is not an integer"),
+                       ("setoption name Weights", "setoption Weights: no value given; keeping classic"),
                        ("setoption name PlsStart value 2", "not a probability"),
                        ("setoption name PlsStart value abc", "not a number"),
                        ("setoption name PlsModelAbove value 1.5", "not a probability"),
@@ -81,7 +89,12 @@ def test_bad_option_values_are_answered_and_kept() -> None:
                        ("setoption name PlsLeafModel value gm", "gm: not a pre-move model: it has weights in the "
                                                                 "group 'check'")):
         engine.handle(line)
-        assert said in out.getvalue().splitlines()[-1]
+        last = out.getvalue().splitlines()[-1]
+        assert last.startswith("info string setoption ") and said in last, (line, last)
+        option = next(o for o in OPTIONS if o.key == line.split()[2].lower())
+        assert last.endswith(f"; keeping {option.current(engine)}"), (line, last)
+    assert engine.hash_mb == DEFAULT_HASH_MB and engine.overhead_ms == DEFAULT_OVERHEAD_MS
+    assert engine.weights_name == "classic" and engine.leaf_model_name == LEAF_MODEL_PLAY
     assert engine.search == "depth" and engine.pls_start == START and engine.move_model_name == "gm"
     engine.handle("setoption name Search value pls")
     engine.handle("setoption name PlsStart value 0.0625")
