@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 
 import chess
 
-from tests.oracles.reference_features import reference_features
+from tests.oracles.reference_features import position_key, remembered_features
 
 #: Checkmate scores ``-(MATE - ply)`` for the side mated (``search/tree/alphabeta.py`` contract).
 MATE = 1 << 32
@@ -151,11 +151,10 @@ class Oracle:
 
     def static(self, board: chess.Board) -> int:
         """``w . phi(board)`` (features depend on the pieces and the side to move only)."""
-        key = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-               board.occupied_co[chess.WHITE], int(board.turn))
+        key = position_key(board)
         score = self._static.get(key)
         if score is None:
-            indices, values = reference_features(board)
+            indices, values = remembered_features(board)
             score = sum(self.w[i] * v for i, v in zip(indices, values))
             self._static[key] = score
         return score

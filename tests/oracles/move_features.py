@@ -28,7 +28,7 @@ from search.pls.move_catalog import (CAPTURE_EDGES, CHANGE_EDGES, EVALUATION, EX
                                  MOVE_FEATURE_INDEX)
 from search.params.weights import load_weights
 from tests.oracles.minimax import see
-from tests.oracles.reference_features import reference_features
+from tests.oracles.reference_features import remembered_features
 
 NAMES = {chess.PAWN: "pawn", chess.KNIGHT: "knight", chess.BISHOP: "bishop", chess.ROOK: "rook",
          chess.QUEEN: "queen", chess.KING: "king"}
@@ -65,7 +65,7 @@ def _weights() -> np.ndarray:
 
 def evaluation_units(board: chess.Board) -> int:
     """The ``gm`` static evaluation in eval units (centipawns x PHASE_MAX), side to move's view."""
-    idx, val = reference_features(board)
+    idx, val = remembered_features(board)
     w = _weights()
     return int(sum(int(w[i]) * int(v) for i, v in zip(idx, val)))
 

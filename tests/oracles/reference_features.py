@@ -277,3 +277,28 @@ def reference_features(board: chess.Board) -> tuple[list[int], list[int]]:
             entries.append((i + N_BASE, x * (PHASE_MAX - phase)))
     entries.sort()
     return [i for i, _ in entries], [v for _, v in entries]
+
+
+def position_key(board: chess.Board) -> tuple[int, ...]:
+    """What :func:`reference_features` reads of ``board``: the pieces and the side to move."""
+    return (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+            board.occupied_co[chess.WHITE], int(board.turn))
+
+
+#: :func:`remembered_features`' table, emptied when it reaches :data:`MEMO_LIMIT` positions
+_MEMO: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+MEMO_LIMIT = 1 << 18
+
+
+def remembered_features(board: chess.Board) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`reference_features` of ``board`` as tuples, remembered by :func:`position_key` for
+    the whole test process: the search oracles evaluate the same positions in test after test
+    (the value is the same; only the time changes)."""
+    key = position_key(board)
+    found = _MEMO.get(key)
+    if found is None:
+        if len(_MEMO) >= MEMO_LIMIT:
+            _MEMO.clear()
+        indices, values = reference_features(board)
+        found = _MEMO[key] = (tuple(indices), tuple(values))
+    return found

@@ -46,11 +46,27 @@ def boards(real_boards: list[chess.Board]) -> list[chess.Board]:
     return [b.copy(stack=False) for b in real_boards[5::160]]
 
 
+#: the models' log-probabilities of the positions met so far, by model and position (the tests
+#: walk the same trees with several settings; remembering them changes no value, only the time)
+_LPS: dict[tuple[int, object], dict[str, int]] = {}
+
+
+def _remembered(model: MoveModel, board: chess.Board, compute):  # type: ignore[no-untyped-def]
+    key = (id(model), (board.board_fen(), board.turn, board.castling_rights, board.ep_square))
+    found = _LPS.get(key)
+    if found is None:
+        found = _LPS[key] = compute(board)
+    return found
+
+
 def _model_lps(model: MoveModel):  # type: ignore[no-untyped-def]
-    def lps(board: chess.Board) -> dict[str, int]:
+    def compute(board: chess.Board) -> dict[str, int]:
         mp = move_probabilities(from_chess(board)[None, :], model)
         lse = float(np.logaddexp.reduce(mp.scores))
         return {move_to_uci(int(m)): min(0, int(round((s - lse) * LOG_SCALE))) for m, s in zip(mp.moves, mp.scores)}
+
+    def lps(board: chess.Board) -> dict[str, int]:
+        return _remembered(model, board, compute)
     return lps
 
 
@@ -166,9 +182,12 @@ def _premove_lps(model: MoveModel):  # type: ignore[no-untyped-def]
         o = GROUP_OFFSETS[GROUP_INDEX[g]]
         premove[o:o + GROUP_SIZES[GROUP_INDEX[g]]] = True
 
-    def lps(board: chess.Board) -> dict[str, int]:
+    def compute(board: chess.Board) -> dict[str, int]:
         return softmax_units({u: float(sum(model.weights[i] for i in idx if premove[i]))
                               for u, idx in reference_move_features(board).items()})
+
+    def lps(board: chess.Board) -> dict[str, int]:
+        return _remembered(model, board, compute)
     return lps
 
 
