@@ -8,6 +8,8 @@ moves searched in full, as the depth-limited search does."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import chess
 import numpy as np
 import pytest
@@ -51,7 +53,8 @@ def boards(real_boards: list[chess.Board]) -> list[chess.Board]:
 _LPS: dict[tuple[int, object], dict[str, int]] = {}
 
 
-def _remembered(model: MoveModel, board: chess.Board, compute):  # type: ignore[no-untyped-def]
+def _remembered(model: MoveModel, board: chess.Board,
+                compute: Callable[[chess.Board], dict[str, int]]) -> dict[str, int]:
     key = (id(model), (board.board_fen(), board.turn, board.castling_rights, board.ep_square))
     found = _LPS.get(key)
     if found is None:
