@@ -100,7 +100,7 @@ _ERRORS = {
 __all__ = sorted([*_ERRORS, "MovedModuleWarning", "moved_message"])
 
 #: the rooms, in import order (tests/test_import_graph.py keeps it)
-ROOMS = ("core", "params", "evaluation", "tree", "pls")
+ROOMS = ("core", "params", "evaluation", "tree", "pls", "play")
 
 
 class MovedModuleWarning(FutureWarning):

@@ -3,8 +3,10 @@
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
 ``Weights``/``Hash``/``MoveOverhead``/``TimePlan``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``/
 ``PlsLeafModel``, declared in the table
-:data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the iterative-deepening :class:`search.iterative.Searcher`,
-or with ``Search pls`` the probability-limited :class:`search.pls.pls.PlsSearcher` (Giraffe's search,
+:data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the playing search
+:class:`search.play.searcher.PlaySearcher` (selective alpha-beta: ``docs/search.md``), with
+``Search exact`` the exact search training uses (:class:`search.tree.iterative.Searcher`, full-width
+iterative deepening; ``depth`` is its old name), or with ``Search pls`` the probability-limited :class:`search.pls.pls.PlsSearcher` (Giraffe's search,
 Lai 2015: iteration ``d`` searches while the path's probability under the move model
 ``MoveModel`` stays above ``PlsStart * 4**-(d - 1)``, so ``go depth D`` is D such iterations;
 the model splits the probability at nodes whose path probability is above ``PlsModelAbove``, the
@@ -29,16 +31,20 @@ arrives:
   ``movetime`` :data:`MISSING_CLOCK_MOVETIME_MS`, each with an ``info string`` saying so;
 * ``nodes N``: the iterations share N nodes; a last ``info nodes`` line reports every node
   searched (N when it ran out) when the iteration that exhausted them was discarded;
-* ``mate N``: iterations up to ``2N - 1`` plies, ending early at a mate;
+* ``mate N``: the playing search deepens until it finds a mate in N moves or fewer (or another
+  limit ends it); the exact search's iterations go up to ``2N - 1`` plies, ending early at a mate;
 * ``stop`` aborts the running iteration (:meth:`search.tree.iterative.Searcher.abort`).
 
-With the depth-limited search, an iteration cut by a limit or ``stop`` still gives the move
+With the playing search, an iteration cut by a limit or ``stop`` gives the best root move that
+raised the root's alpha before the cut (``score ... lowerbound``), else the previous iteration's.
+With the exact search, an iteration cut by a limit or ``stop`` still gives the move
 when the first of its root moves (the previous iteration's best) has been searched in full:
 the best of the root moves searched in full is played and reported with ``score ...
 lowerbound``; otherwise it is discarded (:mod:`search.tree.iterative`); the probability-limited
 search discards it. After each iteration an ``info`` line gives its depth,
-score, nodes, nps, time (milliseconds since ``go``) and principal variation; the kernel does
-not measure a selective depth, so there is no ``seldepth``.
+score, nodes, nps, time (milliseconds since ``go``) and principal variation, and for the playing
+search ``seldepth`` (the deepest ply reached, quiescence included; the other kernels do not
+measure it).
 
 A ``go`` that arrives while a search runs stops that search first (it answers its
 ``bestmove``), then starts: every ``go`` gets exactly one ``bestmove``, in order.
@@ -60,10 +66,12 @@ Malformed or unknown commands are answered with ``info string ...``, never a cra
 ``go`` ends in a ``bestmove`` (``go infinite``, or a ``go`` without any limit, after
 ``stop``): a limit out of range or not an integer is replaced by the nearest valid one
 (``depth 0`` searches depth 1, ``movetime -5`` one millisecond), as Stockfish does, with an
-``info string`` saying so. A rejected ``position`` (bad FEN, illegal move) leaves the engine
-without a position: it says why, and answers ``go`` with ``bestmove 0000`` (the null move)
-until a valid ``position`` arrives; so does a position without legal moves (checkmate,
-stalemate).
+``info string`` saying so. A rejected ``position`` says why in an ``info string`` and keeps a
+position to play from (issue 58): with a valid FEN (or ``startpos``) and an illegal move, the
+position after the legal moves before it; otherwise (a bad FEN, no kings, a malformed line) the
+last valid position. ``bestmove 0000`` (the null move) answers only a position without legal
+moves (checkmate, stalemate), or one python-chess accepted while the kernels loaded that the
+search's own rules refuse at ``go``.
 """
 
 from __future__ import annotations
@@ -87,7 +95,9 @@ from search.tree.kernel_cache import is_compiled
 from search.pls.move_model import MoveModel, load_move_model
 from search.core.movegen import generate_moves
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, STATIC_PRIOR, check_model_above, load_leaf_model
-from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Engine, PlsPlayer, Searchable, as_player, new_engine
+from tuner.arena.players import (DEFAULT_MOVE_MODEL, DEFAULT_SEARCH, SEARCH_CHOICES, Engine, PlsPlayer, Searchable,
+                                 as_player, check_search, new_engine)
+from search.play.searcher import PlaySearcher
 from search.core.validate import check_board
 from tuner import __version__
 from tuner.compiling import compile_count
@@ -327,7 +337,7 @@ class UciEngine:
         self.time_plan = DEFAULT_TIME_PLAN
         #: the ``Search``, ``MoveModel``, ``PlsStart``, ``PlsModelAbove`` and ``PlsLeafModel``
         #: options (the models loaded when first used)
-        self.search = "depth"
+        self.search = DEFAULT_SEARCH
         self.move_model_name = DEFAULT_MOVE_MODEL
         self.move_model: MoveModel | None = None
         self.pls_start = START
@@ -547,7 +557,7 @@ class UciEngine:
         self.time_plan = value
 
     def _set_search(self, value: str) -> None:
-        self.search = value
+        self.search = check_search(value.strip().lower())
         self._rebuild()
 
     def _set_move_model(self, value: str) -> None:
@@ -572,7 +582,9 @@ class UciEngine:
         self._rebuild()
 
     def _reject_position(self, reason: str) -> None:
-        """Forget the position (``go`` answers ``bestmove 0000`` until a valid one) and say why."""
+        """Forget the position (``go`` answers ``bestmove 0000`` until a valid one) and say why:
+        only when no valid position was ever given, or the search's rules refuse one that
+        python-chess accepted (:meth:`_keep_position`)."""
         self.board, self.history, self.position_error = None, [], reason
         self.chess_board, self._pending = None, None
         self.info(f"position: {reason}; no position until a valid one arrives (go answers bestmove 0000)")
@@ -581,7 +593,7 @@ class UciEngine:
         if self._refuse_while_searching("position"):
             return
         if not args or args[0] not in ("startpos", "fen"):
-            self._reject_position("expected 'position startpos|fen <fen> [moves ...]'")
+            self._keep_position("expected 'position startpos|fen <fen> [moves ...]'", None, [])
             return
         if "moves" in args:
             k = args.index("moves")
@@ -590,31 +602,56 @@ class UciEngine:
             spec, moves = args, []
         if spec[0] == "startpos":
             if len(spec) > 1:
-                self._reject_position(f"unexpected {' '.join(spec[1:])[:80]!r} after startpos")
+                self._keep_position(f"unexpected {' '.join(spec[1:])[:80]!r} after startpos", None, [])
                 return
             fen = STARTING_FEN
         else:
             fen = " ".join(spec[1:])
+        try:
+            self._set_position(fen, moves)
+        except Exception as exc:  # a ValueError names the problem; anything else is our bug, but still no crash
+            self._keep_position(str(exc) if isinstance(exc, ValueError) else f"{exc.__class__.__name__}: {exc}",
+                                fen, moves)
+
+    def _set_position(self, fen: str, moves: Sequence[str]) -> None:
+        """Make ``fen`` with ``moves`` the position; a ``ValueError`` (nothing changed) when the
+        rules refuse it."""
         # the search's board when its kernels are loaded (or loading from the cache), else
         # python-chess's until the search converts it (the rules are the same; the messages say
         # the same problems)
         converted = self._boundary.is_set() or (self._boundary_cached and self._boundary_loads())
-        try:
-            if converted:
-                board, history = _core_position(fen, moves)
-                self.board, self.history, self._pending, self.chess_board = board, history, None, None
-                if self._warmup.is_alive():  # the quick search may play: python-chess's board, with the game
-                    try:
-                        self.chess_board = _chess_position(fen, moves)
-                    except ValueError:  # (then made from the search's board, without the game's moves)
-                        pass
-            else:
-                self.chess_board = _chess_position(fen, moves)
-                self.board, self.history, self._pending = None, [], (fen, list(moves))
-        except Exception as exc:  # a ValueError names the problem; anything else is our bug, but still no position
-            self._reject_position(str(exc) if isinstance(exc, ValueError) else f"{exc.__class__.__name__}: {exc}")
-            return
+        if converted:
+            board, history = _core_position(fen, moves)
+            self.board, self.history, self._pending, self.chess_board = board, history, None, None
+            if self._warmup.is_alive():  # the quick search may play: python-chess's board, with the game
+                try:
+                    self.chess_board = _chess_position(fen, moves)
+                except ValueError:  # (then made from the search's board, without the game's moves)
+                    pass
+        else:
+            self.chess_board = _chess_position(fen, moves)
+            self.board, self.history, self._pending = None, [], (fen, list(moves))
         self.position_error = None
+
+    def _keep_position(self, reason: str, fen: str | None, moves: Sequence[str]) -> None:
+        """A ``position`` line the rules refuse (issue 58): play on from the position after the
+        legal moves before the first illegal one when its FEN is valid, else keep the last valid
+        position, and say which in an ``info string``; no position at all (``go`` answers
+        ``bestmove 0000``) only when there was none before."""
+        prefix = _legal_prefix(fen, moves) if fen is not None else None
+        if prefix is not None:
+            try:
+                self._set_position(fen or STARTING_FEN, prefix)
+            except Exception:  # noqa: BLE001 - python-chess accepted what the search refuses: keep the last one
+                pass
+            else:
+                self.info(f"position: {reason}; playing from the position after its {len(prefix)} legal "
+                          f"move{'s' if len(prefix) != 1 else ''} before that")
+                return
+        if self.board is None and self._pending is None:
+            self._reject_position(reason)
+            return
+        self.info(f"position: {reason}; keeping the last valid position")
 
     def _cmd_go(self, args: list[str]) -> None:
         received = time.perf_counter()  # the clock runs from here, through stopping a search
@@ -776,7 +813,8 @@ class UciEngine:
             return f"nodes {nodes} nps {int(nodes * 1000 / ms)} time {ms}"
 
         def report(it: Iteration) -> None:
-            self.send(f"info depth {it.depth} score {it.uci_score()} {counts(it.total_nodes)} "
+            sel = f" seldepth {it.seldepth}" if it.seldepth else ""
+            self.send(f"info depth {it.depth}{sel} score {it.uci_score()} {counts(it.total_nodes)} "
                       f"pv {' '.join(move_to_uci(m) for m in it.pv)}")
 
         best = None
@@ -785,8 +823,13 @@ class UciEngine:
                 searcher = self.searcher
                 if self._stop.is_set():
                     searcher.abort()  # a stop that came while the engine was made
-                best = searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
-                                      plan=plan, on_iteration=report)
+                if isinstance(searcher, PlaySearcher):
+                    # go mate N: the selective search deepens until it finds a mate in N or fewer
+                    best = searcher.think(board, history, max_depth=limits.depth or MAX_DEPTH, node_limit=limits.nodes,
+                                          plan=plan, on_iteration=report, mate_moves=limits.mate)
+                else:
+                    best = searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
+                                          plan=plan, on_iteration=report)
                 if best is not None and searcher.searched_nodes > best.total_nodes:
                     self.send(f"info {counts(searcher.searched_nodes)}")  # with the discarded iteration
         except Exception as exc:  # keep the protocol alive: report and fall back to a legal move
@@ -850,9 +893,10 @@ OPTIONS: tuple[UciOption, ...] = (
               set=UciEngine._set_time_plan, current=lambda e: e.time_plan,
               doc="how a clock without movestogo allots its moves: ply (a share of the time left that grows "
                   "with the game's ply, Stockfish 16's optimum time) or thirty (a thirtieth of the time left)"),
-    UciOption(name="Search", type="combo", default="depth", vars=SEARCHES,
+    UciOption(name="Search", type="combo", default=DEFAULT_SEARCH, vars=SEARCH_CHOICES,
               set=UciEngine._set_search, current=lambda e: e.search,
-              doc="the search: depth (iterative-deepening alpha-beta) or pls (probability-limited)"),
+              doc="the search: play (selective alpha-beta, the default), exact (the full-width alpha-beta "
+                  "training uses; depth is its old name) or pls (probability-limited)"),
     UciOption(name="MoveModel", type="string", default=DEFAULT_MOVE_MODEL,
               set=UciEngine._set_move_model, current=lambda e: e.move_model_name,
               doc="the move-probability model of the pls search (a built-in name or a file)"),
@@ -881,6 +925,26 @@ def _core_position(fen: str, moves: Sequence[str]) -> tuple[Board, list[int]]:
         history.append(int(board[W_KEY]))
         board = push(board, m)
     return board, history
+
+
+def _legal_prefix(fen: str, moves: Sequence[str]) -> list[str] | None:
+    """The moves of ``moves`` (UCI) legal from ``fen`` up to the first that is not, or ``None``
+    when ``fen`` itself is not a valid position (python-chess's rules)."""
+    try:
+        board = _chess_position(fen, [])
+    except ValueError:
+        return None
+    out: list[str] = []
+    for uci in moves:
+        try:
+            move = chess.Move.from_uci(uci)
+        except ValueError:
+            break
+        if not move or move.uci() != uci or not board.is_legal(move):
+            break
+        board.push(move)
+        out.append(uci)
+    return out
 
 
 def _chess_position(fen: str, moves: Sequence[str]) -> chess.Board:

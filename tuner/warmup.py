@@ -51,7 +51,7 @@ def warm_search(folder: Path) -> None:
     from search.pls.move_model import load_move_model  # noqa: PLC0415
     from search.pls.pls import pls_sweep  # noqa: PLC0415
     from search.tree.search_api import move_match, search, search_many, sweep  # noqa: PLC0415
-    from tuner.arena.players import as_player, new_engine  # noqa: PLC0415
+    from tuner.arena.players import SEARCHES, as_player, new_engine  # noqa: PLC0415
 
     model = load_move_model("gm")
     board = from_fen(STARTING_FEN)
@@ -61,7 +61,7 @@ def warm_search(folder: Path) -> None:
             weights = checked_evaluator(load_evaluator(spec))
         except ValueError:  # a network the installation lacks, or one a term plug-in excludes
             continue
-        for kind in ("depth", "pls"):  # as tuner uci, bench match and bench epd make them
+        for kind in SEARCHES:  # as tuner uci, bench match, selfplay and bench epd make them
             best = new_engine(as_player(weights, kind, model), 4).think(board, [], max_depth=3)
             if best is not None:
                 move_to_uci(best.pv[0])

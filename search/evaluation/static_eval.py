@@ -29,6 +29,7 @@ and the material and piece-square sums per ply of :mod:`search.evaluation.materi
 * :func:`eval_move`: move ``m`` took the board at ``ply`` to the one at ``ply + 1``: update
   ``acc[ply + 1]`` from ``acc[ply]`` (or the sums; copy-make: going back to a ply needs
   nothing);
+* :func:`eval_null`: a null move at ``ply`` (the playing search): ``acc[ply + 1]`` from ``acc[ply]``;
 * :func:`static_score`: the static score of a board at ``ply`` in eval units, side to move's
   view;
 * :func:`thread_evaluator`: a copy for one thread of a parallel kernel (the linear weights are
@@ -144,6 +145,15 @@ def eval_move(es: Any, ply: int, m: int) -> None:
         psq_move(es[ES_PSQ_TABLE], es[ES_PSQ_STACK], ply, m)
 
 
+def eval_null(es: Any, ply: int) -> None:
+    """A null move (the side to move passes, :func:`search.core.board.make_null_move`) took the
+    board at ``ply`` to the one at ``ply + 1``: the accumulators of ``ply + 1`` are those of
+    ``ply`` (each perspective is a colour's, so passing changes neither), or nothing (linear).
+    The batch kernels' tables make no null move."""
+    if _is_network_state(es):
+        es[ES_ACC][ply + 1] = es[ES_ACC][ply]
+
+
 def static_score(ev: Any, es: Any, ply: int, b: np.ndarray, scratch: np.ndarray) -> int:
     """Static score of board ``b`` at ``ply`` in eval units, side to move's view (``scratch``:
     int64[>= 2])."""
@@ -233,6 +243,21 @@ def _eval_move(es, ply, m):  # type: ignore[no-untyped-def]
         update_rows(acc[ply], acc[ply + 1], net[NET_W1], net[NET_B1], net[NET_BUCKETS],
                     net[NET_INFO][INFO_N_BUCKETS], boards[ply], boards[ply + 1], m)
     return network_move
+
+
+@overload(eval_null, inline="always")
+def _eval_null(es, ply):  # type: ignore[no-untyped-def]
+    if _no_state(es):
+        return lambda es, ply: None
+    if _table_state(es):
+        return None
+
+    def network_null(es, ply):  # type: ignore[no-untyped-def]
+        acc = es[ES_ACC]
+        for p in range(acc.shape[1]):
+            for j in range(acc.shape[2]):
+                acc[ply + 1, p, j] = acc[ply, p, j]
+    return network_null
 
 
 @overload(static_score, inline="always")

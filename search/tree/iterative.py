@@ -46,6 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -88,6 +89,9 @@ class Iteration:
     #: cut short by a limit or an abort: the best of the root moves searched in full, its
     #: score a lower bound of the iteration's
     partial: bool = False
+    #: the deepest ply the iteration reached, quiescence included (0: not measured, as by the
+    #: exact search's kernel)
+    seldepth: int = 0
 
     @property
     def mate_moves(self) -> int | None:
@@ -233,19 +237,26 @@ class MoveStability:
         return min(1.0 + self.changes, MAX_SOFT_SCALE)
 
 
+class Abortable(Protocol):
+    """What a deadline aborts: a search workspace (:class:`search.tree.alphabeta.Workspace`) or
+    the playing search's handle (:mod:`search.play.searcher`)."""
+
+    def abort(self) -> None: ...
+
+
 class _Deadline:
     """A watchdog thread that aborts the search on ``ws`` at ``when`` (``time.perf_counter``
     seconds), and again every millisecond until :meth:`cancel` (an abort written just before an
     iteration starts is reset by it)."""
 
-    def __init__(self, ws: Workspace, when: float) -> None:
+    def __init__(self, ws: Abortable, when: float) -> None:
         self.when = when
         self.expired = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(ws, when), name="search-deadline", daemon=True)
         self._thread.start()
 
-    def _run(self, ws: Workspace, when: float) -> None:
+    def _run(self, ws: Abortable, when: float) -> None:
         if self._done.wait(max(0.0, when - time.perf_counter())):
             return
         self.expired.set()

@@ -13,8 +13,9 @@ import chess.engine
 import pytest
 
 from search.core.convert import from_chess, move_to_uci
-from search.tree.iterative import tt_bits_for
+from search.tree.iterative import Searcher, tt_bits_for
 from search.pls.move_model import load_move_model
+from search.play.searcher import PlaySearcher
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, PlsSearcher
 from search.params.weights import load_weights
 from tests.tuner.test_uci import MIDDLE_GAME, UCI_COMMAND
@@ -32,8 +33,8 @@ def pls_engine() -> Iterator[chess.engine.SimpleEngine]:
 
 def test_the_options_are_advertised(pls_engine: chess.engine.SimpleEngine) -> None:
     options = pls_engine.options
-    assert options["Search"].type == "combo" and options["Search"].default == "depth"
-    assert set(options["Search"].var or ()) == {"depth", "pls"}
+    assert options["Search"].type == "combo" and options["Search"].default == "play"
+    assert set(options["Search"].var or ()) == {"play", "exact", "pls", "depth"}  # depth: exact's old name
     assert options["MoveModel"].default == "gm"
     assert options["PlsStart"].default == str(START)
     assert options["PlsModelAbove"].default == str(MODEL_ABOVE_PLAY)
@@ -76,7 +77,7 @@ def test_bad_option_values_are_answered_and_kept() -> None:
     not a number, a string its setter refuses)."""
     out = io.StringIO()
     engine = UciEngine(load_weights("classic").values, out=out)
-    for line, said in (("setoption name Search value breadth", "is not one of depth, pls; keeping depth"),
+    for line, said in (("setoption name Search value breadth", "is not one of play, exact, pls, depth; keeping play"),
                        ("setoption name TimePlan value sixty", f"is not one of ply, thirty; keeping {DEFAULT_TIME_PLAN}"),
                        ("setoption name Hash value 0", "value 0 is not between"),
                        ("setoption name MoveOverhead value soon", "value 'soon' is not an integer"),
@@ -95,7 +96,7 @@ def test_bad_option_values_are_answered_and_kept() -> None:
         assert last.endswith(f"; keeping {option.current(engine)}"), (line, last)
     assert engine.hash_mb == DEFAULT_HASH_MB and engine.overhead_ms == DEFAULT_OVERHEAD_MS
     assert engine.weights_name == "classic" and engine.leaf_model_name == LEAF_MODEL_PLAY
-    assert engine.search == "depth" and engine.pls_start == START and engine.move_model_name == "gm"
+    assert engine.search == "play" and engine.pls_start == START and engine.move_model_name == "gm"
     engine.handle("setoption name Search value pls")
     engine.handle("setoption name PlsStart value 0.0625")
     assert isinstance(engine.searcher, PlsSearcher) and engine.searcher.start == 0.0625
@@ -111,7 +112,9 @@ def test_bad_option_values_are_answered_and_kept() -> None:
     engine.handle("setoption name PlsLeafModel value gm-premove")
     assert isinstance(engine.searcher, PlsSearcher) and engine.searcher.leaf_model is not None
     engine.handle("setoption name Search value depth")
-    assert not isinstance(engine.searcher, PlsSearcher)
+    assert isinstance(engine.searcher, Searcher) and engine.search == "exact"
+    engine.handle("setoption name Search value Play")
+    assert isinstance(engine.searcher, PlaySearcher) and engine.search == "play"
 
 
 def test_parse_threshold() -> None:

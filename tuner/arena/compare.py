@@ -47,7 +47,7 @@ from tuner.arena.engines import EngineSpec
 from tuner.limits import SearchLimits
 from tuner.arena.epd import PositionResult, parse_epd, process_pool, run_suite, summarise
 from tuner.arena.epd import running_line as epd_line
-from tuner.arena.players import PlsPlayer, Searchable, player_label, split_search
+from tuner.arena.players import DEFAULT_SEARCH, PlayPlayer, features_off, PlsPlayer, Searchable, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.match import (
     DEFAULT_OPENINGS,
@@ -83,6 +83,8 @@ class Entrant:
     iterations: int | None = None
     wall_seconds: float | None = None
     pls: PlsPlayer | None = None
+    #: the playing search's player of ``weights`` (``NAME@play``, the default), else None
+    play: PlayPlayer | None = None
 
     @property
     def player(self) -> Searchable | EngineSpec:
@@ -95,7 +97,9 @@ class Entrant:
     def searchable(self) -> Searchable:
         """What the numba engine plays with (not an external engine)."""
         assert self.weights is not None
-        return self.pls if self.pls is not None else self.weights
+        if self.pls is not None:
+            return self.pls
+        return self.play if self.play is not None else self.weights
 
 
 def _weights(path: str | Path) -> Evaluator:
@@ -137,7 +141,7 @@ def load_entrant(spec: str) -> Entrant:
     raise TunerError(f"{spec}: no such run folder or weights file (built-in sets: {', '.join(BUILTIN_SETS)})")
 
 
-def entrants(specs: list[str], engines: list[EngineSpec], *, search: str = "depth",
+def entrants(specs: list[str], engines: list[EngineSpec], *, search: str = DEFAULT_SEARCH,
              models: Callable[[], MoveModel] | None = None, model_above: float = MODEL_ABOVE_PLAY,
              leaf_models: Callable[[], MoveModel | None] | None = None) -> list[Entrant]:
     """The entrants in order: positional arguments (``NAME@pls``: the probability-limited
@@ -153,6 +157,10 @@ def entrants(specs: list[str], engines: list[EngineSpec], *, search: str = "dept
             leaf = leaf_models() if leaf_models is not None else load_leaf_model(LEAF_MODEL_PLAY)
             e = dataclasses.replace(e, name=player_label(e.name, kind),
                                     pls=PlsPlayer(e.weights, models(), model_above=model_above, leaf_model=leaf))
+        elif kind.startswith("play") and e.weights is not None:
+            e = dataclasses.replace(e, name=player_label(e.name, kind), play=PlayPlayer(e.weights, features_off(kind)))
+        elif kind == "exact":
+            e = dataclasses.replace(e, name=player_label(e.name, kind))
         out.append(e)
     out += [Entrant(e.name, "engine", engine=e) for e in engines]
     if not out:

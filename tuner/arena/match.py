@@ -71,7 +71,7 @@ from tuner.cores import check_workers, resolve_workers
 from tuner.limits import SearchLimits, check_limits
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
-from tuner.arena.players import Engine, PlsPlayer, checked_player, new_engine
+from tuner.arena.players import Engine, PlayPlayer, PlsPlayer, checked_player, new_engine
 from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan
 
 #: the openings shipped with the repository
@@ -280,9 +280,10 @@ class GameRecord:
         return p if self.white == "A" else 1.0 - p
 
 
-#: a side of a match: an evaluator (linear weights or a network) for the numba search, one for
-#: the probability-limited search, or an external UCI engine
-Player = np.ndarray | QuantizedNetwork | PlsPlayer | EngineSpec
+#: a side of a match: an evaluator (linear weights or a network) for the exact search, a
+#: :class:`~tuner.arena.players.PlayPlayer` for the playing search, a
+#: :class:`~tuner.arena.players.PlsPlayer` for the probability-limited one, or an external UCI engine
+Player = np.ndarray | QuantizedNetwork | PlsPlayer | PlayPlayer | EngineSpec
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from search.evaluation.evaluators import Evaluator, load_evaluator
 from search.pls.move_model import MoveModel, load_move_model
 from tuner.limits import SearchLimits
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, STATIC_PRIOR, check_model_above, load_leaf_model
-from tuner.arena.players import DEFAULT_MOVE_MODEL, SEARCHES, Searchable, as_player, player_label, split_search
+from tuner.arena.players import DEFAULT_MOVE_MODEL, DEFAULT_SEARCH, SEARCH_CHOICES, Searchable, as_player, player_label, split_search
 from tuner.errors import TunerError
 from tuner.arena.sprt import Sprt, parse_sprt
 
@@ -34,12 +34,13 @@ def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
-    """``--search depth|pls``, ``--move-model FILE``, ``--pls-model-above P`` and ``--pls-leaf-model
+    """``--search play|exact|pls``, ``--move-model FILE``, ``--pls-model-above P`` and ``--pls-leaf-model
     MODEL`` (:mod:`tuner.arena.players`)."""
-    p.add_argument("--search", choices=SEARCHES, default="depth",
-                   help="the numba engine's search: depth-limited, or probability-limited (pls: Giraffe's, "
-                        "iteration D to the threshold 1/32 * 4^-(D-1)); a player named NAME@pls or NAME@depth "
-                        "overrides it (default: depth)")
+    p.add_argument("--search", choices=SEARCH_CHOICES, default=DEFAULT_SEARCH,
+                   help="the numba engine's search: play (selective alpha-beta: null move, reductions, pruning; "
+                        "docs/search.md), exact (the full-width alpha-beta training uses; depth is its old name), "
+                        "or pls (probability-limited, Giraffe's: iteration D to the threshold 1/32 * 4^-(D-1)); a "
+                        "player named NAME@play, NAME@exact or NAME@pls overrides it (default: play)")
     p.add_argument("--move-model", metavar="FILE", default=None,
                    help=f"move model of the probability-limited search (default: the built-in {DEFAULT_MOVE_MODEL})")
     p.add_argument("--pls-model-above", metavar="P", type=_probability, default=MODEL_ABOVE_PLAY,
@@ -93,10 +94,10 @@ def leaf_models(spec: str) -> Callable[[], MoveModel | None]:
 
 def load_players(specs: list[str], search: str, move_model: str | None, model_above: float = MODEL_ABOVE_PLAY,
                  leaf_model: str = LEAF_MODEL_PLAY) -> list[tuple[str, Searchable]]:
-    """``(label, player)`` of each spec (a weight set, optionally ``@pls`` or ``@depth``;
-    :func:`tuner.arena.players.split_search`), the label with ``@pls`` for the
-    probability-limited search (``model_above`` and ``leaf_model``, a spec of
-    :func:`search.pls.pls.load_leaf_model`: :class:`tuner.arena.players.PlsPlayer`'s); a one-line
+    """``(label, player)`` of each spec (a weight set, optionally ``@play``, ``@exact`` or ``@pls``;
+    :func:`tuner.arena.players.split_search`), the label with ``@exact`` or ``@pls`` for those
+    searches (:func:`tuner.arena.players.player_label`; the probability-limited search (``model_above`` and ``leaf_model``, a spec of
+    :func:`search.pls.pls.load_leaf_model`: :class:`tuner.arena.players.PlsPlayer`'s)); a one-line
     :class:`TunerError` for the first that cannot be read."""
     models = MoveModels(move_model)
     leaf = leaf_models(leaf_model)

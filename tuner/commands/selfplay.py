@@ -82,9 +82,11 @@ def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str
         raise TunerError("self-play needs one player: WEIGHTS or one --engine")
     if engines:
         return engines[0], engines[0].name, None
-    name, _ = split_search(args.weights, args.search)
+    name, kind = split_search(args.weights, args.search)
     label, player = load_players([args.weights], args.search, args.move_model, args.pls_model_above,
                                    args.pls_leaf_model)[0]
+    if "@" not in label:  # the set names its search (gm@play, gm@exact): their labels differ in depth
+        label = f"{label}@{kind}"
     path = builtin_network(name) or resolve(name)
     if not path.exists() and name not in BUILTIN_SETS:
         path = path / "weights.json"  # a run folder

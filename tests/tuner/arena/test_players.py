@@ -22,7 +22,7 @@ from tuner.arena.compare import entrants
 from tuner.arena.epd import parse_epd_text, run_suite
 from tuner.limits import SearchLimits
 from tuner.arena.match import Opening, PairTask, play_game
-from tuner.arena.players import PlsPlayer, as_player, split_search
+from tuner.arena.players import PlayPlayer, PlsPlayer, as_player, split_search
 from tuner.cli import main as tuner_main
 from tuner.commands.arguments import leaf_models
 
@@ -33,10 +33,16 @@ PREMOVE = load_move_model("gm-premove")
 
 def test_split_search() -> None:
     assert split_search("gm@pls") == ("gm", "pls")
-    assert split_search("gm@depth", "pls") == ("gm", "depth")
+    assert split_search("gm@depth", "pls") == ("gm", "exact")  # the exact search's old name
+    assert split_search("gm@exact", "pls") == ("gm", "exact")
+    assert split_search("gm@play", "exact") == ("gm", "play")
     assert split_search("gm", "pls") == ("gm", "pls")
-    assert split_search("@pls") == ("@pls", "depth")  # no name before the suffix: a file name
-    assert split_search("results/a@b/weights.json") == ("results/a@b/weights.json", "depth")
+    assert split_search("gm") == ("gm", "play")  # the playing search is the default
+    assert split_search("gm@play-lmr,null_move") == ("gm", "play-lmr,null_move")  # features off
+    with pytest.raises(ValueError, match="unknown search features nope"):
+        split_search("gm@play-nope")
+    assert split_search("@pls") == ("@pls", "play")  # no name before the suffix: a file name
+    assert split_search("results/a@b/weights.json") == ("results/a@b/weights.json", "play")
     with pytest.raises(ValueError, match="search must be one of"):
         as_player(GM, "breadth")
 
@@ -94,9 +100,10 @@ def test_a_bad_move_model_is_refused_in_one_line(capsys: pytest.CaptureFixture[s
 def test_compare_entrants_take_the_suffix_and_the_default_search() -> None:
     players = entrants(["gm@pls", "gm"], [], models=lambda: MODEL)
     assert [p.name for p in players] == ["gm@pls", "gm"]
-    assert isinstance(players[0].player, PlsPlayer) and not isinstance(players[1].player, PlsPlayer)
+    assert isinstance(players[0].player, PlsPlayer) and isinstance(players[1].player, PlayPlayer)
     every = entrants(["gm", "classic@depth"], [], search="pls", models=lambda: MODEL)
-    assert [p.name for p in every] == ["gm@pls", "classic"]
+    assert [p.name for p in every] == ["gm@pls", "classic@exact"]
+    assert isinstance(every[1].player, np.ndarray)  # the exact search plays the evaluator itself
     # the play defaults (the pre-move model below 1/64), or the command's --pls-model-above / --pls-leaf-model
     pls = every[0].player
     assert isinstance(pls, PlsPlayer) and pls.model_above == MODEL_ABOVE_PLAY and pls.leaf_model is not None

@@ -1,0 +1,184 @@
+"""The playing search against the exact one (issue 57): speed and depth, and optionally games.
+
+Prints one JSON line. Always measured, in this run, on the start position and 20 middle-game
+positions (plies 20-40 of the grandmaster games when ``../shared/datasets/gm`` is there, else
+of 20 of the shipped sample games; ``positions_source`` says which), each search with a fresh
+table:
+
+* ``nps``: nodes per second of each search at ``--nodes`` (default 250,000) a position, and
+  their ratio (``play / exact``);
+* ``depth_at``: the mean depth each reaches at 5,000 nodes (the self-play setting) and at
+  ``--nodes``;
+* ``time_to_depth``: mean seconds to complete depth 6 (both searches) and depth 10 (the
+  playing search; the exact one does not get there in reasonable time: ``exact_depth_in_that_time``
+  is the mean depth it completes in the time the playing search took to depth 10).
+
+With ``--games N``: the playing search against the exact one, both with ``--weights``, at
+``--movetime`` ms a move (``tuner bench match W W@exact``), from ``--openings`` with
+``--seed``. With ``--stockfish-elo E --sf-games N``: the playing search against Stockfish held
+to ``UCI_Elo`` E (``UCI_LimitStrength``, 1 thread, the same movetime). Stockfish is Debian's
+package (``apt-get install stockfish``: ``/usr/games/stockfish``); no test needs it. Each
+match's JSON (games, W/D/L, Elo with its 95 % interval, openings, seed) is included.
+Report strength figures from openings and a seed that chose nothing (``docs/search.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from common import REPO, gm_files
+
+# run as `python bench/search.py`, this folder is on the path and this file would shadow the
+# `search` package (the editable install's finder comes after the path's): drop the folder
+# once `common` is imported
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+START_PLY, END_PLY = 20, 40
+
+
+def middle_games(count: int = 20) -> tuple[list[chess.Board], str]:
+    """``count`` middle-game positions, one per game (ply 20 + game index mod 21), from the GM
+    games when present, else from the shipped sample games."""
+    files = gm_files()
+    source = "gm" if files else "sample games"
+    paths = files or [REPO / "datasets" / "sample" / "famous-games.pgn"]
+    out: list[chess.Board] = []
+    for path in paths:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            k = 0
+            while len(out) < count * (paths.index(path) + 1) // len(paths):
+                game = chess.pgn.read_game(fh)
+                if game is None:
+                    break
+                k += 1
+                if files and k % 97:  # spread over a large file
+                    continue
+                moves = list(game.mainline_moves())
+                ply = START_PLY + len(out) % (END_PLY - START_PLY + 1)
+                if len(moves) <= ply or game.board().fen() != chess.STARTING_FEN:
+                    continue
+                board = game.board()
+                for move in moves[:ply]:
+                    board.push(move)
+                if not board.is_game_over():
+                    out.append(board.copy(stack=False))
+    return out, source
+
+
+def speed(weights_name: str, nodes: int) -> dict[str, object]:
+    from search.core.convert import from_chess  # noqa: PLC0415
+    from search.evaluation.evaluators import load_evaluator  # noqa: PLC0415
+    from search.play.searcher import PlaySearcher  # noqa: PLC0415
+    from search.tree.iterative import Searcher  # noqa: PLC0415
+
+    ev = load_evaluator(weights_name)
+    boards, source = middle_games()
+    boards = [chess.Board(), *boards]
+    makers = {"exact": lambda: Searcher(ev, tt_bits=20), "play": lambda: PlaySearcher(ev, tt_bits=18)}
+    for make in makers.values():  # load the kernels
+        make().think(from_chess(boards[0]), [], max_depth=2)
+    nps: dict[str, list[float]] = {k: [] for k in makers}
+    depth: dict[str, dict[str, list[int]]] = {k: {"5000": [], str(nodes): []} for k in makers}
+    t6: dict[str, list[float]] = {k: [] for k in makers}
+    t10: list[float] = []
+    exact_in_t10: list[int] = []
+    for board in boards:
+        b = from_chess(board)
+        for kind, make in makers.items():
+            for limit in (5000, nodes):
+                s = make()
+                t0 = time.perf_counter()
+                it = s.think(b, [], node_limit=limit)
+                dt = time.perf_counter() - t0
+                assert it is not None
+                depth[kind][str(limit)].append(it.depth - it.partial)
+                if limit == nodes:
+                    nps[kind].append(s.searched_nodes / dt)
+            s = make()
+            t0 = time.perf_counter()
+            s.think(b, [], max_depth=6)
+            t6[kind].append(time.perf_counter() - t0)
+        s = makers["play"]()
+        t0 = time.perf_counter()
+        s.think(b, [], max_depth=10)
+        t10.append(time.perf_counter() - t0)
+        from search.tree.iterative import TimePlan  # noqa: PLC0415
+
+        it = makers["exact"]().think(b, [], plan=TimePlan(t10[-1], max(t10[-1], 0.001), fill=True))
+        assert it is not None
+        exact_in_t10.append(it.depth - it.partial)
+    mean_nps = {k: statistics.mean(v) for k, v in nps.items()}
+    return {
+        "positions": len(boards), "positions_source": f"start position + {source}",
+        "nps": {**{k: round(v) for k, v in mean_nps.items()}, "play_over_exact": round(mean_nps["play"] / mean_nps["exact"], 3)},
+        "depth_at": {k: {n: round(statistics.mean(v), 2) for n, v in d.items()} for k, d in depth.items()},
+        "time_to_depth": {"depth6": {k: round(statistics.mean(v), 4) for k, v in t6.items()},
+                          "play_depth10": round(statistics.mean(t10), 4),
+                          "exact_depth_in_that_time": round(statistics.mean(exact_in_t10), 2)},
+    }
+
+
+def tuner_json(args: list[str]) -> dict[str, object]:
+    """Run ``tuner ARGS --json`` in this process; its last JSON line."""
+    from tuner.cli import main as tuner_main  # noqa: PLC0415
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = tuner_main([*args, "--json"])
+    if code != 0:
+        sys.exit(f"tuner {' '.join(args)} failed with exit code {code}")
+    return dict(json.loads(out.getvalue().strip().splitlines()[-1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--weights", default="nnue", help="the evaluator both searches use (default: nnue)")
+    ap.add_argument("--nodes", type=int, default=250_000, help="nodes a position for the speed figures")
+    ap.add_argument("--games", type=int, default=0, help="games of the playing search against the exact one (0: none)")
+    ap.add_argument("--stockfish-elo", type=int, default=None, help="UCI_Elo of a Stockfish opponent (Debian's stockfish)")
+    ap.add_argument("--sf-games", type=int, default=200, help="games against Stockfish (default: 200)")
+    ap.add_argument("--movetime", type=int, default=100, help="milliseconds a move in the matches (default: 100)")
+    ap.add_argument("--openings", default=None, help="openings file of the matches (default: the shipped 330)")
+    ap.add_argument("--seed", type=int, default=57, help="the matches' seed (which openings, in which order)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-speed", action="store_true", help="skip the speed figures")
+    ap.add_argument("--out", default="results/search", help="folder for the matches' PGN (default: results/search)")
+    args = ap.parse_args()
+    result: dict[str, object] = {"bench": "search", "weights": args.weights}
+    if not args.no_speed:
+        result["speed"] = speed(args.weights, args.nodes)
+    common = ["--movetime", str(args.movetime), "--seed", str(args.seed), "--workers", str(args.workers)]
+    if args.openings:
+        common += ["--openings", args.openings]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.games:
+        result["play_vs_exact"] = tuner_json(["bench", "match", args.weights, f"{args.weights}@exact", "--games",
+                                              str(args.games), *common, "--overwrite", "--out",
+                                              str(out / f"play-vs-exact-{args.weights}-s{args.seed}.pgn")])
+    if args.stockfish_elo is not None:
+        sf = shutil.which("stockfish") or "/usr/games/stockfish"
+        if not Path(sf).exists():
+            sys.exit("bench/search.py: no stockfish (apt-get install stockfish)")
+        result["vs_stockfish"] = tuner_json(["bench", "match", args.weights, "--engine", sf, "--engine-options",
+                                             f"UCI_LimitStrength=true,UCI_Elo={args.stockfish_elo},Threads=1",
+                                             "--games", str(args.sf_games), *common, "--overwrite", "--out",
+                                             str(out / f"play-vs-sf{args.stockfish_elo}-{args.weights}-s{args.seed}.pgn")])
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

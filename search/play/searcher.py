@@ -1,0 +1,224 @@
+"""Iterative deepening over the playing search: the player of ``tuner uci``, ``tuner bench
+match`` and ``tuner selfplay`` (``--search play``, the default).
+
+:class:`PlaySearcher` has :class:`search.tree.iterative.Searcher`'s interface (``think``,
+``clear``, ``abort``, ``rearm``, ``resize``, ``set_weights``, the clock plans) over
+:func:`search.play.kernel.search_root`, with:
+
+* aspiration windows from depth :data:`ASPIRATION_DEPTH`: a window of
+  :data:`ASPIRATION_CP` centipawns around the last iteration's score, widened (doubled) on the
+  side that failed until the score falls inside;
+* a transposition table, history and countermoves kept between iterations and moves (the
+  history halved between moves; :meth:`clear` for a new game);
+* limits as the exact search's player: a node limit on the whole search, a :class:`TimePlan`
+  (soft limit, hard deadline aborting the running iteration, the prediction of the next
+  iteration's end, the best move's stability scaling the soft limit on a clock);
+* an iteration cut by a limit keeps the best root move that raised the root's alpha before the
+  cut (:attr:`Iteration.partial`, its score a lower bound); else the previous iteration's
+  result stands. A search cut before its first iteration ended plays the best root move found,
+  or the first legal move;
+* ``mate_moves``: a mate in that many moves or fewer for the side to move ends the search
+  (``go mate N``; the search deepens until it finds one or a limit ends it);
+* ``seldepth``: the deepest ply the iteration reached, quiescence included.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from search.core.convert import Board, legal_moves
+from search.core.types import Move
+from search.core.validate import check_board
+from search.evaluation.evaluation_api import EVAL_SCALE
+from search.evaluation.static_eval import new_eval_state
+from search.evaluation.validate import check_evaluator
+from search.play.kernel import (ROOT_ROW, S_ABORT, S_GEN, S_NODES, S_ROOT_FOUND, S_ROOT_PVLEN, S_ROOT_SCORE,
+                                S_SELDEPTH, S_STOPPED, PlayState, age_history, clear_tables, default_params,
+                                new_state, search_root)
+from search.play.tables import lmr_table, new_table
+from search.tree.alphabeta import INF
+from search.tree.iterative import (MAX_DEPTH, NPS_GUESS, UNLIMITED, ClockPlanned, Iteration, MoveStability, TimePlan,
+                                   _Deadline, may_start)
+from search.tree.search_api import mate_in
+
+#: the first depth searched with an aspiration window
+ASPIRATION_DEPTH = 4
+#: the aspiration window's half-width at first (centipawns)
+ASPIRATION_CP = 20
+
+
+class _StatsAbort:
+    """Aborts the kernel running on ``stats`` (what a deadline aborts: not the searcher, whose
+    :meth:`PlaySearcher.abort` also stops the iterations to come)."""
+
+    __slots__ = ("stats",)
+
+    def __init__(self, stats: np.ndarray) -> None:
+        self.stats = stats
+
+    def abort(self) -> None:
+        self.stats[S_ABORT] = 1
+
+
+class PlaySearcher(ClockPlanned):
+    """The playing search for one player: weights, tables, features (``features``: names of
+    :data:`search.play.kernel.FEATURES` mapped to ``False`` to switch one off, for the SPRTs that
+    measure each). Not thread-safe except for :meth:`abort`."""
+
+    def __init__(self, weights: object, *, tt_bits: int = 20, plan_by_ply: bool = True, adapt_time: bool = True,
+                 aspiration: bool = True, features: dict[str, bool] | None = None) -> None:
+        self.weights = check_evaluator(weights)
+        self.plan_by_ply = plan_by_ply
+        self.adapt_time = adapt_time
+        self.aspiration = aspiration
+        self.features = dict(features or {})
+        self.params = default_params(EVAL_SCALE, **self.features)
+        keys, data = new_table(tt_bits)
+        self.state: PlayState = new_state(self.params, keys, data, lmr_table())
+        self.es = new_eval_state(self.weights, self.state.boards)
+        self._aborted = threading.Event()
+        self._generation = 0
+        self.nps = NPS_GUESS
+        self.searched_nodes = 0
+        self.searched_seconds = 0.0
+
+    # the interface of search.tree.iterative.Searcher
+    def set_weights(self, weights: object) -> None:
+        self.weights = check_evaluator(weights)
+        self.es = new_eval_state(self.weights, self.state.boards)
+        self.clear()
+
+    def resize(self, tt_bits: int) -> None:
+        keys, data = new_table(tt_bits)
+        self.state = self.state._replace(tt_keys=keys, tt_data=data)
+
+    def clear(self) -> None:
+        """Forget the table, history, countermoves and killers (a new game)."""
+        clear_tables(self.state)
+
+    def abort(self) -> None:
+        """Make :meth:`think` end now (from another thread)."""
+        self._aborted.set()
+        self.state.stats[S_ABORT] = 1
+
+    def rearm(self) -> None:
+        self._aborted.clear()
+
+    def think(self, board: Board, history: Sequence[int] | np.ndarray, *, max_depth: int = MAX_DEPTH,
+              node_limit: int | None = None, plan: TimePlan | None = None,
+              on_iteration: Callable[[Iteration], None] | None = None,
+              mate_moves: int | None = None) -> Iteration | None:
+        """Iterative deepening from depth 1 to ``max_depth`` on ``board`` (module docstring);
+        ``history``: Zobrist keys of the game's positions before ``board``, oldest first.
+        Returns the last kept iteration (``None`` only for a position without legal moves)."""
+        board = check_board(board)
+        hist = np.zeros(max(1, len(history)), dtype=np.uint64)
+        hist[: len(history)] = np.asarray(history, dtype=np.uint64)
+        st = self.state._replace(hist=hist)
+        legal = legal_moves(board)
+        self._generation = (self._generation + 1) % 256
+        st.stats[S_GEN] = self._generation
+        st.stats[S_ABORT] = 1 if self._aborted.is_set() else 0
+        age_history(st)
+        start = time.perf_counter()
+        deadline = _Deadline(_StatsAbort(st.stats), start + plan.hard) if plan is not None else None
+        best: Iteration | None = None
+        total = 0
+        counts: list[int] = []
+        stability = MoveStability()
+        try:
+            for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
+                scale = stability.scale if self.adapt_time else 1.0
+                if best is not None and (self._aborted.is_set()
+                                         or not may_start(plan, deadline, start, counts, self.nps, scale)):
+                    break
+                t0 = time.perf_counter()
+                score, nodes, stopped = self._iteration(st, board, depth, best, node_limit, total, len(history))
+                seconds = time.perf_counter() - t0
+                total += nodes
+                if nodes >= 20_000 and seconds > 0 and not stopped:
+                    self.nps = 0.25 * self.nps + 0.75 * nodes / seconds
+                if stopped:
+                    cut = self._cut_result(st, depth, nodes, total, start, best, legal)
+                    if cut is not None and (best is None or cut.pv != best.pv[:1] or cut.score != best.score):
+                        best = cut
+                        if on_iteration is not None:
+                            on_iteration(best)
+                    break
+                pv = tuple(int(m) for m in st.pv[0, : st.pvlen[0]])
+                if not pv and len(legal):
+                    pv = (int(legal[0]),)
+                best = Iteration(depth, int(score), pv, nodes, total, time.perf_counter() - start,
+                                 seldepth=int(st.stats[S_SELDEPTH]))
+                if pv:
+                    stability.update(pv[0])
+                if on_iteration is not None:
+                    on_iteration(best)
+                counts.append(nodes)
+                if len(legal) == 0 or (node_limit is not None and total >= node_limit):
+                    break
+                if plan is not None and len(legal) == 1:
+                    break
+                mate = mate_in(int(score))
+                if mate is not None and mate > 0 and mate_moves is not None and (mate + 1) // 2 <= mate_moves:
+                    break
+                if mate is not None and abs(mate) < depth - 2 and mate_moves is None:
+                    break  # a mate well inside the horizon: deeper will not change the move
+        finally:
+            if deadline is not None:
+                deadline.cancel()
+        self.searched_nodes = total
+        self.searched_seconds = time.perf_counter() - start
+        return best
+
+    def _iteration(self, st: PlayState, board: Board, depth: int, best: Iteration | None, node_limit: int | None,
+                   total: int, nhist: int) -> tuple[int, int, bool]:
+        """One iteration with aspiration windows: ``(score, nodes, stopped)``."""
+        alpha, beta = -int(INF), int(INF)
+        delta = ASPIRATION_CP * EVAL_SCALE
+        if (self.aspiration and best is not None and not best.partial and depth >= ASPIRATION_DEPTH
+                and mate_in(best.score) is None):
+            alpha, beta = best.score - delta, best.score + delta
+        nodes = 0
+        while True:
+            budget = UNLIMITED if node_limit is None else max(1, node_limit - total - nodes)
+            score = int(search_root(st, self.es, self.weights, board, depth, alpha, beta, budget, np.int64(nhist)))
+            nodes += int(st.stats[S_NODES])
+            if st.stats[S_STOPPED]:
+                return score, nodes, True
+            if score <= alpha and alpha > -INF:
+                beta = (alpha + beta) // 2
+                alpha = max(score - delta, -int(INF))
+            elif score >= beta and beta < INF:
+                beta = min(score + delta, int(INF))
+            else:
+                return score, nodes, False
+            delta *= 2
+            if delta > 1000 * EVAL_SCALE:
+                alpha, beta = -int(INF), int(INF)
+
+    def _cut_result(self, st: PlayState, depth: int, nodes: int, total: int, start: float,
+                    best: Iteration | None, legal: np.ndarray) -> Iteration | None:
+        """What a cut iteration gives: its root record (a move that raised the root's alpha),
+        else the previous iteration's result, else (no iteration ended) the first legal move."""
+        seconds = time.perf_counter() - start
+        if st.stats[S_ROOT_FOUND]:
+            pv: tuple[Move, ...] = tuple(int(m) for m in st.pv[ROOT_ROW, : st.stats[S_ROOT_PVLEN]])
+            if pv:
+                return Iteration(depth, int(st.stats[S_ROOT_SCORE]), pv, nodes, total, seconds, partial=True,
+                                 seldepth=int(st.stats[S_SELDEPTH]))
+        if best is not None or len(legal) == 0:
+            return best
+        return Iteration(depth, 0, (int(legal[0]),), nodes, total, seconds, partial=True)
+
+    @property
+    def nodes(self) -> int:
+        """Nodes of the last kernel call."""
+        return int(self.state.stats[S_NODES])
+
+
+__all__ = ["ASPIRATION_CP", "ASPIRATION_DEPTH", "PlaySearcher"]

@@ -1,0 +1,247 @@
+"""The playing search (search/play/): with every feature off it is the exact search (the plain
+minimax oracle of tests/oracles/minimax.py reaches it), with them on it plays legal moves,
+deterministically, within its limits, finds mates, and its tables keep what they are given."""
+
+from __future__ import annotations
+
+import chess
+import chess.polyglot
+import numpy as np
+import pytest
+from numba import njit
+from tests.oracles.minimax import Oracle
+
+from search.core.board import make_null_move
+from search.core.convert import from_chess, legal_moves, move_to_chess, move_to_uci
+from search.evaluation.evaluators import load_evaluator
+from search.evaluation.static_eval import eval_null, eval_root, new_eval_state, static_score
+from search.params.weights import load_weights
+from search.play.kernel import FEATURES
+from search.play.searcher import PlaySearcher
+from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, new_table, score_from_tt, score_to_tt,
+                                tt_read, tt_write)
+from search.tree.alphabeta import MATE, MATE_BOUND
+from search.tree.iterative import Searcher, TimePlan
+from search.tree.search_api import mate_in
+
+CLASSIC = load_weights("classic").values
+ALL_OFF = {name: False for name in FEATURES}
+
+
+@pytest.fixture(scope="module")
+def positions(real_boards: list[chess.Board]) -> list[chess.Board]:
+    """36 positions spread over the shipped games."""
+    return real_boards[7::90]
+
+
+@pytest.fixture(scope="module")
+def oracle() -> Oracle:
+    return Oracle(CLASSIC)
+
+
+def test_with_every_feature_off_it_is_the_exact_search(positions: list[chess.Board], oracle: Oracle) -> None:
+    # plain fail-soft alpha-beta with the exact search's quiescence and rules: the minimax
+    # oracle's value, an optimal line as PV, and the exact search's score
+    exact = Searcher(CLASSIC, tt_bits=12)
+    for board in positions:
+        b = from_chess(board)
+        for depth in (1, 2, 3):
+            play = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False)
+            got = play.think(b, [], max_depth=depth)
+            want = exact.think(b, [], max_depth=depth)
+            assert got is not None and want is not None
+            assert got.depth == depth and not got.partial
+            assert got.score == want.score, board.fen()
+            if depth <= 2:
+                assert got.score == oracle.value(board, depth), board.fen()
+                oracle.check_line(board, depth, got.score, [move_to_chess(m) for m in got.pv])
+
+
+def test_game_history_repetitions_score_as_draws_with_every_feature_off() -> None:
+    # a position about to repeat a third time: the exact search and the playing one agree
+    board = chess.Board()
+    for uci in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"):
+        board.push_uci(uci)
+    replay = chess.Board()
+    hist = []
+    for move in board.move_stack:
+        hist.append(chess.polyglot.zobrist_hash(replay))
+        replay.push(move)
+    b = from_chess(board)
+    want = Searcher(CLASSIC, tt_bits=12).think(b, hist, max_depth=3)
+    got = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False).think(b, hist, max_depth=3)
+    assert got is not None and want is not None and got.score == want.score
+
+
+def test_full_search_plays_legal_moves_deterministically_within_its_node_limit(positions: list[chess.Board]) -> None:
+    for board in positions[::3]:
+        b = from_chess(board)
+        runs = []
+        for _ in range(2):
+            s = PlaySearcher(CLASSIC, tt_bits=14)
+            it = s.think(b, [], node_limit=3_000)
+            assert it is not None and s.searched_nodes <= 3_000
+            runs.append((it.score, it.pv, it.depth, s.searched_nodes))
+            assert chess.Move.from_uci(move_to_uci(it.pv[0])) in board.legal_moves
+            assert it.seldepth >= it.depth or it.partial
+        assert runs[0] == runs[1], board.fen()
+
+
+def test_it_deepens_far_past_the_exact_search_at_equal_nodes(positions: list[chess.Board]) -> None:
+    # the point of the selectivity: at 20,000 nodes the exact search reaches about depth 4-5
+    deeper = 0
+    for board in positions[::4]:
+        b = from_chess(board)
+        play = PlaySearcher(CLASSIC, tt_bits=14).think(b, [], node_limit=20_000)
+        exact = Searcher(CLASSIC, tt_bits=14).think(b, [], node_limit=20_000)
+        assert play is not None and exact is not None
+        deeper += play.depth >= exact.depth + 3
+    assert deeper >= len(positions[::4]) - 1
+
+
+def test_a_time_plan_and_an_abort_still_give_a_legal_move(positions: list[chess.Board]) -> None:
+    board = positions[10]
+    b = from_chess(board)
+    s = PlaySearcher(CLASSIC, tt_bits=14)
+    it = s.think(b, [], plan=TimePlan.fixed(0.05))
+    assert it is not None and chess.Move.from_uci(move_to_uci(it.pv[0])) in board.legal_moves
+    s.abort()
+    it = s.think(b, [])  # aborted before it starts: a move anyway
+    assert it is not None and chess.Move.from_uci(move_to_uci(it.pv[0])) in board.legal_moves
+    s.rearm()
+    it = s.think(b, [], max_depth=3)
+    assert it is not None and it.depth == 3 and not it.partial
+
+
+def test_no_legal_move_gives_no_iteration_and_one_legal_move_is_played() -> None:
+    mated = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    assert mated.is_checkmate()
+    it = PlaySearcher(CLASSIC, tt_bits=10).think(from_chess(mated), [], max_depth=4)
+    assert it is None or not it.pv
+    forced = chess.Board("k7/8/1K6/8/8/8/8/1R6 b - - 0 1")
+    assert forced.legal_moves.count() == 1
+    it = PlaySearcher(CLASSIC, tt_bits=10).think(from_chess(forced), [], plan=TimePlan.for_clock(10.0))
+    assert it is not None and move_to_uci(it.pv[0]) == next(iter(forced.legal_moves)).uci()
+
+
+# Mates from the shipped sample games and classical problems (see also datasets/epd/mates.epd)
+MATES = [
+    # Morphy - Duke Karl / Count Isouard, Paris 1858 (the Opera game, datasets/sample), before
+    # 16.Qb8+ Nxb8 17.Rd8#: mate in 2
+    ("4kb1r/p2n1ppp/4q3/4p1B1/4P3/1Q6/PPP2PPP/2KR4 w k - 0 16", 2, "b3b8"),
+    # Légal - Saint Brie, Paris 1750, as usually given (1.e4 e5 2.Nf3 d6 3.Bc4 Bg4 4.Nc3 g6
+    # 5.Nxe5 Bxd1): 6.Bxf7+ Ke7 7.Nd5#, mate in 2
+    ("rn1qkbnr/ppp2p1p/3p2p1/4N3/2B1P3/2N5/PPPP1PPP/R1BbK2R w KQkq - 0 6", 2, "c4f7"),
+    # a back-rank mate in 1 (composed for this test)
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
+]
+
+
+@pytest.mark.parametrize("fen,moves,first", MATES)
+def test_it_finds_short_mates(fen: str, moves: int, first: str) -> None:
+    board = chess.Board(fen)
+    it = PlaySearcher(CLASSIC, tt_bits=16).think(from_chess(board), [], node_limit=200_000, mate_moves=moves)
+    assert it is not None
+    plies = mate_in(it.score)
+    assert plies is not None and plies > 0 and (plies + 1) // 2 == moves, (fen, it.score)
+    assert move_to_uci(it.pv[0]) == first
+
+
+def test_mate_scores_keep_their_distance_through_the_table() -> None:
+    for ply in (0, 3, 17):
+        for v in (MATE - 5 - ply, -(MATE - 9 - ply), 1234, -77):
+            assert score_from_tt(score_to_tt(v, ply), ply) == v
+    # a mate in 5 plies from a node at ply 3 is a mate in 7 plies from the root when read at ply 5
+    stored = score_to_tt(MATE - 8, 3)
+    assert score_from_tt(stored, 5) == MATE - 10 and score_from_tt(stored, 5) > MATE_BOUND
+
+
+def test_table_entries_round_trip_and_the_replacement_rule() -> None:
+    keys, data = new_table(4)
+    key = np.uint64(0xDEADBEEF12345670)
+    tt_write(keys, data, key, np.int32(0x12345), 6, BOUND_LOWER, -4321, 99, 1)
+    assert tt_read(keys, data, key) == (True, 0x12345, 6, BOUND_LOWER, -4321, 99)
+    assert tt_read(keys, data, key ^ np.uint64(1 << 40))[0] is False
+    # the same position, much shallower and not exact: kept
+    tt_write(keys, data, key, np.int32(7), 1, BOUND_UPPER, 5, NO_STATIC, 1)
+    assert tt_read(keys, data, key)[2] == 6
+    # exact replaces; a store without a move keeps the old move
+    tt_write(keys, data, key, np.int32(0), 2, BOUND_EXACT, 5, 7, 1)
+    assert tt_read(keys, data, key) == (True, 0x12345, 2, BOUND_EXACT, 5, 7)
+    # another position in the slot: a shallower entry of the same search does not replace it,
+    # one of a later search does
+    other = key + np.uint64(16)
+    tt_write(keys, data, other, np.int32(9), 1, BOUND_LOWER, 1, 1, 1)
+    assert tt_read(keys, data, other)[0] is False
+    tt_write(keys, data, other, np.int32(9), 1, BOUND_LOWER, 1, 1, 2)
+    assert tt_read(keys, data, other)[:2] == (True, 9)
+
+
+@njit(cache=True)
+def _null_then_score(ev, es, boards, scratch):  # type: ignore[no-untyped-def]
+    eval_root(es, boards[0])
+    make_null_move(boards[0], boards[1])
+    eval_null(es, 0)
+    return static_score(ev, es, 1, boards[1], scratch)
+
+
+def test_a_null_move_keeps_the_network_accumulators(positions: list[chess.Board]) -> None:
+    # the incremental state after a null move scores the passed position as a fresh refresh does
+    net = load_evaluator("nnue")
+    from search.evaluation.validate import check_evaluator  # the kernels' evaluator argument
+
+    ev = check_evaluator(net)
+    for board in positions[:8]:
+        if board.is_check():
+            continue
+        boards = np.zeros((66, 16), dtype=np.uint64)
+        boards[0] = from_chess(board)
+        es = new_eval_state(ev, boards)
+        scratch = np.zeros(40, dtype=np.int64)
+        got = _null_then_score(ev, es, boards, scratch)
+        passed = board.copy(stack=False)
+        passed.push(chess.Move.null())
+        fresh = np.zeros((66, 16), dtype=np.uint64)
+        fresh[0] = from_chess(passed)
+        es2 = new_eval_state(ev, fresh)
+        eval_root(es2, fresh[0])
+        assert got == static_score(ev, es2, 0, fresh[0], scratch), board.fen()
+
+
+def test_it_plays_every_evaluator_kind(positions: list[chess.Board]) -> None:
+    board = positions[5]
+    for name in ("nnue", "gm-nn"):
+        it = PlaySearcher(load_evaluator(name), tt_bits=12).think(from_chess(board), [], node_limit=4_000)
+        assert it is not None and chess.Move.from_uci(move_to_uci(it.pv[0])) in board.legal_moves
+    assert len(legal_moves(from_chess(board))) == board.legal_moves.count()
+
+
+def test_unknown_features_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown search features: nope"):
+        PlaySearcher(CLASSIC, features={"nope": False})
+
+
+def test_uci_plays_the_playing_search_by_default_and_finds_go_mate() -> None:
+    # tuner uci's default search: `go mate 2` on the Opera game's finish answers the mate, with
+    # seldepth and `score mate 2` in its info lines
+    import io
+    import time
+
+    from tuner.uci import UciEngine
+
+    out = io.StringIO()
+    engine = UciEngine(CLASSIC, out=out)
+    assert isinstance(engine.searcher, PlaySearcher)
+    engine.handle(f"position fen {MATES[0][0]}")
+    engine.handle("go mate 2")
+    engine.handle("isready")
+    for _ in range(500):
+        if "bestmove" in out.getvalue():
+            break
+        time.sleep(0.02)
+    lines = out.getvalue().splitlines()
+    assert [line.split()[1] for line in lines if line.startswith("bestmove")] == ["b3b8"]
+    infos = [line for line in lines if line.startswith("info depth")]
+    assert infos and all(" seldepth " in line for line in infos)
+    assert " score mate 2 " in infos[-1]
+    engine.handle("quit")
