@@ -72,49 +72,54 @@ def test_go_with_an_unknown_word_ignores_it(engine: RawEngine) -> None:
     assert any(b.startswith("info depth 2 ") for b in before)
 
 
-@pytest.mark.parametrize(("position", "go", "note", "answer"), [
-    ("position startpos", "go frobnicate", "info string go: unknown parameter", "a legal move"),
-    ("position fen nonsense", "go infinite", "info string go: no valid position", "bestmove 0000"),
+@pytest.mark.parametrize(("position", "go", "note"), [
+    ("position startpos", "go frobnicate", "info string go: unknown parameter"),
+    ("position fen nonsense", "go infinite", "info string position: invalid FEN"),
 ])
-def test_a_search_without_limits_answers_after_stop(engine: RawEngine, position: str, go: str, note: str,
-                                                    answer: str) -> None:
+def test_a_search_without_limits_answers_after_stop(engine: RawEngine, position: str, go: str, note: str) -> None:
     # only unknown words: no limit, so the search runs until stop; a rejected position in
-    # infinite mode: the null move, but only after stop (UCI: never before it)
+    # infinite mode: the last valid one is searched, and answered only after stop (UCI)
+    engine.send("position startpos")
     engine.send(position)
     engine.send(go)
     engine.expect(note)
     engine.send("stop")
     line, _ = engine.expect("bestmove", timeout=10)
-    assert _legal(line, chess.Board()) if answer == "a legal move" else line == answer
+    assert _legal(line, chess.Board())
     engine.send("position startpos")
 
 
-@pytest.mark.parametrize(("position", "reason"), [
-    ("position fen 8/8/8/8/8/8/8/K6k w - - 99999999999999999999999 1", "halfmove clock"),
-    ("position fen 8/8/8/8/8/8/8/K6k w - - 0 99999999999999999999999", "fullmove number"),
-    ("position fen not a fen", "invalid FEN"),
-    ("position startpos moves e2e4 e7e5 e1e3", "illegal move 'e1e3'"),
-    ("position fen 4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1", "beyond the starting set"),
-    ("position fen k6R/8/8/8/8/8/8/K7 w - - 0 1", "side not to move is in check"),
-    ("position", "expected 'position startpos|fen"),
-    ("position startpos e2e4", "unexpected 'e2e4' after startpos"),
+@pytest.mark.parametrize(("position", "reason", "kept"), [
+    ("position fen 8/8/8/8/8/8/8/K6k w - - 99999999999999999999999 1", "halfmove clock", "d2d4"),
+    ("position fen 8/8/8/8/8/8/8/K6k w - - 0 99999999999999999999999", "fullmove number", "d2d4"),
+    ("position fen not a fen", "invalid FEN", "d2d4"),
+    ("position fen 8/8/8/8/8/8/8/8 w - - 0 1", "no", "d2d4"),  # no kings
+    ("position startpos moves e2e4 e7e5 e1e3", "illegal move 'e1e3'", "e2e4 e7e5"),
+    ("position startpos moves e2e5", "illegal move 'e2e5'", ""),
+    ("position startpos moves e2e4 moves e7e5", "illegal move 'moves'", "e2e4"),
+    ("position fen 4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1", "beyond the starting set", "d2d4"),
+    ("position fen k6R/8/8/8/8/8/8/K7 w - - 0 1", "side not to move is in check", "d2d4"),
+    ("position", "expected 'position startpos|fen", "d2d4"),
+    ("position startpos e2e4", "unexpected 'e2e4' after startpos", "d2d4"),
 ])
-def test_rejected_position_answers_the_null_move_until_a_valid_one(engine: RawEngine, position: str,
-                                                                  reason: str) -> None:
-    """Issue 12: after a rejected position the engine searched the previous one."""
+def test_a_rejected_position_plays_on_from_the_last_valid_one(engine: RawEngine, position: str, reason: str,
+                                                              kept: str) -> None:
+    """Issue 58: a bad position line keeps a position to play from, never bestmove 0000 while
+    legal moves exist: the legal prefix of its moves from a valid FEN, else the last valid
+    position; the info string says which."""
     engine.send("position startpos moves d2d4")
     engine.send(position)
     line, before = _go(engine, "go depth 2")
-    assert any(b.startswith("info string position: ") and reason in b for b in before), before
-    assert any(b.startswith("info string go: no valid position") for b in before), before
-    assert line == "bestmove 0000"
-    line, _ = _go(engine, "go depth 2")  # still no position
-    assert line == "bestmove 0000"
-    engine.send("position startpos moves g1f3")
-    line, before = _go(engine, "go depth 2")
+    said = [b for b in before if b.startswith("info string position: ")]
+    assert len(said) == 1 and reason in said[0], before
+    assert ("keeping the last valid position" in said[0]) == (kept == "d2d4"), said
+    assert not any("no valid position" in b for b in before), before
     board = chess.Board()
-    board.push_uci("g1f3")
-    assert _legal(line, board) and not any("no valid position" in b for b in before)
+    for uci in kept.split():
+        board.push_uci(uci)
+    assert _legal(line, board), (line, board.fen())
+    line, _ = _go(engine, "go depth 2")  # the same position again
+    assert _legal(line, board)
 
 
 @pytest.mark.parametrize("fen", [
