@@ -20,7 +20,9 @@ repetitions are ignored (an EPD line has no history and no clock).
 
 Prints one JSON line: positions per mate length, how many verified, the failures
 (``id: reason``), the solver's nodes, ``all_ok`` and the seconds taken; exit code 1 on any
-failure. ``--max-dm N`` checks only the positions with ``dm`` up to ``N``.
+failure. ``--max-dm N`` checks only the positions with ``dm`` up to ``N``; ``--engine`` adds a
+second oracle, the repository's exact search (numba); ``--scan PGN`` instead lists the
+positions of a PGN file's games with a forced mate in up to ``--max-dm`` moves.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
+import chess.pgn
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = REPO / "datasets" / "epd" / "mates.epd"
@@ -65,6 +68,9 @@ class MateSolver:
     """Whether the side to move forces checkmate within ``n`` of its moves."""
 
     nodes: int = 0
+    #: try only checking moves for the attacker (a quick search for finding mates, not for
+    #: proving their absence)
+    checks_only: bool = False
     #: transposition key -> (largest n known to fail, smallest n known to succeed)
     cache: dict[Hashable, tuple[int, int]] = field(default_factory=dict)
     #: defender replies that refuted a line, most recent first, by the attacker's moves left
@@ -90,7 +96,7 @@ class MateSolver:
         return self._move_mates(board, move, n)
 
     def _candidates(self, board: chess.Board, n: int) -> list[chess.Move]:
-        if n == 1:  # only a check can mate
+        if n == 1 or self.checks_only:  # only a check can mate in one
             return [m for m in board.legal_moves if board.gives_check(m)]
         return _attacker_order(board, board.legal_moves)
 
@@ -180,7 +186,8 @@ def read_line(text: str, number: int = 1) -> MatePosition:
     ident = ops.get("id")
     ident = ident if isinstance(ident, str) and ident else f"line {number}"
     dm = ops.get("dm")
-    bm = ops.get("bm") or []
+    raw_bm = ops.get("bm")
+    bm = [m for m in raw_bm if isinstance(m, chess.Move)] if isinstance(raw_bm, list) else []
     source = ops.get("c0")
     problem = None
     if not board.is_valid():
@@ -216,14 +223,30 @@ def check(position: MatePosition, solver: MateSolver | None = None) -> str | Non
     return None
 
 
-def verify(path: Path, max_dm: int = max(LENGTHS)) -> dict[str, object]:
+def engine_check(position: MatePosition) -> str | None:
+    """The second oracle (``--engine``): the repository's exact search
+    (:func:`search.tree.search_api.search`, classic weights) at ``2 dm - 1`` plies must score
+    mate in exactly ``2 dm - 1`` plies with a first move of ``bm``."""
+    from search.core.convert import from_chess  # noqa: PLC0415 - only with --engine
+    from search.params.weights import load_weights  # noqa: PLC0415
+    from search.tree.search_api import search  # noqa: PLC0415
+
+    plies = 2 * position.dm - 1
+    result = search(from_chess(position.board), plies, load_weights("classic").values, budget=10**9)
+    first = result.pv_uci()[:1]
+    if result.mate_in != plies or not first or first[0] not in {m.uci() for m in position.bm}:
+        return f"the engine at depth {plies}: mate in {result.mate_in} plies, move {first}"
+    return None
+
+
+def verify(path: Path, max_dm: int = max(LENGTHS), engine: bool = False) -> dict[str, object]:
     start = time.perf_counter()
     positions = read_suite(path)
     failures: list[str] = []
     seen: set[str] = set()
     counts = {str(n): 0 for n in LENGTHS}
     verified = {str(n): 0 for n in LENGTHS}
-    nodes = 0
+    nodes = engine_agrees = 0
     for p in positions:
         if p.id in seen:
             failures.append(f"{p.id}: id used twice")
@@ -235,6 +258,9 @@ def verify(path: Path, max_dm: int = max(LENGTHS)) -> dict[str, object]:
         solver = MateSolver()  # a fresh cache: every line is checked on its own
         reason = check(p, solver)
         nodes += solver.nodes
+        if reason is None and engine:
+            reason = engine_check(p)
+            engine_agrees += reason is None
         if reason is None:
             verified[str(p.dm)] += 1
         else:
@@ -243,8 +269,40 @@ def verify(path: Path, max_dm: int = max(LENGTHS)) -> dict[str, object]:
     checked = sum(n for d, n in counts.items() if int(d) <= max_dm)
     return {"file": str(shown), "positions": len(positions), "by_dm": counts, "verified_by_dm": verified,
             "verified": sum(verified.values()), "checked": checked, "max_dm": max_dm, "failures": failures,
-            "nodes": nodes, "all_ok": not failures and checked > 0 and sum(verified.values()) == checked,
+            "nodes": nodes, **({"engine_agrees": engine_agrees} if engine else {}), "all_ok": not failures and checked > 0 and sum(verified.values()) == checked,
             "seconds": round(time.perf_counter() - start, 2)}
+
+
+def scan(pgn: Path, max_dm: int) -> dict[str, object]:
+    """Every position of every game of ``pgn`` (the final one too) where the side to move
+    forces mate in at most ``max_dm`` moves, as far as a quick search finds: every attacker
+    move for mates in up to 2, checking moves only for longer ones. Each hit is then solved in
+    full (:func:`mate_distance`, :func:`mating_moves`): its exact ``dm`` and every mating move."""
+    start = time.perf_counter()
+    found: list[dict[str, object]] = []
+    games = plies = 0
+    with pgn.open(encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            games += 1
+            board = game.board()
+            moves = list(game.mainline_moves())
+            for ply in range(len(moves) + 1):
+                plies += 1
+                if not board.is_game_over() and (
+                        mate_distance(board, min(2, max_dm)) or
+                        mate_distance(board, max_dm, MateSolver(checks_only=True))):
+                    solver = MateSolver()
+                    dm = mate_distance(board, max_dm, solver)
+                    assert dm is not None  # a mate found by a narrower search exists
+                    found.append({"game": games, "white": game.headers.get("White", "?"),
+                                  "black": game.headers.get("Black", "?"), "ply": ply, "epd": board.epd(), "dm": dm,
+                                  "bm": sorted(board.san(m) for m in mating_moves(board, dm, solver)),
+                                  "played": board.san(moves[ply]) if ply < len(moves) else None})
+                if ply < len(moves):
+                    board.push(moves[ply])
+    return {"pgn": str(pgn), "games": games, "positions": plies, "max_dm": max_dm,
+            "by_dm": {str(n): sum(f["dm"] == n for f in found) for n in LENGTHS if n <= max_dm},
+            "found": found, "seconds": round(time.perf_counter() - start, 2)}
 
 
 def main() -> None:
@@ -252,8 +310,16 @@ def main() -> None:
     ap.add_argument("suite", nargs="?", type=Path, default=DEFAULT_SUITE, help=f"EPD file (default: {DEFAULT_SUITE})")
     ap.add_argument("--max-dm", type=int, default=max(LENGTHS), choices=LENGTHS,
                     help="check only the positions with dm up to this (default: all)")
+    ap.add_argument("--engine", action="store_true",
+                    help="also ask the repository's exact search at 2 dm - 1 plies (a second oracle)")
+    ap.add_argument("--scan", type=Path, metavar="PGN",
+                    help="instead: list the positions of these games with a forced mate in up to --max-dm moves "
+                         "(how the suite's game positions were found)")
     args = ap.parse_args()
-    report = verify(args.suite, args.max_dm)
+    if args.scan is not None:
+        print(json.dumps(scan(args.scan, args.max_dm)))
+        return
+    report = verify(args.suite, args.max_dm, args.engine)
     print(json.dumps(report))
     if not report["all_ok"]:
         sys.exit(1)

@@ -139,3 +139,12 @@ def test_the_script_prints_one_json_line_of_figures() -> None:
     assert line["all_ok"] is True and line["failures"] == []
     assert line["by_dm"]["1"] == line["verified_by_dm"]["1"] == line["checked"] == line["verified"]
     assert line["verified_by_dm"]["4"] == 0 and line["positions"] == len(POSITIONS)
+
+
+def test_a_scan_of_mates_lines_pgn_finds_exactly_its_positions_in_the_suite() -> None:
+    """``--scan`` (how the game positions were found) on the traditional lines, mates in up to
+    2: the suite's positions from that file, with the same ``dm`` and ``bm``."""
+    found = vm.scan(LINES_PGN, 2)["found"]
+    assert {(f["epd"], f["dm"], tuple(f["bm"])) for f in found} == {
+        (p.board.epd(), p.dm, tuple(sorted(p.board.san(m) for m in p.bm)))
+        for p in POSITIONS if p.source.endswith("mates-lines.pgn")}
