@@ -248,6 +248,46 @@ def _pgn_openings(path: Path, text: str) -> list[Opening]:
     return out
 
 
+def openings_record(path: str | Path, seed: int) -> dict[str, object]:
+    """What a match's summary records of its openings: ``openings`` (the file as given),
+    ``openings_sha256`` (of its bytes: the same set under another name is the same set) and
+    ``seed`` (which orders and chooses them, :func:`choose_openings`)."""
+    import hashlib  # noqa: PLC0415
+
+    data = read_capped(Path(path))
+    return {"openings": str(path), "openings_sha256": hashlib.sha256(data).hexdigest(), "seed": int(seed)}
+
+
+class ReusedSelectionError(ValueError):
+    """A confirmation match on the openings and seed of the match that chose its candidate."""
+
+
+def check_confirmation(chosen_by: str | Path, record: dict[str, object]) -> None:
+    """Refuse a confirmation match (``record``: :func:`openings_record` of its openings and
+    seed) that reuses the openings file and seed of the match that chose its candidate
+    (``chosen_by``: that match's JSON summary, as ``tuner bench match --json`` prints it, or
+    a file whose last line is that summary): a :class:`ReusedSelectionError` naming both. A
+    summary without an openings record (made before matches recorded one) is refused too,
+    as is a file that is not such a summary (one line naming the file)."""
+    import json  # noqa: PLC0415
+
+    path = Path(chosen_by)
+    try:
+        lines = [x for x in read_capped(path).decode("utf-8").splitlines() if x.strip()]
+        doc = json.loads(lines[-1]) if lines else None
+    except FileNotFoundError:
+        raise ReusedSelectionError(f"{path}: no such match summary (--chosen-by)") from None
+    except (OSError, UnicodeDecodeError, InputLimitError, ValueError) as exc:
+        raise ReusedSelectionError(f"{path}: not a match summary's JSON line ({exc.__class__.__name__})") from None
+    if not isinstance(doc, dict) or "openings_sha256" not in doc or "seed" not in doc:
+        raise ReusedSelectionError(f"{path}: the match summary records no openings and seed (--chosen-by needs "
+                                   "the JSON line of 'tuner bench match --json')")
+    if doc["openings_sha256"] == record["openings_sha256"] and doc["seed"] == record["seed"]:
+        raise ReusedSelectionError(
+            f"{path}: the candidate was chosen on these openings ({doc.get('openings')}) with seed {doc['seed']}; "
+            f"confirm on another openings file or another --seed (docs/strength.md)")
+
+
 def choose_openings(openings: Sequence[Opening], pairs: int, seed: int) -> list[Opening]:
     """``pairs`` openings in a seeded random order, without repeats until all have been used."""
     rng = random.Random(seed)

@@ -33,8 +33,10 @@ from tuner.arena.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
     PgnWriter,
+    check_confirmation,
     default_pgn_path,
     load_openings,
+    openings_record,
     parse_tc,
     pgn_time_control,
     run_match,
@@ -68,7 +70,10 @@ stronger) or ln((1 - BETA) / ALPHA) (H1 accepted), or after --games games (incon
 The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/arena/sprt.py).
 openings: --openings FILE is EPD (one EPD or FEN a line) or PGN (a .pgn name, or a first line
 starting with '['): each game's mainline played to its end is one opening. Default: the shipped
-datasets/openings/openings.epd.
+datasets/openings/openings.epd. The --json summary records the openings file, its sha256 and the
+seed. Confirmation (docs/strength.md): a candidate chosen by one match is reported from another
+on other openings or another seed; --chosen-by JSON (the choosing match's summary) refuses a
+match that would reuse that match's openings and seed.
 output: --pgn (or --out) is written game pair by game pair, so a stopped match keeps its
 finished games; an existing file is refused unless --overwrite. Without it: results/match-A-vs-B.pgn,
 or -2, -3, ... when that exists. Every 30 s a line on stderr gives the games, W/D/L, Elo and LLR
@@ -194,6 +199,9 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     p.add_argument("--pgn", dest="out", default=argparse.SUPPRESS, metavar="PGN", help="same as --out")
     add_overwrite_argument(p, "the --out PGN")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    p.add_argument("--chosen-by", metavar="JSON", default=None,
+                   help="a confirmation match: the JSON summary (file) of the match that chose its candidate; "
+                        "refused when this match would reuse its openings file and seed (docs/strength.md)")
     p.set_defaults(func=run_match_command)
 
 
@@ -213,6 +221,9 @@ def run_match_command(args: argparse.Namespace) -> int:
         players = [p for _, p in loaded] + list(engines)
         labels = [name for name, _ in loaded] + [e.name for e in engines]
         openings = load_openings(config.openings or DEFAULT_OPENINGS)
+        record = openings_record(config.openings or DEFAULT_OPENINGS, config.seed)
+        if args.chosen_by is not None:
+            check_confirmation(args.chosen_by, record)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     args.a, args.b = labels
@@ -250,13 +261,14 @@ def run_match_command(args: argparse.Namespace) -> int:
     summary = summarize(pairs)
     test = sprt.check(summary.pentanomial) if sprt is not None else None
     if args.json:
-        print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **summary.to_json(),
+        print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **record, **summary.to_json(),
                           "sprt": test.to_json() if test is not None else None,
                           "seconds": round(seconds, 2), "pgn": out}))
         return 0
     s = summary
     print(f"{args.a} vs {args.b}: {s.games} games ({s.games // 2} openings x 2 colours), {limit}, "
           f"{seconds:.1f} s")
+    print(one_line(f"openings {record['openings']} (sha256 {str(record['openings_sha256'])[:12]}), seed {record['seed']}"))
     print(f"W/D/L from {args.a}'s view: {s.wins} / {s.draws} / {s.losses}")
     print(f"score {100 * s.score:.1f}% (95% interval {100 * s.score_low:.1f}% .. {100 * s.score_high:.1f}%)")
     print(f"Elo {s.elo:+.0f} (95% interval {s.elo_low:+.0f} .. {s.elo_high:+.0f}; pentanomial over "
