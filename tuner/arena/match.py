@@ -70,7 +70,7 @@ from tuner.config import help_field
 from tuner.cores import check_workers, resolve_workers
 from tuner.limits import SearchLimits, check_limits
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
-from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
+from tuner.arena.engines import DEFAULT_TIMEOUT, EngineFailure, EngineSpec, ExternalEngine
 from tuner.arena.players import Engine, PlsPlayer, checked_player, new_engine
 from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan
 
@@ -116,7 +116,10 @@ class MatchConfig(SearchLimits):
                                 metavar="BASE+INC")
     engine_timeout: float = help_field(DEFAULT_TIMEOUT, "seconds an external --engine may take to start, or "
                                                         "beyond the move's limit, before the match stops with "
-                                                        "an error", metavar="S")
+                                                        "an error (with --forfeit: it loses the game)", metavar="S")
+    forfeit: bool = help_field(False, "an external engine that fails (cannot start, exits, exceeds "
+                                      "--engine-timeout, answers an illegal move) loses that game and is restarted, "
+                                      "instead of stopping the match")
 
     def validate(self) -> None:
         if self.games < 2 or self.games % 2:
@@ -340,6 +343,8 @@ class PairTask:
     engine_timeout: float = DEFAULT_TIMEOUT
     #: a clock per side: (base, increment) in seconds (:func:`parse_tc`), or None
     tc: tuple[float, float] | None = None
+    #: a failing external engine loses its game (:attr:`MatchConfig.forfeit`) instead of raising
+    forfeit: bool = False
 
     def limit(self, clocks: dict[bool, float] | None = None) -> chess.engine.Limit:
         """The search limit as python-chess gives it to an external engine; with :attr:`tc`,
@@ -386,19 +391,45 @@ def play_game(task: PairTask, white: str, round_name: str,
     Weights play with a fresh :class:`~search.tree.iterative.Searcher` (a :class:`PlsPlayer` with a
     fresh :class:`~search.pls.pls.PlsSearcher`); an :class:`EngineSpec` side plays
     with the running engine ``external[side]`` (a new game for it), or with one started for
-    this game when ``external`` does not hold it."""
-    with contextlib.ExitStack() as stack:
+    this game (and stored there, for the caller to close) when ``external`` does not hold it
+    or holds one that failed. With ``task.forfeit`` an engine that cannot start loses the game
+    at once (:func:`forfeit`)."""
+    own: dict[str, ExternalEngine] = {}
+    running_engines = external if external is not None else own
+    try:
         engines: dict[str, Engine | ExternalEngine] = {}
         for side, player in (("A", task.weights_a), ("B", task.weights_b)):
             if isinstance(player, EngineSpec):
-                running = (external or {}).get(side)
-                if running is None:
-                    running = stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
+                running = running_engines.get(side)
+                if running is None or running.failed:
+                    if running is not None:
+                        running.close()
+                    try:
+                        running = ExternalEngine(player, timeout=task.engine_timeout)
+                    except EngineFailure as exc:
+                        if not task.forfeit:
+                            raise
+                        return forfeit(task, white, round_name, side, (), (), exc)
+                    running_engines[side] = running
                 running.new_game()
                 engines[side] = running
             else:
                 engines[side] = new_engine(player, _TT_BITS)
         return play_with_engines(task, white, round_name, engines)
+    finally:
+        for engine in own.values():
+            engine.close()
+
+
+def forfeit(task: PairTask, white: str, round_name: str, side: str, moves: tuple[str, ...],
+            scores: tuple[tuple[int, int], ...], failure: EngineFailure) -> GameRecord:
+    """The game lost by ``side`` ("A" or "B") whose external engine failed (``failure``) after
+    ``moves``: termination ``forfeit: <kind>``; the full message goes to stderr (one line)."""
+    import sys  # noqa: PLC0415
+
+    print(f"forfeit: game {round_name}: {failure}", file=sys.stderr, flush=True)
+    result = "0-1" if side == white else "1-0"
+    return GameRecord(round_name, task.opening, white, moves, scores, result, f"forfeit: {failure.kind}")
 
 
 def play_with_engines(task: PairTask, white: str, round_name: str,
@@ -435,8 +466,14 @@ def play_with_engines(task: PairTask, white: str, round_name: str,
         engine = engines[white if board.turn == chess.WHITE else black]
         started = _clock()
         if isinstance(engine, ExternalEngine):
-            uci, cp, depth = engine.move(board, task.limit(clocks) if clocks else limit,
-                                         f"game {round_name}, ply {len(moves) + 1}")
+            try:
+                uci, cp, depth = engine.move(board, task.limit(clocks) if clocks else limit,
+                                             f"game {round_name}, ply {len(moves) + 1}")
+            except EngineFailure as exc:
+                if not task.forfeit:
+                    raise
+                mover = white if board.turn == chess.WHITE else black
+                return forfeit(task, white, round_name, mover, tuple(moves), tuple(scores), exc)
             m = move_from_uci(b, uci)
         else:
             plan = None
@@ -477,13 +514,15 @@ def _flag(board: chess.Board) -> tuple[str, str]:
 
 def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
     """Both games of an opening: A as White, then B as White. An external engine is started
-    once for the pair (and ended after it), with ``ucinewgame`` before each game."""
-    with contextlib.ExitStack() as stack:
-        external = {side: stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
-                    for side, player in (("A", task.weights_a), ("B", task.weights_b))
-                    if isinstance(player, EngineSpec)}
+    once for the pair (and ended after it; again after a forfeit), with ``ucinewgame`` (XBoard:
+    ``new``) before each game."""
+    external: dict[str, ExternalEngine] = {}
+    try:
         return (play_game(task, "A", f"{task.index + 1}.1", external),
                 play_game(task, "B", f"{task.index + 1}.2", external))
+    finally:
+        for engine in external.values():
+            engine.close()
 
 
 # ---------------------------------------------------------------- statistics
@@ -722,7 +761,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     chosen = choose_openings(openings, config.games // 2, config.seed)
     tc = parse_tc(config.tc) if config.tc is not None else None
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
-                      config.adjudicate_moves, config.movetime, config.engine_timeout, tc)
+                      config.adjudicate_moves, config.movetime, config.engine_timeout, tc, config.forfeit)
              for i, op in enumerate(chosen)]
     workers = min(resolve_workers(config.workers), len(tasks))
     results = _Prefix(len(tasks), sprt, on_pair)

@@ -59,8 +59,10 @@ after MAX_PLIES plies.
 external engines: --engine CMD (repeatable; split as a shell would) plays in place of A or B
 with the same openings, colour swaps, limit (as go depth/nodes/movetime) and statistics;
 --engine-options "Name=Value,..." sets UCI options (once for every engine, or once per
---engine). An engine that cannot start, exits, answers an illegal move or exceeds
---engine-timeout stops the match with a one-line error; no game is scored as a forfeit.
+--engine); --engine-protocol xboard drives an XBoard (CECP 2) engine instead of UCI. An engine
+that cannot start, exits, answers an illegal move or exceeds --engine-timeout stops the match
+with a one-line error; with --forfeit it loses that game instead (termination "forfeit: ...",
+the error on stderr) and a fresh process plays on.
 statistics: W/D/L and score from A's view; Elo = -400 log10(1/score - 1) with a 95% interval
 from the pentanomial model (game pairs of one opening are the independent unit: normal
 approximation on the per-pair mean score, 1.96 standard errors, ends converted to Elo).
@@ -212,7 +214,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     check_output(config.out, overwrite=args.overwrite, inputs=(args.a, args.b, config.openings))
     sprt = sprt_of(args.sprt)
     try:
-        engines = engine_specs(args.engine, args.engine_options)
+        engines = engine_specs(args.engine, args.engine_options, args.engine_protocol)
         given = [x for x in (args.a, args.b) if x is not None]
         if len(given) + len(engines) != 2:
             raise ValueError(f"a match has two players: got {len(given)} weight sets and {len(engines)} --engine "
