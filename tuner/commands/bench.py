@@ -4,7 +4,8 @@
 - ``match``: games between two weight sets, or one and an external UCI engine (:mod:`tuner.arena.match`);
 - ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.arena.plots`);
 - ``epd``: EPD test suites, solved positions and STS-style points (:mod:`tuner.commands.bench_epd`);
-- ``compare``: several weight sets, runs and engines side by side (:mod:`tuner.commands.bench_compare`).
+- ``compare``: several weight sets, runs and engines side by side (:mod:`tuner.commands.bench_compare`);
+- ``openings``: a large suite of balanced opening positions from games or a book (:mod:`tuner.commands.bench_openings`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from search.params.weights import load_weights
 from tuner.commands import command_help
-from tuner.commands import bench_compare, bench_epd
+from tuner.commands import bench_compare, bench_epd, bench_openings
 from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, check_sweep_options,
                                       load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
@@ -94,6 +95,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_plot(bench_sub)
     bench_epd.register(bench_sub)
     bench_compare.register(bench_sub)
+    bench_openings.register(bench_sub)
 
 
 def _missing(parser: argparse.ArgumentParser) -> int:
