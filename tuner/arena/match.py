@@ -681,24 +681,32 @@ class PgnWriter:
     :func:`tuner.outputs.check_output` before any work."""
 
     def __init__(self, path: str | Path, names: dict[str, str], event: str, *, time_control: str = "-",
-                 overwrite: bool = False) -> None:
+                 overwrite: bool = False, append: bool = False) -> None:
         self.path = Path(path)
         self.names, self.event, self.time_control = names, event, time_control
         self.overwrite = overwrite
+        #: add to the file (made by an earlier writer of the same command, e.g. the ladder's
+        #: previous opponent) instead of making it
+        self.append = append
         self._fd = -1
+        self._separate = False  # the file already holds games: a blank line before the first
         self.games = 0
 
     def add_pair(self, index: int, pair: tuple[GameRecord, GameRecord]) -> None:
         """Append both games of a pair (``index``: its place in opening order, unused) in one
         write, then sync: a process killed meanwhile leaves the file's games whole."""
-        text = "".join(("\n" if self.games + k else "") + str(to_pgn(game, self.names, self.event,
-                                                                     self.time_control)) + "\n"
-                       for k, game in enumerate(pair))
-        data = text.encode("utf-8")
         if self._fd < 0:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self.overwrite else os.O_EXCL)
+            if self.append:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            else:
+                flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self.overwrite else os.O_EXCL)
             self._fd = os.open(self.path, flags, 0o644)
+            self._separate = self.append and os.fstat(self._fd).st_size > 0
+        text = "".join(("\n" if self.games + k or self._separate else "") + str(to_pgn(game, self.names, self.event,
+                                                                                      self.time_control)) + "\n"
+                       for k, game in enumerate(pair))
+        data = text.encode("utf-8")
         while data:
             data = data[os.write(self._fd, data):]
         os.fsync(self._fd)

@@ -5,7 +5,8 @@
 - ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.arena.plots`);
 - ``epd``: EPD test suites, solved positions and STS-style points (:mod:`tuner.commands.bench_epd`);
 - ``compare``: several weight sets, runs and engines side by side (:mod:`tuner.commands.bench_compare`);
-- ``openings``: a large suite of balanced opening positions from games or a book (:mod:`tuner.commands.bench_openings`).
+- ``openings``: a large suite of balanced opening positions from games or a book (:mod:`tuner.commands.bench_openings`);
+- ``ladder``: a gauntlet against rated engines, a rating on their scale (:mod:`tuner.commands.bench_ladder`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from search.params.weights import load_weights
 from tuner.commands import command_help
-from tuner.commands import bench_compare, bench_epd, bench_openings
+from tuner.commands import bench_compare, bench_epd, bench_ladder, bench_openings
 from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, check_sweep_options,
                                       load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
@@ -96,6 +97,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench_epd.register(bench_sub)
     bench_compare.register(bench_sub)
     bench_openings.register(bench_sub)
+    bench_ladder.register(bench_sub)
 
 
 def _missing(parser: argparse.ArgumentParser) -> int:
