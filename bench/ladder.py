@@ -1,7 +1,7 @@
 """``tuner bench ladder`` for ``gm`` and ``nnue`` at 10+0.1 against Debian's engines, as one JSON line.
 
 Needs the Debian packages of the ladder's rated engines (datasets/ladder/debian.toml; as
-root: ``apt-get update && apt-get install stockfish fairymax phalanx sjeng hoichess gnuchess
+root: ``apt-get update && apt-get install stockfish phalanx sjeng hoichess gnuchess
 glaurung toga2``; only those rated in the file are played, today the Stockfish 15.1
 ``UCI_Elo`` levels) and the grandmaster games in ``../shared/datasets/gm/`` (or
 ``MOVETUNER_GM_DIR``). Steps, each as a user would run them:
@@ -51,7 +51,7 @@ def run(args: list[str]) -> dict[str, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Debian packages needed: stockfish (and for entries once rated: fairymax "
+                                 epilog="Debian packages needed: stockfish (and for entries once rated: "
                                         "phalanx sjeng hoichess gnuchess glaurung toga2); install with apt-get as root.")
     ap.add_argument("--players", default="gm,nnue", help="weight sets, comma-separated (default: gm,nnue)")
     ap.add_argument("--ladder", type=Path, default=DEFAULT_LADDER, help=f"ladder file (default: {DEFAULT_LADDER})")

@@ -161,6 +161,8 @@ class ExternalEngine:
             raise EngineFailure(f"engine {spec.name!r}: unknown protocol {spec.protocol!r} "
                                 f"(expected one of {', '.join(PROTOCOLS)})", "cannot start")
         popen = chess.engine.SimpleEngine.popen_xboard if xboard else chess.engine.SimpleEngine.popen_uci
+        if xboard:
+            _quiet_engine_log()
         try:
             self.engine = popen(list(spec.command), timeout=self.timeout)
         except TimeoutError:  # asyncio and concurrent.futures raise the builtin since 3.11 (an OSError: first)
@@ -241,6 +243,17 @@ class ExternalEngine:
             return self.engine.returncode.result(timeout=2.0)
         except Exception:  # noqa: BLE001
             return None
+
+
+def _quiet_engine_log() -> None:
+    """XBoard engines print free text (Sjeng its material and hash after each move), which
+    python-chess logs as a warning per line: hundreds per game on stderr, drowning the running
+    lines. Unless the user configured python-chess's logger, only its errors are shown."""
+    import logging  # noqa: PLC0415
+
+    log = logging.getLogger("chess.engine")
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.ERROR)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ ladder file (TOML): one [[engine]] table per opponent with name, command, protoc
 xboard), options (a table), rating (its published rating, or "to verify": listed, never played)
 and source (list, version, time control), and optionally package (the Debian package). The
 shipped datasets/ladder/debian.toml lists engines Debian packages; install them first, e.g.
-  apt-get install stockfish fairymax phalanx sjeng hoichess gnuchess glaurung toga2
+  apt-get install stockfish phalanx sjeng hoichess gnuchess glaurung toga2
 games: every rated opponent plays --games games (each opening twice, colours swapped) from
 --openings (build the large suite with 'tuner bench openings'; see docs/strength.md) and --seed,
 under the match's limit; no SPRT. An engine that crashes, hangs beyond --engine-timeout or
