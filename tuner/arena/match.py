@@ -660,6 +660,18 @@ def to_pgn(game: GameRecord, names: dict[str, str], event: str, time_control: st
     return pgn
 
 
+def describe_limit(config: MatchConfig) -> str:
+    """A match's limit in words, as the summaries and PGN events give it."""
+    if config.depth is not None:
+        return f"depth {config.depth}"
+    if config.nodes is not None:
+        return f"{config.nodes} nodes per move"
+    if config.tc is not None:
+        base, inc = parse_tc(config.tc)
+        return f"clock {base:g} s + {inc:g} s per side"
+    return f"{config.movetime} ms per move"
+
+
 def pgn_time_control(tc: str | None) -> str:
     """The ``TimeControl`` tag of a match: ``BASE+INC`` seconds for a clock (:func:`parse_tc`),
     ``-`` (none) for a depth, node or move-time limit."""

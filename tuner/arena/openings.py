@@ -286,5 +286,57 @@ def suite_text(positions: Sequence[SuitePosition], config: SuiteConfig, sources:
     return "\n".join(head + [p.epd_line(config.depth) for p in positions]) + "\n"
 
 
+def verify_suite(path: str | Path, config: SuiteConfig, weights: Evaluator, *, exclude: Iterable[str] = (),
+                 sample: int | None = None, seed: int = 0) -> tuple[int, list[str]]:
+    """Re-check a suite file written by :func:`suite_text` against ``config`` (its plies,
+    margin and depth): every position line (or a seeded ``sample`` of them) must be reached by
+    the moves of its ``id`` from the initial position, in ``min_plies..max_plies`` plies, with
+    level material, not over, none of ``exclude`` and no position twice (checked on all lines),
+    and the search must give it ``ce`` (rounded) within ``margin``. Returns (positions in the
+    file, failures as ``line N: reason``)."""
+    lines = [(n, x.strip()) for n, x in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1)
+             if x.strip() and not x.lstrip().startswith("#")]
+    failures: list[str] = []
+    seen: dict[str, int] = {}
+    excluded = set(exclude)
+    parsed: list[tuple[int, chess.Board, dict[str, object]]] = []
+    for n, line in lines:
+        board = chess.Board()
+        try:
+            ops: dict[str, object] = dict(board.set_epd(line))
+        except ValueError as exc:
+            failures.append(f"line {n}: not EPD ({exc})")
+            continue
+        key = position_key(board)
+        if key in seen:
+            failures.append(f"line {n}: same position as line {seen[key]}")
+        seen.setdefault(key, n)
+        if key in excluded:
+            failures.append(f"line {n}: a position of the excluded set")
+        parsed.append((n, board, ops))
+    if sample is not None and sample < len(parsed):
+        parsed = sorted(random.Random(seed).sample(parsed, sample), key=lambda t: t[0])
+    for n, board, ops in parsed:
+        played = chess.Board()
+        try:
+            for token in str(ops.get("id", "")).split():
+                if not token.endswith("."):
+                    played.push_san(token)
+        except ValueError as exc:
+            failures.append(f"line {n}: id moves do not play ({exc})")
+            continue
+        plies = len(played.move_stack)
+        if position_key(played) != position_key(board):
+            failures.append(f"line {n}: the id's moves lead to {played.epd()}")
+        if not config.min_plies <= plies <= config.max_plies:
+            failures.append(f"line {n}: {plies} plies, not {config.min_plies}..{config.max_plies}")
+        if board.is_game_over() or material(board, chess.WHITE) != material(board, chess.BLACK):
+            failures.append(f"line {n}: over, or material not level")
+        cp = search(from_fen(f"{position_key(board)} 0 1"), config.depth, weights).score_cp
+        if abs(cp) > config.margin or ops.get("ce") != int(round(cp)):
+            failures.append(f"line {n}: search gives {cp:+.1f} cp, the file ce {ops.get('ce')}, margin {config.margin}")
+    return len(lines), failures
+
+
 __all__ = ["Candidate", "OpeningSourceError", "SuiteConfig", "SuitePosition", "book_candidates", "build_suite",
-           "material", "pgn_candidates", "pgn_lines", "position_key", "suite_text"]
+           "material", "pgn_candidates", "pgn_lines", "position_key", "suite_text", "verify_suite"]

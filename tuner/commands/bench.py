@@ -37,9 +37,9 @@ from tuner.arena.match import (
     PgnWriter,
     check_confirmation,
     default_pgn_path,
+    describe_limit,
     load_openings,
     openings_record,
-    parse_tc,
     pgn_time_control,
     run_match,
     running_line,
@@ -285,17 +285,6 @@ def run_match_command(args: argparse.Namespace) -> int:
         print(test.describe())
     print(one_line(f"PGN written to {out}"))
     return 0
-
-
-def describe_limit(config: MatchConfig) -> str:
-    if config.depth is not None:
-        return f"depth {config.depth}"
-    if config.nodes is not None:
-        return f"{config.nodes} nodes per move"
-    if config.tc is not None:
-        base, inc = parse_tc(config.tc)
-        return f"clock {base:g} s + {inc:g} s per side"
-    return f"{config.movetime} ms per move"
 
 
 # ---------------------------------------------------------------- plot

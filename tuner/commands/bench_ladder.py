@@ -80,9 +80,8 @@ def _outputs(args: argparse.Namespace, player: str) -> tuple[Path, Path]:
 def run_ladder_command(args: argparse.Namespace) -> int:
     from tuner.arena.engines import EngineFailure, ExternalEngine  # noqa: PLC0415
     from tuner.arena.ladder import ladder_summary, load_ladder, play_ladder, plot_ladder, running_line  # noqa: PLC0415
-    from tuner.arena.match import (DEFAULT_OPENINGS, MatchConfig, PgnWriter, load_openings,  # noqa: PLC0415
-                                   openings_record, pgn_time_control)
-    from tuner.commands.bench import describe_limit  # noqa: PLC0415
+    from tuner.arena.match import (DEFAULT_OPENINGS, MatchConfig, PgnWriter, describe_limit,  # noqa: PLC0415
+                                   load_openings, openings_record, pgn_time_control)
     from tuner.progress import RunningLog  # noqa: PLC0415
 
     config = from_namespace(MatchConfig, args)

@@ -119,6 +119,18 @@ def test_an_opponent_that_cannot_start_stops_the_ladder_before_any_game(tmp_path
     assert not (tmp_path / "g.pgn").exists()
 
 
+def test_only_plays_the_named_opponents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ladder = tmp_path / "ladder.toml"
+    ladder.write_text(LADDER)
+    assert tuner_main(["bench", "ladder", "classic", "--ladder", str(ladder), *GAMES, "--only", "first-move",
+                       "--pgn", str(tmp_path / "g.pgn"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [o["name"] for o in doc["opponents"]] == ["first-move"] and doc["skipped"] == []
+    assert tuner_main(["bench", "ladder", "classic", "--ladder", str(ladder), *GAMES, "--only", "nobody",
+                       "--pgn", str(tmp_path / "h.pgn")]) == 2
+    assert "--only 'nobody': no such opponent in" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('[[engine]]\nname = "a"\ncommand = "x"\nrating = 1500\n', r"engine 1 \(a\): a rating needs its source"),
     ('[[engine]]\nname = "a"\ncommand = "x"\nrating = "about 1500"\n', r"engine 1 \(a\): rating must be a number"),

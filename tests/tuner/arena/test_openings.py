@@ -122,3 +122,32 @@ def test_book_walks_from_a_small_polyglot_book(tmp_path: Path) -> None:
     assert 2 <= len(kept) <= 5  # distinct positions only: two lines, plies 6 to 8
     with pytest.raises(OpeningSourceError, match="no such Polyglot book"):
         book_candidates(tmp_path / "none.bin", config, random.Random(1), 1)
+
+
+def test_the_shipped_book_suite_holds_what_its_header_says_on_a_sample() -> None:
+    from tuner.arena.openings import position_key, verify_suite  # noqa: PLC0415
+
+    shipped = REPO / "datasets" / "openings" / "gnuchess-book.epd"
+    quick = {position_key(chess.Board(o.fen)) for o in load_openings(DEFAULT_OPENINGS)}
+    count, failures = verify_suite(shipped, SuiteConfig(), classic_weights().values, exclude=quick, sample=60, seed=1)
+    assert count == 3000 and failures == []  # the whole file: python bench/verify_openings.py --suite FILE
+    assert len(load_openings(shipped)) == 3000
+    assert "public domain" in shipped.read_text()[:2000]
+
+
+def test_verify_suite_finds_a_tampered_line(tmp_path: Path) -> None:
+    from tuner.arena.openings import verify_suite  # noqa: PLC0415
+
+    out = tmp_path / "suite.epd"
+    assert tuner_main(["bench", "openings", "--from-pgn", str(SAMPLE), "--out", str(out), "--count", "5"]) == 0
+    lines = out.read_text().splitlines()
+    body = [k for k, x in enumerate(lines) if not x.startswith("#")]
+    fields = " ".join(lines[body[0]].split()[:4])
+    lines[body[0]] = f'{fields} ce 999; acd 4; id "1. e4";'  # a wrong id and a wrong score
+    lines.append(lines[body[1]])  # a repeated position
+    out.write_text("\n".join(lines) + "\n")
+    count, failures = verify_suite(out, SuiteConfig(), classic_weights().values)
+    assert count == 6
+    text = " | ".join(failures)
+    assert f"line {body[0] + 1}: the id's moves lead to" in text and "plies, not 6..12" in text
+    assert "the file ce 999" in text and f"same position as line {body[1] + 1}" in text
