@@ -57,6 +57,9 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--plot", metavar="PNG", default=None, help="PNG file of the scores")
     p.add_argument("--only", metavar="NAMES", default=None,
                    help="play only these opponents of the file (names, comma-separated)")
+    p.add_argument("--chosen-by", metavar="JSON", default=None,
+                   help="the JSON summary of the match that chose PLAYER: refused when this ladder would reuse its "
+                        "openings file and seed (docs/strength.md)")
     add_overwrite_argument(p, "the --pgn and --plot files")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.set_defaults(func=run_ladder_command)
@@ -80,8 +83,8 @@ def _outputs(args: argparse.Namespace, player: str) -> tuple[Path, Path]:
 def run_ladder_command(args: argparse.Namespace) -> int:
     from tuner.arena.engines import EngineFailure, ExternalEngine  # noqa: PLC0415
     from tuner.arena.ladder import ladder_summary, load_ladder, play_ladder, plot_ladder, running_line  # noqa: PLC0415
-    from tuner.arena.match import (DEFAULT_OPENINGS, MatchConfig, PgnWriter, describe_limit,  # noqa: PLC0415
-                                   load_openings, openings_record, pgn_time_control)
+    from tuner.arena.match import (DEFAULT_OPENINGS, MatchConfig, PgnWriter, check_confirmation,  # noqa: PLC0415
+                                   describe_limit, load_openings, openings_record, pgn_time_control)
     from tuner.progress import RunningLog  # noqa: PLC0415
 
     config = from_namespace(MatchConfig, args)
@@ -101,6 +104,8 @@ def run_ladder_command(args: argparse.Namespace) -> int:
         openings_path = config.openings or DEFAULT_OPENINGS
         openings = load_openings(openings_path)
         record = openings_record(openings_path, config.seed)
+        if args.chosen_by is not None:
+            check_confirmation(args.chosen_by, record)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     (label, player), = load_players([args.player], args.search, args.move_model, args.pls_model_above,

@@ -129,6 +129,12 @@ def test_only_plays_the_named_opponents(tmp_path: Path, capsys: pytest.CaptureFi
     assert tuner_main(["bench", "ladder", "classic", "--ladder", str(ladder), *GAMES, "--only", "nobody",
                        "--pgn", str(tmp_path / "h.pgn")]) == 2
     assert "--only 'nobody': no such opponent in" in capsys.readouterr().err
+    # a ladder on the openings and seed of the match that chose the player is refused
+    chose = tmp_path / "chose.json"
+    chose.write_text(json.dumps({k: doc[k] for k in ("openings", "openings_sha256", "seed")}) + "\n")
+    assert tuner_main(["bench", "ladder", "classic", "--ladder", str(ladder), *GAMES, "--only", "first-move",
+                       "--chosen-by", str(chose), "--pgn", str(tmp_path / "i.pgn")]) == 2
+    assert "chosen on these openings" in capsys.readouterr().err and not (tmp_path / "i.pgn").exists()
 
 
 @pytest.mark.parametrize(("text", "message"), [
