@@ -45,7 +45,6 @@ pairs; each pair is played by fresh engines, so results do not depend on the num
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import math
 import multiprocessing
 import os
