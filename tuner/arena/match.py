@@ -13,12 +13,14 @@ receive the game's history, so repetitions count in their search.
 
 Either side may instead search probability-limited (a :class:`tuner.arena.players.PlsPlayer`,
 ``NAME@pls`` on the command line: :class:`search.pls.pls.PlsSearcher`, its ``depth`` counting
-iterations), or be an external UCI engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
+iterations), or be an external UCI or XBoard engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
 Stockfish with ``UCI_LimitStrength``): it plays the same openings with the same colour swaps
 under the same limit (as a :class:`chess.engine.Limit`), and the games are scored the same way.
-Its score for adjudication is the one of its last ``info`` line. An external engine that
-fails (cannot start, exits, exceeds ``engine_timeout``, answers an illegal move) stops the
-match with a one-line :class:`tuner.arena.engines.EngineFailure`; no game is scored as a forfeit.
+Its score for adjudication is the one of its last ``info`` line (XBoard: its last post). An
+external engine that fails (cannot start, exits, exceeds ``engine_timeout``, answers an illegal
+move) stops the match with a one-line :class:`tuner.arena.engines.EngineFailure`; no game is
+scored as a forfeit unless ``forfeit`` is set (``tuner bench ladder``): then it loses that game
+(termination ``forfeit: <kind>``) and a fresh process plays the next.
 Each game pair starts the external engine once and sends ``ucinewgame`` before each game; with
 ``tuner uci`` as the external engine at ``Hash=1`` (the table size matches use) the games are
 move for move those of the same weights played internally.
