@@ -21,7 +21,9 @@ positions), ``max_abs_cp`` (largest absolute depth-4 score, centipawns), ``plies
 shortest and longest move list), ``failures`` (``line N (id): reason``), ``all_ok`` and
 ``seconds``. ``--epd`` instead prints the EPD line of each entry of :data:`OPENINGS`
 (how the file's lines were made: append new entries to the table, then their lines to
-the file). Run as ``python bench/verify_openings.py [--epd] [FILE]``.
+the file). ``--suite FILE`` instead re-checks a large suite written by ``tuner bench
+openings`` with its default settings (e.g. the shipped ``datasets/openings/gnuchess-book.epd``)
+line by line from each line's ``id``. Run as ``python bench/verify_openings.py [--epd | --suite] [FILE]``.
 """
 
 from __future__ import annotations
@@ -474,11 +476,32 @@ def verify(path: Path) -> dict[str, object]:
             "failures": failures, "all_ok": not failures, "seconds": round(time.perf_counter() - start, 1)}
 
 
+def verify_large_suite(path: Path) -> int:
+    """``--suite``: :func:`tuner.arena.openings.verify_suite` on every line of ``path``, one JSON line."""
+    from tuner.arena.openings import SuiteConfig, position_key, verify_suite  # noqa: PLC0415
+
+    start = time.perf_counter()
+    quick = {position_key(play(moves)) for _, moves in OPENINGS}
+    try:
+        count, failures = verify_suite(path, SuiteConfig(), classic_weights().values, exclude=quick)
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"verify_openings: {path}: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({"file": str(path), "openings": count, "failures": failures[:50], "all_ok": not failures,
+                      "seconds": round(time.perf_counter() - start, 1)}))
+    return 0 if not failures else 1
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--epd", action="store_true", help="print the EPD line of each entry of OPENINGS instead")
+    ap.add_argument("--suite", action="store_true",
+                    help="FILE is a suite of 'tuner bench openings' (default settings: 6..12 plies, 60 cp at depth 4 "
+                         "with classic, none of the quick set): re-check every line from its id instead")
     ap.add_argument("file", nargs="?", type=Path, default=DEFAULT_OPENINGS, help=f"openings file (default: {DEFAULT_OPENINGS})")
     args = ap.parse_args(argv)
+    if args.suite:
+        return verify_large_suite(args.file)
     if args.epd:
         for name, moves in OPENINGS:
             print(epd_line(name, moves))

@@ -54,6 +54,7 @@ from tuner.arena.match import (
     MatchConfig,
     PgnWriter,
     load_openings,
+    openings_record,
     pair_scores,
     run_match,
     running_line,
@@ -484,7 +485,8 @@ def run_compare(players: list[Entrant], settings: CompareSettings, out: Path, *,
     if config is not None:
         games_doc = {"per_pair": config.games, "depth": config.depth, "nodes": config.nodes,
                      "movetime": config.movetime, "seed": config.seed,
-                     "openings": str(config.openings or DEFAULT_OPENINGS), "max_plies": config.max_plies,
+                     **openings_record(config.openings or DEFAULT_OPENINGS, config.seed),
+                     "max_plies": config.max_plies,
                      "adjudicate_cp": config.adjudicate_cp, "adjudicate_moves": config.adjudicate_moves,
                      "sprt": (None if settings.sprt is None else
                               {"elo0": settings.sprt.elo0, "elo1": settings.sprt.elo1, "alpha": settings.sprt.alpha,

@@ -1,21 +1,28 @@
-"""External UCI engines as match opponents, through python-chess's :mod:`chess.engine`.
+"""External UCI and XBoard engines as match opponents, through python-chess's :mod:`chess.engine`.
 
 An :class:`EngineSpec` names an engine: its command line (split as a POSIX shell would,
-:func:`shlex.split`) and the UCI options to set (``--engine-options "Skill Level=0"``,
+:func:`shlex.split`), its protocol (``uci``, or ``xboard``: CECP protocol version 2, driven by
+:class:`chess.engine.XBoardProtocol`, which needs the engine's ``ping`` and ``setboard``
+features; its options are the ``feature option="..."`` ones and ``memory``/``cores``) and the
+options to set (``--engine-options "Skill Level=0"``,
 ``UCI_LimitStrength=true,UCI_Elo=1500``; python-chess checks names and values against the
 engine's ``option`` lines). :class:`ExternalEngine` runs one engine process
-(:meth:`chess.engine.SimpleEngine.popen_uci`) and plays moves for :mod:`tuner.arena.match`: the
+(:meth:`chess.engine.SimpleEngine.popen_uci` or ``popen_xboard``) and plays moves for :mod:`tuner.arena.match`: the
 position goes to the engine as ``position fen <opening> moves ...`` (the game's history, so
-the engine sees repetitions), each game starts with ``ucinewgame``, and the search limit is
-the match's ``--depth``, ``--nodes`` or ``--movetime`` as a :class:`chess.engine.Limit`.
+the engine sees repetitions; an XBoard engine gets ``new``, ``force``, ``setboard`` and the
+moves), each game starts with ``ucinewgame`` (XBoard: ``new``), and the search limit is the
+match's ``--depth``, ``--nodes`` or ``--movetime``, or its clock, as a :class:`chess.engine.Limit`
+(XBoard: ``sd``, ``nps``+``st``, ``st``, or ``level`` with ``time``/``otim``).
 
 Failures never hang the match and are never scored: every exchange with the engine has a
 time limit (``engine_timeout`` seconds to start and answer ``uci``/``isready``, and that much
 beyond ``movetime`` for each move, also for ``depth``/``nodes`` searches that python-chess
 alone would wait for forever). An engine that cannot start, rejects an option, exceeds the
 time limit, exits mid-game or answers without a legal move raises :class:`EngineFailure`, a
-one-line :class:`~tuner.errors.TunerError` naming the engine, the game and the ply; the engine
-process is killed and the match stops (a forfeit would turn a broken set-up into a rating).
+one-line :class:`~tuner.errors.TunerError` naming the engine, the game and the ply, with its
+:attr:`EngineFailure.kind`; the engine process is killed. By default the match then stops (a
+forfeit would turn a broken set-up into a rating); with the match's ``forfeit`` setting (used by
+``tuner bench ladder``) the failing engine loses that game and a fresh process plays the next.
 """
 
 from __future__ import annotations
@@ -38,19 +45,30 @@ MATE_CP = 100_000
 DEFAULT_TIMEOUT = 60.0
 
 
+#: the protocols an external engine may speak
+PROTOCOLS = ("uci", "xboard")
+
+
 class EngineFailure(TunerError):
-    """An external engine that cannot be used; the message is one line naming it."""
+    """An external engine that cannot be used; the message is one line naming it. ``kind``
+    says what happened, short enough for a game's termination: ``cannot start``, ``no move in
+    time``, ``exited``, ``illegal move`` or ``engine error``."""
+
+    def __init__(self, message: str, kind: str = "engine error") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """An external UCI engine: ``command`` (argv), ``options`` (UCI option name, value as
-    text) in the order given, and ``label``, the name it plays under (the command as given,
-    then the options in parentheses)."""
+    """An external engine: ``command`` (argv), ``options`` (option name, value as text) in
+    the order given, ``label``, the name it plays under (the command as given, then the
+    options in parentheses), and ``protocol``, one of :data:`PROTOCOLS`."""
 
     command: tuple[str, ...]
     options: tuple[tuple[str, str], ...] = ()
     label: str = ""
+    protocol: str = "uci"
 
     @property
     def name(self) -> str:
@@ -75,17 +93,24 @@ def parse_options(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(options)
 
 
-def engine_specs(commands: list[str] | None, options: list[str] | None) -> list[EngineSpec]:
-    """The engines of ``--engine CMD`` (repeatable) and ``--engine-options`` (given once: for
-    every engine; or once per ``--engine``, in the same order). ``ValueError`` (one line) for
-    an empty command, unbalanced quotes, a count mismatch or malformed options."""
+def engine_specs(commands: list[str] | None, options: list[str] | None,
+                 protocols: list[str] | None = None) -> list[EngineSpec]:
+    """The engines of ``--engine CMD`` (repeatable), ``--engine-options`` and
+    ``--engine-protocol`` (each given once: for every engine; or once per ``--engine``, in the
+    same order). ``ValueError`` (one line) for an empty command, unbalanced quotes, a count
+    mismatch, an unknown protocol or malformed options."""
     commands = commands or []
     options = options or []
-    if options and not commands:
-        raise ValueError("--engine-options without --engine")
-    if len(options) not in (0, 1, len(commands)):
-        raise ValueError(f"--engine-options given {len(options)} times for {len(commands)} engines: "
-                         "give it once (for every engine) or once per --engine")
+    protocols = protocols or []
+    for flag, given in (("--engine-options", options), ("--engine-protocol", protocols)):
+        if given and not commands:
+            raise ValueError(f"{flag} without --engine")
+        if len(given) not in (0, 1, len(commands)):
+            raise ValueError(f"{flag} given {len(given)} times for {len(commands)} engines: "
+                             "give it once (for every engine) or once per --engine")
+    for protocol in protocols:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"--engine-protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
     specs = []
     for i, command in enumerate(commands):
         try:
@@ -97,7 +122,8 @@ def engine_specs(commands: list[str] | None, options: list[str] | None) -> list[
         text = options[0] if len(options) == 1 else (options[i] if options else "")
         opts = parse_options(text)
         label = command.strip() + (f" ({','.join(f'{n}={v}' for n, v in opts)})" if opts else "")
-        specs.append(EngineSpec(argv, opts, label))
+        protocol = protocols[0] if len(protocols) == 1 else (protocols[i] if protocols else "uci")
+        specs.append(EngineSpec(argv, opts, label, protocol))
     return specs
 
 
@@ -117,35 +143,48 @@ def white_cp(info: chess.engine.InfoDict) -> int:
 
 
 class ExternalEngine:
-    """One running UCI engine (a context manager: the process ends on exit).
+    """One running UCI or XBoard engine (a context manager: the process ends on exit).
 
-    ``timeout``: seconds allowed to start (``uci``, ``isready``, setting the options) and, per
-    move, beyond the limit's own time. Raises :class:`EngineFailure` when it cannot start.
+    ``timeout``: seconds allowed to start (``uci``/``isready``, XBoard's ``protover 2`` and
+    ``ping``, setting the options) and, per move, beyond the limit's own time. Raises
+    :class:`EngineFailure` when it cannot start. :attr:`failed` is set once a move failed
+    (the process is then gone).
     """
 
     def __init__(self, spec: EngineSpec, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.spec = spec
         self.timeout = float(timeout)
+        self.failed = False
         self._game: object = object()
+        xboard = spec.protocol == "xboard"
+        if spec.protocol not in PROTOCOLS:
+            raise EngineFailure(f"engine {spec.name!r}: unknown protocol {spec.protocol!r} "
+                                f"(expected one of {', '.join(PROTOCOLS)})", "cannot start")
+        popen = chess.engine.SimpleEngine.popen_xboard if xboard else chess.engine.SimpleEngine.popen_uci
+        if xboard:
+            _quiet_engine_log()
         try:
-            self.engine = chess.engine.SimpleEngine.popen_uci(list(spec.command), timeout=self.timeout)
+            self.engine = popen(list(spec.command), timeout=self.timeout)
         except TimeoutError:  # asyncio and concurrent.futures raise the builtin since 3.11 (an OSError: first)
-            raise EngineFailure(f"engine {spec.name!r}: no 'uciok' within {self.timeout:g} s of starting") from None
+            hello = "'feature done=1'" if xboard else "'uciok'"
+            raise EngineFailure(f"engine {spec.name!r}: no {hello} within {self.timeout:g} s of starting",
+                                "cannot start") from None
         except OSError as exc:
             raise EngineFailure(f"engine {spec.name!r}: cannot start {spec.command[0]!r} "
-                                f"({exc.strerror or exc.__class__.__name__})") from None
+                                f"({exc.strerror or exc.__class__.__name__})", "cannot start") from None
         except chess.engine.EngineError as exc:  # EngineTerminatedError included: it exited at once
-            raise EngineFailure(f"engine {spec.name!r}: failed to start ({_one_line(exc)})") from None
+            raise EngineFailure(f"engine {spec.name!r}: failed to start ({_one_line(exc)})", "cannot start") from None
         try:
             if spec.options:
                 self.engine.configure({name: value for name, value in spec.options})
             self.engine.ping()
         except TimeoutError:  # asyncio and concurrent.futures raise the builtin since 3.11
             self.close()
-            raise EngineFailure(f"engine {spec.name!r}: no 'readyok' within {self.timeout:g} s") from None
+            answer = "'pong'" if xboard else "'readyok'"
+            raise EngineFailure(f"engine {spec.name!r}: no {answer} within {self.timeout:g} s", "cannot start") from None
         except chess.engine.EngineError as exc:
             self.close()
-            raise EngineFailure(f"engine {spec.name!r}: {_one_line(exc)}") from None
+            raise EngineFailure(f"engine {spec.name!r}: {_one_line(exc)}", "cannot start") from None
 
     def __enter__(self) -> Self:
         return self
@@ -161,7 +200,7 @@ class ExternalEngine:
         self.engine.close()
 
     def new_game(self) -> None:
-        """The next :meth:`move` starts a new game (python-chess sends ``ucinewgame``)."""
+        """The next :meth:`move` starts a new game (python-chess sends ``ucinewgame``; XBoard: ``new``)."""
         self._game = object()
 
     def move(self, board: chess.Board, limit: chess.engine.Limit, where: str) -> tuple[str, int, int]:
@@ -178,28 +217,43 @@ class ExternalEngine:
         try:
             result = future.result()
         except TimeoutError:  # asyncio and concurrent.futures raise the builtin since 3.11
-            self.engine.close()
-            raise EngineFailure(f"engine {name!r}: no move within {seconds:g} s ({where})") from None
+            self._fail()
+            raise EngineFailure(f"engine {name!r}: no move within {seconds:g} s ({where})", "no move in time") from None
         except chess.engine.EngineTerminatedError:
             code = self._returncode()
-            self.engine.close()
+            self._fail()
             raise EngineFailure(f"engine {name!r}: exited during the game ({where}"
-                                + (f", exit code {code})" if code is not None else ")")) from None
+                                + (f", exit code {code})" if code is not None else ")"), "exited") from None
         except chess.engine.EngineError as exc:
-            self.engine.close()
+            self._fail()
             raise EngineFailure(f"engine {name!r}: {_one_line(exc)} ({where})") from None
         move = result.move
         if move is None or move not in board.legal_moves:
-            self.engine.close()
+            self._fail()
             raise EngineFailure(f"engine {name!r}: no legal move ({move.uci() if move else 'none'}) in "
-                                f"{board.fen()} ({where})")
+                                f"{board.fen()} ({where})", "illegal move")
         return move.uci(), white_cp(result.info), int(result.info.get("depth", 0))
+
+    def _fail(self) -> None:
+        self.failed = True
+        self.engine.close()
 
     def _returncode(self) -> int | None:
         try:
             return self.engine.returncode.result(timeout=2.0)
         except Exception:  # noqa: BLE001
             return None
+
+
+def _quiet_engine_log() -> None:
+    """XBoard engines print free text (Sjeng its material and hash after each move), which
+    python-chess logs as a warning per line: hundreds per game on stderr, drowning the running
+    lines. Unless the user configured python-chess's logger, only its errors are shown."""
+    import logging  # noqa: PLC0415
+
+    log = logging.getLogger("chess.engine")
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.ERROR)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -13,12 +13,14 @@ receive the game's history, so repetitions count in their search.
 
 Either side may instead search probability-limited (a :class:`tuner.arena.players.PlsPlayer`,
 ``NAME@pls`` on the command line: :class:`search.pls.pls.PlsSearcher`, its ``depth`` counting
-iterations), or be an external UCI engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
+iterations), or be an external UCI or XBoard engine (:class:`tuner.arena.engines.EngineSpec`, e.g.
 Stockfish with ``UCI_LimitStrength``): it plays the same openings with the same colour swaps
 under the same limit (as a :class:`chess.engine.Limit`), and the games are scored the same way.
-Its score for adjudication is the one of its last ``info`` line. An external engine that
-fails (cannot start, exits, exceeds ``engine_timeout``, answers an illegal move) stops the
-match with a one-line :class:`tuner.arena.engines.EngineFailure`; no game is scored as a forfeit.
+Its score for adjudication is the one of its last ``info`` line (XBoard: its last post). An
+external engine that fails (cannot start, exits, exceeds ``engine_timeout``, answers an illegal
+move) stops the match with a one-line :class:`tuner.arena.engines.EngineFailure`; no game is
+scored as a forfeit unless ``forfeit`` is set (``tuner bench ladder``): then it loses that game
+(termination ``forfeit: <kind>``) and a fresh process plays the next.
 Each game pair starts the external engine once and sends ``ucinewgame`` before each game; with
 ``tuner uci`` as the external engine at ``Hash=1`` (the table size matches use) the games are
 move for move those of the same weights played internally.
@@ -45,7 +47,6 @@ pairs; each pair is played by fresh engines, so results do not depend on the num
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import math
 import multiprocessing
 import os
@@ -70,7 +71,7 @@ from tuner.config import help_field
 from tuner.cores import check_workers, resolve_workers
 from tuner.limits import SearchLimits, check_limits
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
-from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
+from tuner.arena.engines import DEFAULT_TIMEOUT, EngineFailure, EngineSpec, ExternalEngine
 from tuner.arena.players import Engine, PlayPlayer, PlsPlayer, checked_player, new_engine
 from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan
 
@@ -116,7 +117,10 @@ class MatchConfig(SearchLimits):
                                 metavar="BASE+INC")
     engine_timeout: float = help_field(DEFAULT_TIMEOUT, "seconds an external --engine may take to start, or "
                                                         "beyond the move's limit, before the match stops with "
-                                                        "an error", metavar="S")
+                                                        "an error (with --forfeit: it loses the game)", metavar="S")
+    forfeit: bool = help_field(False, "an external engine that fails (cannot start, exits, exceeds "
+                                      "--engine-timeout, answers an illegal move) loses that game and is restarted, "
+                                      "instead of stopping the match")
 
     def validate(self) -> None:
         if self.games < 2 or self.games % 2:
@@ -248,6 +252,46 @@ def _pgn_openings(path: Path, text: str) -> list[Opening]:
     return out
 
 
+def openings_record(path: str | Path, seed: int) -> dict[str, object]:
+    """What a match's summary records of its openings: ``openings`` (the file as given),
+    ``openings_sha256`` (of its bytes: the same set under another name is the same set) and
+    ``seed`` (which orders and chooses them, :func:`choose_openings`)."""
+    import hashlib  # noqa: PLC0415
+
+    data = read_capped(Path(path))
+    return {"openings": str(path), "openings_sha256": hashlib.sha256(data).hexdigest(), "seed": int(seed)}
+
+
+class ReusedSelectionError(ValueError):
+    """A confirmation match on the openings and seed of the match that chose its candidate."""
+
+
+def check_confirmation(chosen_by: str | Path, record: dict[str, object]) -> None:
+    """Refuse a confirmation match (``record``: :func:`openings_record` of its openings and
+    seed) that reuses the openings file and seed of the match that chose its candidate
+    (``chosen_by``: that match's JSON summary, as ``tuner bench match --json`` prints it, or
+    a file whose last line is that summary): a :class:`ReusedSelectionError` naming both. A
+    summary without an openings record (made before matches recorded one) is refused too,
+    as is a file that is not such a summary (one line naming the file)."""
+    import json  # noqa: PLC0415
+
+    path = Path(chosen_by)
+    try:
+        lines = [x for x in read_capped(path).decode("utf-8").splitlines() if x.strip()]
+        doc = json.loads(lines[-1]) if lines else None
+    except FileNotFoundError:
+        raise ReusedSelectionError(f"{path}: no such match summary (--chosen-by)") from None
+    except (OSError, UnicodeDecodeError, InputLimitError, ValueError) as exc:
+        raise ReusedSelectionError(f"{path}: not a match summary's JSON line ({exc.__class__.__name__})") from None
+    if not isinstance(doc, dict) or "openings_sha256" not in doc or "seed" not in doc:
+        raise ReusedSelectionError(f"{path}: the match summary records no openings and seed (--chosen-by needs "
+                                   "the JSON line of 'tuner bench match --json')")
+    if doc["openings_sha256"] == record["openings_sha256"] and doc["seed"] == record["seed"]:
+        raise ReusedSelectionError(
+            f"{path}: the candidate was chosen on these openings ({doc.get('openings')}) with seed {doc['seed']}; "
+            f"confirm on another openings file or another --seed (docs/strength.md)")
+
+
 def choose_openings(openings: Sequence[Opening], pairs: int, seed: int) -> list[Opening]:
     """``pairs`` openings in a seeded random order, without repeats until all have been used."""
     rng = random.Random(seed)
@@ -301,6 +345,8 @@ class PairTask:
     engine_timeout: float = DEFAULT_TIMEOUT
     #: a clock per side: (base, increment) in seconds (:func:`parse_tc`), or None
     tc: tuple[float, float] | None = None
+    #: a failing external engine loses its game (:attr:`MatchConfig.forfeit`) instead of raising
+    forfeit: bool = False
 
     def limit(self, clocks: dict[bool, float] | None = None) -> chess.engine.Limit:
         """The search limit as python-chess gives it to an external engine; with :attr:`tc`,
@@ -347,19 +393,45 @@ def play_game(task: PairTask, white: str, round_name: str,
     Weights play with a fresh :class:`~search.tree.iterative.Searcher` (a :class:`PlsPlayer` with a
     fresh :class:`~search.pls.pls.PlsSearcher`); an :class:`EngineSpec` side plays
     with the running engine ``external[side]`` (a new game for it), or with one started for
-    this game when ``external`` does not hold it."""
-    with contextlib.ExitStack() as stack:
+    this game (and stored there, for the caller to close) when ``external`` does not hold it
+    or holds one that failed. With ``task.forfeit`` an engine that cannot start loses the game
+    at once (:func:`forfeit`)."""
+    own: dict[str, ExternalEngine] = {}
+    running_engines = external if external is not None else own
+    try:
         engines: dict[str, Engine | ExternalEngine] = {}
         for side, player in (("A", task.weights_a), ("B", task.weights_b)):
             if isinstance(player, EngineSpec):
-                running = (external or {}).get(side)
-                if running is None:
-                    running = stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
+                running = running_engines.get(side)
+                if running is None or running.failed:
+                    if running is not None:
+                        running.close()
+                    try:
+                        running = ExternalEngine(player, timeout=task.engine_timeout)
+                    except EngineFailure as exc:
+                        if not task.forfeit:
+                            raise
+                        return forfeit(task, white, round_name, side, (), (), exc)
+                    running_engines[side] = running
                 running.new_game()
                 engines[side] = running
             else:
                 engines[side] = new_engine(player, _TT_BITS)
         return play_with_engines(task, white, round_name, engines)
+    finally:
+        for engine in own.values():
+            engine.close()
+
+
+def forfeit(task: PairTask, white: str, round_name: str, side: str, moves: tuple[str, ...],
+            scores: tuple[tuple[int, int], ...], failure: EngineFailure) -> GameRecord:
+    """The game lost by ``side`` ("A" or "B") whose external engine failed (``failure``) after
+    ``moves``: termination ``forfeit: <kind>``; the full message goes to stderr (one line)."""
+    import sys  # noqa: PLC0415
+
+    print(f"forfeit: game {round_name}: {failure}", file=sys.stderr, flush=True)
+    result = "0-1" if side == white else "1-0"
+    return GameRecord(round_name, task.opening, white, moves, scores, result, f"forfeit: {failure.kind}")
 
 
 def play_with_engines(task: PairTask, white: str, round_name: str,
@@ -396,8 +468,14 @@ def play_with_engines(task: PairTask, white: str, round_name: str,
         engine = engines[white if board.turn == chess.WHITE else black]
         started = _clock()
         if isinstance(engine, ExternalEngine):
-            uci, cp, depth = engine.move(board, task.limit(clocks) if clocks else limit,
-                                         f"game {round_name}, ply {len(moves) + 1}")
+            try:
+                uci, cp, depth = engine.move(board, task.limit(clocks) if clocks else limit,
+                                             f"game {round_name}, ply {len(moves) + 1}")
+            except EngineFailure as exc:
+                if not task.forfeit:
+                    raise
+                mover = white if board.turn == chess.WHITE else black
+                return forfeit(task, white, round_name, mover, tuple(moves), tuple(scores), exc)
             m = move_from_uci(b, uci)
         else:
             plan = None
@@ -438,13 +516,15 @@ def _flag(board: chess.Board) -> tuple[str, str]:
 
 def play_pair(task: PairTask) -> tuple[GameRecord, GameRecord]:
     """Both games of an opening: A as White, then B as White. An external engine is started
-    once for the pair (and ended after it), with ``ucinewgame`` before each game."""
-    with contextlib.ExitStack() as stack:
-        external = {side: stack.enter_context(ExternalEngine(player, timeout=task.engine_timeout))
-                    for side, player in (("A", task.weights_a), ("B", task.weights_b))
-                    if isinstance(player, EngineSpec)}
+    once for the pair (and ended after it; again after a forfeit), with ``ucinewgame`` (XBoard:
+    ``new``) before each game."""
+    external: dict[str, ExternalEngine] = {}
+    try:
         return (play_game(task, "A", f"{task.index + 1}.1", external),
                 play_game(task, "B", f"{task.index + 1}.2", external))
+    finally:
+        for engine in external.values():
+            engine.close()
 
 
 # ---------------------------------------------------------------- statistics
@@ -582,6 +662,18 @@ def to_pgn(game: GameRecord, names: dict[str, str], event: str, time_control: st
     return pgn
 
 
+def describe_limit(config: MatchConfig) -> str:
+    """A match's limit in words, as the summaries and PGN events give it."""
+    if config.depth is not None:
+        return f"depth {config.depth}"
+    if config.nodes is not None:
+        return f"{config.nodes} nodes per move"
+    if config.tc is not None:
+        base, inc = parse_tc(config.tc)
+        return f"clock {base:g} s + {inc:g} s per side"
+    return f"{config.movetime} ms per move"
+
+
 def pgn_time_control(tc: str | None) -> str:
     """The ``TimeControl`` tag of a match: ``BASE+INC`` seconds for a clock (:func:`parse_tc`),
     ``-`` (none) for a depth, node or move-time limit."""
@@ -603,24 +695,32 @@ class PgnWriter:
     :func:`tuner.outputs.check_output` before any work."""
 
     def __init__(self, path: str | Path, names: dict[str, str], event: str, *, time_control: str = "-",
-                 overwrite: bool = False) -> None:
+                 overwrite: bool = False, append: bool = False) -> None:
         self.path = Path(path)
         self.names, self.event, self.time_control = names, event, time_control
         self.overwrite = overwrite
+        #: add to the file (made by an earlier writer of the same command, e.g. the ladder's
+        #: previous opponent) instead of making it
+        self.append = append
         self._fd = -1
+        self._separate = False  # the file already holds games: a blank line before the first
         self.games = 0
 
     def add_pair(self, index: int, pair: tuple[GameRecord, GameRecord]) -> None:
         """Append both games of a pair (``index``: its place in opening order, unused) in one
         write, then sync: a process killed meanwhile leaves the file's games whole."""
-        text = "".join(("\n" if self.games + k else "") + str(to_pgn(game, self.names, self.event,
-                                                                     self.time_control)) + "\n"
-                       for k, game in enumerate(pair))
-        data = text.encode("utf-8")
         if self._fd < 0:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self.overwrite else os.O_EXCL)
+            if self.append:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            else:
+                flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self.overwrite else os.O_EXCL)
             self._fd = os.open(self.path, flags, 0o644)
+            self._separate = self.append and os.fstat(self._fd).st_size > 0
+        text = "".join(("\n" if self.games + k or self._separate else "") + str(to_pgn(game, self.names, self.event,
+                                                                                      self.time_control)) + "\n"
+                       for k, game in enumerate(pair))
+        data = text.encode("utf-8")
         while data:
             data = data[os.write(self._fd, data):]
         os.fsync(self._fd)
@@ -683,7 +783,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     chosen = choose_openings(openings, config.games // 2, config.seed)
     tc = parse_tc(config.tc) if config.tc is not None else None
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
-                      config.adjudicate_moves, config.movetime, config.engine_timeout, tc)
+                      config.adjudicate_moves, config.movetime, config.engine_timeout, tc, config.forfeit)
              for i, op in enumerate(chosen)]
     workers = min(resolve_workers(config.workers), len(tasks))
     results = _Prefix(len(tasks), sprt, on_pair)

@@ -202,3 +202,64 @@ def fit_ratings(players: int, pairs: Sequence[PairScores], anchor: int = 0, anch
         elo[k] = anchor_elo + r[k]
         se[k] = math.sqrt(max(float(cov[n, n]), 0.0))
     return RatingFit(elo, se, anchor, iterations)
+
+
+@dataclass(frozen=True)
+class GauntletFit:
+    """A player's rating from a gauntlet against opponents of fixed (published) ratings: ``elo``
+    (``+-inf`` when it scored every point, or none), its standard error ``se`` (NaN when
+    infinite) and ``iterations`` of Newton's method."""
+
+    elo: float
+    se: float
+    iterations: int
+
+    def interval(self) -> tuple[float, float] | None:
+        """The 95 % interval (normal, :data:`Z95` standard errors); ``None`` when infinite."""
+        if not math.isfinite(self.elo):
+            return None
+        return self.elo - Z95 * self.se, self.elo + Z95 * self.se
+
+
+def fit_gauntlet(opponent_elos: Sequence[float], pair_scores: Sequence[np.ndarray], *, tol: float = 1e-9,
+                 max_iter: int = 200) -> GauntletFit:
+    """Maximum-likelihood rating of one player from its game pairs against opponents whose
+    ratings are fixed (``tuner bench ladder``: the published ratings): the model and estimate
+    of :func:`fit_ratings` with every opponent an anchor, so one free rating ``r`` maximising
+    ``sum_k G_k [s_k ln E(r - R_k) + (1 - s_k) ln(1 - E(r - R_k))]``; at the optimum the
+    player's expected points equal its points, ``sum_k G_k (s_k - E_k) = 0``. Interval: the
+    sandwich of the module docstring in one dimension, ``se = sqrt(B) / A`` with ``A = sum c^2
+    G_k E_k (1 - E_k)`` and ``B = sum c^2 G_k^2 v_k`` (``v_k`` the pentanomial variance of the
+    mean pair score against opponent k); with one opponent, ``R + (-400 log10(1/s - 1))``.
+
+    ``pair_scores[k]``: the player's mean score of each game pair against opponent k (float64,
+    values 0..1, at least one pair). ``ValueError`` for mismatched lengths or bad scores."""
+    if len(opponent_elos) != len(pair_scores) or not opponent_elos:
+        raise ValueError(f"{len(opponent_elos)} opponent ratings for {len(pair_scores)} opponents' scores")
+    ratings = np.asarray(opponent_elos, dtype=np.float64)
+    if not np.all(np.isfinite(ratings)):
+        raise ValueError("opponent ratings must be finite")
+    pairs = [PairScores(0, k + 1, np.asarray(s, dtype=np.float64)) for k, s in enumerate(pair_scores)]
+    for p in pairs:
+        if len(p.pair_scores) == 0 or np.any((p.pair_scores < 0) | (p.pair_scores > 1)):
+            raise ValueError(f"opponent {p.j - 1}: scores must be one or more values in [0, 1]")
+    points = sum(p.games * p.score for p in pairs)
+    games = sum(p.games for p in pairs)
+    if points <= 0 or points >= games:
+        return GauntletFit(-math.inf if points <= 0 else math.inf, math.nan, 0)
+    games_k = np.array([p.games for p in pairs], dtype=np.float64)
+    scores_k = np.array([p.score for p in pairs])
+    r = float(np.average(ratings, weights=games_k))
+    iterations = 0
+    for iterations in range(1, max_iter + 1):  # concave in r: Newton converges; steps capped for safety
+        e = np.asarray(expected(r - ratings))
+        grad = C * float(np.sum(games_k * (scores_k - e)))
+        info = C * C * float(np.sum(games_k * e * (1 - e)))
+        step = max(-400.0, min(400.0, grad / info))
+        r += step
+        if abs(step) < tol:
+            break
+    e = np.asarray(expected(r - ratings))
+    a = C * C * float(np.sum(games_k * e * (1 - e)))
+    b = C * C * float(sum(p.games ** 2 * p.variance for p in pairs))
+    return GauntletFit(r, math.sqrt(b) / a, iterations)

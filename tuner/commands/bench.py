@@ -4,7 +4,9 @@
 - ``match``: games between two weight sets, or one and an external UCI engine (:mod:`tuner.arena.match`);
 - ``plot``: PNG plots of a run's metrics and learnt piece-square tables (:mod:`tuner.arena.plots`);
 - ``epd``: EPD test suites, solved positions and STS-style points (:mod:`tuner.commands.bench_epd`);
-- ``compare``: several weight sets, runs and engines side by side (:mod:`tuner.commands.bench_compare`).
+- ``compare``: several weight sets, runs and engines side by side (:mod:`tuner.commands.bench_compare`);
+- ``openings``: a large suite of balanced opening positions from games or a book (:mod:`tuner.commands.bench_openings`);
+- ``ladder``: a gauntlet against rated engines, a rating on their scale (:mod:`tuner.commands.bench_ladder`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from search.params.weights import load_weights
 from tuner.commands import command_help
-from tuner.commands import bench_compare, bench_epd
+from tuner.commands import bench_compare, bench_epd, bench_ladder, bench_openings
 from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, check_sweep_options,
                                       load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
@@ -33,9 +35,11 @@ from tuner.arena.match import (
     DEFAULT_OPENINGS,
     MatchConfig,
     PgnWriter,
+    check_confirmation,
     default_pgn_path,
+    describe_limit,
     load_openings,
-    parse_tc,
+    openings_record,
     pgn_time_control,
     run_match,
     running_line,
@@ -57,8 +61,10 @@ after MAX_PLIES plies.
 external engines: --engine CMD (repeatable; split as a shell would) plays in place of A or B
 with the same openings, colour swaps, limit (as go depth/nodes/movetime) and statistics;
 --engine-options "Name=Value,..." sets UCI options (once for every engine, or once per
---engine). An engine that cannot start, exits, answers an illegal move or exceeds
---engine-timeout stops the match with a one-line error; no game is scored as a forfeit.
+--engine); --engine-protocol xboard drives an XBoard (CECP 2) engine instead of UCI. An engine
+that cannot start, exits, answers an illegal move or exceeds --engine-timeout stops the match
+with a one-line error; with --forfeit it loses that game instead (termination "forfeit: ...",
+the error on stderr) and a fresh process plays on.
 statistics: W/D/L and score from A's view; Elo = -400 log10(1/score - 1) with a 95% interval
 from the pentanomial model (game pairs of one opening are the independent unit: normal
 approximation on the per-pair mean score, 1.96 standard errors, ends converted to Elo).
@@ -68,7 +74,10 @@ stronger) or ln((1 - BETA) / ALPHA) (H1 accepted), or after --games games (incon
 The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/arena/sprt.py).
 openings: --openings FILE is EPD (one EPD or FEN a line) or PGN (a .pgn name, or a first line
 starting with '['): each game's mainline played to its end is one opening. Default: the shipped
-datasets/openings/openings.epd.
+datasets/openings/openings.epd. The --json summary records the openings file, its sha256 and the
+seed. Confirmation (docs/strength.md): a candidate chosen by one match is reported from another
+on other openings or another seed; --chosen-by JSON (the choosing match's summary) refuses a
+match that would reuse that match's openings and seed.
 output: --pgn (or --out) is written game pair by game pair, so a stopped match keeps its
 finished games; an existing file is refused unless --overwrite. Without it: results/match-A-vs-B.pgn,
 or -2, -3, ... when that exists. Every 30 s a line on stderr gives the games, W/D/L, Elo and LLR
@@ -87,6 +96,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_plot(bench_sub)
     bench_epd.register(bench_sub)
     bench_compare.register(bench_sub)
+    bench_openings.register(bench_sub)
+    bench_ladder.register(bench_sub)
 
 
 def _missing(parser: argparse.ArgumentParser) -> int:
@@ -194,6 +205,9 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     p.add_argument("--pgn", dest="out", default=argparse.SUPPRESS, metavar="PGN", help="same as --out")
     add_overwrite_argument(p, "the --out PGN")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    p.add_argument("--chosen-by", metavar="JSON", default=None,
+                   help="a confirmation match: the JSON summary (file) of the match that chose its candidate; "
+                        "refused when this match would reuse its openings file and seed (docs/strength.md)")
     p.set_defaults(func=run_match_command)
 
 
@@ -204,7 +218,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     check_output(config.out, overwrite=args.overwrite, inputs=(args.a, args.b, config.openings))
     sprt = sprt_of(args.sprt)
     try:
-        engines = engine_specs(args.engine, args.engine_options)
+        engines = engine_specs(args.engine, args.engine_options, args.engine_protocol)
         given = [x for x in (args.a, args.b) if x is not None]
         if len(given) + len(engines) != 2:
             raise ValueError(f"a match has two players: got {len(given)} weight sets and {len(engines)} --engine "
@@ -213,6 +227,9 @@ def run_match_command(args: argparse.Namespace) -> int:
         players = [p for _, p in loaded] + list(engines)
         labels = [name for name, _ in loaded] + [e.name for e in engines]
         openings = load_openings(config.openings or DEFAULT_OPENINGS)
+        record = openings_record(config.openings or DEFAULT_OPENINGS, config.seed)
+        if args.chosen_by is not None:
+            check_confirmation(args.chosen_by, record)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     args.a, args.b = labels
@@ -250,13 +267,14 @@ def run_match_command(args: argparse.Namespace) -> int:
     summary = summarize(pairs)
     test = sprt.check(summary.pentanomial) if sprt is not None else None
     if args.json:
-        print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **summary.to_json(),
+        print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **record, **summary.to_json(),
                           "sprt": test.to_json() if test is not None else None,
                           "seconds": round(seconds, 2), "pgn": out}))
         return 0
     s = summary
     print(f"{args.a} vs {args.b}: {s.games} games ({s.games // 2} openings x 2 colours), {limit}, "
           f"{seconds:.1f} s")
+    print(one_line(f"openings {record['openings']} (sha256 {str(record['openings_sha256'])[:12]}), seed {record['seed']}"))
     print(f"W/D/L from {args.a}'s view: {s.wins} / {s.draws} / {s.losses}")
     print(f"score {100 * s.score:.1f}% (95% interval {100 * s.score_low:.1f}% .. {100 * s.score_high:.1f}%)")
     print(f"Elo {s.elo:+.0f} (95% interval {s.elo_low:+.0f} .. {s.elo_high:+.0f}; pentanomial over "
@@ -267,17 +285,6 @@ def run_match_command(args: argparse.Namespace) -> int:
         print(test.describe())
     print(one_line(f"PGN written to {out}"))
     return 0
-
-
-def describe_limit(config: MatchConfig) -> str:
-    if config.depth is not None:
-        return f"depth {config.depth}"
-    if config.nodes is not None:
-        return f"{config.nodes} nodes per move"
-    if config.tc is not None:
-        base, inc = parse_tc(config.tc)
-        return f"clock {base:g} s + {inc:g} s per side"
-    return f"{config.movetime} ms per move"
 
 
 # ---------------------------------------------------------------- plot

@@ -48,6 +48,9 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine-options", action="append", metavar="OPTS",
                    help="UCI options 'Name=Value,Name2=Value2' (e.g. 'UCI_LimitStrength=true,UCI_Elo=1500'): "
                         "once for every engine, or once per --engine")
+    p.add_argument("--engine-protocol", action="append", metavar="PROTOCOL", choices=("uci", "xboard"),
+                   help="uci (default) or xboard (CECP 2, with the ping and setboard features): once for every "
+                        "engine, or once per --engine")
 
 
 def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -119,7 +122,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     if sprt is not None and args.games == 0:
         raise TunerError("--sprt stops games: give --games N (the most games a pair plays)")
     try:
-        engines = engine_specs(args.engine, args.engine_options)
+        engines = engine_specs(args.engine, args.engine_options, args.engine_protocol)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     players = entrants(args.entrants, engines, search=args.search, models=MoveModels(args.move_model).get,

@@ -75,7 +75,7 @@ def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str
     from tuner.selfplay.run import file_sha256  # noqa: PLC0415
 
     try:
-        engines = engine_specs(args.engine, args.engine_options)
+        engines = engine_specs(args.engine, args.engine_options, args.engine_protocol)
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     if (args.weights is None) == (not engines) or len(engines) > 1:

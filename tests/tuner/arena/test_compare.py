@@ -16,6 +16,7 @@ from search.params.catalog import FEATURE_INDEX
 from search.params.weights import Weights, dumps, load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.epd import DEFAULT_SUITE
+from tuner.arena.match import DEFAULT_OPENINGS, openings_record
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -177,6 +178,7 @@ def test_sprt_stops_each_pair_as_bench_match_does(sample_set: Path, tmp_path: Pa
     pair = doc["pairs"][0]
     assert pair["sprt"]["decision"] == "H1" and pair["games"] < 60 and pair["sprt"]["pairs"] == pair["games"] // 2
     assert doc["games"]["sprt"]["upper"] == pytest.approx(pair["sprt"]["upper"])
+    assert {k: doc["games"][k] for k in ("openings", "openings_sha256", "seed")} == openings_record(DEFAULT_OPENINGS, 2)
     alone = cli_json(["bench", "match", "classic", "material", *games, "--json", "--out", str(tmp_path / "m.pgn")],
                      capsys)
     for key in ("games", "wins", "draws", "losses", "pentanomial", "sprt"):

@@ -109,3 +109,56 @@ def test_unrated_players_and_bad_input() -> None:
         fit_ratings(2, [PairScores(0, 0, np.array([0.5]))])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         fit_ratings(2, [PairScores(0, 1, np.array([1.5]))])
+
+
+# ---------------------------------------------------------------- gauntlets (tuner bench ladder)
+
+
+def test_gauntlet_against_one_opponent_is_the_match_elo_on_its_scale() -> None:
+    from tuner.arena.match import elo_of  # noqa: PLC0415
+    from tuner.arena.ratings import fit_gauntlet  # noqa: PLC0415
+
+    scores = np.array([1.0, 0.5, 0.75, 0.25, 1.0, 0.5])
+    fit = fit_gauntlet([1500.0], [scores])
+    assert fit.elo == pytest.approx(1500.0 + elo_of(float(scores.mean())), abs=1e-6)
+    s = float(scores.mean())
+    se = math.sqrt(np.var(scores) / len(scores)) / (math.log(10) / 400 * s * (1 - s))  # delta method
+    assert fit.se == pytest.approx(se, rel=1e-9)
+    low, high = fit.interval() or (0.0, 0.0)
+    assert low < fit.elo < high
+
+
+def test_gauntlet_fit_balances_expected_and_actual_points_and_matches_the_delta_method() -> None:
+    from tuner.arena.ratings import expected, fit_gauntlet  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    ratings = [1300.0, 1600.0, 1900.0, 2200.0]
+    pair_scores = [rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=n, p=p)
+                   for n, p in ((20, [0.05, 0.1, 0.3, 0.3, 0.25]), (30, [0.1, 0.2, 0.3, 0.2, 0.2]),
+                                (25, [0.3, 0.3, 0.2, 0.1, 0.1]), (15, [0.6, 0.2, 0.1, 0.05, 0.05]))]
+    fit = fit_gauntlet(ratings, pair_scores)
+    games = np.array([2 * len(s) for s in pair_scores])
+    points = sum(2 * float(np.sum(s)) for s in pair_scores)
+    assert float(np.sum(games * np.asarray(expected(fit.elo - np.array(ratings))))) == pytest.approx(points, abs=1e-6)
+    # the sandwich standard error is the delta method on the pair scores, by finite differences
+    grads, variances = [], []
+    for k, s in enumerate(pair_scores):
+        h = 1e-6
+        up = [x.copy() for x in pair_scores]
+        inner = int(np.flatnonzero((s > 0) & (s < 1))[0])
+        up[k][inner] += h * len(s)  # one pair's score moved by n h: the mean by h
+        grads.append((fit_gauntlet(ratings, up).elo - fit.elo) / h)
+        variances.append(float(np.var(s)) / len(s))
+    assert fit.se == pytest.approx(math.sqrt(sum(g * g * v for g, v in zip(grads, variances))), rel=1e-4)
+
+
+def test_gauntlet_with_every_point_or_none_is_infinite_and_bad_input_is_refused() -> None:
+    from tuner.arena.ratings import fit_gauntlet  # noqa: PLC0415
+
+    assert fit_gauntlet([1500.0, 1700.0], [np.ones(3), np.ones(2)]).elo == math.inf
+    fit = fit_gauntlet([1500.0], [np.zeros(3)])
+    assert fit.elo == -math.inf and fit.interval() is None
+    with pytest.raises(ValueError, match="2 opponent ratings for 1"):
+        fit_gauntlet([1.0, 2.0], [np.ones(2)])
+    with pytest.raises(ValueError, match=r"scores must be one or more values in \[0, 1\]"):
+        fit_gauntlet([1.0], [np.array([])])
