@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -202,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
             raise TunerError("no run folder given: pass --out RUN")
         if common.data and Path(common.out).resolve() == Path(common.data).resolve():
             raise TunerError(f"{common.out}: --out names the position set of --data; a run needs a folder of its own")
+        if common.data:  # recorded absolute, so that --resume works from any folder (issue 58 item 17)
+            common = dataclasses.replace(common, data=os.path.abspath(common.data))
         run_dir = RunDir(common.out)
         start = Path(common.start.rsplit("+", 1)[-1] if common.start.startswith("network:") else common.start)
         replaced = {(run_dir.path / name).resolve() for name in ("weights.json", "weights.mtnn", "state.json")}

@@ -77,6 +77,21 @@ def test_ctrl_c_keeps_the_last_iteration_and_resume_finishes_the_same(sample_set
     assert load_weights(cut / "weights.json").values.tolist() == load_weights(full / "weights.json").values.tolist()
 
 
+def test_a_run_on_a_relative_data_path_resumes_from_another_folder(sample_set: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 58 item 17: config.toml kept --data as given (relative), so --resume from another
+    working folder could not find the set; it is recorded absolute."""
+    monkeypatch.chdir(sample_set.parent)
+    run = tmp_path / "run"
+    assert main(["tune", "--data", sample_set.name, "--out", str(run), "--iterations", "1", *FAST]) == 0
+    assert tomllib.loads((run / "config.toml").read_text())["data"] == str(sample_set)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["tune", "--resume", str(run), "--iterations", "2", "--quiet"]) == 0
+    assert [r["iteration"] for r in _metrics(run)] == [0, 1, 2]
+
+
 def test_ga_run_from_the_command_line(sample_set: Path, tmp_path: Path) -> None:
     run = tmp_path / "ga"
     assert main(["tune", "--method", "ga", "--data", str(sample_set), "--out", str(run), "--generations", "2",
