@@ -172,6 +172,9 @@ def run(args: argparse.Namespace) -> int:
         run_dir = RunDir(args.resume)
         if not run_dir.config_path.exists():
             raise TunerError(f"{run_dir.path}: not a run folder (no config.toml)")
+        if "method" not in read_toml(run_dir.config_path):  # an emptied file read as all defaults
+            raise TunerError(f"{run_dir.config_path}: names no method (the file is empty or not the one tuner tune "
+                             "wrote); cannot resume without the run's settings")
         common0, methods0 = configs_from_toml(run_dir.config_path)
         changed = set()
         for cls in (TuneConfig, *method_configs().values()):

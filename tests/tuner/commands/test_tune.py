@@ -92,6 +92,19 @@ def test_a_run_on_a_relative_data_path_resumes_from_another_folder(sample_set: P
     assert [r["iteration"] for r in _metrics(run)] == [0, 1, 2]
 
 
+@pytest.mark.parametrize("text", ["", "\n# nothing\n", "data = 'x'\n"])
+def test_resume_with_an_empty_config_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    text: str) -> None:
+    """issue 58 item 17: an empty config.toml on --resume gave "`: not the position set ...`"."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.toml").write_text(text)
+    assert main(["tune", "--resume", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tuner tune: error: {run / 'config.toml'}: names no method (the file is empty or not the one "
+                   "tuner tune wrote); cannot resume without the run's settings"]
+
+
 def test_ga_run_from_the_command_line(sample_set: Path, tmp_path: Path) -> None:
     run = tmp_path / "ga"
     assert main(["tune", "--method", "ga", "--data", str(sample_set), "--out", str(run), "--generations", "2",
