@@ -39,7 +39,7 @@ from tuner.methods.registry import methods
 from tuner.training.run_folder import RunDir, data_identity
 from tuner.training.training_data import load_training_data
 from tuner.training.tune_config import TuneConfig, start_weights
-from tuner.training.verdict import data_warning, verdict, verify_match
+from tuner.training.verdict import closing_verdict, data_warning, verdict, verify_match
 
 
 #: the settings ``tuner tune --data DIR --out RUN`` uses when given neither ``--config`` nor
@@ -72,14 +72,25 @@ def recipe_name(path: Path = DEFAULT_RECIPE) -> str:
     return f"{path.stem} ({shown})"
 
 
-def recipe_line(path: Path = DEFAULT_RECIPE) -> str:
+def recipe_line(path: Path = DEFAULT_RECIPE, common: TuneConfig | None = None, method_cfg: Any = None) -> str:
     """One line saying which recipe runs and what it sets: ``recipe gm (tuner/recipes/gm.toml):
-    mmto from classic, iterations 10, ...``."""
+    mmto from classic, iterations 10, ...``. With the run's settings (``common``, ``method_cfg``:
+    the recipe with the flags applied), each value is the one the run uses, and a flag's value
+    says so: ``iterations 3 (flag; recipe 10)`` (the banner said the recipe's 10 when
+    ``--iterations 3`` was given: issue 58 item 14)."""
     top, tables = recipe_settings(path)
     method = str(top.get("method", TuneConfig().method))
-    parts = [f"{method} from {top.get('start', TuneConfig().start)}"]
-    parts += [f"{k} {_shown(v)}" for k, v in tables.get(method, {}).items()]
-    parts += [f"{k} {_shown(v)}" for k, v in top.items() if k not in ("method", "start")]
+
+    def part(key: str, value: Any, now: Any) -> str:
+        if now is None or now == value or (isinstance(value, list) and tuple(value) == now):
+            return f"{key} {_shown(value)}"
+        return f"{key} {_shown(now)} (flag; recipe {_shown(value)})"
+
+    start = top.get("start", TuneConfig().start)
+    parts = [f"{method} from {start}" if common is None or common.start == start else
+             f"{method} from {common.start} (flag; recipe {start})"]
+    parts += [part(k, v, getattr(method_cfg, k, None)) for k, v in tables.get(method, {}).items()]
+    parts += [part(k, v, getattr(common, k, None)) for k, v in top.items() if k not in ("method", "start")]
     return (f"recipe {recipe_name(path)}: " + ", ".join(parts)
             + " (no --method or --config given; flags override it)")
 
@@ -196,12 +207,12 @@ def run(args: argparse.Namespace) -> int:
             common0, methods0 = configs_from_toml(Path(args.config))
         elif not hasattr(args, "method"):  # neither a config nor a method: the shipped recipe
             common0, methods0 = configs_from_toml(DEFAULT_RECIPE)
-            if not args.quiet:
-                print(recipe_line(), file=sys.stderr)
         else:
             common0, methods0 = TuneConfig(), {m: cls() for m, cls in method_configs().items()}
         common = from_namespace(TuneConfig, args, common0)
         method_cfg = _method_config(common, args, methods0)
+        if not args.config and not hasattr(args, "method") and not args.quiet:
+            print(recipe_line(DEFAULT_RECIPE, common, method_cfg), file=sys.stderr)
         if not common.out:
             raise TunerError("no run folder given: pass --out RUN")
         if common.data and Path(common.out).resolve() == Path(common.data).resolve():
@@ -308,7 +319,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             raise TunerError(f"{_os_error(exc)}; {_kept(run_dir)}") from None
     log(f"{common.method}: weights written to {run_dir.weights_path}")
     _say_whether_it_paid(common, data, run_dir, w0, verify, log)
-    note = small_data_note(data.n_train, run_dir)
+    note = small_data_note(data.n_train, run_dir, common.start)
     if note:
         log(note)
     return 0
@@ -345,8 +356,9 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
             match = verify_match(str(run_dir.weights_path), common.start, verify)
             result["verify"] = match
             log(f"verify: {match['text']}")
-            if match["lost"]:
-                log("warning: the tuned weights lose to the start in games: this run did not pay")
+        paid, by, line = closing_verdict(result, shlex.quote(str(run_dir.weights_path)), shlex.quote(common.start))
+        result.update({"paid_on_validation": result["paid"], "paid": paid, "paid_by": by})
+        log(line)
         atomic_write_text(run_dir.path / "verdict.json", json.dumps(result, indent=2) + "\n")
 
 
@@ -360,13 +372,15 @@ MAX_VERIFY_GAMES = 100_000
 DEMONSTRATION_POSITIONS = 10_000
 
 
-def small_data_note(train_positions: int, run_dir: RunDir) -> str | None:
-    """The closing note of a run on too few positions to learn weights worth playing with."""
+def small_data_note(train_positions: int, run_dir: RunDir, start: str) -> str | None:
+    """The closing note of a run on too few positions to learn weights worth playing with; its
+    hint measures the tuned weights against the run's own ``start``."""
     if train_positions >= DEMONSTRATION_POSITIONS:
         return None
     return (f"note: {train_positions} training positions are a demonstration of the method, not data to learn "
-            f"playing weights from (docs/quality.md used 100,000 and more); measure these before using them: "
-            f"tuner bench match {shlex.quote(str(run_dir.weights_path))} classic --depth 2")
+            f"playing weights from (docs/quality.md used 100,000 and more); measure these against the start "
+            f"before using them: tuner bench match {shlex.quote(str(run_dir.weights_path))} {shlex.quote(start)} "
+            "--depth 2")
 
 
 def _resume_hint(run_dir: RunDir) -> str:

@@ -158,9 +158,15 @@ def test_data_and_out_alone_run_the_shipped_recipe(sample_set: Path, tmp_path: P
     first = err[0]
     assert err[-1].startswith("note: 600 training positions are a demonstration") and str(run) in err[-1]
     assert first.startswith(f"recipe gm (tuner/recipes/gm.toml): {recipe['method']} from {recipe['start']}, ")
-    for key, value in recipe[common.method].items():
+    # the banner gives the values the run uses: a flag's own (issue 58 item 14: it said the
+    # recipe's "iterations 10" when --iterations 1 was given), saying so when it differs
+    flags = {"iterations": 1, "inner_steps": 8, "max_validation": 200}
+    for key, value in [*recipe[common.method].items(), ("max_validation", recipe["max_validation"])]:
         shown = ",".join(map(str, value)) if isinstance(value, list) else str(value)
-        assert f"{key} {shown}" in first, key
+        if key in flags and flags[key] != value:
+            assert f"{key} {flags[key]} (flag; recipe {shown})" in first, key
+        else:
+            assert f"{key} {shown}," in first or f"{key} {shown} (" in first, key
     config = tomllib.loads((run / "config.toml").read_text())
     assert config["method"] == recipe["method"] == common.method
     assert config["start"] == recipe["start"]
@@ -194,6 +200,7 @@ def test_the_demonstration_note_names_small_runs_only(tmp_path: Path) -> None:
     from tuner.training.run_folder import RunDir
 
     run = RunDir(tmp_path / "r")
-    assert small_data_note(DEMONSTRATION_POSITIONS, run) is None
-    note = small_data_note(DEMONSTRATION_POSITIONS - 1, run)
-    assert note is not None and "demonstration" in note and f"tuner bench match {run.weights_path} classic" in note
+    assert small_data_note(DEMONSTRATION_POSITIONS, run, "gm") is None
+    note = small_data_note(DEMONSTRATION_POSITIONS - 1, run, "gm")
+    # the hint measures against the run's own start (issue 58 item 14: it said classic after gm)
+    assert note is not None and "demonstration" in note and f"tuner bench match {run.weights_path} gm --depth 2" in note
