@@ -277,6 +277,11 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             run_dir.check_new(overwrite=overwrite)
         w0 = start_weights(common)
         method = get_method(common.method)
+        if checkpoint is not None:  # issue 58 item 15: --resume said nothing about where it resumes
+            total = int(getattr(method_cfg, method.iterations))
+            log(f"{run_dir.path}: resuming {common.method} after {method.unit} {checkpoint.iteration} of {total} "
+                f"(its weights and optimizer state in {run_dir.state_path.name}); {max(total - checkpoint.iteration, 0)} "
+                f"to go")
         if kind_of(w0) not in method.evaluators:
             able = [m.name for m in methods().values() if kind_of(w0) in m.evaluators]
             raise TunerError(f"--start {common.start}: a {kind_of(w0)} evaluator, and {common.method} trains "

@@ -78,7 +78,8 @@ def test_ctrl_c_keeps_the_last_iteration_and_resume_finishes_the_same(sample_set
 
 
 def test_a_run_on_a_relative_data_path_resumes_from_another_folder(sample_set: Path, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """issue 58 item 17: config.toml kept --data as given (relative), so --resume from another
     working folder could not find the set; it is recorded absolute."""
     monkeypatch.chdir(sample_set.parent)
@@ -88,8 +89,12 @@ def test_a_run_on_a_relative_data_path_resumes_from_another_folder(sample_set: P
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    assert main(["tune", "--resume", str(run), "--iterations", "2", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(run), "--iterations", "2"]) == 0
     assert [r["iteration"] for r in _metrics(run)] == [0, 1, 2]
+    # and it says where it resumes (issue 58 item 15)
+    assert f"{run}: resuming mmto after iteration 1 of 2 (its weights and optimizer state in state.json); 1 to go" \
+        in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text", ["", "\n# nothing\n", "data = 'x'\n"])
