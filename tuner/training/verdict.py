@@ -149,24 +149,26 @@ def verdict(ctx: RunContext, common: TuneConfig, data: TrainingData, w0: Evaluat
 
 
 def _elo_text(match: dict[str, Any]) -> str:
-    """``Elo +12 [-40, +64]`` of a :func:`verify_match` result (an infinite end as ``-inf``/``+inf``)."""
-    def signed(x: float | None, inf: str) -> str:
-        return inf if x is None else f"{x:+.0f}"
+    """``Elo +12 [-40, +64]`` of a :func:`verify_match` result; an infinite Elo (a score of 0 or
+    1, stored as None) as ``-inf`` or ``+inf`` by its score."""
+    def signed(elo: float | None, score: float) -> str:
+        return (f"{elo:+.0f}" if elo is not None else "-inf" if score < 0.5 else "+inf")
 
-    low, high = match["elo_ci95"]
-    centre = signed(match["elo"], "-inf" if match["score"] < 0.5 else "+inf")
-    return f"Elo {centre} [{signed(low, '-inf')}, {signed(high, '+inf')}]"
+    (low, high), (s_low, s_high) = match["elo_ci95"], match["score_ci95"]
+    return f"Elo {signed(match['elo'], match['score'])} [{signed(low, s_low)}, {signed(high, s_high)}]"
 
 
 def closing_verdict(result: dict[str, Any], weights: str, start: str) -> tuple[bool | None, str | None, str]:
     """The run's one closing verdict, ``(paid, by, line)``, weighing what :func:`verdict` and
     :func:`verify_match` measured: games outweigh the validation figures when both exist.
 
-    Games (``result["verify"]``) decide when their 95 % score interval excludes 0.5 (lower end
-    above: paid; upper end below: did not pay) or else their SPRT decided (H1: paid; H0, not
-    ``elo1`` better: did not pay); otherwise the validation verdict (``result["paid"]``: move-match
-    interval, Texel's E_results) decides, and when games were played but decided nothing a
-    paying validation is "not shown to pay". ``by`` is ``"games"``, ``"validation"`` or None
+    Games (``result["verify"]``) decide when their SPRT decided (H1: paid; H0, not ``elo1``
+    better: did not pay; its stop for scores outside both hypotheses included), or else when
+    their 95 % score interval has a width and excludes 0.5 (lower end above: paid; upper end
+    below: did not pay; a few games all lost give the zero-width interval [0, 0], which decides
+    nothing); otherwise the validation verdict (``result["paid"]``: move-match interval, Texel's
+    E_results) decides, and when games were played but decided nothing a paying validation is
+    "not shown to pay". ``by`` is ``"games"``, ``"validation"`` or None
     (undecided). The line says "paid", "did not pay" or "not shown to pay" in words, with each
     figure's interval, and for anything but "paid" how to measure further (``weights`` against
     ``start`` in games).
@@ -186,7 +188,9 @@ def closing_verdict(result: dict[str, Any], weights: str, start: str) -> tuple[b
     if games and games["games"]:
         lo, hi = games["score_ci95"]
         decision = games["sprt"]["decision"]
-        paid = False if hi < 0.5 else True if lo > 0.5 else {"H0": False, "H1": True}.get(decision)
+        paid = {"H0": False, "H1": True}.get(decision)
+        if paid is None and hi > lo:
+            paid = False if hi < 0.5 else True if lo > 0.5 else None
         played = f"{games['games']} games against the start, {_elo_text(games)}, SPRT {decision}"
         if paid is not None:
             agree = ("which the validation figures agree with" if validation is paid else

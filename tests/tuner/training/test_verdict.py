@@ -71,7 +71,7 @@ def _games(wins: int, draws: int, losses: int, decision: str) -> dict:  # type: 
 
     n = wins + draws + losses
     score = (wins + 0.5 * draws) / n
-    sd = math.sqrt(max((wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score ** 2) / n, 1e-9))
+    sd = math.sqrt((wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score ** 2) / n)
     lo, hi = max(0.0, score - 1.96 * sd / math.sqrt(n)), min(1.0, score + 1.96 * sd / math.sqrt(n))
 
     def finite(x: float) -> float | None:
@@ -97,6 +97,11 @@ MOVE_MATCH_FLAT = {"move_match": {"diff": 0.0, "ci95": [-0.01, 0.01]}, "texel_e"
     (MOVE_MATCH_UP, None, True, "validation", "this run paid, by the validation figures"),
     (MOVE_MATCH_DOWN, None, False, "validation", "this run did not pay, by the validation figures"),
     (MOVE_MATCH_FLAT, None, None, None, "not shown to pay: the validation figures decided nothing"),
+    # 4 games all lost: a zero-width score interval [0, 0] and an SPRT still undecided decide nothing
+    (MOVE_MATCH_DOWN, _games(0, 0, 4, "inconclusive"), False, "validation", "the games decided nothing"),
+    (MOVE_MATCH_UP, _games(0, 0, 4, "inconclusive"), None, None, "not shown to pay"),
+    # the interval alone decides when it has a width (the SPRT not yet)
+    (MOVE_MATCH_UP, _games(10, 40, 50, "inconclusive"), False, "games", "did not pay, by the games"),
 ])
 def test_the_closing_verdict_weighs_games_over_move_match_and_says_it_in_words(validation, games, paid, by,  # type: ignore[no-untyped-def]
                                                                                 words) -> None:
@@ -109,5 +114,7 @@ def test_the_closing_verdict_weighs_games_over_move_match_and_says_it_in_words(v
     assert f"{100 * validation['move_match']['diff']:+.2f} points" in line  # each figure with its interval
     if games:
         assert f"{games['games']} games against the start, Elo " in line and f"SPRT {games['sprt']['decision']}" in line
+        if games["losses"] == games["games"]:  # infinite ends by their score: all lost is -inf throughout
+            assert "Elo -inf [-inf, -inf]" in line
     if paid is not True:  # how to measure further, against the run's own start
         assert "keep the start" in line or "tuner bench match run/weights.json gm --nodes 20000" in line
