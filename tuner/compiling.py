@@ -143,8 +143,10 @@ def compile_notes(prefix: str, text: str | None = None, stream: TextIO | None = 
             now = compiling_now()
             if now is not None:
                 kernel, _, total = now
-                print(f"{prefix}: note: still compiling kernels, {total:.0f} s so far (now "
-                      f"{kernel or 'a kernel'})", file=out, flush=True)
+                # one write of the whole line: another thread's progress lines cannot split it
+                out.write(f"{prefix}: note: still compiling kernels, {total:.0f} s so far (now "
+                          f"{kernel or 'a kernel'})\n")
+                out.flush()
 
     meter.on_first = note
     thread = threading.Thread(target=ticker, name="compile-ticker", daemon=True)
