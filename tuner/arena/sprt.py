@@ -25,11 +25,14 @@ the difference ``L0 - L1`` of the two likelihood-ratio statistics ``L_i = N sum_
 p_k(s_i))`` (each hypothesis' best fit against the data's own best fit, ``q``). When the
 observed mean score is far below ``s0`` (or far above ``s1``), both fits are bad and nearly
 equally bad, so the difference hardly moves: 30 pairs of which 29 were lost twice and one
-scored 0.5 (``[29, 1, 0, 0, 0]``, 0/1/59 in games) give ``LLR = -0.43`` at elo 0 against 5, and
-fishtest's normalized form (``LLRcalc.LLR_normalized``, nElo, Van den Bergh, "Normalized Elo
-practical", section 4) moves no more (-0.11 by its section 4.2 approximation ``LLR_normalized_alt``),
-since its per-pair LLR ``ln((1 + (t - t0)^2) / (1 + (t - t1)^2)) / 2`` also tends to 0 as the
-t-value ``t`` leaves both. So the test also stops once the likelihood-ratio interval of the
+scored 0.5 (``[29, 1, 0, 0, 0]``, 0/1/59 in games) give ``LLR = -0.43`` at elo 0 against 5.
+fishtest computes this LLR when a test's bounds are logistic Elo, as here (``stat_util.update_SPRT``:
+``LLR_logistic`` for ``elo_model`` "logistic", ``LLR_normalized`` for "normalized", each on the
+pentanomial counts when there are some); its normalized form (``LLRcalc.LLR_normalized``, the
+t-value MLE of Van den Bergh, "Normalized Elo practical", section 4.1, bounds in nElo) moves no
+more there: -0.61 at nElo 0 against 5 (computed once with fishtest's formulas, scipy's brentq),
+-0.11 by its section 4.2 approximation ``LLR_normalized_alt``, whose per-pair LLR ``ln((1 + (t -
+t0)^2) / (1 + (t - t1)^2)) / 2`` tends to 0 as the t-value ``t`` leaves both bounds. So the test also stops once the likelihood-ratio interval of the
 score, ``{s : L(s) < c}``, excludes both hypotheses: H0 when the mean is below ``s0`` and ``L0
 >= ln((1 - alpha) / beta)`` (the width of Wald's lower bound), H1 when the mean is above ``s1``
 and ``L1 >= ln((1 - beta) / alpha)``. ``L0 >= c`` says that no pentanomial distribution with
@@ -44,7 +47,8 @@ updates; here the test is checked after every game pair).
 
 Source: official-stockfish/fishtest, ``server/fishtest/stats/LLRcalc.py`` (``regularize``,
 ``results_to_pdf``, ``secular``, ``MLE_expected``, ``LLR``, ``LLR_logistic``) and
-``stat_util.py`` (``SPRT``, ``update_SPRT``), read at commit b8eecff2; the code here is written
+``stat_util.py`` (``SPRT``, ``update_SPRT``), read at commit b8eecff2 (``LLR_normalized``,
+``MLE_t_value`` and ``update_SPRT``'s choice of the two at 0753fcc6 and 1054c5aa); the code here is written
 anew (a bisection instead of scipy's brentq) and checked against an independent maximisation
 of the likelihood in ``tests/tuner/arena/test_sprt.py``.
 """
