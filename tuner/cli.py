@@ -224,6 +224,9 @@ def use_terms(path: str) -> str:
         plugin = load_plugin(path)
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
+    except SystemExit as exc:  # the plug-in's own code called sys.exit: not a plug-in (issue 58 item 17)
+        raise TunerError(f"{path}: importing the plug-in failed: it called sys.exit({exc.code!r}); "
+                         "a plug-in file only defines its terms") from None
     for note in plugin.notes:  # e.g. the plug-in imports search.board, now search.core.board
         print(f"tuner: note: {note}", file=sys.stderr)
     if "search.params.catalog" in sys.modules and not same_file(os.environ.get(ENV_VAR) or "", path):

@@ -32,6 +32,7 @@ class _CompileMeter:
         self.count = 0  # outermost compilations started
         self.depth = 0  # compiling a kernel compiles the kernels it calls, each with its event
         self.started = 0.0
+        self.kernel = ""  # the outermost kernel being compiled (module.name)
         self.on_first: Callable[[], None] | None = None
         self.lock = threading.Lock()
 
@@ -42,6 +43,7 @@ class _CompileMeter:
                 return
             self.count += 1
             self.started = _now()
+            self.kernel = _kernel_name(event)
             hook, self.on_first = self.on_first, None
         if hook is not None:
             hook()
@@ -51,6 +53,14 @@ class _CompileMeter:
             self.depth -= 1
             if self.depth == 0:
                 self.seconds += _now() - self.started
+
+
+def _kernel_name(event: Any) -> str:
+    """``module.name`` of the function a ``numba:compile`` event compiles ("" if unknown)."""
+    func = getattr((getattr(event, "data", None) or {}).get("dispatcher"), "py_func", None)
+    if func is None:
+        return ""
+    return f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
 
 
 _METER: _CompileMeter | None = None
@@ -97,20 +107,53 @@ def compile_clock() -> float:
     return _now() - spent
 
 
+#: seconds between two "still compiling" lines while numba compiles
+TICK_SECONDS = 15.0
+
+
+def compiling_now() -> tuple[str, float, float] | None:
+    """``(kernel, its seconds so far, all compilation seconds)`` while numba compiles, else None."""
+    meter = _meter()
+    with meter.lock:
+        if meter.depth == 0:
+            return None
+        this = _now() - meter.started
+        return meter.kernel, this, meter.seconds + this
+
+
 @contextmanager
-def compile_notes(prefix: str, text: str | None = None, stream: TextIO | None = None) -> Iterator[None]:
+def compile_notes(prefix: str, text: str | None = None, stream: TextIO | None = None,
+                  tick: float = TICK_SECONDS) -> Iterator[None]:
     """Print ``{prefix}: note: {text}`` (default :data:`COMPILING_NOTE`: ``compiling kernels
     (first run only)``) on ``stream`` (standard error) when numba first compiles inside the
-    block: nothing when every kernel it needs is loaded from the cache or already compiled."""
+    block: nothing when every kernel it needs is loaded from the cache or already compiled.
+    While a compilation lasts, a line every ``tick`` seconds says which kernel compiles (its
+    module names the stage: ``search.*`` the searches, ``objectives.*`` the losses) and for how
+    long: a cold ``tune`` was silent for 107 s after the note (issue 58 item 15)."""
     meter = _meter()
     out = stream if stream is not None else sys.stderr
     message = text if text is not None else COMPILING_NOTE
+    stop = threading.Event()
 
     def note() -> None:
         print(f"{prefix}: note: {message}", file=out, flush=True)
 
+    def ticker() -> None:
+        while not stop.wait(tick):
+            now = compiling_now()
+            if now is not None:
+                kernel, _, total = now
+                # one write of the whole line: another thread's progress lines cannot split it
+                out.write(f"{prefix}: note: still compiling kernels, {total:.0f} s so far (now "
+                          f"{kernel or 'a kernel'})\n")
+                out.flush()
+
     meter.on_first = note
+    thread = threading.Thread(target=ticker, name="compile-ticker", daemon=True)
+    thread.start()
     try:
         yield
     finally:
         meter.on_first = None
+        stop.set()
+        thread.join()

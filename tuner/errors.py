@@ -14,6 +14,7 @@ with an exception set`` instead of the interrupt. Long runs therefore defer Ctrl
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import unicodedata
@@ -35,14 +36,33 @@ def _escape(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+#: the longest run of non-blank characters :func:`one_line` prints whole (a FEN, a path, a JSON
+#: value), and the longest line; longer ones keep their two ends around an ellipsis
+MAX_RUN, MAX_LINE = 200, 1000
+_LONG_RUN = re.compile(r"\S{%d,}" % (MAX_RUN + 1))
+
+
+def _cut(text: str, keep: int) -> str:
+    """``text`` as its first and last ``keep // 2`` characters around ``…[N characters]…``."""
+    half = keep // 2
+    return f"{text[:half]}…[{len(text):,} characters]…{text[-half:]}"
+
+
 def one_line(text: object) -> str:
     """``text`` (a message, or a file name or line of an input file printed in one) as one line
     that cannot forge another: every control character, line or paragraph separator, format
     character and lone surrogate is written as its Python escape (``\\n``, ``\\x1b``,
-    ``\\u2028``, ``\\udcff``); the rest, non-ASCII letters included, is left as it is. Every
-    line the command line prints that may hold a user's file name or file content goes through
-    it (:mod:`tuner.cli` for errors and notes, ingest's problem lines)."""
+    ``\\u2028``, ``\\udcff``); the rest, non-ASCII letters included, is left as it is. An
+    echoed huge input does not flood the terminal: a run of more than :data:`MAX_RUN`
+    non-blank characters keeps its first and last 100 around ``…[N characters]…``, and a line
+    still longer than :data:`MAX_LINE` its first and last 500. Every line the command line
+    prints that may hold a user's file name or file content goes through it (:mod:`tuner.cli`
+    for errors and notes, ingest's problem lines)."""
     text = str(text)
+    if len(text) > MAX_RUN:
+        text = _LONG_RUN.sub(lambda m: _cut(m.group(), MAX_RUN), text)
+        if len(text) > MAX_LINE:
+            text = _cut(text, MAX_LINE)
     if text.isprintable() and text.isascii():  # the common case: nothing to look at
         return text
     return "".join(_escape(ch) if unicodedata.category(ch) in _ESCAPED_CATEGORIES else ch for ch in text)

@@ -37,16 +37,20 @@ class PlainProgress(Generic[T]):
     ``write``, ``n``, ``close``, ``with``), writing plain lines to ``file``."""
 
     def __init__(self, iterable: Iterable[T] | None = None, *, total: float | None = None, desc: str | None = None,
-                 unit: str = "it", initial: float = 0, file: TextIO | None = None) -> None:
+                 unit: str = "it", initial: float = 0, file: TextIO | None = None,
+                 max_seconds: float = MAX_SECONDS) -> None:
         if total is None and isinstance(iterable, Sized):
             total = len(iterable)
         self.iterable, self.total, self.desc, self.unit = iterable, total, desc or "", unit
         self.n = initial
         self.file = file
+        self.max_seconds = max_seconds
         self.postfix = ""
         self._start = self._last = time.monotonic()
         self._tenth = self._tenths()
         self._lines = 0
+        self._last_n = initial
+        self._last_postfix = ""
         self._closed = False
 
     def _tenths(self) -> int:
@@ -59,13 +63,21 @@ class PlainProgress(Generic[T]):
         head = f"{self.desc}: " if self.desc else ""
         tail = f", {self.postfix}" if self.postfix else ""
         print(f"{head}{done}, {now - self._start:.0f} s{tail}", file=self.file or sys.stderr, flush=True)
-        self._last, self._tenth, self._lines = now, self._tenths(), self._lines + 1
+        self._last, self._tenth, self._lines, self._last_n = now, self._tenths(), self._lines + 1, self.n
+        self._last_postfix = self.postfix
 
     def update(self, n: float = 1) -> None:
         self.n += n
         now = time.monotonic()
         since = now - self._last
-        if (since >= MIN_SECONDS and self._tenths() > self._tenth) or since >= MAX_SECONDS:
+        if (since >= MIN_SECONDS and self._tenths() > self._tenth) or since >= self.max_seconds:
+            self._line(now)
+
+    def tick(self) -> None:
+        """A line if ``max_seconds`` passed since the last one, progress or not: for a loop
+        that wakes often but finishes items seldom (self-play's games)."""
+        now = time.monotonic()
+        if now - self._last >= self.max_seconds:
             self._line(now)
 
     def set_postfix(self, ordered_dict: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -76,8 +88,10 @@ class PlainProgress(Generic[T]):
         print(s, file=file or self.file or sys.stderr, flush=True)
 
     def close(self) -> None:
-        """End with a line when lines were written (the last one then says where it ended)."""
-        if not self._closed and self._lines:
+        """End with a line when lines were written (the last one then says where it ended),
+        unless the last line written already says it, figures and postfix (``search: 1900/1900
+        pos (100 %)`` came twice: issue 58 item 15)."""
+        if not self._closed and self._lines and (self.n, self.postfix) != (self._last_n, self._last_postfix):
             self._line(time.monotonic())
         self._closed = True
 
@@ -112,16 +126,19 @@ def progress_bar(iterable: None = None, *, disable: bool | None = False, file: T
 
 def progress_bar(iterable: Iterable[T] | None = None, *, disable: bool | None = False, file: TextIO | None = None,
                  desc: str | None = None, unit: str = "it", total: float | None = None, initial: float = 0,
+                 log_seconds: float = MAX_SECONDS,
                  **tqdm_options: Any) -> tqdm[T] | PlainProgress[T] | tqdm[Any] | PlainProgress[Any]:
     """``tqdm(iterable, ...)`` on a terminal; :class:`PlainProgress` when ``file`` (standard
     error) is not one. ``disable``: as tqdm's (``None``: only on a terminal, no lines in a
-    log); the other tqdm options (``leave``, ``unit_scale``, ...) apply to the bar only."""
+    log); ``log_seconds``: the longest wait between two plain lines (:meth:`PlainProgress.tick`);
+    the other tqdm options (``leave``, ``unit_scale``, ...) apply to the bar only."""
     stream = file if file is not None else sys.stderr
     tty = bool(getattr(stream, "isatty", lambda: False)())
     if disable or tty or disable is None:
         return tqdm(iterable, disable=disable, file=file, desc=desc, unit=unit, total=total, initial=initial,
                     **tqdm_options)
-    return PlainProgress(iterable, total=total, desc=desc, unit=unit, initial=initial, file=file)
+    return PlainProgress(iterable, total=total, desc=desc, unit=unit, initial=initial, file=file,
+                         max_seconds=log_seconds)
 
 
 #: seconds between two lines of a :class:`RunningLog` (the environment variable

@@ -118,9 +118,11 @@ _RUN: dict[str, Callable[[Path], None]] = {"search": warm_search, "ingest": warm
 def warm_up(steps: tuple[str, ...] = STEPS, *, log: Callable[[str], None] = print) -> dict[str, float]:
     """Run ``steps`` (of :data:`STEPS`) in a temporary folder; return each one's seconds.
 
-    Raises ``ValueError`` for an unknown step. A step that needs the sample games is skipped
+    Raises ``ValueError`` for an unknown step or none. A step that needs the sample games is skipped
     (``log`` says why) when the package runs without its repository.
     """
+    if not steps:  # ``--steps ''`` did nothing and exited 0 (issue 58 item 17)
+        raise ValueError(f"no warm-up step given (steps: {', '.join(STEPS)})")
     unknown = [s for s in steps if s not in _RUN]
     if unknown:
         raise ValueError(f"unknown warm-up step {unknown[0]!r} (steps: {', '.join(STEPS)})")

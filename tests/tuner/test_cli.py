@@ -75,3 +75,14 @@ def test_help_lines_come_from_the_commands_table(capsys: pytest.CaptureFixture[s
     assert light == full
     assert all(name in light for name in COMMANDS)
     assert "tune      learn weights from a position set (mmto, ga, texel," in light
+
+
+@pytest.mark.parametrize("code", ["0", "'bye'"])
+def test_a_terms_plugin_calling_sys_exit_at_import_is_an_error(tmp_path, code: str) -> None:  # type: ignore[no-untyped-def]
+    """issue 58 item 17: a --terms plug-in calling sys.exit(0) at import made tuner exit 0, silently."""
+    plugin = tmp_path / "leaving.py"
+    plugin.write_text(f"import sys\nsys.exit({code})\n")
+    proc = subprocess.run([sys.executable, "-m", "tuner", "--terms", str(plugin), "eval", "startpos"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and f"{plugin}: importing the plug-in failed: it called sys.exit(" in proc.stderr

@@ -96,3 +96,27 @@ def test_iteration_seconds_leave_compilation_out(compiling_toy: Any, sample_set:
     seconds = [json.loads(line)["iteration_seconds"] for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert np.allclose(seconds, [2.0, 2.0, 2.0]), seconds  # the work, not the 100 s of compiling
     assert capsys.readouterr().err.count(COMPILING_NOTE) == 1
+
+
+def test_a_long_compilation_ticks_and_names_its_kernel() -> None:
+    """issue 58 item 15: a cold tune was silent for 107 s after the note; while numba compiles,
+    a line every ``tick`` seconds says which kernel (its module: the stage) and for how long."""
+    out = io.StringIO()
+
+    def slow_to_compile(x):  # type: ignore[no-untyped-def]
+        total = 0
+        for i in range(x):
+            total += (i * 7) % 5 + int(np.sqrt(float(i)))
+        return total
+
+    with compile_notes("tuner test", stream=out, tick=0.02):
+        assert njit(slow_to_compile)(10) == sum((i * 7) % 5 + int(np.sqrt(float(i))) for i in range(10))
+    lines = out.getvalue().splitlines()
+    assert lines[0] == f"tuner test: note: {COMPILING_NOTE}"
+    ticks = lines[1:]
+    assert ticks and all(t.startswith("tuner test: note: still compiling kernels, ") for t in ticks), lines
+    assert all(t.endswith(f"s so far (now {__name__}.{slow_to_compile.__qualname__})") for t in ticks), lines
+    with compile_notes("tuner test", stream=out, tick=0.02):  # nothing compiles: no line
+        import time
+        time.sleep(0.1)
+    assert out.getvalue().splitlines() == lines

@@ -55,6 +55,7 @@ cache), in contiguous chunks; results come back in file order.
 
 from __future__ import annotations
 
+import codecs
 import concurrent.futures
 import math
 import multiprocessing
@@ -249,18 +250,43 @@ def parse_epd_text(text: str, where: str = "<epd>") -> tuple[list[EpdPosition], 
     return positions, problems
 
 
+#: byte-order marks of the encodings decoded besides UTF-8, longest first (the UTF-32 LE mark
+#: starts with the UTF-16 LE one): those ``tuner ingest`` decodes (:mod:`tuner.ingest.sources`)
+_OTHER_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decode_epd(data: bytes, where: str) -> str:
+    """The text of an EPD file's bytes as ``tuner ingest`` reads text: UTF-16 or UTF-32 with a
+    byte-order mark decoded, else UTF-8 (a UTF-8 mark dropped; bad bytes replaced, each line
+    then reported by the parser). UTF-16 without a mark (NUL bytes) is a one-line
+    :class:`TunerError` naming ``where`` and the line, as ingest's."""
+    for bom, encoding in _OTHER_BOMS:
+        if data.startswith(bom):
+            return data.decode(encoding, errors="replace")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise TunerError(f"{where}:{line}: NUL bytes: UTF-16 text without a byte-order mark? Convert it to UTF-8 "
+                         "(or add the mark)")
+    return data.decode("utf-8-sig", errors="replace")
+
+
 def parse_epd(path: str | Path) -> tuple[list[EpdPosition], list[EpdError]]:
-    """Read an EPD file (UTF-8): ``(positions, problems)``, see :func:`parse_epd_text`.
+    """Read an EPD file (UTF-8, or UTF-16/32 with a byte-order mark: :func:`decode_epd`):
+    ``(positions, problems)``, see :func:`parse_epd_text`.
 
     Raises ``OSError`` when the file cannot be read, :class:`TunerError` when it is larger
-    than :data:`MAX_EPD_BYTES` (``/dev/zero`` given as a suite).
+    than :data:`MAX_EPD_BYTES` (``/dev/zero`` given as a suite) or UTF-16 without a mark.
     """
     path = Path(path)
     try:
         data = read_capped(path, MAX_EPD_BYTES)
     except InputLimitError as exc:
         raise TunerError(str(exc)) from None
-    return parse_epd_text(data.decode("utf-8", errors="replace"), str(path))
+    return parse_epd_text(decode_epd(data, str(path)), str(path))
 
 
 # ---------------------------------------------------------------- scoring

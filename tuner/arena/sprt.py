@@ -1,5 +1,5 @@
 """The sequential probability ratio test on game pairs, as fishtest runs it: a GSPRT on the
-pentanomial frequencies with logistic Elo bounds.
+pentanomial frequencies with logistic Elo bounds, plus a stop for scores outside both hypotheses.
 
 Data: the counts ``n_0..n_4`` of game pairs (an opening played twice with colours swapped) in
 which the tested player scored 0, 0.5, 1, 1.5 and 2 points; the pair's score is ``a_k = k / 4``
@@ -18,13 +18,37 @@ positive (the secular equation; fishtest's ``MLE_expected``, from Van den Bergh,
 
 Stopping (Wald): H0 is accepted once ``LLR <= ln(beta / (1 - alpha))``, H1 once ``LLR >=
 ln((1 - beta) / alpha)``; ``alpha`` is the false-positive rate at elo0, ``beta`` the
-false-negative rate at elo1. Unlike fishtest, no overshoot correction is applied to the bounds
+false-negative rate at elo1.
+
+Added stop, when the score lies outside both hypotheses (not in fishtest): the GSPRT's LLR is
+the difference ``L0 - L1`` of the two likelihood-ratio statistics ``L_i = N sum_k q_k ln(q_k /
+p_k(s_i))`` (each hypothesis' best fit against the data's own best fit, ``q``). When the
+observed mean score is far below ``s0`` (or far above ``s1``), both fits are bad and nearly
+equally bad, so the difference hardly moves: 30 pairs of which 29 were lost twice and one
+scored 0.5 (``[29, 1, 0, 0, 0]``, 0/1/59 in games) give ``LLR = -0.43`` at elo 0 against 5.
+fishtest computes this LLR when a test's bounds are logistic Elo, as here (``stat_util.update_SPRT``:
+``LLR_logistic`` for ``elo_model`` "logistic", ``LLR_normalized`` for "normalized", each on the
+pentanomial counts when there are some); its normalized form (``LLRcalc.LLR_normalized``, the
+t-value MLE of Van den Bergh, "Normalized Elo practical", section 4.1, bounds in nElo) moves no
+more there: -0.61 at nElo 0 against 5 (computed once with fishtest's formulas, scipy's brentq),
+-0.11 by its section 4.2 approximation ``LLR_normalized_alt``, whose per-pair LLR ``ln((1 + (t -
+t0)^2) / (1 + (t - t1)^2)) / 2`` tends to 0 as the t-value ``t`` leaves both bounds. So the test also stops once the likelihood-ratio interval of the
+score, ``{s : L(s) < c}``, excludes both hypotheses: H0 when the mean is below ``s0`` and ``L0
+>= ln((1 - alpha) / beta)`` (the width of Wald's lower bound), H1 when the mean is above ``s1``
+and ``L1 >= ln((1 - beta) / alpha)``. ``L0 >= c`` says that no pentanomial distribution with
+mean ``s0`` gives the data more than ``e^-c`` times the likelihood of the best fit (for
+``[k, 0, 0, 0, 0]`` and ``s0 = 1/2``, ``L0 = k ln 2``: 5 pairs lost twice stop a 5 %/5 % test,
+as their probability under any mean of 1/2 or more is at most ``2^-5``). The rule never
+fires while the mean lies between ``s0`` and ``s1``, so at normal scores the test is Wald's.
+
+Unlike fishtest, no overshoot correction is applied to the bounds
 (fishtest's ``update_SPRT`` moves them by Siegmund's estimate of the overshoot of batched
 updates; here the test is checked after every game pair).
 
 Source: official-stockfish/fishtest, ``server/fishtest/stats/LLRcalc.py`` (``regularize``,
 ``results_to_pdf``, ``secular``, ``MLE_expected``, ``LLR``, ``LLR_logistic``) and
-``stat_util.py`` (``SPRT``, ``update_SPRT``), read at commit b8eecff2; the code here is written
+``stat_util.py`` (``SPRT``, ``update_SPRT``), read at commit b8eecff2 (``LLR_normalized``,
+``MLE_t_value`` and ``update_SPRT``'s choice of the two at 0753fcc6 and 1054c5aa); the code here is written
 anew (a bisection instead of scipy's brentq) and checked against an independent maximisation
 of the likelihood in ``tests/tuner/arena/test_sprt.py``.
 """
@@ -97,10 +121,29 @@ def llr(counts: Sequence[float] | np.ndarray, elo0: float, elo1: float) -> float
     return total * float(np.sum(q * (np.log(p1) - np.log(p0))))
 
 
+def likelihood_ratios(counts: Sequence[float] | np.ndarray, elo0: float, elo1: float) -> tuple[float, float, float]:
+    """``(mean, L0, L1)`` for the pentanomial ``counts``: the mean pair score of the regularized
+    counts and the likelihood-ratio statistics of each hypothesis against the data's best fit,
+    ``L_i = N sum_k q_k ln(q_k / p_k(s_i))`` (module docstring; ``llr == L0 - L1``)."""
+    n = regularized(counts)
+    total = float(n.sum())
+    q = n / total
+    p0 = mle_with_mean(q, logistic_score(elo0))
+    p1 = mle_with_mean(q, logistic_score(elo1))
+    return (float(q @ PAIR_SCORES), total * float(np.sum(q * (np.log(q) - np.log(p0)))),
+            total * float(np.sum(q * (np.log(q) - np.log(p1)))))
+
+
+#: how a test stopped: its LLR crossed a bound, or the score's interval excluded both hypotheses
+BY_LLR, BY_INTERVAL = "llr", "interval"
+
+
 @dataclass(frozen=True)
 class SprtResult:
     """Where a test stands: ``llr`` between the bounds ``lower`` and ``upper`` (natural log
-    units), after ``pairs`` game pairs; ``decision`` is ``H0``, ``H1`` or ``inconclusive``."""
+    units), after ``pairs`` game pairs; ``decision`` is ``H0``, ``H1`` or ``inconclusive``;
+    ``stop`` says why it is decided (:data:`BY_LLR`, :data:`BY_INTERVAL`, None while
+    inconclusive); ``mean`` is the mean pair score (0..1) of the regularized counts."""
 
     test: Sprt
     llr: float
@@ -108,12 +151,14 @@ class SprtResult:
     upper: float
     decision: str
     pairs: int
+    stop: str | None = None
+    mean: float = 0.5
 
     def to_json(self) -> dict[str, object]:
         t = self.test
         return {"elo0": t.elo0, "elo1": t.elo1, "alpha": t.alpha, "beta": t.beta, "llr": round(self.llr, 4),
                 "lower": round(self.lower, 4), "upper": round(self.upper, 4), "decision": self.decision,
-                "pairs": self.pairs}
+                "stop": self.stop, "pairs": self.pairs}
 
     def describe(self) -> str:
         """One line: the hypotheses, the LLR against its bounds and the decision."""
@@ -121,6 +166,10 @@ class SprtResult:
         verdict = {H0: f"H0 accepted (elo0 = {t.elo0:g} favoured over elo1 = {t.elo1:g})",
                    H1: f"H1 accepted (elo1 = {t.elo1:g} favoured over elo0 = {t.elo0:g})",
                    INCONCLUSIVE: "inconclusive (no bound crossed)"}[self.decision]
+        if self.stop == BY_INTERVAL:
+            side = "below elo0" if self.decision == H0 else "above elo1"
+            verdict += (f", stopped as the score's likelihood interval lies {side} (score "
+                        f"{100 * self.mean:.1f} %), though the LLR crossed no bound")
         return (f"SPRT elo0 {t.elo0:g} elo1 {t.elo1:g} alpha {t.alpha:g} beta {t.beta:g}: LLR {self.llr:.3f} "
                 f"(bounds {self.lower:.3f} .. {self.upper:.3f}) after {self.pairs} game pairs: {verdict}")
 
@@ -162,8 +211,15 @@ class Sprt:
         """The test after the game pairs counted in ``pentanomial`` (pairs scoring 0, 0.5, 1,
         1.5, 2 points, from the tested player's view)."""
         value = llr(pentanomial, self.elo0, self.elo1)
-        decision = H1 if value >= self.upper else H0 if value <= self.lower else INCONCLUSIVE
-        return SprtResult(self, value, self.lower, self.upper, decision, int(sum(pentanomial)))
+        mean, l0, l1 = likelihood_ratios(pentanomial, self.elo0, self.elo1)
+        decision, stop = (H1, BY_LLR) if value >= self.upper else (H0, BY_LLR) if value <= self.lower else \
+            (INCONCLUSIVE, None)
+        if decision == INCONCLUSIVE:
+            if mean < logistic_score(self.elo0) and l0 >= -self.lower:
+                decision, stop = H0, BY_INTERVAL
+            elif mean > logistic_score(self.elo1) and l1 >= self.upper:
+                decision, stop = H1, BY_INTERVAL
+        return SprtResult(self, value, self.lower, self.upper, decision, int(sum(pentanomial)), stop, mean)
 
 
 def parse_sprt(values: Sequence[float] | None) -> Sprt | None:
@@ -178,5 +234,5 @@ def parse_sprt(values: Sequence[float] | None) -> Sprt | None:
     return test
 
 
-__all__ = ["EMPTY_CELL", "H0", "H1", "INCONCLUSIVE", "PAIR_SCORES", "Sprt", "SprtResult", "llr", "logistic_score",
-           "mle_with_mean", "parse_sprt", "regularized"]
+__all__ = ["BY_INTERVAL", "BY_LLR", "EMPTY_CELL", "H0", "H1", "INCONCLUSIVE", "PAIR_SCORES", "Sprt", "SprtResult",
+           "likelihood_ratios", "llr", "logistic_score", "mle_with_mean", "parse_sprt", "regularized"]

@@ -72,6 +72,9 @@ SPRT (--sprt ELO0 ELO1 ALPHA BETA): checked after every game pair, in opening or
 stops when the log-likelihood ratio reaches ln(BETA / (1 - ALPHA)) (H0 accepted: A is not ELO1
 stronger) or ln((1 - BETA) / ALPHA) (H1 accepted), or after --games games (inconclusive).
 The LLR is fishtest's: a GSPRT on the pentanomial pair counts in logistic Elo (tuner/arena/sprt.py).
+It also stops when the score lies outside both hypotheses: H0 when the mean score is below ELO0's
+and no pentanomial distribution of ELO0's mean has more than (BETA / (1 - ALPHA)) times the
+likelihood of the best fit, H1 likewise above ELO1 (e.g. 5 pairs lost twice, at 0 against 5).
 openings: --openings FILE is EPD (one EPD or FEN a line) or PGN (a .pgn name, or a first line
 starting with '['): each game's mainline played to its end is one opening. Default: the shipped
 datasets/openings/openings.epd. The --json summary records the openings file, its sha256 and the

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from search.params.weights import atomic_write_text, builtin_network, load_weights, resolve
 from tuner.commands import command_help
-from tuner.errors import TunerError
+from tuner.errors import TunerError, one_line
 from tuner.export.formats import FORMATS, display_name, export
 from tuner.outputs import add_overwrite_argument, check_output
 
@@ -69,11 +69,13 @@ def _export_network(args: argparse.Namespace, path: str) -> None:
         raise TunerError(str(exc)) from None
     if fmt == "c":
         _write_text(args.out, to_c_network(net, display_name(net.metadata, args.weights)))
+        _said(args, "the network's C header (parameters and forward pass)")
     elif args.out is None or args.out == "-":
         sys.stdout.buffer.write(network_bytes(net))
         sys.stdout.flush()
     else:
         write_network(args.out, net)
+        _said(args, "the network file (.mtnn)")
 
 
 def _write_text(out: str | None, text: str) -> None:
@@ -81,6 +83,20 @@ def _write_text(out: str | None, text: str) -> None:
         sys.stdout.write(text)
     else:
         atomic_write_text(out, text)
+
+
+#: what each format of linear weights is, for the closing line
+WHAT = {"json": "the evaluator's JSON weights", "c": "a C header of named arrays", "c-packed":
+        "a C header of packed S(mg, eg) pairs", "rust": "a Rust module", "text": "the text view"}
+
+
+def _said(args: argparse.Namespace, what: str) -> None:
+    """With ``--out FILE``, one line on standard output saying what was written where (issue 58
+    item 15: export printed nothing); nothing when the export itself went to standard output."""
+    if args.out is None or args.out == "-":
+        return
+    size = Path(args.out).stat().st_size
+    print(one_line(f"export: wrote {what} of {args.weights} to {args.out} ({size:,} bytes)"), flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,4 +114,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     _write_text(args.out, text)
+    _said(args, WHAT[fmt])
     return 0

@@ -16,7 +16,8 @@ Each row keeps the split its set gave it (training, validation, test), so a netw
 one set is never validated on its own training games in the merged one. Game ids are shifted
 per set so that games of different sets never share one. A (position, move) pair already kept
 from an earlier row is dropped (--no-dedup keeps every row): the sets are read in the order
-given, so list the one whose rows should win first.
+given, so list the one whose rows should win first. A row whose move is not legal in its
+position (an edited or damaged set) is dropped, and the count printed.
 
 --mirror also adds every training position that has no castling right mirrored file for file
 (a to h, its move too): chess is symmetric then, so the mirror is a position of the same
@@ -54,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
                           progress=args.progress)
     pos, splits = manifest["positions"], manifest["splits"]
     print(one_line(f"merge: {len(manifest['inputs'])} sets, {pos['read']} positions read, {pos['kept']} kept "
-                   f"({pos['dropped_by_reason']['duplicate']} repeated); train {splits['train']['positions']} "
+                   f"({pos['dropped_by_reason']['duplicate']} repeated, "
+                   f"{pos['dropped_by_reason'].get('illegal_move', 0)} with an illegal move dropped); train {splits['train']['positions']} "
                    f"({splits['train']['games']} games), validation {splits['validation']['positions']} "
                    f"({splits['validation']['games']}), test {splits['test']['positions']} ({splits['test']['games']}); "
                    f"wrote {args.out} in {manifest['elapsed_seconds']:.1f} s"), file=sys.stdout)

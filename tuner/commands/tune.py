@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -38,7 +39,7 @@ from tuner.methods.registry import methods
 from tuner.training.run_folder import RunDir, data_identity
 from tuner.training.training_data import load_training_data
 from tuner.training.tune_config import TuneConfig, start_weights
-from tuner.training.verdict import data_warning, verdict, verify_match
+from tuner.training.verdict import closing_verdict, data_warning, verdict, verify_match
 
 
 #: the settings ``tuner tune --data DIR --out RUN`` uses when given neither ``--config`` nor
@@ -71,14 +72,25 @@ def recipe_name(path: Path = DEFAULT_RECIPE) -> str:
     return f"{path.stem} ({shown})"
 
 
-def recipe_line(path: Path = DEFAULT_RECIPE) -> str:
+def recipe_line(path: Path = DEFAULT_RECIPE, common: TuneConfig | None = None, method_cfg: Any = None) -> str:
     """One line saying which recipe runs and what it sets: ``recipe gm (tuner/recipes/gm.toml):
-    mmto from classic, iterations 10, ...``."""
+    mmto from classic, iterations 10, ...``. With the run's settings (``common``, ``method_cfg``:
+    the recipe with the flags applied), each value is the one the run uses, and a flag's value
+    says so: ``iterations 3 (flag; recipe 10)`` (the banner said the recipe's 10 when
+    ``--iterations 3`` was given: issue 58 item 14)."""
     top, tables = recipe_settings(path)
     method = str(top.get("method", TuneConfig().method))
-    parts = [f"{method} from {top.get('start', TuneConfig().start)}"]
-    parts += [f"{k} {_shown(v)}" for k, v in tables.get(method, {}).items()]
-    parts += [f"{k} {_shown(v)}" for k, v in top.items() if k not in ("method", "start")]
+
+    def part(key: str, value: Any, now: Any) -> str:
+        if now is None or now == value or (isinstance(value, list) and tuple(value) == now):
+            return f"{key} {_shown(value)}"
+        return f"{key} {_shown(now)} (flag; recipe {_shown(value)})"
+
+    start = top.get("start", TuneConfig().start)
+    parts = [f"{method} from {start}" if common is None or common.start == start else
+             f"{method} from {common.start} (flag; recipe {start})"]
+    parts += [part(k, v, getattr(method_cfg, k, None)) for k, v in tables.get(method, {}).items()]
+    parts += [part(k, v, getattr(common, k, None)) for k, v in top.items() if k not in ("method", "start")]
     return (f"recipe {recipe_name(path)}: " + ", ".join(parts)
             + " (no --method or --config given; flags override it)")
 
@@ -171,6 +183,9 @@ def run(args: argparse.Namespace) -> int:
         run_dir = RunDir(args.resume)
         if not run_dir.config_path.exists():
             raise TunerError(f"{run_dir.path}: not a run folder (no config.toml)")
+        if "method" not in read_toml(run_dir.config_path):  # an emptied file read as all defaults
+            raise TunerError(f"{run_dir.config_path}: names no method (the file is empty or not the one tuner tune "
+                             "wrote); cannot resume without the run's settings")
         common0, methods0 = configs_from_toml(run_dir.config_path)
         changed = set()
         for cls in (TuneConfig, *method_configs().values()):
@@ -192,16 +207,18 @@ def run(args: argparse.Namespace) -> int:
             common0, methods0 = configs_from_toml(Path(args.config))
         elif not hasattr(args, "method"):  # neither a config nor a method: the shipped recipe
             common0, methods0 = configs_from_toml(DEFAULT_RECIPE)
-            if not args.quiet:
-                print(recipe_line(), file=sys.stderr)
         else:
             common0, methods0 = TuneConfig(), {m: cls() for m, cls in method_configs().items()}
         common = from_namespace(TuneConfig, args, common0)
         method_cfg = _method_config(common, args, methods0)
+        if not args.config and not hasattr(args, "method") and not args.quiet:
+            print(recipe_line(DEFAULT_RECIPE, common, method_cfg), file=sys.stderr)
         if not common.out:
             raise TunerError("no run folder given: pass --out RUN")
         if common.data and Path(common.out).resolve() == Path(common.data).resolve():
             raise TunerError(f"{common.out}: --out names the position set of --data; a run needs a folder of its own")
+        if common.data:  # recorded absolute, so that --resume works from any folder (issue 58 item 17)
+            common = dataclasses.replace(common, data=os.path.abspath(common.data))
         run_dir = RunDir(common.out)
         start = Path(common.start.rsplit("+", 1)[-1] if common.start.startswith("network:") else common.start)
         replaced = {(run_dir.path / name).resolve() for name in ("weights.json", "weights.mtnn", "state.json")}
@@ -260,6 +277,11 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             run_dir.check_new(overwrite=overwrite)
         w0 = start_weights(common)
         method = get_method(common.method)
+        if checkpoint is not None:  # issue 58 item 15: --resume said nothing about where it resumes
+            total = int(getattr(method_cfg, method.iterations))
+            log(f"{run_dir.path}: resuming {common.method} after {method.unit} {checkpoint.iteration} of {total} "
+                f"(its weights and optimizer state in {run_dir.state_path.name}); {max(total - checkpoint.iteration, 0)} "
+                f"to go")
         if kind_of(w0) not in method.evaluators:
             able = [m.name for m in methods().values() if kind_of(w0) in m.evaluators]
             raise TunerError(f"--start {common.start}: a {kind_of(w0)} evaluator, and {common.method} trains "
@@ -302,7 +324,7 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
             raise TunerError(f"{_os_error(exc)}; {_kept(run_dir)}") from None
     log(f"{common.method}: weights written to {run_dir.weights_path}")
     _say_whether_it_paid(common, data, run_dir, w0, verify, log)
-    note = small_data_note(data.n_train, run_dir)
+    note = small_data_note(data.n_train, run_dir, common.start)
     if note:
         log(note)
     return 0
@@ -339,8 +361,9 @@ def _say_whether_it_paid(common: TuneConfig, data: Any, run_dir: RunDir, w0: Any
             match = verify_match(str(run_dir.weights_path), common.start, verify)
             result["verify"] = match
             log(f"verify: {match['text']}")
-            if match["lost"]:
-                log("warning: the tuned weights lose to the start in games: this run did not pay")
+        paid, by, line = closing_verdict(result, shlex.quote(str(run_dir.weights_path)), shlex.quote(common.start))
+        result.update({"paid_on_validation": result["paid"], "paid": paid, "paid_by": by})
+        log(line)
         atomic_write_text(run_dir.path / "verdict.json", json.dumps(result, indent=2) + "\n")
 
 
@@ -354,13 +377,15 @@ MAX_VERIFY_GAMES = 100_000
 DEMONSTRATION_POSITIONS = 10_000
 
 
-def small_data_note(train_positions: int, run_dir: RunDir) -> str | None:
-    """The closing note of a run on too few positions to learn weights worth playing with."""
+def small_data_note(train_positions: int, run_dir: RunDir, start: str) -> str | None:
+    """The closing note of a run on too few positions to learn weights worth playing with; its
+    hint measures the tuned weights against the run's own ``start``."""
     if train_positions >= DEMONSTRATION_POSITIONS:
         return None
     return (f"note: {train_positions} training positions are a demonstration of the method, not data to learn "
-            f"playing weights from (docs/quality.md used 100,000 and more); measure these before using them: "
-            f"tuner bench match {shlex.quote(str(run_dir.weights_path))} classic --depth 2")
+            f"playing weights from (docs/quality.md used 100,000 and more); measure these against the start "
+            f"before using them: tuner bench match {shlex.quote(str(run_dir.weights_path))} {shlex.quote(start)} "
+            "--depth 2")
 
 
 def _resume_hint(run_dir: RunDir) -> str:

@@ -141,7 +141,9 @@ def to_c(w: Weights, name: str | None = None) -> str:
 
 
 def to_rust(w: Weights, name: str | None = None) -> str:
-    """A Rust module: one ``pub const`` array (``[i32; n]``) or ``i32`` per table."""
+    """A Rust module: one ``pub const`` array (``[i32; n]``) or ``i32`` per table, under
+    ``#![allow(dead_code)]`` (the C header's ``MT_UNUSED``: a binary that declares it as a ``mod``
+    and reads a few tables gets no warning for the rest)."""
     lines = [
         f"//! movetuner evaluation weights: {source_name(w, name)}",
         f"//! feature catalogue {CATALOG_HASH}, PHASE_MAX = {PHASE_MAX}",
@@ -149,6 +151,9 @@ def to_rust(w: Weights, name: str | None = None) -> str:
         *(f"//! {line}" for line in SCORE_LINES),
         "//!",
         *(f"//! {line}" for line in TERMS_LINES),
+        "",
+        "// an engine reads some tables only: no dead-code warning for the others when used as a `mod`",
+        "#![allow(dead_code)]",
         "",
         f'pub const CATALOG_HASH: &str = "{CATALOG_HASH}";',
         f"pub const PHASE_MAX: i32 = {PHASE_MAX};",

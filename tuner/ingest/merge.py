@@ -5,7 +5,8 @@ every row where its input put it (a training game stays a training game, so a ne
 on one set is never validated on its own training games in the merged set), renumbers the
 games so that ids of different inputs never meet (each input's ids are shifted past the
 previous inputs' largest), and drops repeated (position, move) pairs in input order, as
-``tuner ingest`` does: the first input's row is kept. Rows are read and written in chunks, so
+``tuner ingest`` does: the first input's row is kept. A row whose played move is not legal in
+its position (an edited or damaged set) is dropped and counted, as ingest drops such lines. Rows are read and written in chunks, so
 memory holds one chunk plus the set of keys (about 70 bytes per kept position).
 
 The output is a position set like any other (:mod:`tuner.ingest.schema`), written through the
@@ -75,6 +76,29 @@ def mirror_rows(frame: pl.DataFrame) -> pl.DataFrame:
             moves.append(chess.Move(m.from_square ^ 7, m.to_square ^ 7, m.promotion).uci())
     return frame[keep].with_columns(pl.Series("fen", fens, dtype=pl.Utf8()), pl.Series("move", moves, dtype=pl.Utf8()),
                                     pl.Series("zobrist", keys, dtype=pl.UInt64()))
+
+
+def legal_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """``frame`` without its rows whose played move is not legal in the row's position (or
+    whose FEN or move cannot be read), and how many were dropped; rows without a move stay. A
+    position set written by ``tuner ingest`` or ``tuner selfplay`` has none, but an edited or
+    damaged one may, and ``tune`` refuses a set holding one (issue 58 item 17)."""
+    import chess  # noqa: PLC0415
+
+    bad: list[int] = []
+    for i, (fen, move) in enumerate(zip(frame["fen"].to_list(), frame["move"].to_list(), strict=True)):
+        if move is None:
+            continue
+        try:
+            if not chess.Board(fen).is_legal(chess.Move.from_uci(move)):
+                bad.append(i)
+        except ValueError:  # an unreadable FEN or move (python-chess's errors subclass ValueError)
+            bad.append(i)
+    if not bad:
+        return frame, 0
+    keep = np.ones(frame.height, dtype=bool)
+    keep[bad] = False
+    return frame.filter(pl.Series(keep)), len(bad)
 
 
 def _split_rows(folder: Path, split: str) -> int:
@@ -161,7 +185,7 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         keep_others = check_output(out, overwrite=overwrite)
         staging = staging_dir(out)
         writer = PositionWriter(staging, dedup=dedup)
-        offsets, dropped, offset = [], 0, 0
+        offsets, dropped, illegal, offset = [], 0, 0, 0
         with progress_bar(total=total, unit="pos", desc="merge", file=sys.stderr, leave=False,
                           disable=None if progress is None else not progress) as bar:
             def add(frame: pl.DataFrame, shift: int, split: int) -> int:
@@ -174,7 +198,9 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
                 offsets.append(offset)
                 for k, split in enumerate(SPLITS):
                     for frame in _chunks(folder, split, size[split]):
-                        dropped += add(frame, offset, k)
+                        kept, bad = legal_rows(frame)
+                        illegal += bad
+                        dropped += add(kept, offset, k)
                         bar.update(frame.height)
                 offset += _max_game_id(folder) + 1
             # the mirrors come after every input, so that an input's own row wins a repeat
@@ -182,7 +208,7 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
             if mirror:
                 for folder, size, shift in zip(folders, sizes, offsets, strict=True):
                     for frame in _chunks(folder, "train", size["train"]):
-                        mirrors = mirror_rows(frame)
+                        mirrors = mirror_rows(legal_rows(frame)[0])  # counted once, above
                         mirrored += mirrors.height
                         dropped += add(mirrors, offset + shift, 0)
                         bar.update(frame.height)
@@ -192,7 +218,7 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
             raise TunerError(f"{out}: the inputs hold no position; nothing written")
         games = {split: int(pl.scan_parquet(staging / split_file(split)).select(pl.col("game_id").n_unique())
                             .collect().item()) for split in SPLITS}
-        manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, counts, games, started,
+        manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, illegal, counts, games, started,
                              mirror={"mirrored": mirrored, "mirror_game_id_offset": offset} if mirror else None)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
@@ -205,10 +231,11 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
 
 
 def _manifest(folders: list[Path], manifests: list[dict[str, Any]], sizes: list[dict[str, int]],
-              offsets: list[int], dedup: bool, dropped: int, counts: dict[str, int], games: dict[str, int],
-              started: float, mirror: dict[str, int] | None = None) -> dict[str, Any]:
-    """The merged set's manifest; ``mirror``: the mirrored rows' count and game-id offset, with
-    ``--mirror``."""
+              offsets: list[int], dedup: bool, dropped: int, illegal: int, counts: dict[str, int],
+              games: dict[str, int], started: float, mirror: dict[str, int] | None = None) -> dict[str, Any]:
+    """The merged set's manifest; ``dropped``: repeated rows, ``illegal``: rows whose move is
+    not legal (:func:`legal_rows`); ``mirror``: the mirrored rows' count and game-id offset,
+    with ``--mirror``."""
     inputs = []
     for folder, manifest, size, offset in zip(folders, manifests, sizes, offsets, strict=True):
         digest = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
@@ -223,7 +250,7 @@ def _manifest(folders: list[Path], manifests: list[dict[str, Any]], sizes: list[
         "inputs": inputs,
         "config": {"merge": True, "dedup": dedup, "mirror": mirror is not None},
         "games": {"read": sum(games.values()), "kept": sum(games.values()), "rejected": 0, "rejected_by_reason": {}},
-        "positions": {"read": read, "dropped_by_reason": {"duplicate": dropped}, "kept": sum(counts.values()),
+        "positions": {"read": read, "dropped_by_reason": {"duplicate": dropped, "illegal_move": illegal}, "kept": sum(counts.values()),
                       **counts, **(mirror or {})},
         "splits": {split: {"file": split_file(split), "games": games[split], "positions": counts[split]}
                    for split in SPLITS},

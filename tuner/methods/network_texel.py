@@ -34,7 +34,6 @@ import time
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from objectives.network import input_table
 from objectives.network_moves import NetworkLeafTable, network_objective
@@ -46,6 +45,7 @@ from search.evaluation.evaluators import Evaluator, load_evaluator
 from search.evaluation.network import QuantizedNetwork, quantize
 from search.tree.search_api import search_many, threads
 from tuner.errors import TunerError, check_interrupt
+from tuner.progress import progress_bar
 from tuner.methods.network_mmto import parameter_scales
 from tuner.methods.texel_config import TexelConfig, describe_drops, uses_scores, value_positions, value_targets
 from tuner.training.executor import Executor, LocalExecutor
@@ -229,7 +229,8 @@ class NetworkTexelTrainer:
         else:
             batches = [table] * cfg.steps
         with threads(self.ctx.threads):
-            for part in tqdm(batches, desc="update", unit="step", leave=False, disable=not self.ctx.progress):
+            # plain lines, not tqdm's \r frames, when standard error is a log file (issue 58 item 15)
+            for part in progress_bar(batches, desc="update", unit="step", leave=False, disable=not self.ctx.progress):
                 o = network_objective(part, self.float, 1.0, mu=1.0, k_cp=self.k)
                 if not math.isfinite(o.total) or not np.all(np.isfinite(o.gradient)):
                     raise FloatingPointError("Texel's objective became NaN or infinite; lower --network-lr")

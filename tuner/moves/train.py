@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from objectives.move_choice import MoveChoiceSet, loss_and_gradient
 from search.evaluation.evaluators import load_evaluator
@@ -38,6 +37,7 @@ from tuner.config import help_field
 from tuner.cores import check_threads, resolve_threads
 from tuner.limits import LABEL_DEPTH, check_range
 from tuner.errors import TunerError, check_interrupt
+from tuner.progress import progress_bar
 from tuner.moves.measure import PredictorFigures, choice_set, figures, joined, search_choice_set
 from tuner.training.optim import Adam
 from tuner.training.positions import load_positions
@@ -200,8 +200,8 @@ def train_move_model(data: str | Path, cfg: MoveTrainConfig, *, progress: bool =
             sets.append(played)
     train, validation = (restricted(d, cfg.groups) for d in sets)
     steps = -(-len(train) // cfg.batch_size) * cfg.epochs * len(cfg.l2)
-    with tqdm(total=steps, unit="step", desc="train move model", disable=not progress, leave=False,
-              file=sys.stderr) as bar:
+    with progress_bar(total=steps, unit="step", desc="train move model", disable=not progress, leave=False,
+                      file=sys.stderr) as bar:  # plain lines in a log, not tqdm's \r frames
         w, l2, epoch, fig, history = fit(train, validation, cfg, progress=bar.update, log=log)
     seconds = time.perf_counter() - start
     if float(np.max(np.abs(w))) > MAX_ABS_MOVE_WEIGHT:  # a diverging fit: a file no loader would read

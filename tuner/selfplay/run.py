@@ -52,7 +52,7 @@ from tuner.errors import Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
-from tuner.progress import progress_bar
+from tuner.progress import PlainProgress, progress_bar
 from tuner.selfplay.config import SelfplayConfig
 from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
 
@@ -60,6 +60,8 @@ from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
 SETTINGS = "selfplay.json"
 #: seconds between two looks for Ctrl-C while the games are played
 WAKE_SECONDS = 0.25
+#: the longest wait between two progress lines in a log (not a terminal)
+PROGRESS_LOG_SECONDS = 10.0
 PARTS = "games"
 #: a part is written after this many finished games ...
 FLUSH_GAMES = 200
@@ -345,8 +347,10 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
     ctx = multiprocessing.get_context("spawn")
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                                   initargs=(player, timeout))
+    # in a log, a line at least every PROGRESS_LOG_SECONDS: games finish seldom (issue 58 item
+    # 15: 60 s without a line), so the wait loop below ticks it
     bar = progress_bar(total=len(todo), unit="game", desc="selfplay", file=log,
-                       disable=None if progress is None else not progress)
+                       disable=None if progress is None else not progress, log_seconds=PROGRESS_LOG_SECONDS)
     # a window of games in flight, refilled as they finish: a million games are not a million
     # futures (memory), and Ctrl-C has only the window to cancel
     pending = iter(todo)
@@ -366,6 +370,8 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
             # (numba's, the pool's), and a wait without one would not wake for it
             finished, _ = concurrent.futures.wait(futures, timeout=WAKE_SECONDS,
                                                   return_when=concurrent.futures.FIRST_COMPLETED)
+            if isinstance(bar, PlainProgress):
+                bar.tick()
             if not finished:
                 continue
             for fut in finished:

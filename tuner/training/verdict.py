@@ -9,9 +9,11 @@ comes from.
 **At the end** (:func:`verdict`): the validation move-match of the start and of the weights the
 run wrote, position by position, with a 95 % interval of the paired difference (normal
 approximation over positions); for Texel on a linear evaluator also Texel's error E on the
-validation positions of finished games, both with K fitted on the start weights; a clear
-warning when the tuned weights do worse than the start. ``--verify GAMES`` adds a fixed-node
-match against the start, stopped by the SPRT (:func:`verify_match`).
+validation positions of finished games, both with K fitted on the start weights
+(``E_results``: not the epoch lines' ``e_validation``, which uses the run's own targets); then
+one closing line (:func:`closing_verdict`) saying in words whether the run paid, weighing games
+over the validation figures when ``--verify GAMES`` played a fixed-node match against the start,
+stopped by the SPRT (:func:`verify_match`).
 """
 
 from __future__ import annotations
@@ -135,17 +137,78 @@ def verdict(ctx: RunContext, common: TuneConfig, data: TrainingData, w0: Evaluat
     e = _texel_errors(ctx, common, data, w0, w)
     if e is not None:
         out["texel_e"] = {"start": e[0], "tuned": e[1], "n": e[2]}
-        lines.append(f"verdict: Texel's error on {e[2]:,} validation positions of finished games (K fitted on the "
-                     f"start) {e[0]:.5f} -> {e[1]:.5f}")
+        lines.append(f"verdict: Texel's error against the game results alone (E_results) on {e[2]:,} validation "
+                     f"positions of finished games, K fitted on the start: {e[0]:.5f} -> {e[1]:.5f} (not the epoch "
+                     "lines' e_train/e_validation, which use the run's own targets, K and positions)")
         if common.method == "texel":
             verdicts.append(e[1] < e[0])
     if verdicts:
         out["paid"] = all(verdicts)
-    if out["paid"] is False:
-        lines.append("warning: the tuned weights do worse than the start on validation: this run did not pay; "
-                     "keep the start, or measure both in games (tuner bench match TUNED START --nodes 20000)")
     out["lines"] = lines
     return out
+
+
+def _elo_text(match: dict[str, Any]) -> str:
+    """``Elo +12 [-40, +64]`` of a :func:`verify_match` result; an infinite Elo (a score of 0 or
+    1, stored as None) as ``-inf`` or ``+inf`` by its score."""
+    def signed(elo: float | None, score: float) -> str:
+        return (f"{elo:+.0f}" if elo is not None else "-inf" if score < 0.5 else "+inf")
+
+    (low, high), (s_low, s_high) = match["elo_ci95"], match["score_ci95"]
+    return f"Elo {signed(match['elo'], match['score'])} [{signed(low, s_low)}, {signed(high, s_high)}]"
+
+
+def closing_verdict(result: dict[str, Any], weights: str, start: str) -> tuple[bool | None, str | None, str]:
+    """The run's one closing verdict, ``(paid, by, line)``, weighing what :func:`verdict` and
+    :func:`verify_match` measured: games outweigh the validation figures when both exist.
+
+    Games (``result["verify"]``) decide when their SPRT decided (H1: paid; H0, not ``elo1``
+    better: did not pay; its stop for scores outside both hypotheses included), or else when
+    their 95 % score interval has a width and excludes 0.5 (lower end above: paid; upper end
+    below: did not pay; a few games all lost give the zero-width interval [0, 0], which decides
+    nothing); otherwise the validation verdict (``result["paid"]``: move-match interval, Texel's
+    E_results) decides, and when games were played but decided nothing a paying validation is
+    "not shown to pay". ``by`` is ``"games"``, ``"validation"`` or None
+    (undecided). The line says "paid", "did not pay" or "not shown to pay" in words, with each
+    figure's interval, and for anything but "paid" how to measure further (``weights`` against
+    ``start`` in games).
+    """
+    validation = result.get("paid")
+    figures = []
+    mm = result.get("move_match")
+    if mm is not None:
+        low, high = mm["ci95"]
+        figures.append(f"validation move-match {100 * mm['diff']:+.2f} points [{100 * low:+.2f}, {100 * high:+.2f}]")
+    te = result.get("texel_e")
+    if te is not None:
+        figures.append(f"E_results {te['start']:.5f} -> {te['tuned']:.5f}")
+    measured = ", ".join(figures) if figures else "no validation figure"
+    games = result.get("verify")
+    hint = f"; measure both in games: tuner bench match {weights} {start} --nodes 20000"
+    if games and games["games"]:
+        lo, hi = games["score_ci95"]
+        decision = games["sprt"]["decision"]
+        paid = {"H0": False, "H1": True}.get(decision)
+        if paid is None and hi > lo:
+            paid = False if hi < 0.5 else True if lo > 0.5 else None
+        played = f"{games['games']} games against the start, {_elo_text(games)}, SPRT {decision}"
+        if paid is not None:
+            agree = ("which the validation figures agree with" if validation is paid else
+                     "which outweigh the validation figures" if validation is not None else
+                     "the validation figures undecided")
+            return paid, "games", (f"verdict: this run {'paid' if paid else 'did not pay'}, by the games: {played}, "
+                                   f"{agree} ({measured})" + ("" if paid else "; keep the start"))
+        if validation is False:
+            return False, "validation", (f"verdict: this run did not pay, by the validation figures ({measured}); "
+                                         f"the games decided nothing ({played}); keep the start")
+        return None, None, (f"verdict: this run is not shown to pay: the games decided nothing ({played}), and games "
+                            f"outweigh the validation figures ({measured}){hint}")
+    if validation is True:
+        return True, "validation", f"verdict: this run paid, by the validation figures ({measured})"
+    if validation is False:
+        return False, "validation", (f"verdict: this run did not pay, by the validation figures ({measured}); "
+                                     f"keep the start{hint}")
+    return None, None, f"verdict: this run is not shown to pay: the validation figures decided nothing ({measured}){hint}"
 
 
 def verify_match(weights: str, start: str, games: int, nodes: int = VERIFY_NODES) -> dict[str, Any]:
@@ -168,4 +231,4 @@ def verify_match(weights: str, start: str, games: int, nodes: int = VERIFY_NODES
     return {**s.to_json(), "nodes": nodes, "sprt": test.to_json(), "text": text, "lost": bool(s.elo_high < 0)}
 
 
-__all__ = ["MIN_PER_WEIGHT", "Paired", "data_warning", "paired", "tuned_weights", "verdict", "verify_match"]
+__all__ = ["MIN_PER_WEIGHT", "Paired", "closing_verdict", "data_warning", "paired", "tuned_weights", "verdict", "verify_match"]

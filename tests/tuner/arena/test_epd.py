@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import math
 from pathlib import Path
@@ -139,6 +140,25 @@ def test_file_problems_carry_line_numbers_and_the_rest_is_kept(tmp_path: Path) -
     assert [(p.id, p.line) for p in positions] == [("mate.01", 3), ("avoid.01", 7)]
     assert [(e.line, str(e).split(": ", 1)[0]) for e in problems] == [(4, f"{path}:4"), (5, f"{path}:5")]
     assert all(isinstance(e, ValueError) for e in problems)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_utf16_utf32_and_utf8_with_a_mark_read_as_utf8(tmp_path: Path, encoding: str) -> None:
+    """issue 58 item 17: bench epd could not read a UTF-16 EPD that ingest reads."""
+    text = f'{BACK_RANK} bm Ra8#; id "mate.01";\r\n{BACK_RANK} am Kf1; id "avoid.01";\n'
+    plain, marked = tmp_path / "plain.epd", tmp_path / "marked.epd"
+    plain.write_text(text, encoding="utf-8")
+    bom = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}.get(encoding, b"")
+    marked.write_bytes(bom + text.encode(encoding))  # "utf-16", "utf-32" and "utf-8-sig" write their own mark
+    assert parse_epd(marked) == parse_epd(plain)
+    assert [p.id for p in parse_epd(marked)[0]] == ["mate.01", "avoid.01"] and parse_epd(marked)[1] == []
+
+
+def test_utf16_without_a_mark_is_a_one_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "nomark.epd"
+    path.write_bytes(f'{BACK_RANK} bm Ra8#; id "mate.01";\n'.encode("utf-16-le"))
+    with pytest.raises(TunerError, match=r"nomark\.epd:1: NUL bytes: UTF-16 text without a byte-order mark"):
+        parse_epd(path)
 
 
 def test_the_shipped_suite_parses_cleanly() -> None:

@@ -107,3 +107,57 @@ def test_bad_tests_are_refused_in_one_line() -> None:
             parse_sprt(values)
     assert parse_sprt(None) is None
     assert parse_sprt((0, 10, 0.05, 0.05)) == Sprt(0.0, 10.0, 0.05, 0.05)
+
+
+def oracle_ratio(counts: list[int], elo: float) -> tuple[float, float]:
+    """(mean, L) by the direct maximisation: N sum q ln(q / p(s)) with p(s) the best fit of mean s."""
+    n = np.array(counts, dtype=np.float64)
+    n[n == 0] = 1e-3
+    q = n / n.sum()
+    p = constrained_mle(q, 1 / (1 + 10 ** (-elo / 400)))
+    return float(q @ A), float(n.sum() * np.sum(q * np.log(q / p)))
+
+
+def test_a_score_far_below_both_hypotheses_accepts_h0_by_its_interval() -> None:
+    """issue 58 item 13: 0/1/59 (pentanomial [29, 1, 0, 0, 0]) at elo 0 against 5 left the LLR at
+    -0.43 (fishtest's LLR_logistic; fishtest's normalized LLR is no better, see the module), an
+    inconclusive test; the likelihood interval of the score excludes both hypotheses, so H0."""
+    test = Sprt(0, 5, 0.05, 0.05)
+    result = test.check([29, 1, 0, 0, 0])
+    assert result.llr == pytest.approx(oracle_llr([29, 1, 0, 0, 0], 0, 5), abs=1e-6)
+    assert test.lower < result.llr < -0.4  # Wald's bound alone would go on
+    assert result.decision == H0 and result.stop == "interval"
+    assert "likelihood interval lies below elo0" in result.describe() and result.to_json()["stop"] == "interval"
+    # pairs lost twice: L0 = k ln 2 (the best mean-1/2 fit puts half the mass on LL, half on WW, up
+    # to the 1e-3 regularization); 4 such pairs (2.77) stay under ln(0.95 / 0.05) = 2.94, 5 stop
+    for k in range(1, 8):
+        mean, l0 = oracle_ratio([k, 0, 0, 0, 0], 0)
+        assert l0 == pytest.approx(k * math.log(2), rel=2e-2)
+        assert (test.check([k, 0, 0, 0, 0]).decision == H0) == (l0 >= math.log(0.95 / 0.05)) == (k >= 5)
+    # the mirror image: a score far above both accepts H1 the same way
+    won = test.check([0, 0, 0, 1, 29])
+    assert won.decision == H1 and won.stop == "interval" and won.llr < won.upper
+
+
+def test_normal_scores_keep_walds_decisions() -> None:
+    """At scores between the hypotheses the added stop never fires, and near them Wald's LLR
+    decides as fishtest does: its self-test's counts (LLR 2.131 at -3 against 1, fishtest's
+    stat_util.py __main__) stay inconclusive, a 123-pair +10 Elo-ish set crosses by its LLR."""
+    big = Sprt(-3, 1, 0.05, 0.05).check([10789, 19328, 33806, 19402, 10543])
+    assert big.llr == pytest.approx(2.1310678117940807, abs=1e-6) and big.decision == INCONCLUSIVE and big.stop is None
+    rng = np.random.default_rng(58)
+    test = Sprt(0, 10, 0.05, 0.05)
+    s0, s1 = logistic_score(0), logistic_score(10)
+    for _ in range(60):
+        counts = [int(c) for c in rng.integers(0, 400, 5)]
+        result = test.check(counts)
+        mean, l0 = oracle_ratio(counts, 0)
+        _, l1 = oracle_ratio(counts, 10)
+        assert result.mean == pytest.approx(mean, abs=1e-12)
+        assert l0 - l1 == pytest.approx(result.llr, abs=1e-6)  # the LLR is the difference of the two
+        if s0 <= mean <= s1 or result.stop != "interval":
+            wald = H1 if result.llr >= test.upper else H0 if result.llr <= test.lower else INCONCLUSIVE
+            assert result.decision == wald
+        else:
+            assert (mean < s0 and l0 >= -test.lower) or (mean > s1 and l1 >= test.upper)
+    assert test.check([100, 200, 300, 250, 150]).stop == "llr"

@@ -1,5 +1,6 @@
-"""The match's SPRT stops exactly at its bounds: at the first game pair whose LLR crosses one,
-not later and not earlier, with the LLR of fishtest's formula.
+"""The match's SPRT stops exactly at its bounds: at the first game pair whose LLR crosses one
+(or whose score lies outside both hypotheses, the module's added stop), not later and not
+earlier, with the LLR of fishtest's formula.
 
 The reference here is fishtest's ``LLR_logistic`` (official-stockfish/fishtest,
 ``server/fishtest/stats/LLRcalc.py``: ``regularize``, ``results_to_pdf``, ``secular``,
@@ -80,14 +81,32 @@ def test_the_reference_gives_fishtests_printed_values() -> None:
         assert fishtest_llr_logistic(elo0, elo1, counts) == pytest.approx(value, abs=1e-6)
 
 
+def outside_both(counts: list[int], test: Sprt) -> bool:
+    """The module's added stop written again: the mean pair score below s0 with ``N sum q ln(q /
+    p0) >= ln((1 - alpha) / beta)``, or above s1 with ``N sum q ln(q / p1) >= ln((1 - beta) /
+    alpha)`` (p_i the fits of the reference above)."""
+    regular = [float(r) if r else 1e-3 for r in counts]
+    total = sum(regular)
+    pdf = [(i / 4, c / total) for i, c in enumerate(regular)]
+    mean = sum(a * p for a, p in pdf)
+    for elo, side, bound in ((test.elo0, -1, -test.lower), (test.elo1, 1, test.upper)):
+        s = 1 / (1 + 10 ** (-elo / 400))
+        if (mean - s) * side > 0:
+            x = _secular_root([(a - s, p) for a, p in pdf])
+            ratio = total * sum(p * math.log(1 + x * (a - s)) for a, p in pdf)  # ln(q / p(s)) = ln(1 + x (a - s))
+            return ratio >= bound
+    return False
+
+
 def first_crossing(series: list[int], test: Sprt) -> int | None:
     """1 + the index of the first pair (pentanomial cell per pair) after which fishtest's LLR is
-    at or beyond a bound; None if none."""
+    at or beyond a bound, or the score lies outside both hypotheses (:func:`outside_both`); None
+    if none."""
     counts = [0] * 5
     for k, cell in enumerate(series):
         counts[cell] += 1
         value = fishtest_llr_logistic(test.elo0, test.elo1, counts)
-        if not test.lower < value < test.upper:
+        if not test.lower < value < test.upper or outside_both(counts, test):
             return k + 1
     return None
 

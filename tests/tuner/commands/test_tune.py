@@ -77,6 +77,39 @@ def test_ctrl_c_keeps_the_last_iteration_and_resume_finishes_the_same(sample_set
     assert load_weights(cut / "weights.json").values.tolist() == load_weights(full / "weights.json").values.tolist()
 
 
+def test_a_run_on_a_relative_data_path_resumes_from_another_folder(sample_set: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 58 item 17: config.toml kept --data as given (relative), so --resume from another
+    working folder could not find the set; it is recorded absolute."""
+    monkeypatch.chdir(sample_set.parent)
+    run = tmp_path / "run"
+    assert main(["tune", "--data", sample_set.name, "--out", str(run), "--iterations", "1", *FAST]) == 0
+    assert tomllib.loads((run / "config.toml").read_text())["data"] == str(sample_set)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(run), "--iterations", "2"]) == 0
+    assert [r["iteration"] for r in _metrics(run)] == [0, 1, 2]
+    # and it says where it resumes (issue 58 item 15)
+    assert f"{run}: resuming mmto after iteration 1 of 2 (its weights and optimizer state in state.json); 1 to go" \
+        in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["", "\n# nothing\n", "data = 'x'\n"])
+def test_resume_with_an_empty_config_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    text: str) -> None:
+    """issue 58 item 17: an empty config.toml on --resume gave "`: not the position set ...`"."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.toml").write_text(text)
+    assert main(["tune", "--resume", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tuner tune: error: {run / 'config.toml'}: names no method (the file is empty or not the one "
+                   "tuner tune wrote); cannot resume without the run's settings"]
+
+
 def test_ga_run_from_the_command_line(sample_set: Path, tmp_path: Path) -> None:
     run = tmp_path / "ga"
     assert main(["tune", "--method", "ga", "--data", str(sample_set), "--out", str(run), "--generations", "2",
@@ -130,9 +163,15 @@ def test_data_and_out_alone_run_the_shipped_recipe(sample_set: Path, tmp_path: P
     first = err[0]
     assert err[-1].startswith("note: 600 training positions are a demonstration") and str(run) in err[-1]
     assert first.startswith(f"recipe gm (tuner/recipes/gm.toml): {recipe['method']} from {recipe['start']}, ")
-    for key, value in recipe[common.method].items():
+    # the banner gives the values the run uses: a flag's own (issue 58 item 14: it said the
+    # recipe's "iterations 10" when --iterations 1 was given), saying so when it differs
+    flags = {"iterations": 1, "inner_steps": 8, "max_validation": 200}
+    for key, value in [*recipe[common.method].items(), ("max_validation", recipe["max_validation"])]:
         shown = ",".join(map(str, value)) if isinstance(value, list) else str(value)
-        assert f"{key} {shown}" in first, key
+        if key in flags and flags[key] != value:
+            assert f"{key} {flags[key]} (flag; recipe {shown})" in first, key
+        else:
+            assert f"{key} {shown}," in first or f"{key} {shown} (" in first, key
     config = tomllib.loads((run / "config.toml").read_text())
     assert config["method"] == recipe["method"] == common.method
     assert config["start"] == recipe["start"]
@@ -166,6 +205,7 @@ def test_the_demonstration_note_names_small_runs_only(tmp_path: Path) -> None:
     from tuner.training.run_folder import RunDir
 
     run = RunDir(tmp_path / "r")
-    assert small_data_note(DEMONSTRATION_POSITIONS, run) is None
-    note = small_data_note(DEMONSTRATION_POSITIONS - 1, run)
-    assert note is not None and "demonstration" in note and f"tuner bench match {run.weights_path} classic" in note
+    assert small_data_note(DEMONSTRATION_POSITIONS, run, "gm") is None
+    note = small_data_note(DEMONSTRATION_POSITIONS - 1, run, "gm")
+    # the hint measures against the run's own start (issue 58 item 14: it said classic after gm)
+    assert note is not None and "demonstration" in note and f"tuner bench match {run.weights_path} gm --depth 2" in note

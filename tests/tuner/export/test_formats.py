@@ -133,6 +133,18 @@ def test_rust_module_type_checks(weights: Weights, tmp_path) -> None:  # type: i
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")
+def test_rust_module_used_as_a_mod_gives_no_dead_code_warning(weights: Weights, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """issue 58 item 16: a binary with ``mod weights;`` reading one table got 92 dead-code warnings."""
+    (tmp_path / "weights.rs").write_text(to_rust(weights))
+    (tmp_path / "main.rs").write_text('mod weights;\nfn main() { println!("{}", weights::MG_PST_KNIGHT[18]); }\n')
+    run = subprocess.run(["rustc", "--edition", "2021", "-D", "warnings", "-o", str(tmp_path / "main"), "main.rs"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0 and "warning" not in run.stderr, run.stderr
+    printed = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True).stdout
+    assert int(printed) == int(weights.values[FEATURE_INDEX["mg.pst.knight.c3"]])
+
+
 def test_every_export_states_hash_tapering_and_the_terms_it_assumes(weights: Weights) -> None:
     fits = bool((np.abs(weights.values) <= 32767).all())  # c-packed holds each weight in 16 bits
     for fmt in ("c", "rust", "text", *(("c-packed",) if fits else ())):

@@ -50,7 +50,7 @@ def test_merge_keeps_every_row_in_its_split_and_renumbers_games(sample_set: Path
         assert manifest["splits"][split]["games"] == want["game_id"].n_unique()
     assert [i["game_id_offset"] for i in manifest["inputs"]] == [0, offset]
     assert manifest["positions"]["kept"] == sum(f.height for f in merged.values())
-    assert manifest["positions"]["dropped_by_reason"] == {"duplicate": 0}
+    assert manifest["positions"]["dropped_by_reason"] == {"duplicate": 0, "illegal_move": 0}
     assert read_manifest(out) == manifest
     # the merged set is a position set like any other: a scores-only set and a games set in one
     assert merged["train"]["score"].null_count() == a["train"].height
@@ -64,7 +64,8 @@ def test_merge_drops_repeats_of_earlier_sets_unless_told(sample_set: Path, tmp_p
     a = frames(sample_set)
     assert all(frames(tmp_path / "same")[s].equals(a[s]) for s in SPLITS)
     total = sum(f.height for f in a.values())
-    assert same["positions"] == {"read": 2 * total, "dropped_by_reason": {"duplicate": total}, "kept": total,
+    assert same["positions"] == {"read": 2 * total, "dropped_by_reason": {"duplicate": total, "illegal_move": 0},
+                                 "kept": total,
                                  **{s: a[s].height for s in SPLITS}}
     both = merge_sets([sample_set, copy], tmp_path / "both", dedup=False, progress=False)
     assert both["positions"]["kept"] == 2 * total
@@ -103,6 +104,35 @@ def test_merge_command_prints_one_line_and_refuses_bad_input(sample_set: Path, t
     err = capsys.readouterr().err.strip()
     assert rc != 0 and err.count("\n") == 0 and "nowhere" in err
     json.loads((out / "manifest.json").read_text())
+
+
+def test_merge_drops_rows_whose_move_is_illegal_and_says_how_many(sample_set: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 58 item 17: an illegal-move row (an edited set) was copied into the merged set (exit
+    0; tune refused the set later). It is dropped, counted in the manifest and the printed line."""
+    import chess  # noqa: PLC0415
+
+    edited = tmp_path / "edited"
+    shutil.copytree(sample_set, edited)
+    train = read_split(edited, "train")
+    moves = train["move"].to_list()
+    bad_rows = [3, 10]
+    for i in bad_rows:
+        assert not chess.Board(train["fen"][i]).is_legal(chess.Move.from_uci("a1h8"))
+        moves[i] = "a1h8"
+    moves[20] = "zz"  # not a move at all
+    train.with_columns(pl.Series("move", moves, dtype=pl.Utf8())).write_parquet(edited / "train.parquet")
+    out = tmp_path / "merged"
+    assert main(["merge", str(sample_set), str(edited), "--out", str(out), "--no-dedup", "--no-progress"]) == 0
+    line = capsys.readouterr().out
+    assert "3 with an illegal move dropped" in line
+    manifest = read_manifest(out)
+    total = sum(f.height for f in frames(sample_set).values())
+    assert manifest["positions"]["dropped_by_reason"] == {"duplicate": 0, "illegal_move": 3}
+    assert manifest["positions"]["kept"] == 2 * total - 3
+    for frame in frames(out).values():  # every row kept has a legal move
+        for fen, move in zip(frame["fen"].to_list(), frame["move"].to_list(), strict=True):
+            assert move is None or chess.Board(fen).is_legal(chess.Move.from_uci(move))
 
 
 def test_mirror_adds_each_training_position_without_castling_rights_mirrored(sample_set: Path,

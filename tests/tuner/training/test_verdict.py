@@ -62,3 +62,59 @@ def test_verify_takes_an_even_number_of_games(sample_set: Path, tmp_path: Path) 
                         "--out", str(tmp_path / "run"), "--verify", "3", "--quiet"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "--verify takes an even number" in r.stderr and "Traceback" not in r.stderr
+
+
+def _games(wins: int, draws: int, losses: int, decision: str) -> dict:  # type: ignore[type-arg]
+    """A --verify result as verify_match gives it, from W/D/L (interval: the pentanomial one is not
+    needed here, a normal one on the games stands in)."""
+    from tuner.arena.match import elo_of
+
+    n = wins + draws + losses
+    score = (wins + 0.5 * draws) / n
+    sd = math.sqrt((wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score ** 2) / n)
+    lo, hi = max(0.0, score - 1.96 * sd / math.sqrt(n)), min(1.0, score + 1.96 * sd / math.sqrt(n))
+
+    def finite(x: float) -> float | None:
+        return round(x, 1) if math.isfinite(x) else None
+
+    return {"games": n, "wins": wins, "draws": draws, "losses": losses, "score": score, "score_ci95": [lo, hi],
+            "elo": finite(elo_of(score)), "elo_ci95": [finite(elo_of(lo)), finite(elo_of(hi))],
+            "sprt": {"decision": decision}}
+
+
+MOVE_MATCH_UP = {"move_match": {"diff": 0.029, "ci95": [0.0235, 0.0345]}, "texel_e": None, "paid": True}
+MOVE_MATCH_DOWN = {"move_match": {"diff": -0.02, "ci95": [-0.03, -0.01]}, "texel_e": None, "paid": False}
+MOVE_MATCH_FLAT = {"move_match": {"diff": 0.0, "ci95": [-0.01, 0.01]}, "texel_e": None, "paid": None}
+
+
+@pytest.mark.parametrize(("validation", "games", "paid", "by", "words"), [
+    # issue 58 item 14: move-match +2.90 [+2.35, +3.45] "paid", games -397 Elo: games decide, in words
+    (MOVE_MATCH_UP, _games(3, 34, 163, "H0"), False, "games", "this run did not pay, by the games"),
+    (MOVE_MATCH_UP, _games(150, 40, 10, "H1"), True, "games", "this run paid, by the games"),
+    (MOVE_MATCH_DOWN, _games(150, 40, 10, "H1"), True, "games", "which outweigh the validation figures"),
+    (MOVE_MATCH_UP, _games(5, 6, 9, "inconclusive"), None, None, "not shown to pay: the games decided nothing"),
+    (MOVE_MATCH_DOWN, _games(5, 6, 9, "inconclusive"), False, "validation", "did not pay, by the validation"),
+    (MOVE_MATCH_UP, None, True, "validation", "this run paid, by the validation figures"),
+    (MOVE_MATCH_DOWN, None, False, "validation", "this run did not pay, by the validation figures"),
+    (MOVE_MATCH_FLAT, None, None, None, "not shown to pay: the validation figures decided nothing"),
+    # 4 games all lost: a zero-width score interval [0, 0] and an SPRT still undecided decide nothing
+    (MOVE_MATCH_DOWN, _games(0, 0, 4, "inconclusive"), False, "validation", "the games decided nothing"),
+    (MOVE_MATCH_UP, _games(0, 0, 4, "inconclusive"), None, None, "not shown to pay"),
+    # the interval alone decides when it has a width (the SPRT not yet)
+    (MOVE_MATCH_UP, _games(10, 40, 50, "inconclusive"), False, "games", "did not pay, by the games"),
+])
+def test_the_closing_verdict_weighs_games_over_move_match_and_says_it_in_words(validation, games, paid, by,  # type: ignore[no-untyped-def]
+                                                                                words) -> None:
+    from tuner.training.verdict import closing_verdict
+
+    result = {**validation, **({"verify": games} if games else {})}
+    got_paid, got_by, line = closing_verdict(result, "run/weights.json", "gm")
+    assert (got_paid, got_by) == (paid, by) and words in line and line.startswith("verdict: ")
+    assert "\n" not in line
+    assert f"{100 * validation['move_match']['diff']:+.2f} points" in line  # each figure with its interval
+    if games:
+        assert f"{games['games']} games against the start, Elo " in line and f"SPRT {games['sprt']['decision']}" in line
+        if games["losses"] == games["games"]:  # infinite ends by their score: all lost is -inf throughout
+            assert "Elo -inf [-inf, -inf]" in line
+    if paid is not True:  # how to measure further, against the run's own start
+        assert "keep the start" in line or "tuner bench match run/weights.json gm --nodes 20000" in line
