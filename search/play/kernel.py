@@ -11,7 +11,9 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
   ``P_TT_CUT`` a cutoff at non-PV nodes from an entry at least as deep whose bound allows it;
 * principal variation search (``P_PVS``): the first move with the full window, the others with a
   null window, re-searched with the full one when they beat alpha;
-* check extension (``P_CHECK_EXT``): a side in check searches one ply deeper;
+* check extension (``P_CHECK_EXT``): a side in check searches one ply deeper, within twice the
+  iteration's depth from the root (Stockfish's bound: unbounded, a line of checks kept its depth
+  to the stack's end and an iteration of a king hunt did not end in 100 ms);
 * mate distance pruning (``P_MDP``);
 * at non-PV nodes not in check: reverse futility (``P_RFP``: static - margin x depth >= beta at
   depth <= 8 returns the static score), null move (``P_NULL``: depth >= 3, static >= beta, the
@@ -66,7 +68,7 @@ ROOT_ROW = MAX_PLY + 1
 
 # stats entries
 S_NODES, S_BUDGET, S_ABORT, S_STOPPED, S_SELDEPTH, S_ROOT_DONE, S_ROOT_SCORE, S_ROOT_PVLEN = range(8)
-S_NHIST, S_GEN, S_ROOT_FOUND, S_ROOT_FIRST_NODES = 8, 9, 10, 11
+S_NHIST, S_GEN, S_ROOT_FOUND, S_ROOT_FIRST_NODES, S_ROOT_DEPTH = 8, 9, 10, 11, 12
 N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
@@ -361,7 +363,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
                 or (tt_bound == BOUND_UPPER and tt_score <= alpha)):
             return tt_score
     checked = in_check(b)
-    if checked and params[P_CHECK_EXT] != 0:
+    if checked and params[P_CHECK_EXT] != 0 and ply < 2 * stats[S_ROOT_DEPTH]:
         depth += 1
     colour = np.int64(b[W_STM])
     static = NO_STATIC
@@ -528,6 +530,7 @@ def search_root(st, es, ev, root, depth, alpha, beta, budget, nhist):  # type: i
     stats[S_ROOT_FIRST_NODES] = 0
     stats[S_BUDGET] = budget
     stats[S_NHIST] = nhist
+    stats[S_ROOT_DEPTH] = depth
     boards = st.boards
     for k in range(BOARD_WORDS):
         boards[0, k] = root[k]

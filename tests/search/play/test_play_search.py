@@ -245,3 +245,27 @@ def test_uci_plays_the_playing_search_by_default_and_finds_go_mate() -> None:
     assert infos and all(" seldepth " in line for line in infos)
     assert " score mate 2 " in infos[-1]
     engine.handle("quit")
+
+
+def test_the_shipped_mate_suite_is_solved_within_a_node_limit() -> None:
+    # datasets/epd/mates.epd: 48 mates in 1-4 from the sample games and traditional lines, each
+    # verified by a plain python-chess solver (bench/verify_mates.py); the playing search finds
+    # every one, at its exact length, with a first move of the bm list, within 300,000 nodes
+    import re
+    from pathlib import Path
+
+    from tuner.arena.epd import parse_epd
+
+    path = Path(__file__).resolve().parents[3] / "datasets" / "epd" / "mates.epd"
+    positions, errors = parse_epd(path)
+    assert not errors and len(positions) == 48
+    dm = {m.group(2): int(m.group(1)) for m in re.finditer(r'dm (\d+); id "([^"]+)"', path.read_text())}
+    searcher = PlaySearcher(CLASSIC, tt_bits=16)
+    for p in positions:
+        searcher.clear()
+        it = searcher.think(from_chess(p.board), [], node_limit=300_000, mate_moves=dm[p.id])
+        assert it is not None, p.id
+        plies = mate_in(it.score)
+        assert plies is not None and plies > 0 and (plies + 1) // 2 == dm[p.id], (p.id, it.score, it.depth)
+        assert move_to_uci(it.pv[0]) in p.bm, (p.id, move_to_uci(it.pv[0]), p.bm)
+        assert searcher.searched_nodes <= 300_000
