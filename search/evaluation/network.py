@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from search.core.input_limits import InputLimitError, MAX_NETWORK_BYTES, loads_json, read_capped
+from search.core.input_limits import InputLimitError, MAX_NETWORK_BYTES, loads_json, open_regular, read_capped
 from search.params.catalog import CATALOG_HASH, N_FEATURES, PHASE_MAX, PLUGIN
 from search.evaluation.network_kernels import PSQ_INPUTS, QA, QB, QO
 from search.params.weights import atomic_write_bytes
@@ -296,7 +296,7 @@ def write_network(path: str | Path, net: QuantizedNetwork) -> None:
 def is_network_file(path: str | Path) -> bool:
     """Whether ``path`` starts with the network files' magic bytes."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # not a FIFO: opening one would block
             return fh.read(len(MAGIC)) == MAGIC
     except OSError:
         return False
