@@ -315,6 +315,19 @@ def test_standard_fen_setup_can_be_played_from(tmp_path: Path) -> None:
     assert rows["fen"][0] == MIDGAME_FEN and rows.height == allowed["positions"]["kept"] > 0
 
 
+@pytest.mark.parametrize("counters", ["99999999999999999999 40", "0 99999999999999999999", "0 2147483648"])
+def test_a_fen_tag_with_a_huge_move_counter_rejects_its_game_only(tmp_path: Path, counters: str) -> None:
+    # issue 58 item 5: an OverflowError in the worker (convert.from_chess) ended the run
+    fen = " ".join(MIDGAME_FEN.split()[:4] + counters.split())
+    start_fen = " ".join(chess.STARTING_FEN.split()[:4] + counters.split())  # the start: no --allow-setup needed
+    bad = [game_text(i, ["Nf3"], "*", tags=('[SetUp "1"]', f'[FEN "{f}"]')) for i, f in enumerate((fen, start_fen))]
+    (tmp_path / "huge.pgn").write_text("".join(bad) + game_text(2, playout(5), "1-0"))
+    manifest, log = run(tmp_path, [tmp_path / "huge.pgn"], allow_setup=True)
+    assert manifest["games"]["read"] == 3 and manifest["games"]["kept"] == 1
+    assert manifest["games"]["rejected_by_reason"] == {"bad_fen": 2}
+    assert "a move counter beyond 2147483647" in log
+
+
 def test_comment_lines_starting_with_a_bracket_do_not_split_a_game(tmp_path: Path) -> None:
     sans = playout(21, 40)
     body = movetext(sans, "1-0").replace(" 11. ", " {a long comment\n[%clk 0:01:00] that wraps\n} 11. ", 1)
