@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,31 @@ def test_help_lines_come_from_the_commands_table(capsys: pytest.CaptureFixture[s
     assert light == full
     assert all(name in light for name in COMMANDS)
     assert "tune      learn weights from a position set (mmto, ga, texel," in light
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", "--method", "texel", "--data", "{loop}", "--out", "{tmp}/run"],
+    ["tune", "--method", "texel", "--data", "{tmp}", "--out", "{loop}"],
+    ["merge", "{loop}", "{tmp}", "--out", "{tmp}/merged"],
+], ids=["tune-data", "tune-out", "merge-input"])
+def test_a_symlink_loop_as_a_path_is_one_line(argv: list[str], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 58 item 6: pathlib's resolve() raised RuntimeError("Symlink loop from ...")
+    loop = tmp_path / "a"
+    loop.symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(loop)
+    code = main([a.format(loop=loop, tmp=tmp_path) for a in argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.endswith(f"error: {loop}: a loop of symbolic links (too many levels of symbolic links)")
+
+
+def test_another_runtime_error_is_not_taken_for_a_symlink_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tuner.commands.perft as perft  # noqa: PLC0415
+
+    def boom(args: object) -> int:
+        raise RuntimeError("Symlink loop from nowhere, a bug")
+
+    monkeypatch.setattr(perft, "run", boom)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["perft", "startpos", "1"])
