@@ -115,6 +115,31 @@ def test_the_command_plays_exports_and_says_what_it_wrote(tmp_path: Path) -> Non
     assert json.loads((out / "selfplay.json").read_text())["config"]["nodes"] == 300
 
 
+@pytest.mark.parametrize("export, message", [
+    ("{w}", "--export names an input of the command"),
+    ("{openings}", "--export names an input of the command"),
+    ("{other}", "exists; --overwrite is for the self-play folder, not the export"),
+], ids=["the-player's-weights", "the-openings", "an-existing-file"])
+def test_an_export_over_an_existing_file_is_refused_even_with_overwrite(tmp_path: Path, export: str, message: str,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 58 item 1: `--overwrite --export w.json` replaced the player's own weights
+    from search.params.weights import BUILTIN_DIR  # noqa: PLC0415
+    from tuner.cli import main  # noqa: PLC0415
+
+    files = {"w": tmp_path / "w.json", "openings": tmp_path / "o.epd", "other": tmp_path / "x.txt"}
+    files["w"].write_bytes((BUILTIN_DIR / "material.json").read_bytes())
+    files["openings"].write_text(DEFAULT_OPENINGS.read_text())
+    files["other"].write_text("keep me\n")
+    before = {k: f.read_bytes() for k, f in files.items()}
+    code = main(["selfplay", str(files["w"]), "--out", str(tmp_path / "sp"), "--overwrite", "--openings",
+                 str(files["openings"]), "--games", "2", "--nodes", "200",
+                 "--export", export.format(**{k: str(f) for k, f in files.items()})])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and message in err[0], err
+    assert {k: f.read_bytes() for k, f in files.items()} == before
+    assert not (tmp_path / "sp").exists()
+
+
 @pytest.mark.parametrize("args, message", [
     (["gm", "--games", "0"], "games must be from 1 to 1,000,000, not 0"),
     (["gm", "--nodes", "0"], "give a node budget"),
