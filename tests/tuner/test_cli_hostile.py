@@ -209,11 +209,11 @@ def test_an_ingest_that_keeps_no_position_leaves_the_old_set(sample_set: Path, t
     illegal = tmp_path / "illegal.pgn"
     illegal.write_text('[Event "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n')
     before = _tree(sample_set)
-    err = refused(["ingest", str(illegal), "--out", str(sample_set), "--workers", "1"], capsys)
+    err = refused(["ingest", str(illegal), "--out", str(sample_set), "--workers", "1", "--overwrite"], capsys)
     assert err == (f"tuner ingest: error: {illegal}: no position kept (1 game(s) read, 1 rejected; first "
                    f"problem at line 4: illegal_move); {sample_set} was left as it was")
     err = refused(["ingest", "--sample", "--out", str(sample_set), "--min-elo", "4000", "--missing-elo", "drop",
-                   "--workers", "1"], capsys)
+                   "--workers", "1", "--overwrite"], capsys)
     assert "no position kept" in err
     assert _tree(sample_set) == before
 
@@ -457,7 +457,7 @@ def test_resume_refuses_a_rebuilt_data_set_and_names_an_ignored_out(tmp_path: Pa
     # the set rebuilt from other games: the resume is refused, the run left as it was
     fewer = tmp_path / "fewer.pgn"
     fewer.write_text(SAMPLE_PGN.read_text(encoding="utf-8").split("\n\n[Event ")[0] + "\n")
-    assert tuner_main(["ingest", str(fewer), "--out", str(data), "--workers", "1"]) == 0
+    assert tuner_main(["ingest", str(fewer), "--out", str(data), "--workers", "1", "--overwrite"]) == 0
     capsys.readouterr()
     before = (run / "state.json").read_bytes()
     new_sha = json.loads((data / "manifest.json").read_text())["inputs"][0]["sha256"]
@@ -466,12 +466,12 @@ def test_resume_refuses_a_rebuilt_data_set_and_names_an_ignored_out(tmp_path: Pa
         f"{sha[:12]}, now fewer.pgn {new_sha[:12]} (name, SHA-256)); resume with the set it started on, or "
         "start a new run")
     # the same games with another split seed are another set too
-    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1", "--seed", "7"]) == 0
+    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1", "--seed", "7", "--overwrite"]) == 0
     capsys.readouterr()
     assert "its ingest setting seed was 0, now 7" in refused(["tune", "--resume", str(run), "--iterations", "3"], capsys)
     assert (run / "state.json").read_bytes() == before
     # rebuilt as it was: the resume continues
-    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1"]) == 0
+    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1", "--overwrite"]) == 0
     assert tuner_main(["tune", "--resume", str(run), "--iterations", "3", "--quiet"]) == 0
     assert load_weights(run / "weights.json").metadata["iteration"] == 3
 

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import random
+import re
 from pathlib import Path
 
 import chess
@@ -427,7 +428,13 @@ def test_split_counts() -> None:
 def test_rerun_is_byte_identical_and_one_vs_two_workers(tmp_path: Path, broken: tuple[Path, dict[str, int], bytes]) -> None:
     files = [broken[0], good_file(tmp_path, n=30)]
     first, _ = run(tmp_path, files, name="a")
-    run(tmp_path, files, name="a")  # rerun into the same folder replaces it
+    before = split_bytes(tmp_path / "a")
+    # a rerun over the set is refused without --overwrite (issue 58 item 2), and replaces it with it
+    with pytest.raises(TunerError, match=re.escape(f"{tmp_path / 'a'}: holds a position set already; pass "
+                                                   "--overwrite to replace it")):
+        run(tmp_path, [good_file(tmp_path, n=3, name="few.pgn")], name="a")
+    assert split_bytes(tmp_path / "a") == before
+    ingest(files, tmp_path / "a", IngestConfig(), workers=1, progress=False, log=io.StringIO(), overwrite=True)
     again = split_bytes(tmp_path / "a")
     run(tmp_path, files, name="b")
     two, _ = run(tmp_path, files, name="c", workers=2)
