@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="the self-play folder (games, then the position set)")
     p.add_argument("--resume", action="store_true", help="go on with the games of DIR (same player and settings; "
                                                          "--games may grow)")
-    p.add_argument("--overwrite", action="store_true", help="clear DIR (a self-play folder) and start anew")
+    p.add_argument("--overwrite", action="store_true", help="clear DIR (a self-play folder) and start anew (not with "
+                                                            "--resume)")
     p.add_argument("--export", metavar="FILE", help="also write the positions to FILE (a new file): .epd as EPD, "
                                                     "else 'FEN | score | result' lines")
     p.add_argument("--export-format", choices=("bullet", "epd"), help="the format of --export (default: by suffix)")

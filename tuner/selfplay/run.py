@@ -55,6 +55,7 @@ from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_d
 from tuner.progress import progress_bar
 from tuner.selfplay.config import SelfplayConfig
 from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
+from tuner.training.run_folder import LOCK_NAME, RunDir
 
 #: the run's settings file and its parts folder
 SETTINGS = "selfplay.json"
@@ -224,7 +225,7 @@ def _prepare(folder: Path, settings: dict[str, Any], *, resume: bool, overwrite:
     elif folder.exists():
         if not folder.is_dir():
             raise TunerError(f"{folder}: exists and is not a folder")
-        entries = list(folder.iterdir())
+        entries = [e for e in folder.iterdir() if e.name != LOCK_NAME]  # the lock is this process's
         if entries and not overwrite:
             raise TunerError(f"{folder}: not empty; give --resume to go on with its games, or --overwrite to start "
                              "anew (only a self-play folder is cleared)")
@@ -277,10 +278,12 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     player_name, player_sha : how the player is named in the rows (``white``/``black``) and the
         manifest, and the SHA-256 of its file (checked on resume; None for an external engine).
     out : the self-play folder (module docstring). A new run refuses a folder that is not empty
-        unless ``overwrite`` (which clears a self-play folder, never another one).
+        unless ``overwrite`` (which clears a self-play folder, never another one). One process at
+        a time uses it: it holds ``DIR/.lock`` as ``tuner tune`` holds a run folder's
+        (:meth:`tuner.training.run_folder.RunDir.lock`); another is refused naming this one's pid.
     openings : the start positions, used in a seeded order (:func:`choose_openings`).
     resume : go on with the games of ``out`` (its settings must be these, but for
-        :data:`RESUMABLE`).
+        :data:`RESUMABLE`); not with ``overwrite``.
     progress : a progress bar (``None``: only on a terminal; plain lines in a log otherwise).
 
     Raises
@@ -291,12 +294,25 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     Interrupted
         Ctrl-C, after the games finished before it were saved.
     """
-    started = time.perf_counter()
+    if resume and overwrite:
+        raise TunerError("--overwrite cannot be combined with --resume")
     log = log or sys.stderr
     folder = Path(out)
     settings = _settings(player_name, player_sha, config, openings_name)
     if isinstance(player, EngineSpec):  # an engine that cannot start: one line now, not a broken worker pool
         ExternalEngine(player, timeout=engine_timeout).close()
+    with RunDir(folder).lock(create=True) as stale:  # one process at a time: "in use by process N"
+        if stale is not None:
+            print(one_line(f"{folder}: took over the lock left by process {stale}, which no longer runs"), file=log)
+        return _selfplay(player, player_name, folder, settings, config, openings, resume=resume,
+                         overwrite=overwrite, progress=progress, log=log, engine_timeout=engine_timeout)
+
+
+def _selfplay(player: Searchable | EngineSpec, player_name: str, folder: Path, settings: dict[str, Any],
+              config: SelfplayConfig, openings: list[Opening], *, resume: bool, overwrite: bool,
+              progress: bool | None, log: TextIO, engine_timeout: float) -> dict[str, Any]:
+    """:func:`selfplay` once the folder's lock is held."""
+    started = time.perf_counter()
     _prepare(folder, settings, resume=resume, overwrite=overwrite)
     journal = Journal(folder, player_name)
     tally = _Tally()

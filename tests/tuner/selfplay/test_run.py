@@ -99,6 +99,39 @@ def test_a_new_run_refuses_a_folder_that_is_not_empty_and_resume_refuses_other_s
                  load_openings(DEFAULT_OPENINGS), "openings.epd", resume=True, progress=False)
 
 
+_HOLDER = """
+import sys, time
+from tuner.training.run_folder import RunDir
+with RunDir(sys.argv[1]).lock(create=True):
+    print("locked", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_folder_in_use_is_refused_naming_the_process_and_resume_with_overwrite_is_refused(
+        two_workers: Path, tmp_path: Path) -> None:
+    # issue 58 item 3: two runs into one folder both went on, and one run's games were lost
+    cfg = SelfplayConfig(games=6, workers=1, **CFG)  # type: ignore[arg-type]
+    before = sorted(p.name for p in (two_workers / PARTS).iterdir())
+    assert not (two_workers / ".lock").exists()  # the run that wrote it let it go
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(two_workers)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        for resume, overwrite in ((True, False), (False, True)):
+            with pytest.raises(TunerError) as err:
+                selfplay(load_evaluator("gm"), "gm", None, two_workers, cfg, load_openings(DEFAULT_OPENINGS),
+                         "openings.epd", resume=resume, overwrite=overwrite, progress=False)
+            assert str(err.value) == f"{two_workers} is in use by process {holder.pid}"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert sorted(p.name for p in (two_workers / PARTS).iterdir()) == before
+    with pytest.raises(TunerError, match="^--overwrite cannot be combined with --resume$"):
+        selfplay(load_evaluator("gm"), "gm", None, tmp_path / "new", cfg, load_openings(DEFAULT_OPENINGS),
+                 "openings.epd", resume=True, overwrite=True, progress=False)
+    assert not (tmp_path / "new").exists()
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "tuner", "selfplay", *args], capture_output=True, text=True,
                           timeout=300)
