@@ -147,6 +147,7 @@ class Journal:
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise TunerError(f"{meta}: not a readable self-play part ({type(exc).__name__}: {exc}); "
                                  "remove it and its .parquet to replay its games") from None
+            _check_rows(rows)
             self.summaries.update(summaries)
             self.parts = max(self.parts, int(meta.stem.split("-")[1]) + 1)
 
@@ -165,12 +166,32 @@ class Journal:
         for g in games:
             self.summaries[g["game"]] = g
 
-    def rows(self) -> pl.LazyFrame:
-        """Every finished game's rows (only parts whose summaries were written)."""
+    def rows(self, games: int) -> pl.DataFrame:
+        """The rows of games ``0 .. games - 1`` in game order (only parts whose summaries were
+        written); a part whose rows cannot be read is a one-line :class:`TunerError` naming it."""
         files = [m.with_suffix(".parquet") for m in sorted(self.folder.glob("part-*.json"))]
         if not files:
-            return pl.DataFrame(schema=SCHEMA).lazy()
-        return pl.scan_parquet(files)
+            return pl.DataFrame(schema=SCHEMA)
+        try:
+            return pl.scan_parquet(files).filter(pl.col("game_id") < games).sort(["game_id", "ply"]).collect()
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            for f in files:  # which one: read each
+                _check_rows(f, whole=True)
+            raise TunerError(f"{self.folder}: the parts cannot be read together ({type(exc).__name__}); "
+                             "remove the damaged ones (and their .json) to replay their games") from None
+
+
+def _check_rows(path: Path, *, whole: bool = False) -> None:
+    """Refuse (one-line :class:`TunerError` naming it) a part's rows file that is not a
+    position-set parquet file: its footer and schema, or with ``whole`` every row."""
+    try:
+        schema = pl.read_parquet(path).schema if whole else pl.read_parquet_schema(path)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        reason = one_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)[:200]
+        raise TunerError(f"{path}: not a readable self-play part ({reason}); remove it and its .json to replay "
+                         "its games") from None
+    if dict(schema) != dict(SCHEMA):
+        raise TunerError(f"{path}: not a self-play part (other columns); remove it and its .json to replay its games")
 
 
 # ------------------------------------------------------------------ settings and folders
@@ -427,7 +448,7 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
     keep_others = check_output(folder, overwrite=True)
     staging = staging_dir(folder)
     try:
-        rows = journal.rows().filter(pl.col("game_id") < config.games).sort(["game_id", "ply"]).collect()
+        rows = journal.rows(config.games)
         total = rows.height
         if config.dedup and total:
             rows = rows.unique(subset=["zobrist", "move"], keep="first", maintain_order=True)

@@ -4,6 +4,7 @@ workers and of interruptions, resume, and the refusals."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,6 +98,27 @@ def test_a_new_run_refuses_a_folder_that_is_not_empty_and_resume_refuses_other_s
         selfplay(load_evaluator("classic"), "classic", None, two_workers,
                  SelfplayConfig(games=6, workers=1, **CFG),  # type: ignore[arg-type]
                  load_openings(DEFAULT_OPENINGS), "openings.epd", resume=True, progress=False)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "pages-zeroed"])
+def test_a_garbled_part_is_one_line_naming_it_on_resume(two_workers: Path, tmp_path: Path, damage: str) -> None:
+    # issue 58 item 8: a polars ComputeError traceback
+    folder = tmp_path / "sp"
+    shutil.copytree(two_workers, folder)
+    part = folder / PARTS / "part-00000.parquet"
+    data = part.read_bytes()
+    if damage == "garbage":  # no footer: refused when the journal is read, before any game
+        part.write_bytes(b"not parquet at all\n" * 50)
+    else:  # the footer whole, the pages zeroed: refused when the rows are read
+        footer = int.from_bytes(data[-8:-4], "little") + 8
+        part.write_bytes(data[:4] + bytes(len(data) - 4 - footer) + data[-footer:])
+    cfg = SelfplayConfig(games=6, workers=1, **CFG)  # type: ignore[arg-type]
+    with pytest.raises(TunerError) as err:
+        selfplay(load_evaluator("gm"), "gm", None, folder, cfg, load_openings(DEFAULT_OPENINGS), "openings.epd",
+                 resume=True, progress=False)
+    text = str(err.value)
+    assert text.startswith(f"{part}: not a readable self-play part (") and "\n" not in text
+    assert text.endswith("remove it and its .json to replay its games")
 
 
 _HOLDER = """
