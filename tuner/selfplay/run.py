@@ -362,12 +362,18 @@ def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     terminate, the interpreter's exit would wait for each worker's current game (the workers
     ignore SIGINT), minutes on a loaded machine."""
     workers = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in workers:
         if proc.is_alive():
             proc.terminate()
     for proc in workers:
         proc.join(timeout=5)
+    # the pool's manager thread sees the ended workers and closes its pipes: let it finish now,
+    # or the interpreter's exit wakes it through a pipe it is closing (a traceback after the
+    # resume hint: "OSError: [Errno 9] Bad file descriptor", issue 58 item 9)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: SelfplayConfig,

@@ -247,3 +247,28 @@ def test_ctrl_c_stops_at_once_without_waiting_for_the_games_in_flight(tmp_path: 
     assert time.monotonic() - started < 20
     assert proc.returncode == 130, err
     assert "interrupted: 0 games saved" in err and "--resume" in err
+    assert "Traceback" not in err and "Error" not in err, err  # nothing from the pool's threads at exit
+
+
+def test_stopping_the_pool_ends_its_manager_thread_before_the_interpreter_exits() -> None:
+    # issue 58 item 9: after Ctrl-C, the interpreter's exit woke the pool's manager thread through
+    # a pipe that thread was closing: "OSError: [Errno 9] Bad file descriptor" after the hint
+    import concurrent.futures  # noqa: PLC0415
+    import multiprocessing  # noqa: PLC0415
+
+    from tuner.selfplay.run import _stop_pool  # noqa: PLC0415
+
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    futures = [pool.submit(time.sleep, 60) for _ in range(4)]
+    deadline = time.monotonic() + 60
+    while not any(f.running() for f in futures):  # the workers are up and busy
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    workers = list(pool._processes.values())  # type: ignore[attr-defined]
+    assert manager is not None and manager.is_alive()
+    started = time.monotonic()
+    _stop_pool(pool)
+    assert time.monotonic() - started < 10
+    assert not any(w.is_alive() for w in workers)
+    assert not manager.is_alive()
