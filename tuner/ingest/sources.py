@@ -113,7 +113,8 @@ def check_inputs(paths: list[str | Path]) -> list[InputFile]:
     for given in paths:
         path = Path(given)
         if not path.exists():
-            raise TunerError(f"{path}: no such file")
+            link = " (a broken or looping symbolic link)" if path.is_symlink() else ""
+            raise TunerError(f"{path}: no such file{link}")
         if path.is_dir():
             raise TunerError(f"{path}: is a folder, not a PGN or position file")
         try:

@@ -389,3 +389,12 @@ def test_a_corrupt_stretch_costs_at_most_its_game(tmp_path: Path, garbage: str, 
         assert manifest["games"]["read"] == SAMPLE_GAMES + 1
         assert manifest["games"]["rejected_by_reason"] == {"bad_tag": 1}
         assert problems == {(line, "bad_tag")}
+
+
+def test_a_symlink_loop_as_an_ingest_input_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    loop = tmp_path / "a.pgn"
+    loop.symlink_to(tmp_path / "b.pgn")
+    (tmp_path / "b.pgn").symlink_to(loop)
+    assert main(ingest_cli(loop, "--out", tmp_path / "set")) == 2
+    assert capsys.readouterr().err.strip() == \
+        f"tuner ingest: error: {loop}: no such file (a broken or looping symbolic link)"
