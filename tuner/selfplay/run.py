@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -35,6 +36,7 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
@@ -48,7 +50,7 @@ from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
 from tuner.cores import resolve_workers
-from tuner.errors import Interrupted, TunerError, one_line
+from tuner.errors import DeferredSigint, Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
@@ -356,6 +358,26 @@ def _selfplay(player: Searchable | EngineSpec, player_name: str, folder: Path, s
     return _build_set(folder, journal, config, settings, tally, log, now)
 
 
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Ctrl-C held back for the block, in which worker processes are started, then raised as
+    KeyboardInterrupt at its end. SIGINT is blocked in this thread, so the workers inherit it
+    blocked and never see a Ctrl-C sent to the process group (``timeout -s INT``, a terminal),
+    which would raise KeyboardInterrupt in a worker still starting, before its initializer
+    ignores SIGINT; and Python's handler only notes it (:class:`tuner.errors.DeferredSigint`),
+    so that no worker is left half-started, unknown to the pool and never ended. Either would
+    print a traceback after the resume hint (issue 58 item 9)."""
+    with DeferredSigint() as deferred:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+        try:
+            yield
+        finally:
+            if old is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)  # one held for this thread is noted now
+    if deferred.requested:
+        raise KeyboardInterrupt
+
+
 def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Stop the pool now: cancel what has not started and end the workers, whose games in
     flight are lost (they are played again from their seed on ``--resume``). Without the
@@ -396,11 +418,12 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
     futures: set[concurrent.futures.Future[GameRecord]] = set()
 
     def refill() -> None:
-        while len(futures) < IN_FLIGHT_PER_WORKER * workers:
-            task = next(pending, None)
-            if task is None:
-                return
-            futures.add(pool.submit(_play, task))
+        with _sigint_held():  # submit() starts the workers
+            while len(futures) < IN_FLIGHT_PER_WORKER * workers:
+                task = next(pending, None)
+                if task is None:
+                    return
+                futures.add(pool.submit(_play, task))
 
     try:
         refill()

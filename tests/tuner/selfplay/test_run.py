@@ -272,3 +272,39 @@ def test_stopping_the_pool_ends_its_manager_thread_before_the_interpreter_exits(
     assert time.monotonic() - started < 10
     assert not any(w.is_alive() for w in workers)
     assert not manager.is_alive()
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask") or not Path("/proc/self/status").exists(),
+                    reason="needs POSIX signal masks and /proc")
+def test_workers_never_see_a_ctrl_c_to_the_group_and_one_meanwhile_is_held_not_lost() -> None:
+    # issue 58 item 9: `timeout -s INT` signals the whole process group; a worker still starting
+    # (before its initializer ignores SIGINT) printed a KeyboardInterrupt traceback
+    import concurrent.futures  # noqa: PLC0415
+    import multiprocessing  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from tuner.selfplay.run import _sigint_held  # noqa: PLC0415
+
+    def blocked(pid: int) -> bool:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        mask = int(next(line for line in status if line.startswith("SigBlk:")).split()[1], 16)
+        return bool(mask & (1 << (signal.SIGINT - 1)))
+
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        with _sigint_held():
+            future = pool.submit(os.getpid)
+        worker = future.result(timeout=120)
+        assert blocked(worker) and not blocked(os.getpid())
+    finally:
+        pool.shutdown()
+    for send in (lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT),  # this thread's, blocked
+                 lambda: os.kill(os.getpid(), signal.SIGINT)):  # the process's: any thread may take it
+        reached = False
+        with pytest.raises(KeyboardInterrupt):
+            with _sigint_held():
+                send()
+                time.sleep(0.2)
+                reached = True
+        assert reached
