@@ -184,16 +184,14 @@ class Journal:
 
 
 def _check_rows(path: Path, *, whole: bool = False) -> None:
-    """Refuse (one-line :class:`TunerError` naming it) a part's rows file that is not a
-    position-set parquet file: its footer and schema, or with ``whole`` every row."""
+    """Refuse (one-line :class:`TunerError` naming it) a part's rows file that cannot be read as
+    parquet: its footer, or with ``whole`` every row."""
     try:
-        schema = pl.read_parquet(path).schema if whole else pl.read_parquet_schema(path)
+        pl.read_parquet(path) if whole else pl.read_parquet_schema(path)
     except (pl.exceptions.PolarsError, OSError) as exc:
         reason = one_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)[:200]
         raise TunerError(f"{path}: not a readable self-play part ({reason}); remove it and its .json to replay "
                          "its games") from None
-    if dict(schema) != dict(SCHEMA):
-        raise TunerError(f"{path}: not a self-play part (other columns); remove it and its .json to replay its games")
 
 
 # ------------------------------------------------------------------ settings and folders
