@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -150,6 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:  # a missing or unwritable file, a full or read-only disk
             print(f"{command}: error: {one_line(_os_error(exc))}", file=sys.stderr)
             return 2
+        except RuntimeError as exc:  # pathlib's resolve() meeting a symlink loop (Python < 3.13)
+            loop = _symlink_loop(exc)
+            if loop is None:
+                raise
+            print(f"{command}: error: {one_line(loop)}", file=sys.stderr)
+            return 2
         except (KeyboardInterrupt, SystemError) as exc:
             if not is_interrupt(exc):
                 raise
@@ -238,6 +245,16 @@ def use_terms(path: str) -> str:
     except TermsFileError as exc:
         raise TunerError(str(exc)) from None
     return one_line(f"terms {plugin.name!r} from {path}: compiling kernels for them (first run with this file)")
+
+
+def _symlink_loop(exc: RuntimeError) -> str | None:
+    """One line for pathlib's ``RuntimeError("Symlink loop from '...'")`` (``Path.resolve``
+    before Python 3.13, which raises an ``OSError`` instead), naming the path; None for any
+    other RuntimeError."""
+    match = re.fullmatch(r"Symlink loop from (['\"])(.*)\1", str(exc), re.S)
+    if match is None:
+        return None
+    return f"{match.group(2)}: a loop of symbolic links (too many levels of symbolic links)"
 
 
 def _os_error(exc: OSError) -> str:

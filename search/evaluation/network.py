@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from search.core.input_limits import InputLimitError, MAX_NETWORK_BYTES, loads_json, read_capped
+from search.core.input_limits import InputLimitError, MAX_NETWORK_BYTES, loads_json, open_regular, read_capped
 from search.params.catalog import CATALOG_HASH, N_FEATURES, PHASE_MAX, PLUGIN
 from search.evaluation.network_kernels import PSQ_INPUTS, QA, QB, QO
 from search.params.weights import atomic_write_bytes
@@ -76,12 +76,12 @@ class NetworkShape:
         for name in ("h", "h2", "h3"):
             value = getattr(self, name)
             low = 1 if name == "h" else 0
-            if not isinstance(value, int) or not low <= value <= 4096:
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 4096:
                 raise ValueError(f"network {name} must be an integer between {low} and 4096, not {value!r}")
         if (self.h2 == 0) != (self.h3 == 0):
             raise ValueError(f"network h2 and h3 must both be 0 (the direct form) or both be at least 1, "
                              f"not {self.h2} and {self.h3}")
-        if self.buckets not in BUCKET_TABLES:
+        if not isinstance(self.buckets, str) or self.buckets not in BUCKET_TABLES:
             raise ValueError(f"network buckets must be one of {', '.join(BUCKET_TABLES)}, not {self.buckets!r}")
 
     @property
@@ -296,7 +296,7 @@ def write_network(path: str | Path, net: QuantizedNetwork) -> None:
 def is_network_file(path: str | Path) -> bool:
     """Whether ``path`` starts with the network files' magic bytes."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # not a FIFO: opening one would block
             return fh.read(len(MAGIC)) == MAGIC
     except OSError:
         return False
@@ -322,19 +322,21 @@ def parse_network(data: bytes, where: str) -> QuantizedNetwork:
     if not isinstance(header, dict) or header.get("format") != "movetuner-network":
         raise NetworkFileError(f"{where}: the header is not a movetuner network's")
     for key, mine in (("qa", QA), ("qb", QB), ("qo", QO), ("phase_max", PHASE_MAX)):
-        if header.get(key) != mine:
+        if type(header.get(key)) is not int or header.get(key) != mine:  # not True, 255.0
             raise NetworkFileError(f"{where}: made with {key} = {header.get(key)!r}; this movetuner uses {mine}")
     shape = NetworkShape.from_json(header.get("shape"), where)
     linear_doc = header.get("linear")
     if linear_doc is not None and not isinstance(linear_doc, dict):
         raise NetworkFileError(f"{where}: the header's linear must be null or an object, not {type(linear_doc).__name__}")
-    metadata = header.get("metadata") or {}
+    metadata = header.get("metadata", {})
+    metadata = {} if metadata is None else metadata
     if not isinstance(metadata, dict):
         raise NetworkFileError(f"{where}: the header's metadata must be an object, not {type(metadata).__name__}")
     if linear_doc is not None and PLUGIN is not None:
         raise NetworkFileError(f"{where}: a hybrid network (it has a linear part) cannot be used with the term "
                                f"plug-in {PLUGIN.name!r}: its linear part takes the built-in terms only")
-    if linear_doc is not None and linear_doc != {"catalog_hash": CATALOG_HASH, "n": N_FEATURES}:
+    if linear_doc is not None and (linear_doc != {"catalog_hash": CATALOG_HASH, "n": N_FEATURES}
+                                   or type(linear_doc.get("n")) is not int):
         raise NetworkFileError(f"{where}: its linear part was made for feature catalogue "
                                f"{linear_doc.get('catalog_hash')!r}, this version's is {CATALOG_HASH!r}")
     pos = 12 + head_len

@@ -48,7 +48,7 @@ from search.params.catalog import (
     default_values,
 )
 
-from search.core.input_limits import InputLimitError, loads_json, read_capped
+from search.core.input_limits import InputLimitError, NotRegularFileError, loads_json, read_capped
 from search.params.weights_base import (CatalogMigrationWarning, Weights, WeightsFileError, catalogue_names, warn_migrated,
                                  weight_range_problem)
 from search.params.weights_text import parse_text
@@ -187,6 +187,8 @@ def load_weights(spec: str | Path) -> Weights:
         text = read_capped(path).decode("utf-8")
     except FileNotFoundError:
         raise WeightsFileError(f"{path}: no such weights file") from None
+    except NotRegularFileError as exc:
+        raise WeightsFileError(str(exc)) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise WeightsFileError(f"{path}: cannot read weights file ({exc.__class__.__name__})") from None
     except InputLimitError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,31 @@ def test_a_terms_plugin_calling_sys_exit_at_import_is_an_error(tmp_path, code: s
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and f"{plugin}: importing the plug-in failed: it called sys.exit(" in proc.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", "--method", "texel", "--data", "{loop}", "--out", "{tmp}/run"],
+    ["tune", "--method", "texel", "--data", "{tmp}", "--out", "{loop}"],
+    ["merge", "{loop}", "{tmp}", "--out", "{tmp}/merged"],
+], ids=["tune-data", "tune-out", "merge-input"])
+def test_a_symlink_loop_as_a_path_is_one_line(argv: list[str], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 58 item 6: pathlib's resolve() raised RuntimeError("Symlink loop from ...")
+    loop = tmp_path / "a"
+    loop.symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(loop)
+    code = main([a.format(loop=loop, tmp=tmp_path) for a in argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.endswith(f"error: {loop}: a loop of symbolic links (too many levels of symbolic links)")
+
+
+def test_another_runtime_error_is_not_taken_for_a_symlink_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tuner.commands.perft as perft  # noqa: PLC0415
+
+    def boom(args: object) -> int:
+        raise RuntimeError("Symlink loop from nowhere, a bug")
+
+    monkeypatch.setattr(perft, "run", boom)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["perft", "startpos", "1"])

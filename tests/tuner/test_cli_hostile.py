@@ -8,9 +8,11 @@ generated there.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -207,11 +209,11 @@ def test_an_ingest_that_keeps_no_position_leaves_the_old_set(sample_set: Path, t
     illegal = tmp_path / "illegal.pgn"
     illegal.write_text('[Event "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n')
     before = _tree(sample_set)
-    err = refused(["ingest", str(illegal), "--out", str(sample_set), "--workers", "1"], capsys)
+    err = refused(["ingest", str(illegal), "--out", str(sample_set), "--workers", "1", "--overwrite"], capsys)
     assert err == (f"tuner ingest: error: {illegal}: no position kept (1 game(s) read, 1 rejected; first "
                    f"problem at line 4: illegal_move); {sample_set} was left as it was")
     err = refused(["ingest", "--sample", "--out", str(sample_set), "--min-elo", "4000", "--missing-elo", "drop",
-                   "--workers", "1"], capsys)
+                   "--workers", "1", "--overwrite"], capsys)
     assert "no position kept" in err
     assert _tree(sample_set) == before
 
@@ -317,7 +319,7 @@ def test_bad_weights_are_refused_by_every_command(kind: str, command: str, sampl
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
 def test_dev_zero_as_weights_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert refused(["export", "/dev/zero"], capsys) == \
-        "tuner export: error: /dev/zero: larger than 64 MB, too large for this kind of file"
+        "tuner export: error: /dev/zero: not a regular file: a character device"
 
 
 def test_a_deep_move_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -455,7 +457,7 @@ def test_resume_refuses_a_rebuilt_data_set_and_names_an_ignored_out(tmp_path: Pa
     # the set rebuilt from other games: the resume is refused, the run left as it was
     fewer = tmp_path / "fewer.pgn"
     fewer.write_text(SAMPLE_PGN.read_text(encoding="utf-8").split("\n\n[Event ")[0] + "\n")
-    assert tuner_main(["ingest", str(fewer), "--out", str(data), "--workers", "1"]) == 0
+    assert tuner_main(["ingest", str(fewer), "--out", str(data), "--workers", "1", "--overwrite"]) == 0
     capsys.readouterr()
     before = (run / "state.json").read_bytes()
     new_sha = json.loads((data / "manifest.json").read_text())["inputs"][0]["sha256"]
@@ -464,12 +466,12 @@ def test_resume_refuses_a_rebuilt_data_set_and_names_an_ignored_out(tmp_path: Pa
         f"{sha[:12]}, now fewer.pgn {new_sha[:12]} (name, SHA-256)); resume with the set it started on, or "
         "start a new run")
     # the same games with another split seed are another set too
-    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1", "--seed", "7"]) == 0
+    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1", "--seed", "7", "--overwrite"]) == 0
     capsys.readouterr()
     assert "its ingest setting seed was 0, now 7" in refused(["tune", "--resume", str(run), "--iterations", "3"], capsys)
     assert (run / "state.json").read_bytes() == before
     # rebuilt as it was: the resume continues
-    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1"]) == 0
+    assert tuner_main(["ingest", "--sample", "--out", str(data), "--workers", "1", "--overwrite"]) == 0
     assert tuner_main(["tune", "--resume", str(run), "--iterations", "3", "--quiet"]) == 0
     assert load_weights(run / "weights.json").metadata["iteration"] == 3
 
@@ -544,19 +546,44 @@ def test_an_epd_suite_larger_than_the_limit_is_one_line(tmp_path: Path, capsys: 
 # ------------------------------------------------------------------ siblings found by trying
 
 
+INPUT_FILE_COMMANDS = {
+    "tune-config": ["tune", "--config", "{f}", "--data", "{data}", "--out", "{tmp}/r"],
+    "ingest-config": ["ingest", "--config", "{f}", "--sample", "--out", "{tmp}/s"],
+    "openings": ["bench", "match", "classic", "material", "--games", "2", "--depth", "1", "--openings", "{f}",
+                 "--out", "{tmp}/g.pgn"],
+    "epd-suite": ["bench", "epd", "{f}", "--weights", "classic", "--depth", "1"],
+    "move-model": ["moves", "predict", "startpos", "--model", "{f}"],
+}
+
+
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
-@pytest.mark.parametrize("argv, limit", [
-    (["tune", "--config", "/dev/zero", "--data", "{data}", "--out", "{tmp}/r"], "16 MB"),
-    (["ingest", "--config", "/dev/zero", "--sample", "--out", "{tmp}/s"], "16 MB"),
-    (["bench", "match", "classic", "material", "--games", "2", "--depth", "1", "--openings", "/dev/zero",
-      "--out", "{tmp}/g.pgn"], "64 MB"),
-    (["bench", "epd", "/dev/zero", "--weights", "classic", "--depth", "1"], "64 MB"),
-    (["moves", "predict", "startpos", "--model", "/dev/zero"], "64 MB"),
-], ids=["tune-config", "ingest-config", "openings", "epd-suite", "move-model"])
-def test_dev_zero_as_any_input_file_is_one_line(argv: list[str], limit: str, sample_set: Path, tmp_path: Path,
+@pytest.mark.parametrize("name", sorted(INPUT_FILE_COMMANDS))
+def test_dev_zero_as_any_input_file_is_one_line(name: str, sample_set: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    err = refused([a.format(data=sample_set, tmp=tmp_path) for a in argv], capsys)
-    assert err.endswith(f"/dev/zero: larger than {limit}, too large for this kind of file")
+    argv = [a.format(f="/dev/zero", data=sample_set, tmp=tmp_path) for a in INPUT_FILE_COMMANDS[name]]
+    err = refused(argv, capsys)
+    assert err.endswith("/dev/zero: not a regular file: a character device") or \
+        err.endswith("/dev/zero: cannot read (not a regular file: a character device)")
+
+
+#: every command reading a file as an input, the file as {f} (or {w})
+FIFO_COMMANDS = {**INPUT_FILE_COMMANDS, **{f"weights-{c}": a for c, a in WEIGHT_COMMANDS.items()},
+                 "ingest": ["ingest", "{f}", "--out", "{tmp}/d"]}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("name", sorted(FIFO_COMMANDS))
+def test_a_fifo_with_no_writer_as_any_input_is_refused_not_waited_on(name: str, sample_set: Path,
+                                                                     tmp_path: Path) -> None:
+    # issue 58 item 10: opening a FIFO with no writer blocked for ever; a hang fails by the timeout
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    argv = [a.format(f=fifo, w=fifo, data=sample_set, tmp=tmp_path) for a in FIFO_COMMANDS[name]]
+    r = subprocess.run([sys.executable, "-m", "tuner", *argv],
+                       capture_output=True, text=True, timeout=300)
+    err = without_compile_note(r.stderr).strip()
+    assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"{fifo}: " in err and "not a regular file: a FIFO" in err
 
 
 def test_perft_refuses_a_depth_beyond_the_search(capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,6 +33,7 @@ from tuner.arena.epd import (
     running_line,
     summarise,
 )
+from tuner.cores import resolve_workers
 from tuner.errors import TunerError, one_line
 from tuner.outputs import add_overwrite_argument, check_output
 from tuner.progress import RunningLog, progress_bar
@@ -62,7 +63,8 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     add_weights_argument(p)
     add_limit_arguments(p, required=True)
     add_search_arguments(p)
-    p.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="worker processes (default: 1; 0: one per core)")
     p.add_argument("--scheduler", default="", metavar="ADDR",
                    help="answer on the workers of a running Dask scheduler (tcp://host:8786) instead of "
                         "--workers local processes (needs movetuner[dask])")
@@ -80,6 +82,7 @@ def run_epd_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise TunerError(str(exc)) from None
     check_workers(args.workers)
+    args.workers = resolve_workers(args.workers)  # 0: one per core, as everywhere
     weight_sets = load_players(args.weights, args.search, args.move_model, args.pls_model_above,
                                args.pls_leaf_model)
     positions, problems = parse_epd(args.file)

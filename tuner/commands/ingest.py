@@ -44,8 +44,8 @@ was. A corrupt stretch inside a PGN file only costs the game it falls in.
 
 The output is written to a temporary folder beside DIR and renamed into place at the end, so
 an interrupted run leaves DIR as it was (a killed run's temporary folder is removed by the next
-run into DIR); rerunning replaces a position set in DIR. A DIR holding other files is refused
-unless --overwrite is given. The files are byte-for-byte the same for the same inputs and
+run into DIR). A DIR that is not empty (a position set already, or other files) is refused
+unless --overwrite is given (--sample without --out rebuilds its set in the repository). The files are byte-for-byte the same for the same inputs and
 settings, whatever --workers.
 """
 
@@ -57,8 +57,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", metavar="DIR",
                    help=f"output folder (with --sample, default: {SAMPLE_OUT.relative_to(REPO)} in the repository)")
     p.add_argument("--overwrite", action="store_true",
-                   help="write into a DIR that holds other files too: only the position set's files (train, "
-                        "validation and test.parquet, manifest.json) are replaced, the others are kept")
+                   help="write into a DIR that is not empty (a position set already, or other files too): only "
+                        "the position set's files (train, validation and test.parquet, manifest.json) are "
+                        "replaced, the others are kept")
     p.add_argument("--sample", action="store_true",
                    help=f"ingest the sample games shipped in {SAMPLE_DIR.relative_to(REPO)}/")
     p.add_argument("--workers", type=int, metavar="N",
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             raise TunerError("give input files or --sample, not both")
         paths: list[str | Path] = list(sample_files())
         out = Path(args.out) if args.out else SAMPLE_OUT
+        # the sample set in the repository is built from its shipped games: always rebuilt
+        args.overwrite = args.overwrite or not args.out
     else:
         if not args.pgn:
             raise TunerError("no input files given (or use --sample)")

@@ -33,7 +33,8 @@ at --max-plies. Games run one per worker process (one per core); the games and f
 same for a seed whatever --workers.
 
 Finished games are saved as they come (DIR/games/): after Ctrl-C or a kill, --resume goes on
-with the games still missing (and may raise --games). --export FILE writes the set as
+with the games still missing (and may raise --games). --export FILE (a new file, never an
+input: --overwrite is for DIR only) writes the set as
 'FEN | score | result' lines (bullet's format, White's view) or, for a .epd file, EPD with
 bm, ce (side to move's view) and c9; tuner ingest reads both back.
 """
@@ -52,9 +53,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="the self-play folder (games, then the position set)")
     p.add_argument("--resume", action="store_true", help="go on with the games of DIR (same player and settings; "
                                                          "--games may grow)")
-    p.add_argument("--overwrite", action="store_true", help="clear DIR (a self-play folder) and start anew")
-    p.add_argument("--export", metavar="FILE", help="also write the positions to FILE: .epd as EPD, else "
-                                                    "'FEN | score | result' lines")
+    p.add_argument("--overwrite", action="store_true", help="clear DIR (a self-play folder) and start anew (not with "
+                                                            "--resume)")
+    p.add_argument("--export", metavar="FILE", help="also write the positions to FILE (a new file): .epd as EPD, "
+                                                    "else 'FEN | score | result' lines")
     p.add_argument("--export-format", choices=("bullet", "epd"), help="the format of --export (default: by suffix)")
     p.add_argument("--config", metavar="TOML", help="read the settings below from the [selfplay] table of a TOML "
                                                     "file (options given here override it)")
@@ -99,6 +101,26 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _check_export(args: argparse.Namespace, openings: str) -> None:
+    """Refuse an ``--export`` that names an input of the command (the player's file, the
+    openings, the settings TOML, a move model), the self-play folder or a file in it, or any
+    existing file: ``--overwrite`` is for the folder, never for the export."""
+    from search.params.weights import builtin_network, resolve  # noqa: PLC0415
+    from tuner.arena.players import split_search  # noqa: PLC0415
+
+    name = split_search(args.weights, args.search)[0] if args.weights else None
+    inputs = [openings, args.config, args.move_model, args.pls_leaf_model]
+    if name is not None:
+        inputs += [args.weights, name, resolve(name), builtin_network(name), Path(name) / "weights.json"]
+    check_output(args.export, overwrite=True, inputs=inputs, flag="--export")
+    if _within(Path(args.export), Path(args.out)):
+        raise TunerError(f"{args.export}: --export names the self-play folder {args.out} or a file in it (which "
+                         "--overwrite clears); write it elsewhere")
+    if Path(args.export).exists() or Path(args.export).is_symlink():
+        raise TunerError(f"{args.export}: exists; --overwrite is for the self-play folder, not the export: remove "
+                         "the file or choose another --export")
+
+
 def run(args: argparse.Namespace) -> int:
     from tuner.arena.match import DEFAULT_OPENINGS, load_openings  # noqa: PLC0415
     from tuner.selfplay import SelfplayConfig, export_positions, selfplay  # noqa: PLC0415
@@ -106,10 +128,8 @@ def run(args: argparse.Namespace) -> int:
 
     base = load_toml(SelfplayConfig, args.config, "selfplay") if args.config else None
     config = from_namespace(SelfplayConfig, args, base)
-    check_output(args.export, overwrite=args.overwrite, flag="--export")  # before hours of games
-    if args.export is not None and _within(Path(args.export), Path(args.out)):
-        raise TunerError(f"{args.export}: --export names the self-play folder {args.out} or a file in it (which "
-                         "--overwrite clears); write it elsewhere")
+    if args.export is not None:  # before hours of games
+        _check_export(args, config.openings or str(DEFAULT_OPENINGS))
     player, name, sha = _player(args)
     openings_path = config.openings or str(DEFAULT_OPENINGS)
     try:
@@ -126,7 +146,6 @@ def run(args: argparse.Namespace) -> int:
                    f"from White's view), {manifest['positions']['kept']} positions ({sp['games_played_now']} games "
                    f"played now{rate}); wrote {args.out}"))
     if args.export is not None:
-        lines = export_positions(args.out, args.export, fmt=args.export_format, overwrite=args.overwrite,
-                                 progress=args.progress)
+        lines = export_positions(args.out, args.export, fmt=args.export_format, progress=args.progress)
         print(one_line(f"selfplay: exported {lines} positions to {args.export}"), file=sys.stderr)
     return 0

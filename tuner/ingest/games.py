@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 
 from search.core.board import BOARD_WORDS, make_uci_key, uci_texts
-from search.core.convert import from_chess
+from search.core.convert import MAX_FEN_COUNTER, from_chess
 from tuner.ingest.filters import IngestConfig, parse_elo
 from search.core.replay import replay
 from tuner.ingest.schema import SCHEMA
@@ -155,6 +155,8 @@ class GameVisitor(chess.pgn.BaseVisitor[None]):
                 board = chess.Board(fen)
             except ValueError as exc:
                 return Problem(line, "bad_fen", f"FEN {fen!r}: {exc}")
+            if not (board.halfmove_clock <= MAX_FEN_COUNTER and board.fullmove_number <= MAX_FEN_COUNTER):
+                return Problem(line, "bad_fen", f"FEN {fen!r}: a move counter beyond {MAX_FEN_COUNTER}")
             if board.has_chess960_castling_rights():
                 return Problem(line, "non_standard_start", f"Chess960 castling rights in FEN {fen!r}")
             if board.epd() != chess.Board().epd():

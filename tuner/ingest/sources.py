@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 import zstandard
 
+from search.core.input_limits import NotRegularFileError, open_regular
 from tuner.errors import TunerError
 from tuner.ingest.games import GameChunk, Problem
 from tuner.ingest.positions import LineChunk
@@ -112,13 +113,16 @@ def check_inputs(paths: list[str | Path]) -> list[InputFile]:
     for given in paths:
         path = Path(given)
         if not path.exists():
-            raise TunerError(f"{path}: no such file")
+            link = " (a broken or looping symbolic link)" if path.is_symlink() else ""
+            raise TunerError(f"{path}: no such file{link}")
         if path.is_dir():
             raise TunerError(f"{path}: is a folder, not a PGN or position file")
         try:
-            with path.open("rb") as fh:
+            with open_regular(path) as fh:  # a FIFO is refused, not waited on
                 head = fh.read(4)
             size = path.stat().st_size
+        except NotRegularFileError as exc:
+            raise TunerError(str(exc)) from None
         except OSError as exc:
             raise TunerError(f"{path}: cannot read ({exc.strerror or exc})") from None
         if not head:

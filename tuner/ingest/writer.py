@@ -9,8 +9,8 @@ sorted by game and ply), the manifest is written, and the staging folder is rena
 output folder: an interrupted run never leaves a half-written set.
 
 The output folder is only ever replaced whole when it holds nothing but a position set (or
-nothing). A folder with other files is refused, unless the caller allows replacing the set's own
-files in it (``tuner ingest --overwrite``): then the old manifest is removed first, the split
+nothing). A folder with a position set or other files is refused, unless the caller allows
+replacing the set's own files in it (``tuner ingest --overwrite``): then the old manifest is removed first, the split
 files are moved in one by one and the new manifest last, so the other files stay and the set is
 never a mix of two runs that claims to be whole. The staging folder is named after the process
 (``.<out>.partial-<pid>``); the next run into the same output removes those whose process is
@@ -56,9 +56,9 @@ def _is_set_manifest(path: Path) -> bool:
 
 
 def check_output(out: Path, *, overwrite: bool = False) -> bool:
-    """Refuse, before any work, an output that must not be written: a file, or a folder holding
-    anything but a position set (unless ``overwrite``), or a ``manifest.json`` that is not a
-    position set's (even then).
+    """Refuse, before any work, an output that must not be written: a file, a folder that is
+    not empty (a position set already, or other files) unless ``overwrite``, or a
+    ``manifest.json`` that is not a position set's (even then).
 
     Returns
     -------
@@ -87,6 +87,9 @@ def check_output(out: Path, *, overwrite: bool = False) -> bool:
             more = f" and {len(names) - 1} more" if len(names) > 1 else ""
             raise TunerError(f"{out}: not a position set folder: it holds {names[0]!r}{more}; not overwriting it "
                              f"(--overwrite replaces only {', '.join(SET_FILES)} and keeps everything else)")
+        if is_set and not overwrite:
+            raise TunerError(f"{out}: holds a position set already; pass --overwrite to replace it (or choose "
+                             "another --out)")
         keep_others = bool(others)
     else:
         keep_others = False

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -35,6 +36,7 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
@@ -48,13 +50,14 @@ from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
 from tuner.cores import resolve_workers
-from tuner.errors import Interrupted, TunerError, one_line
+from tuner.errors import DeferredSigint, Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
 from tuner.progress import PlainProgress, progress_bar
 from tuner.selfplay.config import SelfplayConfig
 from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
+from tuner.training.run_folder import LOCK_NAME, RunDir
 
 #: the run's settings file and its parts folder
 SETTINGS = "selfplay.json"
@@ -148,6 +151,7 @@ class Journal:
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise TunerError(f"{meta}: not a readable self-play part ({type(exc).__name__}: {exc}); "
                                  "remove it and its .parquet to replay its games") from None
+            _check_rows(rows)
             self.summaries.update(summaries)
             self.parts = max(self.parts, int(meta.stem.split("-")[1]) + 1)
 
@@ -166,12 +170,30 @@ class Journal:
         for g in games:
             self.summaries[g["game"]] = g
 
-    def rows(self) -> pl.LazyFrame:
-        """Every finished game's rows (only parts whose summaries were written)."""
+    def rows(self, games: int) -> pl.DataFrame:
+        """The rows of games ``0 .. games - 1`` in game order (only parts whose summaries were
+        written); a part whose rows cannot be read is a one-line :class:`TunerError` naming it."""
         files = [m.with_suffix(".parquet") for m in sorted(self.folder.glob("part-*.json"))]
         if not files:
-            return pl.DataFrame(schema=SCHEMA).lazy()
-        return pl.scan_parquet(files)
+            return pl.DataFrame(schema=SCHEMA)
+        try:
+            return pl.scan_parquet(files).filter(pl.col("game_id") < games).sort(["game_id", "ply"]).collect()
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            for f in files:  # which one: read each
+                _check_rows(f, whole=True)
+            raise TunerError(f"{self.folder}: the parts cannot be read together ({type(exc).__name__}); "
+                             "remove the damaged ones (and their .json) to replay their games") from None
+
+
+def _check_rows(path: Path, *, whole: bool = False) -> None:
+    """Refuse (one-line :class:`TunerError` naming it) a part's rows file that cannot be read as
+    parquet: its footer, or with ``whole`` every row."""
+    try:
+        pl.read_parquet(path) if whole else pl.read_parquet_schema(path)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        reason = one_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)[:200]
+        raise TunerError(f"{path}: not a readable self-play part ({reason}); remove it and its .json to replay "
+                         "its games") from None
 
 
 # ------------------------------------------------------------------ settings and folders
@@ -226,7 +248,7 @@ def _prepare(folder: Path, settings: dict[str, Any], *, resume: bool, overwrite:
     elif folder.exists():
         if not folder.is_dir():
             raise TunerError(f"{folder}: exists and is not a folder")
-        entries = list(folder.iterdir())
+        entries = [e for e in folder.iterdir() if e.name != LOCK_NAME]  # the lock is this process's
         if entries and not overwrite:
             raise TunerError(f"{folder}: not empty; give --resume to go on with its games, or --overwrite to start "
                              "anew (only a self-play folder is cleared)")
@@ -279,10 +301,12 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     player_name, player_sha : how the player is named in the rows (``white``/``black``) and the
         manifest, and the SHA-256 of its file (checked on resume; None for an external engine).
     out : the self-play folder (module docstring). A new run refuses a folder that is not empty
-        unless ``overwrite`` (which clears a self-play folder, never another one).
+        unless ``overwrite`` (which clears a self-play folder, never another one). One process at
+        a time uses it: it holds ``DIR/.lock`` as ``tuner tune`` holds a run folder's
+        (:meth:`tuner.training.run_folder.RunDir.lock`); another is refused naming this one's pid.
     openings : the start positions, used in a seeded order (:func:`choose_openings`).
     resume : go on with the games of ``out`` (its settings must be these, but for
-        :data:`RESUMABLE`).
+        :data:`RESUMABLE`); not with ``overwrite``.
     progress : a progress bar (``None``: only on a terminal; plain lines in a log otherwise).
 
     Raises
@@ -293,12 +317,25 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     Interrupted
         Ctrl-C, after the games finished before it were saved.
     """
-    started = time.perf_counter()
+    if resume and overwrite:
+        raise TunerError("--overwrite cannot be combined with --resume")
     log = log or sys.stderr
     folder = Path(out)
     settings = _settings(player_name, player_sha, config, openings_name)
     if isinstance(player, EngineSpec):  # an engine that cannot start: one line now, not a broken worker pool
         ExternalEngine(player, timeout=engine_timeout).close()
+    with RunDir(folder).lock(create=True) as stale:  # one process at a time: "in use by process N"
+        if stale is not None:
+            print(one_line(f"{folder}: took over the lock left by process {stale}, which no longer runs"), file=log)
+        return _selfplay(player, player_name, folder, settings, config, openings, resume=resume,
+                         overwrite=overwrite, progress=progress, log=log, engine_timeout=engine_timeout)
+
+
+def _selfplay(player: Searchable | EngineSpec, player_name: str, folder: Path, settings: dict[str, Any],
+              config: SelfplayConfig, openings: list[Opening], *, resume: bool, overwrite: bool,
+              progress: bool | None, log: TextIO, engine_timeout: float) -> dict[str, Any]:
+    """:func:`selfplay` once the folder's lock is held."""
+    started = time.perf_counter()
     _prepare(folder, settings, resume=resume, overwrite=overwrite)
     journal = Journal(folder, player_name)
     tally = _Tally()
@@ -321,18 +358,44 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     return _build_set(folder, journal, config, settings, tally, log, now)
 
 
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Ctrl-C held back for the block, in which worker processes are started, then raised as
+    KeyboardInterrupt at its end. SIGINT is blocked in this thread, so the workers inherit it
+    blocked and never see a Ctrl-C sent to the process group (``timeout -s INT``, a terminal),
+    which would raise KeyboardInterrupt in a worker still starting, before its initializer
+    ignores SIGINT; and Python's handler only notes it (:class:`tuner.errors.DeferredSigint`),
+    so that no worker is left half-started, unknown to the pool and never ended. Either would
+    print a traceback after the resume hint (issue 58 item 9)."""
+    with DeferredSigint() as deferred:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+        try:
+            yield
+        finally:
+            if old is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)  # one held for this thread is noted now
+    if deferred.requested:
+        raise KeyboardInterrupt
+
+
 def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Stop the pool now: cancel what has not started and end the workers, whose games in
     flight are lost (they are played again from their seed on ``--resume``). Without the
     terminate, the interpreter's exit would wait for each worker's current game (the workers
     ignore SIGINT), minutes on a loaded machine."""
     workers = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in workers:
         if proc.is_alive():
             proc.terminate()
     for proc in workers:
         proc.join(timeout=5)
+    # the pool's manager thread sees the ended workers and closes its pipes: let it finish now,
+    # or the interpreter's exit wakes it through a pipe it is closing (a traceback after the
+    # resume hint: "OSError: [Errno 9] Bad file descriptor", issue 58 item 9)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: SelfplayConfig,
@@ -357,11 +420,12 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
     futures: set[concurrent.futures.Future[GameRecord]] = set()
 
     def refill() -> None:
-        while len(futures) < IN_FLIGHT_PER_WORKER * workers:
-            task = next(pending, None)
-            if task is None:
-                return
-            futures.add(pool.submit(_play, task))
+        with _sigint_held():  # submit() starts the workers
+            while len(futures) < IN_FLIGHT_PER_WORKER * workers:
+                task = next(pending, None)
+                if task is None:
+                    return
+                futures.add(pool.submit(_play, task))
 
     try:
         refill()
@@ -417,7 +481,7 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
     keep_others = check_output(folder, overwrite=True)
     staging = staging_dir(folder)
     try:
-        rows = journal.rows().filter(pl.col("game_id") < config.games).sort(["game_id", "ply"]).collect()
+        rows = journal.rows(config.games)
         total = rows.height
         if config.dedup and total:
             rows = rows.unique(subset=["zobrist", "move"], keep="first", maintain_order=True)

@@ -230,10 +230,21 @@ class RunDir:
         return self.state_path.exists() or self.metrics_path.exists()
 
     def check_new(self, *, overwrite: bool = False) -> None:
-        """Refuse to start a run in a folder that already holds one, unless ``overwrite``."""
-        if self.holds_run() and not overwrite:
+        """Refuse to start a run in a folder that already holds one, or that holds other files
+        (anything but the lock and the temporary files of a killed run), unless ``overwrite``:
+        then only the run's own files are replaced (:meth:`create`), the others stay."""
+        if overwrite:
+            return
+        if self.holds_run():
             raise TunerError(f"{self.path}: already holds a run; continue it with --resume {self.path}, "
                              "replace it with --overwrite, or choose another --out")
+        others = sorted(p.name for p in self.path.iterdir() if p.name != LOCK_NAME) if self.path.is_dir() else []
+        if others:
+            more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+            resume = f", --resume {self.path} if it is a run stopped before its first iteration" \
+                if self.config_path.exists() else ""
+            raise TunerError(f"{self.path}: not empty and holds no run ({others[0]!r}{more}); write the run into it "
+                             f"with --overwrite (which replaces only a run's files){resume}, or choose another --out")
 
     def create(self, config_toml: str, *, overwrite: bool = False) -> None:
         """Start a new run: refuse a folder that already holds one (use ``--resume``), unless

@@ -206,6 +206,40 @@ def test_a_bad_network_file_is_one_line_naming_it(tmp_path: Path, damage: object
     assert str(path) in text and message in text and "\n" not in text
 
 
+def _with_header(data: bytes, change: object) -> bytes:
+    """``data`` with its JSON header changed by ``change`` (a function of the header dict),
+    resealed with a valid CRC-32."""
+    import json  # noqa: PLC0415
+
+    head_len = struct.unpack("<I", data[8:12])[0]
+    header = json.loads(data[12:12 + head_len])
+    change(header)  # type: ignore[operator]
+    head = json.dumps(header).encode()
+    return _resealed(data[:8] + struct.pack("<I", len(head)) + head + data[12 + head_len:])
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda h: h["shape"].update(h2=True), "h2 must be an integer"),
+    (lambda h: h["shape"].update(h=32.0), "h must be an integer"),
+    (lambda h: h["shape"].update(buckets=["4"]), "buckets must be one of"),
+    (lambda h: h.update(qa=255.0), "made with qa = 255.0"),
+    (lambda h: h.update(phase_max=True), "made with phase_max = True"),
+    (lambda h: h.update(metadata=0), "metadata must be an object"),
+    (lambda h: h.update(metadata="x"), "metadata must be an object"),
+    (lambda h: h.update(linear={"catalog_hash": h["linear"]["catalog_hash"], "n": float(h["linear"]["n"])}),
+     "linear part was made for"),
+])
+def test_a_header_field_of_the_wrong_type_is_one_line_not_a_type_error(tmp_path: Path, change: object,
+                                                                       message: str) -> None:
+    # issue 58 item 4: "h2": true with a valid checksum gave a TypeError
+    path = tmp_path / "typed.mtnn"
+    path.write_bytes(_with_header(network_bytes(net_of(SHAPES["plain"], linear=CLASSIC)), change))
+    with pytest.raises(NetworkFileError) as err:
+        read_network(path)
+    text = str(err.value)
+    assert text.startswith(str(path)) and message in text and "\n" not in text
+
+
 def test_a_direct_network_file_reads_back_as_written(tmp_path: Path) -> None:
     net = net_of(SHAPES["direct"], seed=9)
     write_network(tmp_path / "d.mtnn", net)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -148,3 +149,16 @@ def test_bench_move_match_match_epd_and_compare_take_a_text_view(
                  "--max-positions", "40", "--out", str(tmp_path / "cmp"), "--json"]) == 0
     entrants = {e["name"]: e for e in json.loads(capsys.readouterr().out)["entrants"]}
     assert entrants[text]["move_match"] == entrants["classic"]["move_match"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_is_refused_at_once_by_the_weights_and_network_loaders(tmp_path: Path) -> None:
+    # issue 58 item 10: opening a FIFO with no writer blocked; every loader of a weights or
+    # network file (uci's setoption too) goes through these two
+    from search.evaluation.evaluators import load_evaluator  # noqa: PLC0415
+
+    fifo = tmp_path / "w.fifo"
+    os.mkfifo(fifo)
+    for load in (load_weights, load_evaluator):
+        with pytest.raises(WeightsFileError, match=re.escape(f"{fifo}: not a regular file: a FIFO")):
+            load(str(fifo))

@@ -273,10 +273,16 @@ def test_command_prints_a_table_and_writes_the_answers(suite: Path, tmp_path: Pa
     assert set(doc["weights"]) == {"classic", "material"}
 
 
-def test_workers_two_gives_the_same_answers_as_one(suite: Path, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_workers_two_and_zero_give_the_same_answers_as_one(suite: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # --workers 0: one per core, as everywhere (issue 58 item 7: "workers must be positive");
+    # two cores here, whatever the machine
+    import tuner.cores  # noqa: PLC0415
+
+    monkeypatch.setattr(tuner.cores, "available_cores", lambda: 2)
     docs = []
-    for workers in ("1", "2"):
+    for workers in ("1", "2", "0"):
         out = tmp_path / f"w{workers}.json"
         assert run_command(str(suite), "--weights", "classic", "--nodes", "3000", "--workers", workers,
                            "--out", str(out)) == 0
@@ -287,8 +293,9 @@ def test_workers_two_gives_the_same_answers_as_one(suite: Path, tmp_path: Path,
         return [(p["id"], p["move"], p["points"], p["depth"], p["nodes"], p["score_cp"], p["mate"])
                 for p in doc["weights"]["classic"]["positions"]]
 
-    assert answers(docs[0]) == answers(docs[1])
+    assert answers(docs[0]) == answers(docs[1]) == answers(docs[2])
     assert docs[0]["weights"]["classic"]["summary"]["points"] == docs[1]["weights"]["classic"]["summary"]["points"]
+    assert [d["workers"] for d in docs] == [1, 2, 2]
 
 
 def test_command_errors_are_one_line(suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -133,6 +133,29 @@ def test_out_naming_an_existing_file_is_one_line(sample_set: Path, tmp_path: Pat
     assert "not a run folder" in _one_line_error(capsys)
 
 
+def test_a_folder_with_other_files_but_no_run_is_refused_without_overwrite(sample_set: Path, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 58 item 2: tune replaced a weights.json in a folder that held no run
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "weights.json").write_text("my own weights\n")
+    assert _tune(sample_set, folder) == 2
+    assert _one_line_error(capsys) == (
+        f"tuner tune: error: {folder}: not empty and holds no run ('weights.json'); write the run into it with "
+        "--overwrite (which replaces only a run's files), or choose another --out")
+    assert sorted(p.name for p in folder.iterdir()) == ["weights.json"]
+    assert (folder / "weights.json").read_text() == "my own weights\n"
+    (folder / "config.toml").write_text("# a run stopped before its first iteration\n")
+    assert _tune(sample_set, folder) == 2
+    assert f"and 1 more); write the run into it with --overwrite (which replaces only a run's files), " \
+           f"--resume {folder} if it is a run stopped before" in _one_line_error(capsys)
+    RunDir(folder).check_new(overwrite=True)  # --overwrite lets the run in
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / ".lock").write_text("12345\n")  # a killed run's lock file is not "other files"
+    RunDir(empty).check_new()
+
+
 # ---------------------------------------------------------------- two processes, one run folder
 
 

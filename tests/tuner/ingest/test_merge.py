@@ -91,6 +91,8 @@ def test_merge_command_prints_one_line_and_refuses_bad_input(sample_set: Path, t
         merge_sets([sample_set, sample_set], tmp_path / "twice")
     with pytest.raises(TunerError, match="also the output"):
         merge_sets([sample_set, out], out)
+    with pytest.raises(TunerError, match="holds a position set already; pass --overwrite"):  # issue 58 item 2
+        merge_sets([sample_set, copy], out)
     with pytest.raises(TunerError, match="no such position-set folder"):
         merge_sets([sample_set, tmp_path / "nowhere"], tmp_path / "x")
     broken = tmp_path / "broken"

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import random
+import re
 from pathlib import Path
 
 import chess
@@ -315,6 +316,19 @@ def test_standard_fen_setup_can_be_played_from(tmp_path: Path) -> None:
     assert rows["fen"][0] == MIDGAME_FEN and rows.height == allowed["positions"]["kept"] > 0
 
 
+@pytest.mark.parametrize("counters", ["99999999999999999999 40", "0 99999999999999999999", "0 2147483648"])
+def test_a_fen_tag_with_a_huge_move_counter_rejects_its_game_only(tmp_path: Path, counters: str) -> None:
+    # issue 58 item 5: an OverflowError in the worker (convert.from_chess) ended the run
+    fen = " ".join(MIDGAME_FEN.split()[:4] + counters.split())
+    start_fen = " ".join(chess.STARTING_FEN.split()[:4] + counters.split())  # the start: no --allow-setup needed
+    bad = [game_text(i, ["Nf3"], "*", tags=('[SetUp "1"]', f'[FEN "{f}"]')) for i, f in enumerate((fen, start_fen))]
+    (tmp_path / "huge.pgn").write_text("".join(bad) + game_text(2, playout(5), "1-0"))
+    manifest, log = run(tmp_path, [tmp_path / "huge.pgn"], allow_setup=True)
+    assert manifest["games"]["read"] == 3 and manifest["games"]["kept"] == 1
+    assert manifest["games"]["rejected_by_reason"] == {"bad_fen": 2}
+    assert "a move counter beyond 2147483647" in log
+
+
 def test_comment_lines_starting_with_a_bracket_do_not_split_a_game(tmp_path: Path) -> None:
     sans = playout(21, 40)
     body = movetext(sans, "1-0").replace(" 11. ", " {a long comment\n[%clk 0:01:00] that wraps\n} 11. ", 1)
@@ -414,7 +428,13 @@ def test_split_counts() -> None:
 def test_rerun_is_byte_identical_and_one_vs_two_workers(tmp_path: Path, broken: tuple[Path, dict[str, int], bytes]) -> None:
     files = [broken[0], good_file(tmp_path, n=30)]
     first, _ = run(tmp_path, files, name="a")
-    run(tmp_path, files, name="a")  # rerun into the same folder replaces it
+    before = split_bytes(tmp_path / "a")
+    # a rerun over the set is refused without --overwrite (issue 58 item 2), and replaces it with it
+    with pytest.raises(TunerError, match=re.escape(f"{tmp_path / 'a'}: holds a position set already; pass "
+                                                   "--overwrite to replace it")):
+        run(tmp_path, [good_file(tmp_path, n=3, name="few.pgn")], name="a")
+    assert split_bytes(tmp_path / "a") == before
+    ingest(files, tmp_path / "a", IngestConfig(), workers=1, progress=False, log=io.StringIO(), overwrite=True)
     again = split_bytes(tmp_path / "a")
     run(tmp_path, files, name="b")
     two, _ = run(tmp_path, files, name="c", workers=2)

@@ -223,7 +223,7 @@ def test_only_leftovers_of_dead_runs_are_touched(tmp_path: Path) -> None:
         (tmp_path / f".set.partial-{sleeper.pid}").mkdir()  # a run still going
         (tmp_path / f".other.partial-{dead}").mkdir()  # another output's
         os.replace(out, tmp_path / f".set.old-{dead}")  # killed between its two renames
-        assert main(ingest_cli(SAMPLE, "--out", tmp_path / "set", "--seed", "3")) == 0
+        assert main(ingest_cli(SAMPLE, "--out", tmp_path / "set", "--seed", "3", "--overwrite")) == 0
         assert leftovers(tmp_path) == [f".other.partial-{dead}", f".set.partial-{sleeper.pid}"]
         assert read_manifest(out)["config"]["seed"] == 3
     finally:
@@ -257,7 +257,7 @@ def test_full_disk_is_a_one_line_error_and_keeps_the_old_set(tmp_path: Path, cap
 
     monkeypatch.setattr(pl.DataFrame, "write_parquet", to_full_disk)
     capsys.readouterr()
-    assert main(ingest_cli(SAMPLE, "--out", out, "--seed", "9")) == 2
+    assert main(ingest_cli(SAMPLE, "--out", out, "--seed", "9", "--overwrite")) == 2
     one_line_error(capsys.readouterr().err, f"{out}: cannot write the position set", os.strerror(errno.ENOSPC),
                    "left as it was")
     assert folder_bytes(out) == before
@@ -318,14 +318,20 @@ def test_unreadable_input_is_a_one_line_error(tmp_path: Path, capsys: pytest.Cap
 
     locked = tmp_path / "locked.pgn"
     locked.write_bytes(SAMPLE.read_bytes())
-    real = Path.open
+    real, real_fd = Path.open, os.open
 
     def denied(self: Path, *args: object, **kwargs: object) -> object:
         if self == locked:  # what chmod 000 does, also when the tests run as root
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
+    def denied_fd(path: str, *args: object, **kwargs: object) -> int:  # the same through os.open
+        if Path(path) == locked:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_fd(path, *args, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(Path, "open", denied)
+    monkeypatch.setattr(os, "open", denied_fd)
     assert main(ingest_cli(SAMPLE, locked, "--out", tmp_path / "set")) == 2
     one_line_error(capsys.readouterr().err, f"{locked}: cannot read", os.strerror(errno.EACCES))
     assert not (tmp_path / "set").exists()
@@ -383,3 +389,12 @@ def test_a_corrupt_stretch_costs_at_most_its_game(tmp_path: Path, garbage: str, 
         assert manifest["games"]["read"] == SAMPLE_GAMES + 1
         assert manifest["games"]["rejected_by_reason"] == {"bad_tag": 1}
         assert problems == {(line, "bad_tag")}
+
+
+def test_a_symlink_loop_as_an_ingest_input_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    loop = tmp_path / "a.pgn"
+    loop.symlink_to(tmp_path / "b.pgn")
+    (tmp_path / "b.pgn").symlink_to(loop)
+    assert main(ingest_cli(loop, "--out", tmp_path / "set")) == 2
+    assert capsys.readouterr().err.strip() == \
+        f"tuner ingest: error: {loop}: no such file (a broken or looping symbolic link)"

@@ -4,6 +4,7 @@ workers and of interruptions, resume, and the refusals."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -99,6 +100,60 @@ def test_a_new_run_refuses_a_folder_that_is_not_empty_and_resume_refuses_other_s
                  load_openings(DEFAULT_OPENINGS), "openings.epd", resume=True, progress=False)
 
 
+@pytest.mark.parametrize("damage", ["garbage", "pages-zeroed"])
+def test_a_garbled_part_is_one_line_naming_it_on_resume(two_workers: Path, tmp_path: Path, damage: str) -> None:
+    # issue 58 item 8: a polars ComputeError traceback
+    folder = tmp_path / "sp"
+    shutil.copytree(two_workers, folder)
+    part = folder / PARTS / "part-00000.parquet"
+    data = part.read_bytes()
+    if damage == "garbage":  # no footer: refused when the journal is read, before any game
+        part.write_bytes(b"not parquet at all\n" * 50)
+    else:  # the footer whole, the pages zeroed: refused when the rows are read
+        footer = int.from_bytes(data[-8:-4], "little") + 8
+        part.write_bytes(data[:4] + bytes(len(data) - 4 - footer) + data[-footer:])
+    cfg = SelfplayConfig(games=6, workers=1, **CFG)  # type: ignore[arg-type]
+    with pytest.raises(TunerError) as err:
+        selfplay(load_evaluator("gm"), "gm", None, folder, cfg, load_openings(DEFAULT_OPENINGS), "openings.epd",
+                 resume=True, progress=False)
+    text = str(err.value)
+    assert text.startswith(f"{part}: not a readable self-play part (") and "\n" not in text
+    assert text.endswith("remove it and its .json to replay its games")
+
+
+_HOLDER = """
+import sys, time
+from tuner.training.run_folder import RunDir
+with RunDir(sys.argv[1]).lock(create=True):
+    print("locked", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_folder_in_use_is_refused_naming_the_process_and_resume_with_overwrite_is_refused(
+        two_workers: Path, tmp_path: Path) -> None:
+    # issue 58 item 3: two runs into one folder both went on, and one run's games were lost
+    cfg = SelfplayConfig(games=6, workers=1, **CFG)  # type: ignore[arg-type]
+    before = sorted(p.name for p in (two_workers / PARTS).iterdir())
+    assert not (two_workers / ".lock").exists()  # the run that wrote it let it go
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(two_workers)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        for resume, overwrite in ((True, False), (False, True)):
+            with pytest.raises(TunerError) as err:
+                selfplay(load_evaluator("gm"), "gm", None, two_workers, cfg, load_openings(DEFAULT_OPENINGS),
+                         "openings.epd", resume=resume, overwrite=overwrite, progress=False)
+            assert str(err.value) == f"{two_workers} is in use by process {holder.pid}"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert sorted(p.name for p in (two_workers / PARTS).iterdir()) == before
+    with pytest.raises(TunerError, match="^--overwrite cannot be combined with --resume$"):
+        selfplay(load_evaluator("gm"), "gm", None, tmp_path / "new", cfg, load_openings(DEFAULT_OPENINGS),
+                 "openings.epd", resume=True, overwrite=True, progress=False)
+    assert not (tmp_path / "new").exists()
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "tuner", "selfplay", *args], capture_output=True, text=True,
                           timeout=300)
@@ -113,6 +168,31 @@ def test_the_command_plays_exports_and_says_what_it_wrote(tmp_path: Path) -> Non
     lines = (tmp_path / "x.txt").read_text().splitlines()
     assert len(lines) == read_manifest(out)["positions"]["kept"]
     assert json.loads((out / "selfplay.json").read_text())["config"]["nodes"] == 300
+
+
+@pytest.mark.parametrize("export, message", [
+    ("{w}", "--export names an input of the command"),
+    ("{openings}", "--export names an input of the command"),
+    ("{other}", "exists; --overwrite is for the self-play folder, not the export"),
+], ids=["the-player's-weights", "the-openings", "an-existing-file"])
+def test_an_export_over_an_existing_file_is_refused_even_with_overwrite(tmp_path: Path, export: str, message: str,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 58 item 1: `--overwrite --export w.json` replaced the player's own weights
+    from search.params.weights import BUILTIN_DIR  # noqa: PLC0415
+    from tuner.cli import main  # noqa: PLC0415
+
+    files = {"w": tmp_path / "w.json", "openings": tmp_path / "o.epd", "other": tmp_path / "x.txt"}
+    files["w"].write_bytes((BUILTIN_DIR / "material.json").read_bytes())
+    files["openings"].write_text(DEFAULT_OPENINGS.read_text())
+    files["other"].write_text("keep me\n")
+    before = {k: f.read_bytes() for k, f in files.items()}
+    code = main(["selfplay", str(files["w"]), "--out", str(tmp_path / "sp"), "--overwrite", "--openings",
+                 str(files["openings"]), "--games", "2", "--nodes", "200",
+                 "--export", export.format(**{k: str(f) for k, f in files.items()})])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and message in err[0], err
+    assert {k: f.read_bytes() for k, f in files.items()} == before
+    assert not (tmp_path / "sp").exists()
 
 
 @pytest.mark.parametrize("args, message", [
@@ -167,3 +247,64 @@ def test_ctrl_c_stops_at_once_without_waiting_for_the_games_in_flight(tmp_path: 
     assert time.monotonic() - started < 20
     assert proc.returncode == 130, err
     assert "interrupted: 0 games saved" in err and "--resume" in err
+    assert "Traceback" not in err and "Error" not in err, err  # nothing from the pool's threads at exit
+
+
+def test_stopping_the_pool_ends_its_manager_thread_before_the_interpreter_exits() -> None:
+    # issue 58 item 9: after Ctrl-C, the interpreter's exit woke the pool's manager thread through
+    # a pipe that thread was closing: "OSError: [Errno 9] Bad file descriptor" after the hint
+    import concurrent.futures  # noqa: PLC0415
+    import multiprocessing  # noqa: PLC0415
+
+    from tuner.selfplay.run import _stop_pool  # noqa: PLC0415
+
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    futures = [pool.submit(time.sleep, 60) for _ in range(4)]
+    deadline = time.monotonic() + 60
+    while not any(f.running() for f in futures):  # the workers are up and busy
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    workers = list(pool._processes.values())  # type: ignore[attr-defined]
+    assert manager is not None and manager.is_alive()
+    started = time.monotonic()
+    _stop_pool(pool)
+    assert time.monotonic() - started < 10
+    assert not any(w.is_alive() for w in workers)
+    assert not manager.is_alive()
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask") or not Path("/proc/self/status").exists(),
+                    reason="needs POSIX signal masks and /proc")
+def test_workers_never_see_a_ctrl_c_to_the_group_and_one_meanwhile_is_held_not_lost() -> None:
+    # issue 58 item 9: `timeout -s INT` signals the whole process group; a worker still starting
+    # (before its initializer ignores SIGINT) printed a KeyboardInterrupt traceback
+    import concurrent.futures  # noqa: PLC0415
+    import multiprocessing  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from tuner.selfplay.run import _sigint_held  # noqa: PLC0415
+
+    def blocked(pid: int) -> bool:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        mask = int(next(line for line in status if line.startswith("SigBlk:")).split()[1], 16)
+        return bool(mask & (1 << (signal.SIGINT - 1)))
+
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        with _sigint_held():
+            future = pool.submit(os.getpid)
+        worker = future.result(timeout=120)
+        assert blocked(worker) and not blocked(os.getpid())
+    finally:
+        pool.shutdown()
+    for send in (lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT),  # this thread's, blocked
+                 lambda: os.kill(os.getpid(), signal.SIGINT)):  # the process's: any thread may take it
+        reached = False
+        with pytest.raises(KeyboardInterrupt):
+            with _sigint_held():
+                send()
+                time.sleep(0.2)
+                reached = True
+        assert reached
