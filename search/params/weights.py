@@ -138,6 +138,10 @@ def parse_document(doc: Any, where: str) -> Weights:
     if isinstance(terms, dict) and found != CATALOG_HASH:
         raise WeightsFileError(f"{where}: made with the term plug-in {terms.get('name')!r} (feature catalogue "
                                f"{found!r}); load it with --terms {terms.get('file')}")
+    phase_max = doc.get("phase_max", PHASE_MAX)
+    if phase_max != PHASE_MAX or isinstance(phase_max, bool):
+        raise WeightsFileError(f"{where}: phase_max is {str(phase_max)[:40]!r}, this version uses {PHASE_MAX} "
+                               "(as the text view refuses it)")
     expected = catalogue_names(found, where)
     migrated = expected is not FEATURE_NAMES
     allowed = set(expected) if migrated else FEATURE_INDEX
@@ -184,7 +188,7 @@ def load_weights(spec: str | Path) -> Weights:
     """
     path = resolve(spec)
     try:
-        text = read_capped(path).decode("utf-8")
+        text = read_capped(path).decode("utf-8-sig")  # a byte-order mark (some editors write one) dropped
     except FileNotFoundError:
         raise WeightsFileError(f"{path}: no such weights file") from None
     except NotRegularFileError as exc:

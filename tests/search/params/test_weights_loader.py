@@ -162,3 +162,20 @@ def test_a_fifo_is_refused_at_once_by_the_weights_and_network_loaders(tmp_path: 
     for load in (load_weights, load_evaluator):
         with pytest.raises(WeightsFileError, match=re.escape(f"{fifo}: not a regular file: a FIFO")):
             load(str(fifo))
+
+
+def test_json_weights_with_a_byte_order_mark_load_and_a_foreign_phase_max_is_refused(tmp_path: Path) -> None:
+    # issue 58 item 17: a BOM was refused, phase_max 99 accepted silently (the text view refuses it)
+    from search.params.weights import BUILTIN_DIR
+
+    text = (BUILTIN_DIR / "classic.json").read_text(encoding="utf-8")
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert (load_weights(bom).values == load_weights("classic").values).all()
+    doc = json.loads(text)
+    for bad in (99, "24", True):
+        doc["phase_max"] = bad
+        path = tmp_path / "phase.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        with pytest.raises(WeightsFileError, match=r"phase\.json: phase_max is .*, this version uses 24"):
+            load_weights(path)
