@@ -31,8 +31,9 @@ arrives:
   ``movetime`` :data:`MISSING_CLOCK_MOVETIME_MS`, each with an ``info string`` saying so;
 * ``nodes N``: the iterations share N nodes; a last ``info nodes`` line reports every node
   searched (N when it ran out) when the iteration that exhausted them was discarded;
-* ``mate N``: the playing search deepens until it finds a mate in N moves or fewer (or another
-  limit ends it); the exact search's iterations go up to ``2N - 1`` plies, ending early at a mate;
+* ``mate N``: the playing search deepens until it finds a mate in N moves or fewer, at most to
+  ``4N + 8`` plies (:meth:`GoLimits.play_max_depth`); the exact search's iterations go up to
+  ``2N - 1`` plies, ending early at a mate;
 * ``stop`` aborts the running iteration (:meth:`search.tree.iterative.Searcher.abort`).
 
 With the playing search, an iteration cut by a limit or ``stop`` gives the best root move that
@@ -198,6 +199,13 @@ class GoLimits:
         in N moves is found by a full-width search of that depth)."""
         depth = self.depth if self.depth is not None else MAX_DEPTH
         return depth if self.mate is None else max(1, min(depth, 2 * self.mate - 1))
+
+    def play_max_depth(self) -> int:
+        """The deepest iteration of the playing search: ``depth``, and for ``mate N`` at most
+        ``4N + 8`` (it reduces and prunes, so a mate in N may first show at more than ``2N - 1``
+        plies: the shipped mates in 2 showed by depth 12; without a mate the search still ends)."""
+        depth = self.depth if self.depth is not None else MAX_DEPTH
+        return depth if self.mate is None else max(1, min(depth, 4 * self.mate + 8, MAX_DEPTH))
 
     def unbounded(self) -> bool:
         """Whether nothing ends the search but ``stop`` (``go infinite``, or no limit at all)."""
@@ -825,7 +833,7 @@ class UciEngine:
                     searcher.abort()  # a stop that came while the engine was made
                 if isinstance(searcher, PlaySearcher):
                     # go mate N: the selective search deepens until it finds a mate in N or fewer
-                    best = searcher.think(board, history, max_depth=limits.depth or MAX_DEPTH, node_limit=limits.nodes,
+                    best = searcher.think(board, history, max_depth=limits.play_max_depth(), node_limit=limits.nodes,
                                           plan=plan, on_iteration=report, mate_moves=limits.mate)
                 else:
                     best = searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,

@@ -2,7 +2,7 @@
 
 Recursive (numba caches a self-recursive function whose types it can infer from a base case;
 the exact search of :mod:`search.tree.alphabeta` keeps its explicit stack). Each feature is
-switched by an entry of the ``params`` array (``P_*``), so that ``bench/search.py`` and the
+switched by an entry of the ``params`` array (``P_*``), so that ``bench/play_search.py`` and the
 SPRTs of ``docs/search.md`` measure each against the search without it, and so that with every
 pruning, reduction and extension off (:data:`EXACT_PARAMS`) the search is plain fail-soft
 alpha-beta with the exact search's quiescence and rules, and gives its score (a test):

@@ -144,7 +144,7 @@ class PlaySearcher(ClockPlanned):
                     self.nps = 0.25 * self.nps + 0.75 * nodes / seconds
                 if stopped:
                     cut = self._cut_result(st, depth, nodes, total, start, best, legal)
-                    if cut is not None and (best is None or cut.pv != best.pv[:1] or cut.score != best.score):
+                    if cut is not None and cut is not best:  # a new result (not the last iteration's again)
                         best = cut
                         if on_iteration is not None:
                             on_iteration(best)

@@ -100,7 +100,7 @@ def test_full_self_play_game_through_chess_engine() -> None:
     with chess.engine.SimpleEngine.popen_uci(UCI_COMMAND, timeout=60) as engine:
         assert engine.id["name"].startswith("movetuner")
         assert "Weights" in engine.options and "Hash" in engine.options
-        engine.configure({"Hash": 4})
+        engine.configure({"Hash": 4, "Search": "exact"})  # its scores are the exact search's (an oracle)
         while not board.is_game_over(claim_draw=True) and board.ply() < PLY_CAP:
             # alternate fixed-depth and node-limited searches
             by_depth = board.ply() % 2 == 0

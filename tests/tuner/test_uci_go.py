@@ -67,25 +67,33 @@ def test_clock_parameters_without_any_time_search_the_default_movetime(engine: R
     assert _move(search) in _board("d2d4").legal_moves
 
 
-def test_go_mate_finds_the_mate_and_answers(engine: RawEngine) -> None:
-    """``go mate 2`` searches at most 3 plies, ends at the mate and plays its only first move."""
+@pytest.mark.parametrize(("search", "deepest"), [("exact", 3), ("play", 16)])
+def test_go_mate_finds_the_mate_and_answers(engine: RawEngine, search: str, deepest: int) -> None:
+    """``go mate 2`` ends at the mate and plays its only first move: the exact search within 3
+    plies, the playing search (which reduces the quiet 1. Kc7) within its 4 x 2 + 8."""
+    engine.send(f"setoption name Search value {search}")
     engine.send(f"position fen {MATE_IN_TWO}")
     engine.send("go mate 2")
-    (search,) = _answers(engine, 1)
-    depths = [int(line.split()[2]) for line in search if line.startswith("info depth")]
-    assert depths and max(depths) <= 3, search
-    assert " score mate 2 " in [line for line in search if line.startswith("info depth")][-1], search
-    assert search[-1].split()[1] == "c6c7"
+    (lines,) = _answers(engine, 1)
+    engine.send("setoption name Search value play")
+    depths = [int(line.split()[2]) for line in lines if line.startswith("info depth")]
+    assert depths and max(depths) <= deepest, lines
+    assert " score mate 2 " in [line for line in lines if line.startswith("info depth")][-1], lines
+    assert lines[-1].split()[1] == "c6c7"
 
 
-def test_go_mate_without_a_mate_stops_at_its_depth(engine: RawEngine) -> None:
-    """Issue 45: ``go mate 3`` was searched as a search without limits: no answer until stop."""
+@pytest.mark.parametrize(("search", "last"), [("exact", 5), ("play", 20)])
+def test_go_mate_without_a_mate_stops_at_its_depth(engine: RawEngine, search: str, last: int) -> None:
+    """Issue 45: ``go mate 3`` was searched as a search without limits: no answer until stop.
+    The exact search stops at 2 x 3 - 1 plies, the playing search at 4 x 3 + 8."""
+    engine.send(f"setoption name Search value {search}")
     engine.send("position startpos")
     engine.send("go mate 3")
-    (search,) = _answers(engine, 1)
-    depths = [int(line.split()[2]) for line in search if line.startswith("info depth")]
-    assert depths[-1] == 5, search  # 2 x 3 - 1 plies, the last iteration
-    assert _move(search) in chess.Board().legal_moves
+    (lines,) = _answers(engine, 1)
+    engine.send("setoption name Search value play")
+    depths = [int(line.split()[2]) for line in lines if line.startswith("info depth")]
+    assert depths[-1] == last, lines
+    assert _move(lines) in chess.Board().legal_moves
 
 
 def test_go_while_searching_answers_the_running_search_first(engine: RawEngine) -> None:
@@ -128,6 +136,8 @@ def test_a_timed_search_interrupted_by_go_answers_twice(engine: RawEngine) -> No
 def test_go_mate_limits_the_depth() -> None:
     assert parse_go(["mate", "3"]) == (GoLimits(mate=3), [])
     assert GoLimits(mate=3).max_depth() == 5 and GoLimits(mate=3, depth=2).max_depth() == 2
+    assert GoLimits(mate=3).play_max_depth() == 20 and GoLimits(mate=3, depth=2).play_max_depth() == 2
+    assert GoLimits(mate=30).play_max_depth() == GoLimits().play_max_depth() == GoLimits().max_depth()
     limits, notes = parse_go(["mate", "0"])
     assert limits.mate == 1 and notes == ["go: mate 0 is out of range; using mate 1"]
     assert not GoLimits(mate=1).unbounded() and GoLimits().unbounded() and GoLimits(depth=3, infinite=True).unbounded()
@@ -147,19 +157,24 @@ def test_a_missing_clock_is_filled_only_when_nothing_else_limits() -> None:
     assert plan is not None and 0 < plan.soft <= plan.hard <= (1000 - 30) / 3000
 
 
-@pytest.mark.parametrize(("go", "partial"), [("go nodes 300000", True), ("go nodes 150000", False),
-                                             ("go movetime 300", None), ("go wtime 3000 btime 3000", None)])
-def test_bestmove_is_the_first_move_of_the_last_reported_pv(engine: RawEngine, go: str, partial: bool | None) -> None:
+@pytest.mark.parametrize(("go", "partial", "kind"), [
+    ("go nodes 300000", True, "exact"), ("go nodes 150000", False, "exact"), ("go movetime 300", None, "exact"),
+    ("go wtime 3000 btime 3000", None, "exact"), ("go nodes 300000", None, "play"), ("go movetime 300", None, "play"),
+    ("go wtime 3000 btime 3000", None, "play")])
+def test_bestmove_is_the_first_move_of_the_last_reported_pv(engine: RawEngine, go: str, partial: bool | None,
+                                                           kind: str) -> None:
     """Issue 43: a cut iteration now gives the move once its first root move was searched in
     full; it is reported (``score ... lowerbound``) before the bestmove that plays it. With an
     empty table the node limits are deterministic: at 300,000 nodes depth 6 is cut after some
     of its root moves (kept), at 150,000 before its first one ended (discarded: depth 5 plays,
     and a last ``info nodes`` line counts the 150,000)."""
     fen = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
+    engine.send(f"setoption name Search value {kind}")  # the exact search's node counts, pinned above
     engine.send("ucinewgame")
     engine.send(f"position fen {fen}")
     engine.send(go)
     (search,) = _answers(engine, 1)
+    engine.send("setoption name Search value play")
     infos = [line.split() for line in search if line.startswith("info depth")]
     assert infos, search
     last = infos[-1]

@@ -23,6 +23,7 @@ from search.params.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.engines import EngineFailure, EngineSpec, engine_specs, parse_options
 from tuner.arena.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match
+from tuner.arena.players import PlayPlayer
 
 CLASSIC = load_weights("classic").values
 MATERIAL = load_weights("material").values
@@ -33,13 +34,14 @@ def test_external_tuner_uci_plays_the_internal_games_move_for_move() -> None:
     openings = load_openings(DEFAULT_OPENINGS)
     external = engine_specs([TUNER_UCI], ["Hash=1"])[0]
     config = MatchConfig(games=4, depth=2, workers=1, seed=7)
-    internal = run_match(CLASSIC, MATERIAL, openings, config)
+    # tuner uci plays the playing search by default: the internal side does too
+    internal = run_match(PlayPlayer(CLASSIC), MATERIAL, openings, config)
     mixed = run_match(external, MATERIAL, openings, config)
     assert mixed == internal  # moves, (score, depth) per move, results, terminations, openings
     assert sum(len(g.moves) for pair in internal for g in pair) > 40
     # the external side as B, with a node limit (the same nodes are counted) and two workers
     config = MatchConfig(games=2, nodes=2000, workers=1, seed=3)
-    assert run_match(MATERIAL, external, openings, config) == run_match(MATERIAL, CLASSIC, openings, config)
+    assert run_match(MATERIAL, external, openings, config) == run_match(MATERIAL, PlayPlayer(CLASSIC), openings, config)
 
 
 def test_match_command_with_an_engine_reports_what_the_internal_match_reports(

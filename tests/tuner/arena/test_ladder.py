@@ -20,6 +20,7 @@ from search.params.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.ladder import LadderFileError, load_ladder
 from tuner.arena.match import DEFAULT_OPENINGS, MatchConfig, load_openings, run_match, summarize
+from tuner.arena.players import PlayPlayer
 from tuner.arena.ratings import fit_gauntlet
 
 XBOARD = Path(__file__).resolve().parent / "xboard_engine.py"
@@ -96,7 +97,8 @@ def test_ladder_rates_the_player_on_the_opponents_scale(tmp_path: Path, capsys: 
     config = MatchConfig(games=4, nodes=300, workers=1, seed=2, max_plies=120)
     classic = load_weights("classic").values
     for name in ("material", "gm"):
-        internal = summarize(run_match(classic, load_weights(name).values, openings, config))
+        # the player and the tuner uci opponents all play the playing search (their default)
+        internal = summarize(run_match(PlayPlayer(classic), PlayPlayer(load_weights(name).values), openings, config))
         opponent = next(o for o in doc["opponents"] if o["name"] == name)
         assert (opponent["wins"], opponent["draws"], opponent["losses"]) == (internal.wins, internal.draws,
                                                                             internal.losses)

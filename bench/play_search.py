@@ -1,5 +1,8 @@
 """The playing search against the exact one (issue 57): speed and depth, and optionally games.
 
+(Issue 57 asks for ``bench/search.py``; a script of that name in this folder, which every bench
+script has on its import path, would shadow the ``search`` package for all of them.)
+
 Prints one JSON line. Always measured, in this run, on the start position and 20 middle-game
 positions (plies 20-40 of the grandmaster games when ``../shared/datasets/gm`` is there, else
 of 20 of the shipped sample games; ``positions_source`` says which), each search with a fresh
@@ -38,12 +41,6 @@ import chess
 import chess.pgn
 
 from common import REPO, gm_files
-
-# run as `python bench/search.py`, this folder is on the path and this file would shadow the
-# `search` package (the editable install's finder comes after the path's): drop the folder
-# once `common` is imported
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 START_PLY, END_PLY = 20, 40
 
@@ -172,7 +169,7 @@ def main() -> None:
     if args.stockfish_elo is not None:
         sf = shutil.which("stockfish") or "/usr/games/stockfish"
         if not Path(sf).exists():
-            sys.exit("bench/search.py: no stockfish (apt-get install stockfish)")
+            sys.exit("bench/play_search.py: no stockfish (apt-get install stockfish)")
         result["vs_stockfish"] = tuner_json(["bench", "match", args.weights, "--engine", sf, "--engine-options",
                                              f"UCI_LimitStrength=true,UCI_Elo={args.stockfish_elo},Threads=1",
                                              "--games", str(args.sf_games), *common, "--overwrite", "--out",
