@@ -87,8 +87,12 @@ def _player(args: argparse.Namespace) -> tuple[Searchable | EngineSpec, str, str
     name, kind = split_search(args.weights, args.search)
     label, player = load_players([args.weights], args.search, args.move_model, args.pls_model_above,
                                    args.pls_leaf_model)[0]
-    if "@" not in label:  # the set names its search (gm@play, gm@exact): their labels differ in depth
-        label = f"{label}@{kind}"
+    # the set names its search: gm@play, gm@pls, and gm alone for the exact search (every set made
+    # before issue 57 searched with it and recorded that name: they resume with --search exact)
+    if kind == "play":
+        label = f"{label}@play"
+    elif kind == "exact":
+        label = label.removesuffix("@exact")
     path = builtin_network(name) or resolve(name)
     if not path.exists() and name not in BUILTIN_SETS:
         path = path / "weights.json"  # a run folder

@@ -308,3 +308,16 @@ def test_workers_never_see_a_ctrl_c_to_the_group_and_one_meanwhile_is_held_not_l
                 time.sleep(0.2)
                 reached = True
         assert reached
+
+
+@pytest.mark.parametrize(("search", "player"), [([], "material@play"), (["--search", "exact"], "material"),
+                                                (["--search", "depth"], "material")])
+def test_the_set_records_its_player_with_its_search(tmp_path: Path, search: list[str], player: str) -> None:
+    # issue 57: self-play searches with the playing search by default, recorded as NAME@play; the
+    # exact search keeps the bare name, which every set before issue 57 recorded (so they resume)
+    from tuner.cli import main  # noqa: PLC0415
+
+    out = tmp_path / "sp"
+    assert main(["selfplay", "material", "--out", str(out), "--games", "2", "--nodes", "300", "--workers", "1",
+                 "--no-progress", *search]) == 0
+    assert json.loads((out / "selfplay.json").read_text())["player"] == player
