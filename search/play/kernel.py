@@ -4,7 +4,7 @@ Recursive (numba caches a self-recursive function whose types it can infer from 
 the exact search of :mod:`search.tree.alphabeta` keeps its explicit stack). Each feature is
 switched by an entry of the ``params`` array (``P_*``), so that ``bench/play_search.py`` and the
 SPRTs of ``docs/search.md`` measure each against the search without it, and so that with every
-pruning, reduction and extension off (:data:`EXACT_PARAMS`) the search is plain fail-soft
+pruning, reduction and extension off (:func:`default_params` with each of :data:`FEATURES` off) the search is plain fail-soft
 alpha-beta with the exact search's quiescence and rules, and gives its score (a test):
 
 * transposition table (:mod:`search.play.tables`): the table's move first, and with
@@ -59,7 +59,7 @@ from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.evaluation.static_eval import eval_move, eval_null, eval_root, static_score
 from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, history_update,
                                 score_from_tt, score_to_tt, tt_read, tt_write)
-from search.tree.alphabeta import INF, KIND_MATE, MATE, MATE_BOUND, MAX_PLY, rule_verdict, verdict_score
+from search.tree.alphabeta import INF, MATE, MATE_BOUND, MAX_PLY, rule_verdict, verdict_score
 from search.tree.borrow import borrowed
 from search.tree.quiescence import SEE_VALUE, quiescence_moves, see
 
@@ -559,7 +559,7 @@ def age_history(st):  # type: ignore[no-untyped-def]
     st.killers[:] = 0
 
 
-__all__ = ["EXACT_PARAMS", "FEATURES", "KIND_MATE", "N_PARAMS", "PlayState", "ROOT_ROW", "age_history", "clear_tables",
+__all__ = ["FEATURES", "N_PARAMS", "PlayState", "ROOT_ROW", "age_history", "clear_tables",
            "default_params", "new_state", "search_root"]
 
 
@@ -574,12 +574,3 @@ def default_params(scale: int, **switches: bool) -> np.ndarray:
         p[i] = int(switches.get(name, True))
     p[P_SCALE] = scale
     return p
-
-
-def exact_params(scale: int) -> np.ndarray:
-    """Every pruning, reduction, extension and ordering heuristic off: plain fail-soft
-    alpha-beta with the exact search's quiescence (its score, a test)."""
-    return default_params(scale, **{name: False for name in FEATURES})
-
-
-EXACT_PARAMS = exact_params

@@ -163,9 +163,9 @@ class PlaySearcher(ClockPlanned):
                     break
                 if plan is not None and len(legal) == 1:
                     break
-                mate = mate_in(int(score))
-                if mate is not None and mate > 0 and mate_moves is not None and (mate + 1) // 2 <= mate_moves:
+                if mate_moves is not None and 0 < (best.mate_moves or 0) <= mate_moves:
                     break
+                mate = mate_in(int(score))
                 if mate is not None and abs(mate) < depth - 2 and mate_moves is None:
                     break  # a mate well inside the horizon: deeper will not change the move
         finally:
@@ -214,11 +214,6 @@ class PlaySearcher(ClockPlanned):
         if best is not None or len(legal) == 0:
             return best
         return Iteration(depth, 0, (int(legal[0]),), nodes, total, seconds, partial=True)
-
-    @property
-    def nodes(self) -> int:
-        """Nodes of the last kernel call."""
-        return int(self.state.stats[S_NODES])
 
 
 __all__ = ["ASPIRATION_CP", "ASPIRATION_DEPTH", "PlaySearcher"]
