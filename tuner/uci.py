@@ -203,7 +203,7 @@ class GoLimits:
     def play_max_depth(self) -> int:
         """The deepest iteration of the playing search: ``depth``, and for ``mate N`` at most
         ``4N + 8`` (it reduces and prunes, so a mate in N may first show at more than ``2N - 1``
-        plies: the shipped mates in 2 showed by depth 12; without a mate the search still ends)."""
+        plies; without a mate the search still ends)."""
         depth = self.depth if self.depth is not None else MAX_DEPTH
         return depth if self.mate is None else max(1, min(depth, 4 * self.mate + 8, MAX_DEPTH))
 

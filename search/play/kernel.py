@@ -12,8 +12,8 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
 * principal variation search (``P_PVS``): the first move with the full window, the others with a
   null window, re-searched with the full one when they beat alpha;
 * check extension (``P_CHECK_EXT``): a side in check searches one ply deeper, within twice the
-  iteration's depth from the root (Stockfish's bound: unbounded, a line of checks kept its depth
-  to the stack's end and an iteration of a king hunt did not end in 100 ms);
+  iteration's depth from the root (Stockfish's bound: unbounded, a line of checks would keep its
+  depth to the stack's end);
 * mate distance pruning (``P_MDP``);
 * at non-PV nodes not in check: reverse futility (``P_RFP``: static - margin x depth >= beta at
   depth <= 8 returns the static score), null move (``P_NULL``: depth >= 3, static >= beta, the
