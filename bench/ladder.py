@@ -57,6 +57,8 @@ def main() -> None:
     ap.add_argument("--ladder", type=Path, default=DEFAULT_LADDER, help=f"ladder file (default: {DEFAULT_LADDER})")
     ap.add_argument("--openings", type=Path, default=None,
                     help=f"openings file (default: build {DEFAULT_SUITE} from the GM games, or reuse it)")
+    ap.add_argument("--only", default=None,
+                    help="play only these opponents of the ladder (names, comma-separated; default: every rated one)")
     ap.add_argument("--games", type=int, default=100, help="games per opponent (default: 100)")
     limit = ap.add_mutually_exclusive_group()
     limit.add_argument("--tc", default=None, help="clock per side, BASE+INC (default: 10+0.1)")
@@ -80,6 +82,8 @@ def main() -> None:
               "--seed", str(args.seed)]
     if args.workers is not None:
         common += ["--workers", str(args.workers)]
+    if args.only is not None:
+        common += ["--only", args.only]
     players = {}
     for player in [p.strip() for p in args.players.split(",") if p.strip()]:
         stem = f"results/bench-ladder-{player}"
@@ -90,7 +94,7 @@ def main() -> None:
                                                    "limit", "games_per_opponent", "seconds")},
                            "interval_within_60": bool(isinstance(interval, list) and interval[1] - interval[0] <= 120)}
         suite_record = {k: doc[k] for k in ("openings", "openings_sha256", "seed")}
-    print(json.dumps({"ladder": str(args.ladder), "suite": {**suite_record, "built": built} if players else None,
+    print(json.dumps({"ladder": str(args.ladder), "only": args.only, "suite": {**suite_record, "built": built} if players else None,
                       "players": players, "seconds": round(time.perf_counter() - start, 1)}))
 
 
