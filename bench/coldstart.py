@@ -17,7 +17,15 @@ option ``Search pls``) a fresh ``NUMBA_CACHE_DIR`` (checked empty, and the one n
 ``warm``, the baseline, is the same first move (``gm``) on the installation's own numba cache
 (``quick`` false once ``tuner warmup`` filled it). With ``--takeover`` the ``gm`` case then keeps
 playing 1-s moves until one comes from the numba search (``takeover_seconds`` from launch), and
-``warm`` is measured on the cache that run filled instead. Each case compiles for up to a minute of CPU: run it as
+``warm`` is measured on the cache that run filled instead. With ``--timed`` (issue 58) it measures instead ``go movetime`` answers as a GUI sees them: for
+``gm`` (linear) and ``nnue`` (network), a cold run on a fresh cache then a warm run on the cache
+that run filled, each ``--moves`` moves (default 500) at ``--movetime`` (default 100 ms) from
+the shipped large opening suite, the engine playing both sides; ``first_move_ms`` and
+``worst_ms`` are the ``play`` calls' wall times (``position`` and ``go`` through the pipe),
+with ``p99_ms``, the moves the quick search answered, and ``over_limit`` (above
+``movetime``) and ``over_limit_and_overhead`` (above ``movetime`` + the ``MoveOverhead``
+option, the issue's target). Run it alone for the quiet figures; ``--load N`` runs N busy
+processes beside it (the loaded machine). Each case compiles for up to a minute of CPU: run it as
 ``python bench/coldstart.py`` from the repository, alone on the machine (about 30 s, 1.5
 minutes with ``--takeover``, on 2 cores).
 """
@@ -42,6 +50,7 @@ QUIT_BELOW = 2.0
 PINGS = 20
 TARGETS = {"first_move_seconds_below": FIRST_MOVE_BELOW, "quit_seconds_below": QUIT_BELOW}
 REPO = Path(__file__).resolve().parents[1]
+OPENINGS = REPO / "datasets" / "openings" / "gnuchess-book.epd"
 
 
 def play_once(weights: str, options: dict[str, str], cache: str | None, *, takeover: bool = False,
@@ -87,6 +96,77 @@ def play_once(weights: str, options: dict[str, str], cache: str | None, *, takeo
     return out
 
 
+def timed_run(weights: str, cache: str, movetime_ms: int, moves: int) -> dict[str, object]:
+    """One engine process on the cache folder ``cache``: ``moves`` moves of ``go movetime``, the
+    engine playing both sides from the large opening suite's positions in order (a new one when
+    a game ends or reaches 160 plies); the wall milliseconds of each ``play`` call."""
+    env = {**{k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}, "NUMBA_CACHE_DIR": cache}
+    launched = time.perf_counter()
+    engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "tuner", "uci", "--weights", weights],
+                                                 env=env, cwd=str(REPO))
+    overhead = int(engine.options["MoveOverhead"].default or 0)
+    openings = [chess.Board.from_epd(line)[0] for line in OPENINGS.read_text().splitlines()
+                if line.strip() and not line.startswith("#")]
+    times: list[float] = []
+    quick = illegal = 0
+    k, board, plies = 0, None, 0
+    try:
+        while len(times) < moves:
+            if board is None or board.is_game_over() or plies >= 160:
+                board, plies, k = openings[k % len(openings)].copy(), 0, k + 1
+            sent = time.perf_counter()
+            result = engine.play(board, chess.engine.Limit(time=movetime_ms / 1000), info=chess.engine.INFO_ALL)
+            times.append(1000 * (time.perf_counter() - sent))
+            quick += "quick" in str(result.info.get("string", ""))
+            if result.move is None or result.move not in board.legal_moves:
+                illegal += 1
+                board = None
+                continue
+            board.push(result.move)
+            plies += 1
+    finally:
+        engine.quit()
+    ranked = sorted(times)
+    return {"first_move_ms": round(times[0], 1), "worst_ms": round(ranked[-1], 1),
+            "p99_ms": round(ranked[int(0.99 * (len(ranked) - 1))], 1), "median_ms": round(ranked[len(ranked) // 2], 1),
+            "moves": len(times), "quick_moves": quick, "illegal": illegal, "overhead_ms": overhead,
+            "over_limit": sum(t > movetime_ms for t in times),
+            "over_limit_and_overhead": sum(t > movetime_ms + overhead for t in times),
+            "seconds": round(time.perf_counter() - launched, 1)}
+
+
+def busy(stop_at: float) -> None:
+    """A CPU hog until ``stop_at`` (``time.time``): one process of the loaded machine."""
+    x = 0
+    while time.time() < stop_at:
+        x = (x * 1103515245 + 12345) % 2147483648
+
+
+def timed(movetime_ms: int, moves: int, load: int) -> dict[str, object]:
+    """The ``--timed`` record: cold then warm runs of ``gm`` and ``nnue``."""
+    import multiprocessing  # noqa: PLC0415
+
+    hogs = [multiprocessing.Process(target=busy, args=(time.time() + 3600,), daemon=True) for _ in range(load)]
+    for h in hogs:
+        h.start()
+    record: dict[str, object] = {"movetime_ms": movetime_ms, "moves": moves, "load_processes": load}
+    met = True
+    try:
+        for weights in ("gm", "nnue"):
+            cache = fresh_cache()
+            for kind in ("cold", "warm"):
+                run = timed_run(weights, cache, movetime_ms, moves)
+                record[f"{weights}_{kind}"] = run
+                worst, overhead = run["worst_ms"], run["overhead_ms"]
+                assert isinstance(worst, float) and isinstance(overhead, int)
+                met = met and run["illegal"] == 0 and worst <= movetime_ms + overhead
+    finally:
+        for h in hogs:
+            h.terminate()
+    record["met"] = met
+    return record
+
+
 def fresh_cache() -> str:
     """An empty folder for ``NUMBA_CACHE_DIR`` (numba keeps every index there when it is set)."""
     folder = tempfile.mkdtemp(prefix="movetuner-coldstart-")
@@ -100,7 +180,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     parser.add_argument("--takeover", action="store_true",
                         help="also time the numba search's takeover and a warm start (gm)")
+    parser.add_argument("--timed", action="store_true",
+                        help="time go movetime answers, cold and warm, gm and nnue (issue 58) instead")
+    parser.add_argument("--movetime", type=int, default=100, help="with --timed: milliseconds a move (default 100)")
+    parser.add_argument("--moves", type=int, default=500, help="with --timed: moves a run (default 500)")
+    parser.add_argument("--load", type=int, default=0, help="with --timed: busy processes beside it (default 0)")
     args = parser.parse_args(argv)
+    if args.timed:
+        print(json.dumps(timed(args.movetime, args.moves, args.load)))
+        return
     record: dict[str, object] = {"targets": TARGETS}
     met = True
     for name in args.cases.split(","):

@@ -77,24 +77,24 @@ search's own rules refuse at ``go``.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 import chess
 
-from search.core.board import W_FULLMOVE, W_KEY, W_STM, compute_key, make_move, move_uci_key
+from search.core.board import W_FULLMOVE, W_KEY, W_STM
 from search.core.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
                             move_from_uci, move_to_uci, push, to_chess)
 from search.tree.iterative import MAX_DEPTH, UNLIMITED, ClockPlanned, Iteration, TimePlan, tt_bits_for
 from tuner.limits import DEPTH, MAX_MOVETIME
 from search.evaluation.evaluators import Evaluator, checked_evaluator, load_evaluator
-from search.tree.kernel_cache import is_compiled
 from search.pls.move_model import MoveModel, load_move_model
-from search.core.movegen import generate_moves
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, STATIC_PRIOR, check_model_above, load_leaf_model
 from tuner.arena.players import (DEFAULT_MOVE_MODEL, DEFAULT_SEARCH, SEARCH_CHOICES, Engine, PlsPlayer, Searchable,
                                  as_player, check_search, new_engine)
@@ -130,8 +130,8 @@ COMPILING_INFO = ("compiling search kernels (first run only, up to a minute; "
 #: what a timed ``go`` says when the quick search answers it
 QUICK_INFO = ("search kernels still compiling (first run only; 'tuner warmup' compiles them ahead): "
               "this move comes from a quick python-chess search")
-#: the kernels that turn a ``position`` into the search's board (numba dispatchers)
-_BOUNDARY_KERNELS = (compute_key, generate_moves, make_move, move_uci_key)
+#: what a timed ``go`` says when the quick search answers it while the kernels load from the cache
+QUICK_LOADING_INFO = "search kernels still loading: this move comes from a quick python-chess search"
 #: the share of a timed ``go``'s soft limit it waits for kernels that load from the cache
 _LOAD_WAIT_SHARE = 0.25
 #: the share of a timed ``go``'s soft limit the quick search thinks (the rest of the interpreter's
@@ -369,7 +369,6 @@ class UciEngine:
         self._pls_warm = False  # whether the probability-limited search's kernel was warmed up
         #: set once the kernels that convert a position are loaded; whether they load from the cache
         self._boundary = threading.Event()
-        self._boundary_cached = all(is_compiled(k) for k in _BOUNDARY_KERNELS)
         self._warm_count = compile_count()  # compilations before the running warm-up started
         #: started by the first command (after answering ``uci``: the handshake does not share
         #: the interpreter with numba)
@@ -468,14 +467,6 @@ class UciEngine:
             self._warmup = threading.Thread(target=self._warm_up, args=(self._warmup,), name="uci-warmup-more",
                                             daemon=True)
             self._warmup.start()
-
-    def _boundary_loads(self) -> bool:
-        """Wait for the kernels that convert a position while they load from the cache (not
-        while numba compiles); whether they are loaded."""
-        while not self._boundary.wait(0.005):
-            if not self._warmup.is_alive() or self._compiling():
-                return self._boundary.is_set()
-        return True
 
     def _compiling(self) -> bool:
         """Whether numba compiled (or compiles) something since the running warm-up started."""
@@ -624,11 +615,10 @@ class UciEngine:
     def _set_position(self, fen: str, moves: Sequence[str]) -> None:
         """Make ``fen`` with ``moves`` the position; a ``ValueError`` (nothing changed) when the
         rules refuse it."""
-        # the search's board when its kernels are loaded (or loading from the cache), else
-        # python-chess's until the search converts it (the rules are the same; the messages say
-        # the same problems)
-        converted = self._boundary.is_set() or (self._boundary_cached and self._boundary_loads())
-        if converted:
+        # the search's board when its kernels are loaded, else python-chess's until the search
+        # converts it (the rules are the same; the messages say the same problems): never waiting
+        # for the kernels, or the next command (a timed go) would be read late
+        if self._boundary.is_set():
             board, history = _core_position(fen, moves)
             self.board, self.history, self._pending, self.chess_board = board, history, None, None
             if self._warmup.is_alive():  # the quick search may play: python-chess's board, with the game
@@ -723,6 +713,11 @@ class UciEngine:
         ``position`` (then :attr:`_boundary` is set)."""
         if after is not None:
             after.join()
+        with _collector_paused():
+            self._load_kernels(boundary=boundary)
+
+    def _load_kernels(self, *, boundary: bool) -> None:
+        """What :meth:`_warm_up` runs with the cyclic collector paused."""
         if boundary:
             board = from_fen(STARTING_FEN)
             move_to_uci(int(legal_moves(board)[0]))
@@ -759,7 +754,7 @@ class UciEngine:
         """The ``bestmove`` line of the quick search (:mod:`tuner.quickmove`) on ``board``, within
         half of ``plan``'s soft limit (a stopped search without a plan: a few hundredths of a
         second)."""
-        self.info(QUICK_INFO)
+        self.info(QUICK_INFO if self._compiling() else QUICK_LOADING_INFO)
         if board is None:
             return "bestmove 0000"
         if plan is not None and not self._stop.is_set():
@@ -978,6 +973,25 @@ def _chess_position(fen: str, moves: Sequence[str]) -> chess.Board:
     return board
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while numba compiles or loads kernels, then freeze
+    what exists (:func:`gc.freeze`: later collections skip it).
+
+    Compiling or loading creates hundreds of thousands of objects; with the collector on, its
+    full collections over them stopped every thread for 95-250 ms (measured on a cold cache: each
+    of the quick search's late answers to ``go movetime 100``, up to 278 ms, was one of them),
+    and the engine's later collections would scan them all again. Frozen, they are never scanned
+    (nor freed: compilation's garbage cycles stay in memory).
+    """
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: TextIO | None = None) -> bool:
     """Run the engine on ``stdin``/``stdout`` until ``quit`` or end of input; return whether
     kernels still compile in the background (the caller may then end the process without
@@ -987,5 +1001,6 @@ def serve(weights_spec: str = "classic", stdin: TextIO | None = None, stdout: Te
     :class:`~search.evaluation.network.NetworkFileError`) if ``weights_spec`` cannot be loaded.
     """
     engine = UciEngine(checked_evaluator(load_evaluator(weights_spec)), weights_spec, out=stdout)
+    gc.freeze()  # the imports' objects: the engine's collections never scan them (see _collector_paused)
     engine.run(stdin if stdin is not None else sys.stdin)
     return engine.kernels_loading()

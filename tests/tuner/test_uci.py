@@ -272,6 +272,59 @@ def test_while_kernels_compile_the_handshake_and_a_timed_go_do_not_wait(monkeypa
     assert out.getvalue().count(uci.QUICK_INFO) == 1
 
 
+def test_a_position_never_waits_for_kernels_that_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 58 item 12: ``position`` waited for the kernels that convert it while they loaded
+    from the cache, so the ``go`` after it was read (and its clock started) up to 470 ms late on
+    a warm cache; now python-chess reads the position until they are loaded, and the timed ``go``
+    is answered by the quick search within its time, saying that the kernels load."""
+    import io
+
+    import tuner.uci as uci
+    from search.params.weights import load_weights
+
+    release = threading.Event()
+    monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self, after=None, boundary=False: release.wait(30))
+    monkeypatch.setattr(uci.UciEngine, "_compiling", lambda self: False)  # loading from the cache
+    out = io.StringIO()
+    engine = uci.UciEngine(load_weights("classic").values, out=out)
+    try:
+        started = time.perf_counter()
+        engine.handle("position startpos moves e2e4 e7e5 d1h5 b8c6 f1c4 g8f6")
+        assert time.perf_counter() - started < 0.2 and engine.board is None and engine.chess_board is not None
+        engine.handle("go movetime 200")
+        while "bestmove" not in out.getvalue() and time.perf_counter() - started < 5:
+            time.sleep(0.005)
+        assert time.perf_counter() - started < 1.0
+        text = out.getvalue()
+        assert f"info string {uci.QUICK_LOADING_INFO}" in text and uci.QUICK_INFO not in text
+        assert text.endswith("bestmove h5f7\n")
+    finally:
+        release.set()
+
+
+def test_the_collector_is_paused_while_kernels_load_then_frozen() -> None:
+    """Issue 58 item 12: full collections over the objects numba makes while it compiles
+    stopped every thread for 95-250 ms (the quick search's late moves); the warm-up runs with
+    the collector off and freezes what it made."""
+    import gc
+
+    from tuner.uci import _collector_paused
+
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    try:
+        with _collector_paused():
+            assert not gc.isenabled()
+            made = [[k] for k in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= frozen + len(made)
+    finally:
+        gc.unfreeze()
+    with pytest.raises(RuntimeError), _collector_paused():
+        raise RuntimeError("a failed warm-up")
+    assert gc.isenabled()
+    gc.unfreeze()
+
+
 def test_isready_with_the_kernels_loaded_says_nothing_more() -> None:
     import io
 
