@@ -35,6 +35,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from search.core.input_limits import open_regular
 from tuner.ingest.compact import (RECORD, RECORD_BYTES, RECORD_FIELDS, RECORD_FORMATS, RECORD_OFFSETS, CompactError,
                                   problem_text, problems)
 
@@ -59,7 +60,7 @@ LAYOUT = zlib.crc32(";".join(f"{name}:{fmt}@{offset}" for name, fmt, offset in
 def is_compact_file(path: str | Path) -> bool:
     """Whether ``path`` is a file starting with the compact file's magic."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return fh.read(len(MAGIC)) == MAGIC
     except OSError:
         return False
@@ -168,7 +169,7 @@ class CompactFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular(self.path) as fh:
                 size = os.fstat(fh.fileno()).st_size
                 head = fh.read(HEADER.itemsize)
                 if len(head) < len(MAGIC) or head[:len(MAGIC)] != MAGIC:
@@ -238,7 +239,7 @@ class CompactFile:
         n = int(self.counts[k])
         buf = bytearray(n * RECORD_BYTES)
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular(self.path) as fh:
                 fh.seek(int(self.offsets[k]))
                 got = fh.readinto(buf)
         except OSError as exc:

@@ -31,7 +31,7 @@ import polars as pl
 import tuner
 from tuner.errors import TunerError, one_line
 from tuner.ingest.positions import SPLIT_COLUMN
-from tuner.ingest.reader import read_manifest, read_split
+from tuner.ingest.reader import is_compact, read_manifest, read_split, split_path, split_rows
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
 from tuner.ingest.writer import (
     PositionWriter,
@@ -102,11 +102,7 @@ def legal_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 
 
 def _split_rows(folder: Path, split: str) -> int:
-    path = folder / split_file(split)
-    try:
-        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
-    except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
-        raise TunerError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
+    return split_rows(folder, split)
 
 
 def _chunks(folder: Path, split: str, n_rows: int) -> Iterator[pl.DataFrame]:
@@ -119,11 +115,15 @@ def _max_game_id(folder: Path) -> int:
     """The largest ``game_id`` over the three splits of ``folder`` (-1 for an empty set)."""
     top = -1
     for split in SPLITS:
-        path = folder / split_file(split)
-        try:
-            value = pl.scan_parquet(path).select(pl.col("game_id").max()).collect().item()
-        except Exception as exc:  # noqa: BLE001  (as above)
-            raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
+        path = split_path(folder, split)
+        if is_compact(path):
+            ids = read_split(folder, split, ["game_id"])["game_id"].to_numpy()
+            value = int(ids.max()) if len(ids) else None
+        else:
+            try:
+                value = pl.scan_parquet(path).select(pl.col("game_id").max()).collect().item()
+            except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
+                raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
         if value is not None:
             top = max(top, int(value))
     return top
@@ -145,8 +145,9 @@ def check_inputs(sets: list[Path], out: Path, *, single: bool = False) -> list[d
     for folder in sets:
         manifest = read_manifest(folder)
         for split in SPLITS:
-            if not (folder / split_file(split)).is_file():
-                raise TunerError(f"{folder / split_file(split)}: missing from the position set")
+            path = split_path(folder, split, manifest)
+            if not path.is_file():
+                raise TunerError(f"{path}: missing from the position set")
         manifests.append(manifest)
     return manifests
 

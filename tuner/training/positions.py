@@ -151,9 +151,10 @@ def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: in
 
 
 def _split_path(folder: str | Path, split: str) -> Path:
-    from tuner.ingest.schema import split_file  # noqa: PLC0415 - keeps polars out of search-only imports
+    """The split's file (Parquet or compact, as the set's manifest says)."""
+    from tuner.ingest.reader import split_path  # noqa: PLC0415 - keeps polars out of search-only imports
 
-    return Path(folder) / split_file(split)
+    return split_path(folder, split)
 
 
 def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positions:
