@@ -49,6 +49,7 @@ of Chess960 rows). The kernels are in :mod:`tuner.ingest.compact_kernels`, the c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import chess
 import chess.polyglot
@@ -391,6 +392,47 @@ def frame_of(records: np.ndarray, columns: Sequence[str] | None = None) -> pl.Da
     return pl.DataFrame([data[name] for name in wanted])
 
 
+@dataclass(frozen=True)
+class TrainingArrays:
+    """What training takes of records, without FEN text (:func:`training_arrays`).
+
+    ``boards`` uint64[n, BOARD_WORDS] the search's boards, key included
+    (:mod:`search.core.board`); ``usable`` bool[n], False for a board with a Chess960 castling
+    right (those boards cannot hold one; its row is not a board to use); ``played`` int32[n]
+    the played move's UCI key, -1 where none (:data:`tuner.training.positions.NO_PLAYED_MOVE`);
+    ``game_ids`` int64[n]; ``plies`` int32[n]; ``results`` float64[n] the game's result from the
+    side to move's view (1, 0.5, 0; NaN for ``*``); ``scores`` float64[n] the score from the side
+    to move's view in centipawns (a mate ``+-(MATE_CP + n)``), NaN where none.
+    """
+
+    boards: np.ndarray
+    usable: np.ndarray
+    played: np.ndarray
+    game_ids: np.ndarray
+    plies: np.ndarray
+    results: np.ndarray
+    scores: np.ndarray
+
+
+#: White's points by result code (``*``: NaN)
+_WHITE_POINTS = np.array([np.nan, 1.0, 0.0, 0.5])
+
+
+def training_arrays(records: np.ndarray) -> TrainingArrays:
+    """The arrays training builds from a split (:class:`TrainingArrays`) from checked records,
+    straight from the packed boards: no FEN is written or parsed."""
+    rec = _records(records)
+    boards, usable = boards_of(rec)
+    black = (rec["stm_ep"] & kernels.STM_BIT) != 0
+    white = _WHITE_POINTS[rec["flags"] & RESULT_MASK]
+    values, null = scores_of(rec["score"])
+    scores = np.where(null, np.nan, np.where(black, -values, values).astype(np.float64))
+    played = rec["move"].astype(np.int32)
+    return TrainingArrays(boards=boards, usable=usable, played=np.where(played == NO_MOVE, -1, played).astype(np.int32),
+                          game_ids=rec["game_id"].astype(np.int64), plies=rec["ply"].astype(np.int32),
+                          results=np.where(black, 1.0 - white, white), scores=scores)
+
+
 # --- the python-chess versions ---------------------------------------------------------------
 
 
@@ -457,6 +499,6 @@ def board_of_record(record: np.ndarray) -> chess.Board:
 
 
 __all__ = ["CHECK_ERRORS", "FIELD_ERRORS", "MATE_CP", "MATE_TEXT", "NO_MOVE", "NO_SCORE", "RECORD", "RECORD_BYTES",
-           "RESULTS", "CompactError", "board_of_record", "boards_of", "fens_of", "frame_of", "legal_counts",
+           "RESULTS", "CompactError", "TrainingArrays", "board_of_record", "boards_of", "fens_of", "frame_of", "legal_counts",
            "move_keys", "moves_of", "pack", "pack_frame", "problem_text", "problems", "record_of_board",
-           "result_codes", "results_of", "score_codes", "scores_of", "stm_of"]
+           "result_codes", "results_of", "score_codes", "scores_of", "stm_of", "training_arrays"]

@@ -26,18 +26,19 @@ chunk) is refused with a one-line :class:`tuner.ingest.compact.CompactError` nam
 
 from __future__ import annotations
 
+import io
 import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import numpy as np
 
 from search.core.input_limits import open_regular
 from tuner.ingest.compact import (RECORD, RECORD_BYTES, RECORD_FIELDS, RECORD_FORMATS, RECORD_OFFSETS, CompactError,
-                                  problem_text, problems)
+                                  TrainingArrays, problem_text, problems, training_arrays)
 
 MAGIC = b"MTPOS\r\n\x1a"
 END_MAGIC = b"MTPOSEND"
@@ -241,7 +242,7 @@ class CompactFile:
         try:
             with open_regular(self.path) as fh:
                 fh.seek(int(self.offsets[k]))
-                got = fh.readinto(buf)
+                got = cast(io.BufferedReader, fh).readinto(buf)  # open_regular's file is one
         except OSError as exc:
             raise CompactError(f"{self.path}: chunk {k} cannot be read ({exc.strerror or exc})") from None
         first, last = int(self.starts[k]), int(self.starts[k + 1]) - 1
@@ -262,6 +263,12 @@ class CompactFile:
         """Every chunk's records, in order."""
         for k in range(self.n_chunks):
             yield self.chunk(k)
+
+    def arrays(self) -> Iterator[TrainingArrays]:
+        """Every chunk as the arrays training takes (:func:`tuner.ingest.compact.training_arrays`:
+        boards, played moves, games, plies, results and scores; no FEN text), in order."""
+        for records in self.chunks():
+            yield training_arrays(records)
 
     def read(self) -> np.ndarray:
         """All records."""

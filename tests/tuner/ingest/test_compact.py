@@ -202,3 +202,27 @@ def test_damaged_records_are_named_by_their_problem() -> None:
         damage(bad)
         code = int(C.problems(bad)[0])
         assert code and text in C.problem_text(code), text
+
+
+def test_training_arrays_are_what_training_builds_from_the_fens(real_games: list[list[chess.Move]]) -> None:
+    from search.core.convert import uci_key
+    from tuner.training.positions import NO_PLAYED_MOVE, mover_results, mover_scores
+
+    boards, moves, plies, ids = _game_rows(real_games[:12])
+    n = len(boards)
+    scores: list[int | None] = [None if i % 5 == 0 else (i * 53) % 801 - 400 for i in range(n)]
+    scores[3] = -(C.MATE_CP + 2)
+    rec = _pack(boards, moves, plies, ids, scores, [C.RESULTS[i % 4] for i in range(n)])
+    arrays = C.training_arrays(rec)
+    frame = C.frame_of(rec)
+    stm = frame["stm"].to_numpy()
+    fens = frame["fen"].to_list()
+    data = "\n".join(fens).encode()
+    ends = np.cumsum([len(f) + 1 for f in fens]) - 1
+    assert np.array_equal(arrays.boards, parse_fens(data, ends - [len(f) for f in fens], ends).boards)
+    assert arrays.usable.all()
+    assert np.array_equal(arrays.results, mover_results(frame["result"].to_list(), stm), equal_nan=True)
+    expected = mover_scores(frame["score"], stm)
+    assert expected is not None and np.array_equal(arrays.scores, expected, equal_nan=True)
+    assert arrays.played.tolist() == [NO_PLAYED_MOVE if m is None else uci_key(m) for m in frame["move"].to_list()]
+    assert arrays.game_ids.tolist() == ids and arrays.plies.tolist() == plies

@@ -119,3 +119,12 @@ def test_a_damaged_record_with_a_matching_checksum_is_named(tmp_path: Path) -> N
     write_compact(path, rec, chunk_records=2)
     with pytest.raises(C.CompactError, match=rf"^{path}: chunk 1 record 0 \(row 2\): reserved bits"):
         CompactFile(path).read()
+
+
+def test_chunks_read_as_training_arrays(records: np.ndarray, tmp_path: Path) -> None:
+    write_compact(tmp_path / "a.mtpos", records, chunk_records=1000)
+    parts = list(CompactFile(tmp_path / "a.mtpos").arrays())
+    whole = C.training_arrays(records)
+    assert [len(p.played) for p in parts] == [1000, 1000, 1000, 229]
+    assert np.array_equal(np.concatenate([p.boards for p in parts]), whole.boards)
+    assert np.array_equal(np.concatenate([p.scores for p in parts]), whole.scores, equal_nan=True)

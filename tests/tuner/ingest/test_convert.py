@@ -200,3 +200,19 @@ def test_a_corrupted_compact_split_is_one_line_naming_the_chunk(compact_set: Pat
     with pytest.raises(TunerError, match=rf"^{path}: truncated or unfinished: no index at its end"):
         read_split(broken, "train")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_chess960_row_reads_as_a_frame_but_training_refuses_it(compact_set: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "odd"
+    shutil.copytree(compact_set, odd)
+    records = CompactFile(odd / "train.mtpos").read()[:5].copy()
+    board = chess.Board.from_chess960_pos(100)  # queen, bishops, knights, rooks on e/h, king on g
+    move = next(iter(board.legal_moves))
+    records[4] = C.record_of_board(board, move=move, result="1-0", ply=0, game_id=int(records["game_id"][3]) + 1)[0]
+    from tuner.ingest.compact_file import write_compact
+
+    write_compact(odd / "train.mtpos", records)
+    frame = read_split(odd, "train")
+    assert frame["fen"][4] == board.fen() and frame["n_legal"][4] == board.legal_moves.count()
+    with pytest.raises(TunerError, match=rf"^{odd / 'train.mtpos'}: game \d+ ply 0: a Chess960 castling right"):
+        load_positions(odd, "train", progress=False)
