@@ -64,7 +64,7 @@ def _tmp(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
-def _rows_of(path: Path, first: int) -> Callable[[int], str]:
+def _rows_of(path: str | Path, first: int) -> Callable[[int], str]:
     """The error label of row ``i`` of a batch starting at row ``first`` of ``path``."""
     return lambda i: f"{path}: row {first + i}"
 
@@ -99,16 +99,29 @@ def _write_records(dst: Path, batches: Iterator[np.ndarray]) -> int:
     return writer.records
 
 
-def parquet_to_compact(src: str | Path, dst: str | Path) -> int:
+def parquet_to_compact(src: str | Path, dst: str | Path, *, name: str | None = None) -> int:
     """Write the rows of the Parquet file ``src`` (a position set's split) as the compact file
-    ``dst``; return how many. A row that does not fit a record is refused, naming it."""
+    ``dst``; return how many. A row that does not fit a record is refused, naming it (and the
+    file as ``name``, default ``src``)."""
     src, dst = Path(src), Path(dst)
+    shown = name if name is not None else str(src)
 
     def batches() -> Iterator[np.ndarray]:
         for lo, frame in _parquet_frames(src):
-            yield pack_frame(frame, label=_rows_of(src, lo))
+            yield pack_frame(frame, label=_rows_of(shown, lo))
 
     return _write_records(dst, batches())
+
+
+def compact_splits(staging: Path, manifest: dict[str, Any], out: Path) -> None:
+    """Turn the Parquet split files a set writer left in its staging folder into compact files
+    (``--format compact`` of ``tuner ingest``, ``merge`` and ``selfplay``), and name them in
+    ``manifest``'s ``splits``; a row that does not fit is refused naming the split of ``out``."""
+    for split in SPLITS:
+        src, dst = staging / split_file(split), staging / split_file(split, "compact")
+        parquet_to_compact(src, dst, name=f"{out} ({split} split)")
+        src.unlink()
+        manifest["splits"][split]["file"] = dst.name
 
 
 def compact_frames(src: str | Path, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
@@ -401,5 +414,5 @@ def _summary(src: Path, dst: Path, source: str, target: str, written: int, skipp
 
 
 __all__ = ["BULLET_RESULTS", "KINDS", "ROUTES", "bullet_lines", "bullet_to_compact", "compact_frames",
-           "compact_to_bullet", "compact_to_parquet", "convert", "convert_set", "input_kind", "output_kind",
+           "compact_splits", "compact_to_bullet", "compact_to_parquet", "convert", "convert_set", "input_kind", "output_kind",
            "parquet_to_compact", "set_format"]

@@ -32,7 +32,7 @@ import tuner
 from tuner.errors import TunerError, one_line
 from tuner.ingest.positions import SPLIT_COLUMN
 from tuner.ingest.reader import is_compact, read_manifest, read_split, split_path, split_rows
-from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, check_split_format, split_file
 from tuner.ingest.writer import (
     PositionWriter,
     check_output,
@@ -153,7 +153,8 @@ def check_inputs(sets: list[Path], out: Path, *, single: bool = False) -> list[d
 
 
 def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, overwrite: bool = False,
-               mirror: bool = False, progress: bool | None = None, log: TextIO = sys.stderr) -> dict[str, Any]:
+               mirror: bool = False, progress: bool | None = None, log: TextIO = sys.stderr,
+               split_format: str = "parquet") -> dict[str, Any]:
     """Write the position sets ``sets`` as one set in ``out``; return its manifest.
 
     Parameters
@@ -166,6 +167,8 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         the games of one more input (their ids shifted past all others); validation and test
         stay as they are. With ``mirror``, one input set is enough.
     progress : a tqdm bar over the rows (None: only on a terminal).
+    split_format : ``parquet`` or ``compact`` (the output's splits as ``.mtpos`` files,
+        :mod:`tuner.ingest.compact`); the inputs may be either.
 
     Raises
     ------
@@ -173,6 +176,7 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         One line naming the input or output at fault; the output is then left as it was.
     """
     started = time.perf_counter()
+    check_split_format(split_format)
     folders = [Path(s) for s in sets]
     out = Path(out)
     manifests = check_inputs(folders, out, single=mirror)
@@ -221,6 +225,10 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
                             .collect().item()) for split in SPLITS}
         manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, illegal, counts, games, started,
                              mirror={"mirrored": mirrored, "mirror_game_id_offset": offset} if mirror else None)
+        if split_format == "compact":
+            from tuner.ingest.convert import compact_splits  # noqa: PLC0415 - only for a compact set
+
+            compact_splits(staging, manifest, out)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
     except OSError as exc:

@@ -65,6 +65,14 @@ ADDED_IN: dict[str, int] = {"score": 2}
 SPLIT_FORMATS = {"parquet": ".parquet", "compact": ".mtpos"}
 
 
+def check_split_format(fmt: str) -> None:
+    """Refuse (one line) a split format that is not one of :data:`SPLIT_FORMATS`."""
+    if fmt not in SPLIT_FORMATS:
+        from tuner.errors import TunerError  # noqa: PLC0415
+
+        raise TunerError(f"unknown position-set format {fmt!r} (known: {', '.join(SPLIT_FORMATS)})")
+
+
 def split_file(split: str, fmt: str = "parquet") -> str:
     """File name of a split inside a position-set folder, in format ``fmt``
     (:data:`SPLIT_FORMATS`). The manifest's ``splits.<split>.file`` names the one a set has."""

@@ -216,3 +216,31 @@ def test_a_chess960_row_reads_as_a_frame_but_training_refuses_it(compact_set: Pa
     assert frame["fen"][4] == board.fen() and frame["n_legal"][4] == board.legal_moves.count()
     with pytest.raises(TunerError, match=rf"^{odd / 'train.mtpos'}: game \d+ ply 0: a Chess960 castling right"):
         load_positions(odd, "train", progress=False)
+
+
+def test_ingest_and_merge_write_compact_sets_with_format(sample_set: Path, scored_set: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ingested"
+    assert main(["ingest", "--sample", "--out", str(out), "--no-progress", "--format", "compact"]) == 0
+    assert set_format(out) == "compact" and not list(out.glob("*.parquet"))
+    assert read_manifest(out)["splits"]["train"]["file"] == "train.mtpos"
+    for split in SPLITS:
+        assert read_split(out, split, STORED).equals(read_split(sample_set, split, STORED))
+    merged = tmp_path / "merged"
+    assert main(["merge", str(scored_set), str(out), "--out", str(merged), "--format", "compact", "--no-progress"]) == 0
+    assert set_format(merged) == "compact"
+    merge_sets([scored_set, sample_set], tmp_path / "want", progress=False)
+    for split in SPLITS:
+        assert read_split(merged, split, STORED).equals(read_split(tmp_path / "want", split, STORED))
+    capsys.readouterr()
+    # a set whose rows do not fit a record is refused naming the row, and nothing is written
+    big = tmp_path / "big"
+    shutil.copytree(scored_set, big)
+    frame = read_split(big, "train")
+    frame.with_columns(pl.Series("score", [C.MAX_CP + 5] * frame.height, dtype=pl.Int32())).write_parquet(
+        big / "train.parquet")
+    assert main(["merge", str(big), "--mirror", "--out", str(tmp_path / "m2"), "--format", "compact",
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tuner merge: error: {tmp_path / 'm2'} (train split): row 0 (game ")
+    assert f"score {C.MAX_CP + 5} does not fit a compact record" in err and not (tmp_path / "m2").exists()
