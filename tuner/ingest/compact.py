@@ -57,6 +57,7 @@ import numpy as np
 import polars as pl
 
 from search.core.board import BOARD_WORDS, uci_keys_by_text, uci_texts
+from search.core.validate import RULES, board_problems
 from tuner.errors import TunerError
 from tuner.ingest import compact_kernels as kernels
 from tuner.ingest.schema import SCHEMA
@@ -315,8 +316,24 @@ def boards_of(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return boards, err == 0
 
 
+def checked_boards(records: np.ndarray, label: Label = _row_label) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`boards_of`, each usable board checked by the rules the search's kernels rely on
+    (:func:`search.core.validate.board_problems`: a record no writer makes, such as a pawn on
+    the last rank, must not reach move generation); a :class:`CompactError` names the first
+    that breaks one."""
+    boards, usable = boards_of(records)
+    if len(boards):
+        codes = np.where(usable, board_problems(boards), 0)
+        bad = np.flatnonzero(codes)
+        if len(bad):
+            i = int(bad[0])
+            raise CompactError(f"{label(i)}: impossible position: {RULES[int(codes[i]) - 1]} ({len(bad)} such row(s))")
+    return boards, usable
+
+
 def legal_counts(boards: np.ndarray, ok: np.ndarray | None = None) -> np.ndarray:
-    """int32[n]: the legal moves of each board (0 where not ``ok``)."""
+    """int32[n]: the legal moves of each board (0 where not ``ok``); the boards must pass
+    :func:`search.core.validate.board_problems` (:func:`checked_boards`)."""
     n = len(boards)
     out = np.zeros(n, dtype=np.int32)
     todo = np.ones(n, dtype=np.bool_) if ok is None else np.ascontiguousarray(ok, dtype=np.bool_)
@@ -345,18 +362,19 @@ def stm_of(records: np.ndarray) -> np.ndarray:
 STORED = ("game_id", "ply", "fen", "move", "stm", "result", "score", "n_legal", "zobrist")
 
 
-def frame_of(records: np.ndarray, columns: Sequence[str] | None = None) -> pl.DataFrame:
+def frame_of(records: np.ndarray, columns: Sequence[str] | None = None, label: Label = _row_label) -> pl.DataFrame:
     """The rows of checked records as a position set's frame: the columns of
     :data:`tuner.ingest.schema.SCHEMA` (or ``columns`` of them, in that order), those a record
     does not hold (ratings, tags, source) null, ``n_legal`` and ``zobrist`` computed from the
-    board (Chess960 rows through python-chess)."""
+    board (Chess960 rows through python-chess; an impossible position is refused naming the
+    row by ``label``, :func:`checked_boards`)."""
     rec = _records(records)
     wanted = list(SCHEMA) if columns is None else list(columns)
     n = len(rec)
     data: dict[str, pl.Series] = {}
     fens: list[str] | None = None
     if "n_legal" in wanted or "zobrist" in wanted:
-        boards, ok = boards_of(rec)
+        boards, ok = checked_boards(rec, label)
         n_legal = legal_counts(boards, ok)
         keys = boards[:, 13].copy() if n else np.zeros(0, dtype=np.uint64)  # W_KEY
         if not ok.all():  # Chess960 rights: python-chess's count and key
@@ -418,11 +436,12 @@ class TrainingArrays:
 _WHITE_POINTS = np.array([np.nan, 1.0, 0.0, 0.5])
 
 
-def training_arrays(records: np.ndarray) -> TrainingArrays:
+def training_arrays(records: np.ndarray, label: Label = _row_label) -> TrainingArrays:
     """The arrays training builds from a split (:class:`TrainingArrays`) from checked records,
-    straight from the packed boards: no FEN is written or parsed."""
+    straight from the packed boards: no FEN is written or parsed (an impossible position is
+    refused naming the row by ``label``, :func:`checked_boards`)."""
     rec = _records(records)
-    boards, usable = boards_of(rec)
+    boards, usable = checked_boards(rec, label)
     black = (rec["stm_ep"] & kernels.STM_BIT) != 0
     white = _WHITE_POINTS[rec["flags"] & RESULT_MASK]
     values, null = scores_of(rec["score"])
@@ -499,6 +518,6 @@ def board_of_record(record: np.ndarray) -> chess.Board:
 
 
 __all__ = ["CHECK_ERRORS", "FIELD_ERRORS", "MATE_CP", "MATE_TEXT", "NO_MOVE", "NO_SCORE", "RECORD", "RECORD_BYTES",
-           "RESULTS", "CompactError", "TrainingArrays", "board_of_record", "boards_of", "fens_of", "frame_of", "legal_counts",
-           "move_keys", "moves_of", "pack", "pack_frame", "problem_text", "problems", "record_of_board",
-           "result_codes", "results_of", "score_codes", "scores_of", "stm_of", "training_arrays"]
+           "RESULTS", "CompactError", "TrainingArrays", "board_of_record", "boards_of", "checked_boards", "fens_of",
+           "frame_of", "legal_counts", "move_keys", "moves_of", "pack", "pack_frame", "problem_text", "problems",
+           "record_of_board", "result_codes", "results_of", "score_codes", "scores_of", "stm_of", "training_arrays"]

@@ -98,7 +98,7 @@ def _read_compact(path: Path, columns: list[str], rows: np.ndarray | None) -> pl
 
     f = CompactFile(path)
     records = f.read() if rows is None else f.take(np.asarray(rows, dtype=np.int64))
-    return frame_of(records, columns)
+    return frame_of(records, columns, label=lambda i: f"{path}: row {i if rows is None else int(rows[i])}")
 
 
 #: the values a column may hold, where not every value of its dtype is one (a damaged or

@@ -161,8 +161,10 @@ def _from_records(path: Path, rows: Callable[[Any], np.ndarray]) -> Positions:
     from tuner.ingest.compact import training_arrays  # noqa: PLC0415 - keeps polars out of search-only imports
     from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415
 
-    arrays = training_arrays(rows(CompactFile(path)))
-    labels = [f"{path}: game {g} ply {p}" for g, p in zip(arrays.game_ids.tolist(), arrays.plies.tolist())]
+    records = rows(CompactFile(path))
+    ids, plies = records["game_id"].tolist(), records["ply"].tolist()
+    labels = [f"{path}: game {g} ply {p}" for g, p in zip(ids, plies)]
+    arrays = training_arrays(records, label=labels.__getitem__)
     odd = np.flatnonzero(~arrays.usable)
     if len(odd):
         raise TunerError(f"{labels[odd[0]]}: a Chess960 castling right, which the search's boards cannot hold "

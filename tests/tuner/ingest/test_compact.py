@@ -226,3 +226,14 @@ def test_training_arrays_are_what_training_builds_from_the_fens(real_games: list
     assert expected is not None and np.array_equal(arrays.scores, expected, equal_nan=True)
     assert arrays.played.tolist() == [NO_PLAYED_MOVE if m is None else uci_key(m) for m in frame["move"].to_list()]
     assert arrays.game_ids.tolist() == ids and arrays.plies.tolist() == plies
+
+
+def test_an_impossible_position_never_reaches_move_generation() -> None:
+    rec = np.concatenate([C.record_of_board(chess.Board()),
+                          C.record_of_board(chess.Board("P3k3/8/8/8/8/8/8/4K3 w - - 0 1"))])  # a pawn on the 8th rank
+    assert not C.problems(rec).any()  # a record, but not a board the search may take
+    assert C.fens_of(rec)[1] == "P3k3/8/8/8/8/8/8/4K3 w - - 0 1"
+    with pytest.raises(C.CompactError, match="^F row 1: impossible position: a pawn stands on the first or last rank"):
+        C.frame_of(rec, label=lambda i: f"F row {i}")
+    with pytest.raises(C.CompactError, match="^row 1: impossible position"):
+        C.training_arrays(rec)
