@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"output folder (with --sample, default: {SAMPLE_OUT.relative_to(REPO)} in the repository)")
     p.add_argument("--overwrite", action="store_true",
                    help="write into a DIR that is not empty (a position set already, or other files too): only "
-                        "the position set's files (train, validation and test.parquet, manifest.json) are "
+                        "the position set's files (its split files, .parquet or .mtpos, and manifest.json) are "
                         "replaced, the others are kept")
     p.add_argument("--format", choices=("parquet", "compact"), default="parquet",
                    help="the position set's split files: parquet (train.parquet ..., every column) or compact "
