@@ -13,6 +13,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                             "score, best move and result (a position set)"),
     "merge": ("tuner.commands.merge", "merge position sets into one (each row keeps its split; games renumbered; "
                                       "repeated positions dropped)"),
+    "convert": ("tuner.commands.convert", "convert positions: a position set between Parquet and compact (40 bytes a "
+                                          "position), .parquet <-> .mtpos, bullet text <-> .mtpos"),
     "tune": ("tuner.commands.tune", "learn weights from a position set ({methods})"),
     "export": ("tuner.commands.export", "write weights as JSON, a C header, packed S(mg, eg) tables, a Rust "
                                         "module or a text view; a network as a C header with its forward pass"),

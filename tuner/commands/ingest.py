@@ -58,8 +58,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"output folder (with --sample, default: {SAMPLE_OUT.relative_to(REPO)} in the repository)")
     p.add_argument("--overwrite", action="store_true",
                    help="write into a DIR that is not empty (a position set already, or other files too): only "
-                        "the position set's files (train, validation and test.parquet, manifest.json) are "
+                        "the position set's files (its split files, .parquet or .mtpos, and manifest.json) are "
                         "replaced, the others are kept")
+    p.add_argument("--format", choices=("parquet", "compact"), default="parquet",
+                   help="the position set's split files: parquet (train.parquet ..., every column) or compact "
+                        "(train.mtpos ..., 40 bytes a position: no ratings, tags or source; tuner convert turns one "
+                        "into the other) (default: parquet)")
     p.add_argument("--sample", action="store_true",
                    help=f"ingest the sample games shipped in {SAMPLE_DIR.relative_to(REPO)}/")
     p.add_argument("--workers", type=int, metavar="N",
@@ -98,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.out:
             raise TunerError("--out DIR is required")
         paths, out = list(args.pgn), Path(args.out)
-    manifest = ingest(paths, out, config, workers=args.workers, progress=args.progress, overwrite=args.overwrite)
+    manifest = ingest(paths, out, config, workers=args.workers, progress=args.progress, overwrite=args.overwrite,
+                      split_format=args.format)
     games, pos = manifest["games"], manifest["positions"]
     reasons = ", ".join(f"{k} {v}" for k, v in games["rejected_by_reason"].items()) or "none"
     if games["read"] or not manifest["lines"]["read"]:

@@ -43,6 +43,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--mirror", action="store_true",
                    help="also add each training position without castling rights mirrored a<->h (a position of "
                         "the same value: about 1.8 times the training rows); one SET is then enough")
+    p.add_argument("--format", choices=("parquet", "compact"), default="parquet",
+                   help="the position set's split files: parquet (train.parquet ..., every column) or compact "
+                        "(train.mtpos ..., 40 bytes a position: no ratings, tags or source; tuner convert turns one "
+                        "into the other) (default: parquet)")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                    help="no progress bar (it is shown only on a terminal anyway)")
     p.set_defaults(func=run)
@@ -52,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.ingest.merge import merge_sets  # noqa: PLC0415 - polars: only when the command runs
 
     manifest = merge_sets(args.sets, args.out, dedup=args.dedup, overwrite=args.overwrite, mirror=args.mirror,
-                          progress=args.progress)
+                          progress=args.progress, split_format=args.format)
     pos, splits = manifest["positions"], manifest["splits"]
     print(one_line(f"merge: {len(manifest['inputs'])} sets, {pos['read']} positions read, {pos['kept']} kept "
                    f"({pos['dropped_by_reason']['duplicate']} repeated, "

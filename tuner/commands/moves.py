@@ -16,7 +16,7 @@ from pathlib import Path
 from search.core.convert import STARTING_FEN, from_fen
 from search.pls.move_model import MoveModel, load_move_model, predict, save_move_model
 from tuner.config import add_arguments, from_namespace, seed_option
-from tuner.ingest.schema import MANIFEST, SPLITS, split_file
+from tuner.ingest.schema import MANIFEST, SPLIT_FORMATS, SPLITS, split_file
 from tuner.outputs import check_output
 from tuner.errors import DeferredSigint, Interrupted, TunerError, one_line
 from tuner.moves.train import MoveTrainConfig, train_move_model
@@ -72,7 +72,8 @@ def run_train(args: argparse.Namespace) -> int:
     cfg = from_namespace(MoveTrainConfig, args)
     out = Path(args.out)
     data = Path(args.data)
-    check_output(out, overwrite=True, inputs=[data / MANIFEST, *(data / split_file(s) for s in SPLITS)])
+    check_output(out, overwrite=True, inputs=[data / MANIFEST, *(data / split_file(s, f) for s in SPLITS
+                                                                for f in SPLIT_FORMATS)])
     if out.is_dir():
         raise TunerError(f"{out}: is a folder; --out names the move-model file to write")
     if out.exists() and not args.overwrite:

@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                                          "--games may grow)")
     p.add_argument("--overwrite", action="store_true", help="clear DIR (a self-play folder) and start anew (not with "
                                                             "--resume)")
+    p.add_argument("--format", choices=("parquet", "compact"), default="parquet",
+                   help="the position set's split files: parquet (train.parquet ..., every column) or compact "
+                        "(train.mtpos ..., 40 bytes a position: no ratings, tags or source; tuner convert turns one "
+                        "into the other) (default: parquet)")
     p.add_argument("--export", metavar="FILE", help="also write the positions to FILE (a new file): .epd as EPD, "
                                                     "else 'FEN | score | result' lines")
     p.add_argument("--export-format", choices=("bullet", "epd"), help="the format of --export (default: by suffix)")
@@ -142,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
         raise TunerError(str(exc)) from None
     openings_name = f"{Path(openings_path).name} {file_sha256(Path(openings_path))[:16]}"
     manifest = selfplay(player, name, sha, args.out, config, openings, openings_name,
-                        resume=args.resume, overwrite=args.overwrite, progress=args.progress)
+                        resume=args.resume, overwrite=args.overwrite, progress=args.progress,
+                        split_format=args.format)
     sp = manifest["selfplay"]
     res = sp["results"]
     rate = f", {sp['positions_per_s']:.0f} positions/s" if sp.get("positions_per_s") else ""

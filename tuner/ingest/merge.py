@@ -31,8 +31,8 @@ import polars as pl
 import tuner
 from tuner.errors import TunerError, one_line
 from tuner.ingest.positions import SPLIT_COLUMN
-from tuner.ingest.reader import read_manifest, read_split
-from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
+from tuner.ingest.reader import is_compact, read_manifest, read_split, split_path, split_rows
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, check_split_format, split_file
 from tuner.ingest.writer import (
     PositionWriter,
     check_output,
@@ -102,11 +102,7 @@ def legal_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 
 
 def _split_rows(folder: Path, split: str) -> int:
-    path = folder / split_file(split)
-    try:
-        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
-    except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
-        raise TunerError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
+    return split_rows(folder, split)
 
 
 def _chunks(folder: Path, split: str, n_rows: int) -> Iterator[pl.DataFrame]:
@@ -119,11 +115,15 @@ def _max_game_id(folder: Path) -> int:
     """The largest ``game_id`` over the three splits of ``folder`` (-1 for an empty set)."""
     top = -1
     for split in SPLITS:
-        path = folder / split_file(split)
-        try:
-            value = pl.scan_parquet(path).select(pl.col("game_id").max()).collect().item()
-        except Exception as exc:  # noqa: BLE001  (as above)
-            raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
+        path = split_path(folder, split)
+        if is_compact(path):
+            ids = read_split(folder, split, ["game_id"])["game_id"].to_numpy()
+            value = int(ids.max()) if len(ids) else None
+        else:
+            try:
+                value = pl.scan_parquet(path).select(pl.col("game_id").max()).collect().item()
+            except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
+                raise TunerError(f"{path}: cannot be read ({type(exc).__name__})") from None
         if value is not None:
             top = max(top, int(value))
     return top
@@ -145,14 +145,16 @@ def check_inputs(sets: list[Path], out: Path, *, single: bool = False) -> list[d
     for folder in sets:
         manifest = read_manifest(folder)
         for split in SPLITS:
-            if not (folder / split_file(split)).is_file():
-                raise TunerError(f"{folder / split_file(split)}: missing from the position set")
+            path = split_path(folder, split, manifest)
+            if not path.is_file():
+                raise TunerError(f"{path}: missing from the position set")
         manifests.append(manifest)
     return manifests
 
 
 def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, overwrite: bool = False,
-               mirror: bool = False, progress: bool | None = None, log: TextIO = sys.stderr) -> dict[str, Any]:
+               mirror: bool = False, progress: bool | None = None, log: TextIO = sys.stderr,
+               split_format: str = "parquet") -> dict[str, Any]:
     """Write the position sets ``sets`` as one set in ``out``; return its manifest.
 
     Parameters
@@ -165,6 +167,8 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         the games of one more input (their ids shifted past all others); validation and test
         stay as they are. With ``mirror``, one input set is enough.
     progress : a tqdm bar over the rows (None: only on a terminal).
+    split_format : ``parquet`` or ``compact`` (the output's splits as ``.mtpos`` files,
+        :mod:`tuner.ingest.compact`); the inputs may be either.
 
     Raises
     ------
@@ -172,6 +176,7 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         One line naming the input or output at fault; the output is then left as it was.
     """
     started = time.perf_counter()
+    check_split_format(split_format)
     folders = [Path(s) for s in sets]
     out = Path(out)
     manifests = check_inputs(folders, out, single=mirror)
@@ -220,6 +225,10 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
                             .collect().item()) for split in SPLITS}
         manifest = _manifest(folders, manifests, sizes, offsets, dedup, dropped, illegal, counts, games, started,
                              mirror={"mirrored": mirrored, "mirror_game_id_offset": offset} if mirror else None)
+        if split_format == "compact":
+            from tuner.ingest.convert import compact_splits  # noqa: PLC0415 - only for a compact set
+
+            compact_splits(staging, manifest, out)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
     except OSError as exc:

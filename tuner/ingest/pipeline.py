@@ -49,7 +49,7 @@ from tuner.ingest.games import (
 )
 from search.core.replay import replay
 from tuner.ingest.positions import LINE_DROP_REASONS, LINE_REASONS, LineChunk, LinesOutcome, process_lines
-from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, check_split_format, split_file
 from tuner.ingest.sources import (
     LINE_TOO_LONG,
     FileDigest,
@@ -232,7 +232,7 @@ def _warm_up(inputs: list[InputFile], config: IngestConfig) -> None:
 
 def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | None = None, *,
            workers: int | None = None, progress: bool | None = None,
-           log: TextIO | None = None, overwrite: bool = False) -> dict[str, Any]:
+           log: TextIO | None = None, overwrite: bool = False, split_format: str = "parquet") -> dict[str, Any]:
     """Build a position set from PGN and position files; return its manifest.
 
     Parameters
@@ -248,6 +248,9 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     workers : parser processes (default: the cores available); the output does not depend on it.
     progress : show a progress bar by bytes read (``None``: only on a terminal).
     log : where problems are reported, ``file:line: reason: detail`` (default: stderr).
+    split_format : ``parquet`` or ``compact`` (the splits as ``.mtpos`` files of 40-byte records,
+        :mod:`tuner.ingest.compact`: the tags, ratings and source are not kept, a row that does
+        not fit one is refused).
 
     Raises
     ------
@@ -261,6 +264,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
     started = time.perf_counter()
     config = config or IngestConfig()
     config.validate()
+    check_split_format(split_format)
     log = log or sys.stderr
     try:
         workers = resolve_workers(workers)
@@ -298,6 +302,10 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
         _check_kept(inputs, tally, counts, out)
         _report([], tally, inputs, bar, log)  # anything still held
         manifest = _manifest(inputs, digests, config, workers, tally, splits, counts, started)
+        if split_format == "compact":
+            from tuner.ingest.convert import compact_splits  # noqa: PLC0415 - only for a compact set
+
+            compact_splits(staging, manifest, out)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, out, keep_others=keep_others)
     except OSError as exc:

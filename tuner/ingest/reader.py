@@ -1,5 +1,9 @@
 """Reading a position set back: the manifest and one split at a time.
 
+A split is a Parquet file or a compact file (``<split>.mtpos``, :mod:`tuner.ingest.compact`),
+as the manifest's ``splits.<split>.file`` says; :func:`read_split` gives the same frame from
+either, so every method reads a set stored either way.
+
 Every failure is a :class:`tuner.errors.TunerError` whose one-line message names the file.
 """
 
@@ -21,6 +25,7 @@ from tuner.ingest.schema import (
     NOT_NULL,
     READABLE_VERSIONS,
     SCHEMA,
+    SPLIT_FORMATS,
     SPLITS,
     split_file,
 )
@@ -49,6 +54,53 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def split_path(folder: str | Path, split: str, manifest: dict[str, Any] | None = None) -> Path:
+    """The file of ``split`` in the position set ``folder``: the one its manifest names
+    (``splits.<split>.file``: ``<split>.parquet`` or ``<split>.mtpos``), else
+    ``<split>.parquet``. ``manifest``: the folder's, when already read."""
+    if manifest is None:
+        manifest = read_manifest(folder)
+    splits = manifest.get("splits")
+    entry = splits.get(split) if isinstance(splits, dict) else None
+    name = entry.get("file") if isinstance(entry, dict) else None
+    if name is None:
+        return Path(folder) / split_file(split)
+    allowed = [split_file(split, fmt) for fmt in SPLIT_FORMATS]
+    if name not in allowed:
+        raise TunerError(f"{Path(folder) / MANIFEST}: splits.{split}.file is {str(name)[:60]!r}, not "
+                         f"{' or '.join(allowed)}")
+    return Path(folder) / str(name)
+
+
+def is_compact(path: Path) -> bool:
+    """Whether the split file ``path`` is a compact one (by its suffix)."""
+    return path.suffix == SPLIT_FORMATS["compact"]
+
+
+def split_rows(folder: str | Path, split: str) -> int:
+    """The number of rows of ``split`` in the position set ``folder`` (its file's metadata or
+    index only)."""
+    path = split_path(folder, split)
+    if is_compact(path):
+        from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415 - numba: only for a compact set
+
+        return len(CompactFile(path))
+    try:
+        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+    except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
+        raise TunerError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
+
+
+def _read_compact(path: Path, columns: list[str], rows: np.ndarray | None) -> pl.DataFrame:
+    """The rows of a compact split as a frame of ``columns`` (:func:`tuner.ingest.compact.frame_of`)."""
+    from tuner.ingest.compact import frame_of  # noqa: PLC0415 - numba: only for a compact set
+    from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415
+
+    f = CompactFile(path)
+    records = f.read() if rows is None else f.take(np.asarray(rows, dtype=np.int64))
+    return frame_of(records, columns, label=lambda i: f"{path}: row {i if rows is None else int(rows[i])}")
+
+
 #: the values a column may hold, where not every value of its dtype is one (a damaged or
 #: hand-made file: refused in one line on load, not read as something else): column ->
 #: (expression true for a good non-null value, what the values must be)
@@ -75,9 +127,23 @@ def _check_values(frame: pl.DataFrame, path: Path, rows: np.ndarray | None) -> N
                              f"it must be {what}; rebuild the set with tuner ingest")
 
 
+def _check_frame(frame: pl.DataFrame, path: Path, rows: np.ndarray | None) -> None:
+    """Refuse nulls in :data:`NOT_NULL` columns and values outside :data:`VALUE_RULES` (a
+    damaged or hand-made file: one line, not a traceback later)."""
+    for c in (c for c in frame.columns if c in NOT_NULL):
+        nulls = frame[c].is_null()
+        if nulls.any():
+            first = int(nulls.arg_true()[0])
+            raise TunerError(f"{path}: column {c} is null in {int(nulls.sum())} row(s), the first at row "
+                             f"{first if rows is None else int(rows[first])}; rebuild the set with tuner ingest")
+    _check_values(frame, path, rows)
+
+
 def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
                rows: np.ndarray | None = None) -> pl.DataFrame:
-    """One split of a position set as a polars frame, rows sorted by ``(game_id, ply)``.
+    """One split of a position set as a polars frame, rows sorted by ``(game_id, ply)``; the
+    same frame whether the split is Parquet or compact (whose rows have the columns a record
+    does not hold null, and ``n_legal`` and ``zobrist`` computed from the board).
 
     Parameters
     ----------
@@ -92,7 +158,8 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
     ------
     TunerError
         When the folder or file is missing, is not a position set, or lacks a column (or has
-        it with another dtype).
+        it with another dtype); for a compact split, when the file is truncated or a chunk
+        read fails its checksum (:class:`tuner.ingest.compact.CompactError`, naming the chunk).
     """
     if split not in SPLITS:
         raise TunerError(f"unknown split {split!r}: choose one of {', '.join(SPLITS)}")
@@ -100,10 +167,15 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
     unknown = [c for c in wanted if c not in SCHEMA]
     if unknown:
         raise TunerError(f"unknown column(s) {', '.join(unknown)}: a position set has {', '.join(SCHEMA)}")
-    version = read_manifest(folder)["schema_version"]
-    path = Path(folder) / split_file(split)
+    manifest = read_manifest(folder)
+    version = manifest["schema_version"]
+    path = split_path(folder, split, manifest)
     if not path.is_file():
         raise TunerError(f"{path}: missing from the position set")
+    if is_compact(path):  # every column of SCHEMA, those a record lacks null; checked as a Parquet split is
+        frame = _read_compact(path, wanted, rows)
+        _check_frame(frame, path, rows)
+        return frame
     try:
         schema = pl.read_parquet_schema(path)
     except Exception as exc:  # noqa: BLE001  polars raises several error types for a damaged file
@@ -128,13 +200,7 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
         if frame.height < hi - lo:
             raise TunerError(f"{path}: has {lo + frame.height} rows, row {hi - 1} was asked for")
         frame = frame[np.asarray(rows, dtype=np.int64) - lo]
-    for c in (c for c in present if c in NOT_NULL):  # a damaged or hand-made file: one line, not a traceback later
-        nulls = frame[c].is_null()
-        if nulls.any():
-            first = int(nulls.arg_true()[0])
-            raise TunerError(f"{path}: column {c} is null in {int(nulls.sum())} row(s), the first at row "
-                             f"{first if rows is None else int(rows[first])}; rebuild the set with tuner ingest")
-    _check_values(frame, path, rows)
+    _check_frame(frame, path, rows)
     if later:  # a set written before these columns existed: they read as nulls
         frame = frame.with_columns(pl.lit(None, dtype=SCHEMA[c]).alias(c) for c in later).select(wanted)
     return frame

@@ -4,6 +4,11 @@ A position set is a folder holding ``train.parquet``, ``validation.parquet``, ``
 and ``manifest.json``. Every parquet file has exactly the columns of :data:`SCHEMA`, rows
 sorted by ``(game_id, ply)``. Optimizers read it through :mod:`tuner.ingest.reader`.
 
+A split may instead be stored as compact records (``train.mtpos`` ..., :mod:`tuner.ingest.compact`,
+40 bytes a position; ``tuner convert`` writes them): the manifest's ``splits.<split>.file``
+names the file, and the reader gives the same rows, with the columns a record does not hold
+(ratings, tags, source) null.
+
 Rows come from games (PGN) or from position files (one position per line,
 :mod:`tuner.ingest.positions`). A position-file row is its own "game": ``game_id`` is unique
 to its line, the tags and ratings are null, ``ply`` comes from the FEN's counters, ``move`` is
@@ -55,6 +60,20 @@ NOT_NULL = ("game_id", "ply", "fen", "stm", "result", "n_legal", "zobrist")
 ADDED_IN: dict[str, int] = {"score": 2}
 
 
-def split_file(split: str) -> str:
-    """File name of a split inside a position-set folder."""
-    return f"{split}.parquet"
+#: the formats a split file may have, by the suffix of its name: Parquet (the columns of
+#: :data:`SCHEMA`) or compact records (:mod:`tuner.ingest.compact`, ``.mtpos``, 40 bytes a row)
+SPLIT_FORMATS = {"parquet": ".parquet", "compact": ".mtpos"}
+
+
+def check_split_format(fmt: str) -> None:
+    """Refuse (one line) a split format that is not one of :data:`SPLIT_FORMATS`."""
+    if fmt not in SPLIT_FORMATS:
+        from tuner.errors import TunerError  # noqa: PLC0415
+
+        raise TunerError(f"unknown position-set format {fmt!r} (known: {', '.join(SPLIT_FORMATS)})")
+
+
+def split_file(split: str, fmt: str = "parquet") -> str:
+    """File name of a split inside a position-set folder, in format ``fmt``
+    (:data:`SPLIT_FORMATS`). The manifest's ``splits.<split>.file`` names the one a set has."""
+    return f"{split}{SPLIT_FORMATS[fmt]}"

@@ -35,13 +35,14 @@ from search.core.board import UCI_KEY_BITS, uci_keys_by_text
 from search.core.input_limits import loads_json, read_capped
 from tuner.errors import TunerError
 from tuner.ingest.positions import SPLIT_COLUMN
-from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SPLITS, split_file
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SPLIT_FORMATS, SPLITS, split_file
 
 #: Rows buffered before a part file is written.
 PART_ROWS = 50_000
 
-#: The files of a position set; anything else in its folder belongs to someone else.
-SET_FILES = (*(split_file(name) for name in SPLITS), MANIFEST)
+#: The files of a position set (its splits in either format, :data:`tuner.ingest.schema.SPLIT_FORMATS`);
+#: anything else in its folder belongs to someone else.
+SET_FILES = (*(split_file(name, fmt) for fmt in SPLIT_FORMATS for name in SPLITS), MANIFEST)
 
 _LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<kind>partial|old)-(?P<pid>\d+)")
 _OS_ERROR = re.compile(r"os error (\d+)")
@@ -199,7 +200,10 @@ def _replace_set_files(staging: Path, out: Path) -> None:
                          f"{out} was left as it was") from None
     try:
         for name in SET_FILES:  # the manifest last: until then the folder is not a readable set
-            os.replace(staging / name, out / name)
+            if (staging / name).exists():
+                os.replace(staging / name, out / name)
+            else:  # the old set's split in the other format
+                (out / name).unlink(missing_ok=True)
     except OSError as exc:
         raise TunerError(f"{out / name}: cannot be replaced ({exc.strerror or exc}); the position set in {out} "
                          f"is incomplete (it has no {MANIFEST}): rerun to rebuild it") from None

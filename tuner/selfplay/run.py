@@ -51,7 +51,7 @@ from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
 from tuner.cores import resolve_workers
 from tuner.errors import DeferredSigint, Interrupted, TunerError, one_line
-from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, split_file
+from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, check_split_format, split_file
 from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
 from tuner.progress import PlainProgress, progress_bar
@@ -290,7 +290,7 @@ class _Tally:
 def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str | None, out: str | Path,
              config: SelfplayConfig, openings: list[Opening], openings_name: str, *, resume: bool = False,
              overwrite: bool = False, progress: bool | None = None, log: TextIO | None = None,
-             engine_timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+             engine_timeout: float = DEFAULT_TIMEOUT, split_format: str = "parquet") -> dict[str, Any]:
     """Play ``config.games`` self-play games and write their position set to ``out``; return its
     manifest.
 
@@ -308,6 +308,9 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     resume : go on with the games of ``out`` (its settings must be these, but for
         :data:`RESUMABLE`); not with ``overwrite``.
     progress : a progress bar (``None``: only on a terminal; plain lines in a log otherwise).
+    split_format : ``parquet`` or ``compact``: the position set's splits as ``.mtpos`` files of
+        40-byte records (:mod:`tuner.ingest.compact`; the players' names are not kept). Not a
+        setting of the games: a resumed run may write the other format.
 
     Raises
     ------
@@ -319,6 +322,7 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
     """
     if resume and overwrite:
         raise TunerError("--overwrite cannot be combined with --resume")
+    check_split_format(split_format)
     log = log or sys.stderr
     folder = Path(out)
     settings = _settings(player_name, player_sha, config, openings_name)
@@ -328,12 +332,13 @@ def selfplay(player: Searchable | EngineSpec, player_name: str, player_sha: str 
         if stale is not None:
             print(one_line(f"{folder}: took over the lock left by process {stale}, which no longer runs"), file=log)
         return _selfplay(player, player_name, folder, settings, config, openings, resume=resume,
-                         overwrite=overwrite, progress=progress, log=log, engine_timeout=engine_timeout)
+                         overwrite=overwrite, progress=progress, log=log, engine_timeout=engine_timeout,
+                         split_format=split_format)
 
 
 def _selfplay(player: Searchable | EngineSpec, player_name: str, folder: Path, settings: dict[str, Any],
               config: SelfplayConfig, openings: list[Opening], *, resume: bool, overwrite: bool,
-              progress: bool | None, log: TextIO, engine_timeout: float) -> dict[str, Any]:
+              progress: bool | None, log: TextIO, engine_timeout: float, split_format: str) -> dict[str, Any]:
     """:func:`selfplay` once the folder's lock is held."""
     started = time.perf_counter()
     _prepare(folder, settings, resume=resume, overwrite=overwrite)
@@ -355,7 +360,7 @@ def _selfplay(player: Searchable | EngineSpec, player_name: str, folder: Path, s
            "play_seconds": round(play_seconds, 3),
            "positions_per_s": round(played_positions / play_seconds, 1) if todo and play_seconds > 0 else None,
            "elapsed_seconds": round(time.perf_counter() - started, 3)}
-    return _build_set(folder, journal, config, settings, tally, log, now)
+    return _build_set(folder, journal, config, settings, tally, log, now, split_format)
 
 
 @contextlib.contextmanager
@@ -473,9 +478,10 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
 
 
 def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings: dict[str, Any], tally: _Tally,
-               log: TextIO, now: dict[str, Any]) -> dict[str, Any]:
+               log: TextIO, now: dict[str, Any], split_format: str = "parquet") -> dict[str, Any]:
     """Write the position set of games ``0 .. config.games - 1`` into ``folder`` (its other files
-    stay); return its manifest. ``now``: this run's figures, for the manifest."""
+    stay), its splits in ``split_format``; return its manifest. ``now``: this run's figures, for
+    the manifest."""
     for note in clean_leftovers(folder):
         print(one_line(note), file=log)
     keep_others = check_output(folder, overwrite=True)
@@ -509,6 +515,10 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
                          "terminations": dict(sorted(tally.terminations.items())),
                          "nodes": tally.nodes, **now},
         }
+        if split_format == "compact":
+            from tuner.ingest.convert import compact_splits  # noqa: PLC0415 - only for a compact set
+
+            compact_splits(staging, manifest, folder)
         write_manifest(staging / MANIFEST, manifest)
         commit(staging, folder, keep_others=keep_others)
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -141,8 +142,11 @@ def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: in
     ``limit`` > 0 keeps a seeded random sample of that many positions (in their stored order,
     :func:`sample_rows`).
     """
-    from tuner.ingest.reader import read_split  # noqa: PLC0415 - keeps polars out of search-only imports
+    from tuner.ingest.reader import is_compact, read_split  # noqa: PLC0415 - keeps polars out of search-only imports
 
+    path = _split_path(data_dir, split)
+    if is_compact(path):  # the boards straight from the records, no FEN text
+        return _from_records(path, lambda f: f.take(sample_rows(len(f), limit, seed)))
     frame = read_split(data_dir, split, columns=REQUIRED_COLUMNS)
     n = frame.height
     if 0 < limit < n:
@@ -150,10 +154,32 @@ def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: in
     return _from_frame(frame, _split_path(data_dir, split), split, progress)
 
 
-def _split_path(folder: str | Path, split: str) -> Path:
-    from tuner.ingest.schema import split_file  # noqa: PLC0415 - keeps polars out of search-only imports
+def _from_records(path: Path, rows: Callable[[Any], np.ndarray]) -> Positions:
+    """The positions of the rows ``rows(file)`` of the compact split ``path``, built from the
+    records' boards (:func:`tuner.ingest.compact.training_arrays`), every played move checked
+    legal (one-line errors naming the file, game and ply)."""
+    from tuner.ingest.compact import training_arrays  # noqa: PLC0415 - keeps polars out of search-only imports
+    from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415
 
-    return Path(folder) / split_file(split)
+    records = rows(CompactFile(path))
+    ids, plies = records["game_id"].tolist(), records["ply"].tolist()
+    labels = [f"{path}: game {g} ply {p}" for g, p in zip(ids, plies)]
+    arrays = training_arrays(records, label=labels.__getitem__)
+    odd = np.flatnonzero(~arrays.usable)
+    if len(odd):
+        raise TunerError(f"{labels[odd[0]]}: a Chess960 castling right, which the search's boards cannot hold "
+                         f"({len(odd)} such position(s))")
+    scores = None if np.isnan(arrays.scores).all() else arrays.scores
+    pos = Positions(arrays.boards, arrays.played, arrays.game_ids, labels, arrays.results, scores)
+    played_indices(pos)
+    return pos
+
+
+def _split_path(folder: str | Path, split: str) -> Path:
+    """The split's file (Parquet or compact, as the set's manifest says)."""
+    from tuner.ingest.reader import split_path  # noqa: PLC0415 - keeps polars out of search-only imports
+
+    return split_path(folder, split)
 
 
 def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positions:
@@ -230,11 +256,13 @@ class PositionRows:
     def read(self, *, progress: bool = False) -> Positions:
         """The positions of these rows, in their order; a one-line :class:`TunerError` naming the
         file if it cannot be read here (:meth:`problem`) or holds a bad position."""
-        from tuner.ingest.reader import read_split  # noqa: PLC0415 - keeps polars out of search-only imports
+        from tuner.ingest.reader import is_compact, read_split  # noqa: PLC0415 - keeps polars out of search-only imports
 
         problem = self.problem()
         if problem is not None:
             raise TunerError(problem)
+        if is_compact(self.path):  # a compact split: the boards straight from the records
+            return _from_records(self.path, lambda f: f.take(self.rows))
         frame = read_split(self.folder, self.split, columns=REQUIRED_COLUMNS, rows=self.rows)
         return _from_frame(frame, self.path, self.split, progress)
 

@@ -321,3 +321,17 @@ def test_the_set_records_its_player_with_its_search(tmp_path: Path, search: list
     assert main(["selfplay", "material", "--out", str(out), "--games", "2", "--nodes", "300", "--workers", "1",
                  "--no-progress", *search]) == 0
     assert json.loads((out / "selfplay.json").read_text())["player"] == player
+
+
+def test_the_set_is_written_compact_with_format_and_rebuilt_in_either(tmp_path: Path) -> None:
+    out = tmp_path / "compact"
+    cfg = SelfplayConfig(games=2, workers=1, **CFG)  # type: ignore[arg-type]
+    args = (load_evaluator("gm"), "gm", None, out, cfg, load_openings(DEFAULT_OPENINGS), "openings.epd")
+    manifest = selfplay(*args, progress=False, split_format="compact")
+    assert manifest["splits"]["train"]["file"] == "train.mtpos" and not list(out.glob("*.parquet"))
+    compact = _frames(out)
+    selfplay(*args, progress=False, resume=True)  # nothing to play: the set rebuilt as Parquet
+    assert not list(out.glob("*.mtpos")) and (out / "train.parquet").is_file()
+    stored = ["game_id", "ply", "fen", "move", "stm", "result", "score", "n_legal", "zobrist"]
+    assert all(f.select(stored).equals(compact[n].select(stored)) for n, f in _frames(out).items())
+    assert sum(f.height for f in compact.values()) == manifest["positions"]["kept"] > 0
