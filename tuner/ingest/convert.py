@@ -392,7 +392,10 @@ def convert(src: str | Path, dst: str | Path, *, to: str | None = None, overwrit
         if route == "export":
             from tuner.selfplay.export import export_positions  # noqa: PLC0415
 
+            from tuner.ingest.reader import split_rows  # noqa: PLC0415
+
             written = export_positions(src, dst, fmt="bullet", overwrite=overwrite)
+            skipped = sum(split_rows(src, split) for split in SPLITS) - written
         elif route == "parquet_to_compact":
             written = parquet_to_compact(src, dst)
         elif route == "compact_to_parquet":
@@ -403,6 +406,11 @@ def convert(src: str | Path, dst: str | Path, *, to: str | None = None, overwrit
             written, skipped = compact_to_bullet(src, dst)
     except OSError as exc:
         raise TunerError(f"{exc.filename or dst}: {exc.strerror or exc}") from None
+    if target == "bullet" and written == 0:  # an empty training file helps no one: say why
+        dst.unlink(missing_ok=True)
+        raise TunerError(f"{src}: none of its {skipped} positions has both a score and a finished game's result "
+                         "(a bullet line needs both; sets from games have no scores: self-play sets do); "
+                         f"{dst} not written")
     return _summary(src, dst, source, target, written, skipped, started)
 
 

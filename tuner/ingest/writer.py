@@ -90,7 +90,7 @@ def check_output(out: Path, *, overwrite: bool = False) -> bool:
                              f"(--overwrite replaces only {', '.join(SET_FILES)} and keeps everything else)")
         if is_set and not overwrite:
             raise TunerError(f"{out}: holds a position set already; pass --overwrite to replace it (or choose "
-                             "another --out)")
+                             "another output folder)")
         keep_others = bool(others)
     else:
         keep_others = False

@@ -171,7 +171,7 @@ def test_the_command_converts_and_prints_a_json_summary(scored_set: Path, tmp_pa
     assert main(["convert", str(scored_set), str(out)]) == 2
     err = capsys.readouterr().err
     assert err == f"tuner convert: error: {out}: holds a position set already; pass --overwrite to replace it (or " \
-                  "choose another --out)\n"
+                  "choose another output folder)\n"
     assert main(["convert", str(scored_set), str(out), "--overwrite", "--to", "parquet"]) == 0
     assert "set (parquet)" in capsys.readouterr().out and set_format(out) == "parquet"
     assert not (out / "train.mtpos").exists()  # the old format's splits are gone
@@ -244,3 +244,16 @@ def test_ingest_and_merge_write_compact_sets_with_format(sample_set: Path, score
     err = capsys.readouterr().err
     assert err.startswith(f"tuner merge: error: {tmp_path / 'm2'} (train split): row 0 (game ")
     assert f"score {C.MAX_CP + 5} does not fit a compact record" in err and not (tmp_path / "m2").exists()
+
+
+def test_a_set_without_scores_writes_no_empty_bullet_file(sample_set: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A set ingested from games has no scores: converting it to bullet text wrote an empty file
+    and said "0 positions"; now it is refused, saying why, and nothing is written."""
+    from tuner.cli import main
+
+    out = tmp_path / "set.txt"
+    assert main(["convert", str(sample_set), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tuner convert: error: {sample_set}: none of its ") and "has both a score" in err
+    assert not out.exists()
