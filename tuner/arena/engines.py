@@ -161,6 +161,7 @@ class ExternalEngine:
             raise EngineFailure(f"engine {spec.name!r}: unknown protocol {spec.protocol!r} "
                                 f"(expected one of {', '.join(PROTOCOLS)})", "cannot start")
         popen = chess.engine.SimpleEngine.popen_xboard if xboard else chess.engine.SimpleEngine.popen_uci
+        _quiet_closed_loop_warning()
         if xboard:
             _quiet_engine_log()
         try:
@@ -254,6 +255,29 @@ def _quiet_engine_log() -> None:
     log = logging.getLogger("chess.engine")
     if log.level == logging.NOTSET:
         log.setLevel(logging.ERROR)
+
+
+class _ClosedLoopFilter:
+    """Drops asyncio's warning "Loop ... that handles pid N is closed" (issue 58 item 17)."""
+
+    def filter(self, record: object) -> bool:
+        return not str(getattr(record, "msg", "")).startswith("Loop %r that handles pid %r is closed")
+
+
+_CLOSED_LOOP_FILTER = _ClosedLoopFilter()
+
+
+def _quiet_closed_loop_warning() -> None:
+    """An engine that timed out (at its start or during a game) is killed and its event loop
+    closed at once; when the process then exits, asyncio's child watcher thread (which reaps it
+    all the same: no zombie is left) finds the loop closed and logs a warning on stderr, a stray
+    line in the middle of the match's output. That one message is dropped; every other asyncio
+    message stays."""
+    import logging  # noqa: PLC0415
+
+    log = logging.getLogger("asyncio")
+    if _CLOSED_LOOP_FILTER not in log.filters:
+        log.addFilter(_CLOSED_LOOP_FILTER)
 
 
 def _one_line(exc: BaseException) -> str:
