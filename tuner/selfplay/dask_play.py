@@ -38,6 +38,7 @@ opening, naming a worker that differs); without ``distributed`` the run is refus
 from __future__ import annotations
 
 import atexit
+import importlib
 import threading
 import time
 import uuid
@@ -135,8 +136,8 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
     """Play ``todo`` on ``executor``'s cluster (see the module docstring), handing each finished
     game to ``recorder`` (:class:`tuner.selfplay.run.Recorder`); close the executor. Ctrl-C and
     the cluster's failures end it as :meth:`Recorder.stopped` says, the finished games saved."""
-    from distributed import as_completed  # noqa: PLC0415
-
+    # typed as Any: distributed's annotations are partial (as_completed untyped)
+    distributed: Any = importlib.import_module("distributed")
     from tuner.selfplay.run import IN_FLIGHT_PER_WORKER, WAKE_SECONDS  # noqa: PLC0415
     from tuner.training.executor import lost_task  # noqa: PLC0415
 
@@ -163,7 +164,7 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
 
     try:
         shared = executor.share(player, f"{KEY}-{token}-player")
-        ac = as_completed(loop=client.loop)
+        ac = distributed.as_completed(loop=client.loop)
         refill()
         while futures:
             finished = _next_batch(ac, WAKE_SECONDS)
