@@ -66,6 +66,8 @@ from tuner.training.pacer import Pacer
 DEFAULT_CHUNK = 4096
 #: seconds between two Ctrl-C checks while waiting for a Dask result
 POLL_SECONDS = 0.2
+#: seconds to wait for a scheduler's first worker when the executor opens
+WORKERS_SECONDS = 60.0
 
 EXECUTORS = ("local", "dask")
 
@@ -449,7 +451,11 @@ class DaskExecutor:
 
     # -- opening
     def _check_workers(self) -> dict[str, dict[str, Any]]:
-        self.client.wait_for_workers(1, timeout=60)
+        try:
+            self.client.wait_for_workers(1, timeout=WORKERS_SECONDS)
+        except TimeoutError:
+            raise TunerError(f"dask: no worker joined the scheduler {self.client.scheduler.address} within "
+                             f"{WORKERS_SECONDS:.0f} s; start one with: dask worker ADDRESS") from None
         facts: dict[str, dict[str, Any]] = self.client.run(worker_facts)
         mine = worker_facts()
         for address, theirs in sorted(facts.items()):
