@@ -50,7 +50,7 @@ from tuner.arena.engines import EngineSpec
 from tuner.arena.match import Opening
 from tuner.arena.players import Searchable
 from tuner.cores import resolve_workers
-from tuner.errors import one_line
+from tuner.errors import TunerError, one_line
 from tuner.selfplay.config import SelfplayConfig
 from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
 
@@ -186,6 +186,8 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
             client.cancel(list(futures))
         recorder.close()
         executor.close()
+        if isinstance(exc, OSError):  # the scheduler lost (distributed's CommClosedError is an OSError)
+            exc = TunerError(one_line(f"dask: lost the scheduler ({type(exc).__name__}: {exc})"))
         stop = recorder.stopped(exc, folder)
         if stop is not None:
             raise stop from None

@@ -357,6 +357,22 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextlib.contextmanager
+def _quiet_logs(*names: str) -> Iterator[None]:
+    """The loggers ``names`` silenced (but for CRITICAL) inside the block."""
+    import logging  # noqa: PLC0415
+
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
 def lost_task(what: str, exc: BaseException) -> TunerError | None:
     """The one-line error for a Dask task (``what``: "task KEY", "game 12") that failed because
     the cluster lost it, not by its own error: every worker that ran it died (``KilledWorker``,
@@ -679,12 +695,15 @@ class DaskExecutor:
         client, cluster = getattr(self, "client", None), self.cluster
         self._datasets = {}
         self._homes = {}
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close()
-        if cluster is not None:
-            with contextlib.suppress(Exception):
-                cluster.close()
+        # quietly: a client whose scheduler is gone logs the reconnection that close() cancels
+        # as an ERROR with a traceback, after the run's own one-line error
+        with _quiet_logs("distributed", "distributed.client", "distributed.core"):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.close()
+            if cluster is not None:
+                with contextlib.suppress(Exception):
+                    cluster.close()
         self.cluster = None
 
 
