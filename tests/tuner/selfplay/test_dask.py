@@ -2,7 +2,8 @@
 gives byte for byte the split files of a local run with two workers; a run resumes on the other
 executor, also after games were lost, and gives the same set; a worker lost in the middle of a
 game costs only time; a game that kills every worker it runs on stops the run with one line
-naming it; Ctrl-C stops a run like a local one; set-up problems are one-line errors.
+naming it; Ctrl-C stops a run like a local one; a lost scheduler and set-up problems are
+one-line errors.
 
 The tests that start clusters of their own or kill workers are marked ``slow``. The cluster
 tests are skipped, with the reason, when ``dask[distributed]`` is not installed.
@@ -248,3 +249,45 @@ def test_ctrl_c_in_a_terminal_stops_a_dask_run_with_one_line(tmp_path: Path) -> 
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines[0].startswith("dask: 2 worker(s) at a LocalCluster of 2 worker processes"), err
     assert len(lines) == 2 and "interrupted: 0 games saved" in lines[1] and "--resume" in lines[1], err
+
+
+_SCHEDULER = """
+import logging, time, distributed
+c = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=':0',
+                             silence_logs=logging.ERROR)
+print(c.scheduler_address, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
+def test_a_lost_scheduler_is_one_line(tmp_path: Path) -> None:
+    # the scheduler (and its worker) killed in the middle of the games: distributed's client
+    # logged its cancelled reconnection as an ERROR traceback after the run's own line
+    pytest.importorskip("distributed", reason="dask[distributed] is not installed")
+    holder = subprocess.Popen([sys.executable, "-c", _SCHEDULER], stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    out = tmp_path / "orphan"
+    try:
+        assert holder.stdout is not None
+        address = holder.stdout.readline().strip()
+        proc = subprocess.Popen([sys.executable, "-m", "tuner", "selfplay", "gm", "--out", str(out), "--games", "4",
+                                 "--nodes", "200000", "--executor", "dask", "--scheduler", address, "--no-progress"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not (out / "selfplay.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(2)
+        os.killpg(holder.pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if holder.poll() is None:
+            os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()
+    assert proc.returncode == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 2 and lines[0].startswith(f"dask: 1 worker(s) at scheduler {address}"), err
+    assert re.match(r"tuner selfplay: error: dask: (game \d was lost|lost the scheduler)", lines[1]), err
+    assert lines[1].endswith(f"(0 games saved in {out}; --resume goes on)"), err
