@@ -13,7 +13,7 @@ opening, naming a worker that differs); without ``distributed`` the run is refus
   its engine on its first game of the run (:func:`_play_task`: the numba kernels are loaded from
   the worker's cache, or compiled on a fresh worker, as the local pool's initializer does) and
   keeps it for the run's later games; one game at a time per worker process.
-* **Window.** At most :data:`tuner.selfplay.run.IN_FLIGHT_PER_WORKER` games per worker thread
+* **Window.** At most ``IN_FLIGHT_PER_WORKER`` (:mod:`tuner.selfplay.run`) games per worker thread
   are submitted ahead (the count of threads looked up again every :data:`WINDOW_SECONDS`, so
   workers that join are used), refilled as games finish: a million games are not a million
   futures, and an interrupt has only the window to cancel.
@@ -132,13 +132,15 @@ def _next_batch(ac: Any, timeout: float) -> list[Any]:
 
 # the run's pieces (the cluster, the games, the recorder, the player, the folder for the messages)
 def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: SelfplayConfig,
-                 player: Searchable | EngineSpec, timeout: float, folder: Path) -> None:
+                 player: Searchable | EngineSpec, timeout: float, folder: Path, *, in_flight: int,
+                 wake: float) -> None:
     """Play ``todo`` on ``executor``'s cluster (see the module docstring), handing each finished
     game to ``recorder`` (:class:`tuner.selfplay.run.Recorder`); close the executor. Ctrl-C and
-    the cluster's failures end it as :meth:`Recorder.stopped` says, the finished games saved."""
+    the cluster's failures end it as :meth:`Recorder.stopped` says, the finished games saved.
+    ``in_flight``: games submitted ahead per worker thread; ``wake``: seconds between two looks
+    for Ctrl-C (and progress lines) while no game finishes."""
     # typed as Any: distributed's annotations are partial (as_completed untyped)
     distributed: Any = importlib.import_module("distributed")
-    from tuner.selfplay.run import IN_FLIGHT_PER_WORKER, WAKE_SECONDS  # noqa: PLC0415
     from tuner.training.executor import lost_task  # noqa: PLC0415
 
     client = executor.client
@@ -151,7 +153,7 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
     def refill() -> None:
         nonlocal window, looked
         if time.monotonic() - looked >= WINDOW_SECONDS:
-            window, looked = IN_FLIGHT_PER_WORKER * max(1, sum(client.nthreads().values())), time.monotonic()
+            window, looked = in_flight * max(1, sum(client.nthreads().values())), time.monotonic()
             executor.report_lost(KEY, prefix)
         while len(futures) < window:
             task = next(pending, None)
@@ -167,7 +169,7 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
         ac = distributed.as_completed(loop=client.loop)
         refill()
         while futures:
-            finished = _next_batch(ac, WAKE_SECONDS)
+            finished = _next_batch(ac, wake)
             recorder.tick()
             for future in finished:  # one at a time: a game that failed does not lose the others
                 index = futures.pop(future)

@@ -488,7 +488,8 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
     if cluster is not None:
         from tuner.selfplay.dask_play import play_on_dask  # noqa: PLC0415 - distributed only when asked for
 
-        play_on_dask(cluster, todo, recorder, config, player, timeout, folder)
+        play_on_dask(cluster, todo, recorder, config, player, timeout, folder, in_flight=IN_FLIGHT_PER_WORKER,
+                     wake=WAKE_SECONDS)
     else:
         _play_local(todo, recorder, config, player, timeout, folder)
     return recorder.positions
