@@ -38,6 +38,7 @@ opening, naming a worker that differs); without ``distributed`` the run is refus
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import threading
 import time
@@ -185,7 +186,8 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
         executor.report_lost(KEY, prefix)
     except BaseException as exc:
         if client.status == "running":
-            client.cancel(list(futures))
+            with contextlib.suppress(Exception):  # a scheduler gone: nothing left to cancel
+                client.cancel(list(futures))
         recorder.close()
         executor.close()
         if isinstance(exc, OSError):  # the scheduler lost (distributed's CommClosedError is an OSError)
