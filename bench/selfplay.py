@@ -7,7 +7,16 @@ Stages (``--stages``, default all, in this order; each reuses what the earlier o
 - ``generate``: ``tuner selfplay gm --games GAMES --nodes NODES`` into ``OUT/set`` (resumed if
   there): ``positions``, ``games``, ``positions_per_s`` (of the games played now, both cores),
   ``peak_rss_mb`` (the largest process), ``minutes_per_million`` (target: 1,000,000 positions in
-  20 minutes at 5,000 nodes);
+  20 minutes at 5,000 nodes). With ``--executor dask`` (issue 60), the same games twice, each
+  from an empty folder: on a Dask LocalCluster of ``--workers`` processes into ``OUT/set`` (the
+  figures above), and as the baseline with ``--workers`` local processes into ``OUT/set-local``
+  (``local``: its figures); ``dask_vs_local``, the ratio of the two ``positions_per_s`` (target at
+  least 0.9); ``identical``, whether the split files are the same bytes; ``positions_per_s_wall``
+  counts the whole command (the interpreter's and the cluster's or pool's start too), where
+  ``positions_per_s`` counts the games' play from the first game handed out (the manifest's:
+  it includes the local pool's start but not the LocalCluster's, which is up before the first
+  game; both include loading the kernels in the workers), ``dask_vs_local_wall`` their ratio:
+  on a few games the two ratios differ by those starts, on thousands they agree;
 - ``epoch``: one Texel epoch from ``gm`` over every training position (``texel_epoch_seconds``,
   ``texel_positions``; target for a million positions: under 60 s);
 - ``pst``: Texel on the set from ``material``, material and piece-square tables only
@@ -44,6 +53,10 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--games", type=int, default=9000, help="self-play games (about 100 positions each)")
     ap.add_argument("--nodes", type=int, default=5000, help="nodes per self-play move")
     ap.add_argument("--seed", type=int, default=1, help="self-play seed")
+    ap.add_argument("--workers", type=int, default=0, help="self-play processes (0: one per core)")
+    ap.add_argument("--executor", choices=("local", "dask"), default="local",
+                    help="dask: generate on a Dask LocalCluster of --workers processes and again locally, "
+                         "and compare (the generate stage only)")
     ap.add_argument("--epochs", type=int, default=10, help="Texel epochs of the pst and full stages")
     ap.add_argument("--lam", type=float, default=0.75, help="Texel's lam for the pst and full stages")
     ap.add_argument("--pst-games", type=int, default=400, help="games of the pst stage's match")
@@ -58,12 +71,12 @@ def _tuner(*argv: str) -> subprocess.CompletedProcess[str]:
     return r
 
 
-def _generate(out: Path, args: argparse.Namespace) -> dict[str, object]:
-    data = out / "set"
-    resume = ["--resume"] if (data / "selfplay.json").is_file() else []
+def _generate(data: Path, args: argparse.Namespace, *flags: str, fresh: bool = False) -> dict[str, object]:
+    """``tuner selfplay`` into ``data`` (resumed if there, unless ``fresh``) and its figures."""
+    again = ["--overwrite"] if fresh else ["--resume"] if (data / "selfplay.json").is_file() else []
     start = time.perf_counter()
     _tuner("selfplay", "gm", "--out", str(data), "--games", str(args.games), "--nodes", str(args.nodes),
-           "--seed", str(args.seed), "--no-progress", *resume)
+           "--seed", str(args.seed), "--workers", str(args.workers), "--no-progress", *again, *flags)
     seconds = time.perf_counter() - start
     manifest = json.loads((data / "manifest.json").read_text())
     sp = manifest["selfplay"]
@@ -71,8 +84,26 @@ def _generate(out: Path, args: argparse.Namespace) -> dict[str, object]:
     return {"positions": manifest["positions"]["kept"], "positions_played": manifest["positions"]["played"],
             "games": manifest["games"]["kept"], "games_played_now": sp["games_played_now"],
             "positions_per_s": rate, "minutes_per_million": round(1e6 / rate / 60, 1) if rate else None,
+            "positions_per_s_wall": round(sp["positions_played_now"] / seconds, 1),
             "generate_seconds": round(seconds, 1), "results_white_view": sp["results"],
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
+
+
+def _dask_against_local(out: Path, args: argparse.Namespace) -> dict[str, object]:
+    """The same games on a Dask LocalCluster (``OUT/set``) and locally (``OUT/set-local``), each
+    from an empty folder: the Dask run's figures, the local ones, their ratio and whether the
+    split files are the same bytes."""
+    local = _generate(out / "set-local", args, fresh=True)
+    dask = _generate(out / "set", args, "--executor", "dask", fresh=True)
+    identical = all((out / "set" / split).read_bytes() == (out / "set-local" / split).read_bytes()
+                    for split in ("train.parquet", "validation.parquet", "test.parquet"))
+    ratio = (round(float(dask["positions_per_s"]) / float(local["positions_per_s"]), 3)  # type: ignore[arg-type]
+             if dask["positions_per_s"] and local["positions_per_s"] else None)
+    wall = round(float(dask["positions_per_s_wall"])  # type: ignore[arg-type]
+                 / float(local["positions_per_s_wall"]), 3)  # type: ignore[arg-type]
+    keep = ("positions_per_s", "positions_per_s_wall", "generate_seconds", "positions", "games")
+    return {**dask, "executor": "dask", "workers": args.workers, "local": {k: local[k] for k in keep},
+            "dask_vs_local": ratio, "dask_vs_local_wall": wall, "identical": identical}
 
 
 def _texel(data: Path, run: Path, start: str, *flags: str) -> dict[str, object]:
@@ -97,7 +128,7 @@ def main() -> None:
     data = out / "set"
     record: dict[str, object] = {"bench": "selfplay", "nodes": args.nodes}
     if "generate" in stages:
-        record.update(_generate(out, args))
+        record.update(_dask_against_local(out, args) if args.executor == "dask" else _generate(data, args))
     if "epoch" in stages:
         epoch = _texel(data, out / "texel-epoch", "gm", "--epochs", "1", "--keep", "last")
         record.update({"texel_epoch_seconds": epoch["seconds_per_epoch"], "texel_positions": epoch["train_positions"]})

@@ -29,11 +29,13 @@ seeded random plies, drawn again while the engine scores the start beyond --star
 Each side searches --nodes per move (default 5,000) or to --depth. A game ends by the rules,
 by resignation (both sides beyond --resign-cp for --resign-moves moves each), by a draw
 adjudication (both within --draw-cp for --draw-moves moves each after --draw-after plies), or
-at --max-plies. Games run one per worker process (one per core); the games and files are the
-same for a seed whatever --workers.
+at --max-plies. Games run one per worker process (one per core), or one per task of a Dask
+cluster with --executor dask (--scheduler tcp://HOST:8786, or a LocalCluster of --workers
+processes; docs/dask.md); the games and files are the same for a seed whatever the executor
+and --workers.
 
 Finished games are saved as they come (DIR/games/): after Ctrl-C or a kill, --resume goes on
-with the games still missing (and may raise --games). --export FILE (a new file, never an
+with the games still missing (and may raise --games, or change the executor). --export FILE (a new file, never an
 input: --overwrite is for DIR only) writes the set as
 'FEN | score | result' lines (bullet's format, White's view) or, for a .epd file, EPD with
 bm, ce (side to move's view) and c9; tuner ingest reads both back.

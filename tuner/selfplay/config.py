@@ -1,5 +1,6 @@
 """Settings of ``tuner selfplay`` (:class:`SelfplayConfig`): how games start, how long each
-side thinks, when a game is adjudicated, how the positions are split."""
+side thinks, when a game is adjudicated, how the positions are split, and where the games are
+played (``workers``, ``executor``, ``scheduler``: not settings of the games)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 
 from tuner.config import help_field
 from tuner.cores import check_workers
+from tuner.training.executor import EXECUTORS
 from tuner.limits import check_limits
 
 
@@ -49,7 +51,13 @@ class SelfplayConfig:
     dedup: bool = help_field(True, "keep a (position, best move) pair once, the first time it is met")
     seed: int = help_field(0, "seed of the openings' order and the random plies (the games are the same for "
                               "the same seed and settings, whatever --workers)")
-    workers: int | None = help_field(None, "game processes (None or 0: one per core)")
+    workers: int | None = help_field(None, "game processes (None or 0: one per core); with executor dask, the "
+                                           "worker processes of the LocalCluster it starts when no scheduler is given")
+    executor: str = help_field("local", "where the games are played: local (worker processes of this machine) or "
+                                        "dask (a Dask cluster: --scheduler, or a LocalCluster of --workers "
+                                        "processes); not a setting of the games: a run may resume on the other")
+    scheduler: str = help_field("", "dask: address of a running scheduler, e.g. tcp://host:8786 (empty: start a "
+                                    "LocalCluster on this machine)", metavar="ADDR")
 
     def validate(self) -> None:
         if not 1 <= self.games <= MAX_GAMES:
@@ -69,6 +77,10 @@ class SelfplayConfig:
                              f"{MAX_RANDOM_PLIES:,}, not {self.start_tries} and {self.random_plies} (a start that "
                              "is never found would be drawn for ever)")
         check_workers(self.workers)
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {self.executor!r}")
+        if self.scheduler and self.executor != "dask":
+            raise ValueError("scheduler is an option of executor dask")
         if len(self.split) != 3 or any(f < 0 for f in self.split) or abs(sum(self.split) - 1.0) > 1e-9:
             raise ValueError(f"split must be three fractions >= 0 summing to 1, not {self.split}")
 

@@ -15,10 +15,11 @@ A self-play folder ``DIR`` holds:
   met in game order, unless ``dedup`` is off), built in a staging folder and moved in with the
   manifest last.
 
-Games are played one per task in a pool of spawned processes (one per core by default); each
-game depends only on the player, the settings and its number (:mod:`tuner.selfplay.game`), so
-the folder's files are the same whatever the number of workers and however often the run was
-interrupted and resumed.
+Games are played one per task in a pool of spawned processes (one per core by default), or on
+a Dask cluster (``executor = "dask"``, :mod:`tuner.selfplay.dask_play`); each game depends only
+on the player, the settings and its number (:mod:`tuner.selfplay.game`), so the folder's files
+are the same whatever the executor, the number of workers and however often the run was
+interrupted and resumed (on either executor).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ FLUSH_SECONDS = 30.0
 #: games submitted to the worker pool ahead, per worker
 IN_FLIGHT_PER_WORKER = 4
 #: the settings a resumed run may change (the others must be those it started with)
-RESUMABLE = ("games", "workers")
+RESUMABLE = ("games", "workers", "executor", "scheduler")
 
 
 def file_sha256(path: Path) -> str:
@@ -238,7 +239,7 @@ def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
                if k not in RESUMABLE and json.dumps(v) != json.dumps(now.get(k))]
     if changed:
         raise TunerError(f"{path}: the run was started with other settings ({', '.join(sorted(changed))}); a resumed "
-                         f"run may change only {' and '.join(RESUMABLE)}")
+                         f"run may change only {', '.join(RESUMABLE[:-1])} and {RESUMABLE[-1]}")
 
 
 def _prepare(folder: Path, settings: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
@@ -341,6 +342,25 @@ def _selfplay(player: Searchable | EngineSpec, player_name: str, folder: Path, s
               progress: bool | None, log: TextIO, engine_timeout: float, split_format: str) -> dict[str, Any]:
     """:func:`selfplay` once the folder's lock is held."""
     started = time.perf_counter()
+    cluster = None
+    if config.executor == "dask":  # before the folder is touched: a bad --scheduler leaves it as it was
+        from tuner.selfplay.dask_play import log_to, open_cluster  # noqa: PLC0415 - distributed only when asked for
+
+        cluster = open_cluster(config, log_to(log))
+    try:
+        return _selfplay_on(player, player_name, folder, settings, config, openings, cluster, started, resume=resume,
+                            overwrite=overwrite, progress=progress, log=log, engine_timeout=engine_timeout,
+                            split_format=split_format)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _selfplay_on(player: Searchable | EngineSpec, player_name: str, folder: Path, settings: dict[str, Any],
+                 config: SelfplayConfig, openings: list[Opening], cluster: Any, started: float, *, resume: bool,
+                 overwrite: bool,
+                 progress: bool | None, log: TextIO, engine_timeout: float, split_format: str) -> dict[str, Any]:
+    """:func:`selfplay` with its Dask cluster open (``cluster``, None for the local pool)."""
     _prepare(folder, settings, resume=resume, overwrite=overwrite)
     journal = Journal(folder, player_name)
     tally = _Tally()
@@ -354,7 +374,8 @@ def _selfplay(player: Searchable | EngineSpec, player_name: str, folder: Path, s
     played_positions = 0
     play_started = time.perf_counter()
     if todo:
-        played_positions = _play_all(todo, journal, tally, config, player, engine_timeout, progress, log, folder)
+        played_positions = _play_all(todo, journal, tally, config, player, engine_timeout, progress, log, folder,
+                                     cluster)
     play_seconds = time.perf_counter() - play_started
     now = {"games_played_now": len(todo), "positions_played_now": played_positions,
            "play_seconds": round(play_seconds, 3),
@@ -403,22 +424,84 @@ def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
         manager.join(timeout=5)
 
 
+class Recorder:
+    """The finished games as they come back, whatever plays them: the tally, the progress bar,
+    and a journal part every :data:`FLUSH_GAMES` games or :data:`FLUSH_SECONDS` seconds."""
+
+    def __init__(self, journal: Journal, tally: _Tally, total: int, progress: bool | None, log: TextIO) -> None:
+        self.journal = journal
+        self.tally = tally
+        self.log = log
+        self.done: list[GameRecord] = []
+        self.positions = 0
+        self.t0 = self.last_flush = time.perf_counter()
+        # in a log, a line at least every PROGRESS_LOG_SECONDS: games finish seldom (issue 58 item
+        # 15: 60 s without a line), so the caller's wait loop ticks it
+        self.bar = progress_bar(total=total, unit="game", desc="selfplay", file=log,
+                                disable=None if progress is None else not progress, log_seconds=PROGRESS_LOG_SECONDS)
+
+    def tick(self) -> None:
+        """A wake of the wait loop (a progress line in a log when one is due)."""
+        if isinstance(self.bar, PlainProgress):
+            self.bar.tick()
+
+    def add(self, records: list[GameRecord]) -> None:
+        """Finished games (in any order): counted, and saved in a part when one is due."""
+        for rec in records:
+            self.done.append(rec)
+            self.positions += rec.positions
+            self.tally.add(rec.summary())
+            self.bar.update(1)
+        rate = self.positions / max(time.perf_counter() - self.t0, 1e-9)
+        self.bar.set_postfix({"W/D/L": self.tally.wdl(), "pos": self.tally.positions, "pos/s": f"{rate:.0f}"})
+        if len(self.done) >= FLUSH_GAMES or time.perf_counter() - self.last_flush >= FLUSH_SECONDS:
+            self.journal.write(self.done)
+            self.done, self.last_flush = [], time.perf_counter()
+
+    def close(self) -> None:
+        """Save the games not yet in a part and close the bar (also when the run stops early)."""
+        self.journal.write(self.done)
+        self.done = []
+        self.bar.close()
+
+    def stopped(self, exc: BaseException, folder: Path) -> BaseException | None:
+        """The one-line error that ends the run for ``exc`` (after :meth:`close`), saying how many
+        games are saved; None for an error that is not the user's to read (re-raised as it is)."""
+        saved = len(self.journal.summaries)
+        if isinstance(exc, KeyboardInterrupt):
+            return Interrupted(f"interrupted: {saved} games saved in {folder}; "
+                               f"go on with: tuner selfplay ... --out {folder} --resume")
+        if isinstance(exc, TunerError):
+            return TunerError(f"{exc} ({saved} games saved in {folder}; --resume goes on)")
+        if isinstance(exc, concurrent.futures.process.BrokenProcessPool):  # killed (out of memory?) or failed to start
+            return TunerError(f"a self-play worker process ended abruptly ({saved} games saved in {folder}; "
+                              "--resume goes on)")
+        return None
+
+
 def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: SelfplayConfig,
               player: Searchable | EngineSpec, timeout: float, progress: bool | None, log: TextIO,
-              folder: Path) -> int:
-    """Play ``todo`` in a worker pool, writing parts as games finish; return the positions played."""
+              folder: Path, cluster: Any = None) -> int:
+    """Play ``todo`` on ``cluster`` (a Dask executor, :mod:`tuner.selfplay.dask_play`) or in a
+    pool of this machine's processes, writing parts as games finish; return the positions played."""
+    recorder = Recorder(journal, tally, len(todo), progress, log)
+    if cluster is not None:
+        from tuner.selfplay.dask_play import play_on_dask  # noqa: PLC0415 - distributed only when asked for
+
+        play_on_dask(cluster, todo, recorder, config, player, timeout, folder, in_flight=IN_FLIGHT_PER_WORKER,
+                     wake=WAKE_SECONDS)
+    else:
+        _play_local(todo, recorder, config, player, timeout, folder)
+    return recorder.positions
+
+
+def _play_local(todo: list[GameTask], recorder: Recorder, config: SelfplayConfig, player: Searchable | EngineSpec,
+                timeout: float, folder: Path) -> None:
+    """Play ``todo`` in a pool of spawned worker processes of this machine."""
     workers = min(resolve_workers(config.workers), len(todo))
-    done: list[GameRecord] = []
-    last_flush = time.perf_counter()
-    t0 = time.perf_counter()
-    positions = 0
     ctx = multiprocessing.get_context("spawn")
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                                   initargs=(player, timeout))
-    # in a log, a line at least every PROGRESS_LOG_SECONDS: games finish seldom (issue 58 item
-    # 15: 60 s without a line), so the wait loop below ticks it
-    bar = progress_bar(total=len(todo), unit="game", desc="selfplay", file=log,
-                       disable=None if progress is None else not progress, log_seconds=PROGRESS_LOG_SECONDS)
     # a window of games in flight, refilled as they finish: a million games are not a million
     # futures (memory), and Ctrl-C has only the window to cancel
     pending = iter(todo)
@@ -439,42 +522,24 @@ def _play_all(todo: list[GameTask], journal: Journal, tally: _Tally, config: Sel
             # (numba's, the pool's), and a wait without one would not wake for it
             finished, _ = concurrent.futures.wait(futures, timeout=WAKE_SECONDS,
                                                   return_when=concurrent.futures.FIRST_COMPLETED)
-            if isinstance(bar, PlainProgress):
-                bar.tick()
+            recorder.tick()
             if not finished:
                 continue
-            for fut in finished:
+            for fut in finished:  # one at a time: a game that failed does not lose the others
                 futures.discard(fut)
-                rec = fut.result()
-                done.append(rec)
-                positions += rec.positions
-                tally.add(rec.summary())
-                bar.update(1)
-            rate = positions / max(time.perf_counter() - t0, 1e-9)
-            bar.set_postfix({"W/D/L": tally.wdl(), "pos": tally.positions, "pos/s": f"{rate:.0f}"})
-            if len(done) >= FLUSH_GAMES or time.perf_counter() - last_flush >= FLUSH_SECONDS:
-                journal.write(done)
-                done, last_flush = [], time.perf_counter()
+                recorder.add([fut.result()])
             refill()
     except BaseException as exc:
         for f in futures:
             f.cancel()
-        journal.write(done)
-        bar.close()
+        recorder.close()
         _stop_pool(pool)
-        if isinstance(exc, KeyboardInterrupt):
-            raise Interrupted(f"interrupted: {len(journal.summaries)} games saved in {folder}; "
-                              f"go on with: tuner selfplay ... --out {folder} --resume") from None
-        if isinstance(exc, TunerError):
-            raise TunerError(f"{exc} ({len(journal.summaries)} games saved in {folder}; --resume goes on)") from None
-        if isinstance(exc, concurrent.futures.process.BrokenProcessPool):  # killed (out of memory?) or failed to start
-            raise TunerError(f"a self-play worker process ended abruptly ({len(journal.summaries)} games saved in "
-                             f"{folder}; --resume goes on)") from None
+        stop = recorder.stopped(exc, folder)
+        if stop is not None:
+            raise stop from None
         raise
-    journal.write(done)
-    bar.close()
+    recorder.close()
     pool.shutdown()
-    return positions
 
 
 def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings: dict[str, Any], tally: _Tally,
@@ -527,4 +592,4 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
     return manifest
 
 
-__all__ = ["FLUSH_GAMES", "Journal", "SETTINGS", "file_sha256", "selfplay"]
+__all__ = ["FLUSH_GAMES", "Journal", "Recorder", "SETTINGS", "file_sha256", "selfplay"]

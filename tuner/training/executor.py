@@ -51,7 +51,7 @@ import os
 import signal
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -59,13 +59,15 @@ import numpy as np
 
 from search.tree.search_api import threads
 from tuner.cores import KEEP_NUMBA_THREADS, available_cores, resolve_threads, resolve_workers, thread_ceiling
-from tuner.errors import TunerError, check_interrupt
+from tuner.errors import TunerError, check_interrupt, one_line
 from tuner.training.pacer import Pacer
 
 #: positions per Dask task when the caller does not fix the chunk size (``TuneConfig.chunk``)
 DEFAULT_CHUNK = 4096
 #: seconds between two Ctrl-C checks while waiting for a Dask result
 POLL_SECONDS = 0.2
+#: seconds to wait for a scheduler's first worker when the executor opens
+WORKERS_SECONDS = 60.0
 
 EXECUTORS = ("local", "dask")
 
@@ -355,6 +357,39 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextlib.contextmanager
+def _quiet_logs(*names: str) -> Iterator[None]:
+    """The loggers ``names`` silenced (but for CRITICAL) inside the block."""
+    import logging  # noqa: PLC0415
+
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+def lost_task(what: str, exc: BaseException) -> TunerError | None:
+    """The one-line error for a Dask task (``what``: "task KEY", "game 12") that failed because
+    the cluster lost it, not by its own error: every worker that ran it died (``KilledWorker``,
+    after ``distributed.scheduler.allowed-failures`` tries), or the scheduler cancelled or lost
+    it; None for an error the task raised itself (the caller handles it as a local run would)."""
+    from distributed import KilledWorker  # noqa: PLC0415
+    from distributed.client import FutureCancelledError  # noqa: PLC0415
+
+    if isinstance(exc, KilledWorker):
+        return TunerError(one_line(f"dask: {what} lost its worker too many times (every worker that ran it died; "
+                                   f"distributed.scheduler.allowed-failures): {exc}"))
+    if isinstance(exc, (FutureCancelledError, OSError)):
+        return TunerError(one_line(f"dask: {what} was lost ({type(exc).__name__}: {exc}); is the scheduler still "
+                                   "running?"))
+    return None
+
+
 def _nbytes(x: Any) -> int:
     if isinstance(x, np.ndarray):
         return int(x.nbytes)
@@ -432,7 +467,11 @@ class DaskExecutor:
 
     # -- opening
     def _check_workers(self) -> dict[str, dict[str, Any]]:
-        self.client.wait_for_workers(1, timeout=60)
+        try:
+            self.client.wait_for_workers(1, timeout=WORKERS_SECONDS)
+        except TimeoutError:
+            raise TunerError(f"dask: no worker joined the scheduler {self.client.scheduler.address} within "
+                             f"{WORKERS_SECONDS:.0f} s; start one with: dask worker ADDRESS") from None
         facts: dict[str, dict[str, Any]] = self.client.run(worker_facts)
         mine = worker_facts()
         for address, theirs in sorted(facts.items()):
@@ -533,15 +572,18 @@ class DaskExecutor:
                 # forgotten here, not cancelled, so that a lost worker's kept results can be rebuilt
                 if not (keep and done):
                     self.client.cancel([f for *_, f in tasks] + kept + list(shared_f.values()))
-                self._report_lost(what, keys | {f.key for f in shared_f.values()} | {f.key for f in chunks})
+                self.report_lost(what, keys | {f.key for f in shared_f.values()} | {f.key for f in chunks})
 
     def _share(self, shared: dict[str, Any] | None, what: str, token: str) -> dict[str, Any]:
         """Futures of a map's ``shared`` values (the weights), shipped once per call."""
-        out = {}
-        for name, value in (shared or {}).items():
-            self.traffic["shared"] += _nbytes(value)
-            out[name] = self.client.submit(_value, value, key=f"{what}-{name}-{token}", pure=False)
-        return out
+        return {name: self.share(value, f"{what}-{name}-{token}") for name, value in (shared or {}).items()}
+
+    def share(self, value: Any, key: str) -> Any:
+        """A future holding ``value`` under ``key``, for tasks to take as an argument: shipped to
+        the scheduler once, fetched once by each worker that needs it, and recomputed (it is a
+        task with ``value`` as its argument, not scattered data) if a worker that held it is lost."""
+        self.traffic["shared"] += _nbytes(value)
+        return self.client.submit(_value, value, key=key, pure=False)
 
     def _apply(self, fn: Callable[..., Any], handles: Sequence[Any], shared: dict[str, Any] | None, what: str,
                static: dict[str, Any]) -> tuple[str, dict[str, Any], list[Any], list[str | None]]:
@@ -565,7 +607,7 @@ class DaskExecutor:
         """Drop a kept map's temporary tasks (done or not) and log the workers lost meanwhile."""
         if self.client.status == "running":
             self.client.cancel(temporary)
-            self._report_lost(what, {f.key for f in temporary} | {h.future.key for h in handles})
+            self.report_lost(what, {f.key for f in temporary} | {h.future.key for h in handles})
 
     def map_kept(self, fn: Callable[..., Any], handles: Sequence[Any], *, shared: dict[str, Any] | None = None,
                  what: str = "work", **static: Any) -> Iterator[Any]:
@@ -626,15 +668,9 @@ class DaskExecutor:
         try:
             return future.result()
         except Exception as exc:
-            from distributed import KilledWorker  # noqa: PLC0415
-            from distributed.client import FutureCancelledError  # noqa: PLC0415
-
-            if isinstance(exc, KilledWorker):
-                raise TunerError(f"dask: task {future.key} lost its worker too many times (every worker that "
-                                 f"ran it died; distributed.scheduler.allowed-failures): {exc}") from None
-            if isinstance(exc, (FutureCancelledError, OSError)):
-                raise TunerError(f"dask: task {future.key} was lost ({type(exc).__name__}: {exc}); is the "
-                                 "scheduler still running?") from None
+            lost = lost_task(f"task {future.key}", exc)
+            if lost is not None:
+                raise lost from None
             raise
 
     # -- lost workers
@@ -642,7 +678,7 @@ class DaskExecutor:
         return [msg for _, msg in self.client.get_events("all")
                 if isinstance(msg, dict) and msg.get("action") == "remove-worker"]
 
-    def _report_lost(self, what: str, keys: set[Any]) -> None:
+    def report_lost(self, what: str, keys: Container[Any]) -> None:
         """Log the workers lost since the last check and how many of this map's tasks (and
         position chunks) the scheduler recomputed elsewhere."""
         removals = self._removals()
@@ -659,12 +695,15 @@ class DaskExecutor:
         client, cluster = getattr(self, "client", None), self.cluster
         self._datasets = {}
         self._homes = {}
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close()
-        if cluster is not None:
-            with contextlib.suppress(Exception):
-                cluster.close()
+        # quietly: a client whose scheduler is gone logs the reconnection that close() cancels
+        # as an ERROR with a traceback, after the run's own one-line error
+        with _quiet_logs("distributed", "distributed.client", "distributed.core"):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.close()
+            if cluster is not None:
+                with contextlib.suppress(Exception):
+                    cluster.close()
         self.cluster = None
 
 
@@ -687,4 +726,4 @@ def open_executor(kind: str, *, threads: int, scheduler: str = "", workers: int 
 
 __all__ = ["DEFAULT_CHUNK", "EXECUTORS", "NO_STEALING", "ChunkSource", "DaskExecutor", "Dataset", "Executor", "Kept", "LocalExecutor", "add_parts", "chunk_arrays", "chunk_bounds",
            "dataset_length", "fold",
-           "code_fingerprint", "open_executor", "worker_facts"]
+           "code_fingerprint", "lost_task", "open_executor", "worker_facts"]
