@@ -1,7 +1,7 @@
 """A UCI engine over the numba search: the protocol only.
 
 :class:`UciEngine` speaks the protocol (``uci``, ``isready``, ``ucinewgame``, ``setoption``
-``Weights``/``Hash``/``MoveOverhead``/``TimePlan``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``/
+``Weights``/``Hash``/``Threads``/``MoveOverhead``/``TimePlan``/``Search``/``MoveModel``/``PlsStart``/``PlsModelAbove``/
 ``PlsLeafModel``, declared in the table
 :data:`OPTIONS`, ``position``, ``go``, ``stop``, ``quit``) and plays with the playing search
 :class:`search.play.searcher.PlaySearcher` (selective alpha-beta: ``docs/search.md``), with
@@ -111,6 +111,9 @@ ENGINE_AUTHOR = "the movetuner authors"
 DEFAULT_HASH_MB = 16
 MIN_HASH_MB = 1
 MAX_HASH_MB = 1024
+#: the ``Threads`` option's default and range (Lazy SMP threads of the playing search)
+DEFAULT_THREADS = 1
+MAX_THREADS = 64
 #: the ``MoveOverhead`` option's default and range (milliseconds kept back from each move's time)
 DEFAULT_OVERHEAD_MS = 30
 MIN_OVERHEAD_MS = 0
@@ -340,6 +343,7 @@ class UciEngine:
         self.weights_name = weights_name
         self.weights = checked_evaluator(weights)
         self.hash_mb = DEFAULT_HASH_MB
+        self.threads = DEFAULT_THREADS
         self.overhead_ms = DEFAULT_OVERHEAD_MS
         #: the ``TimePlan`` option: how a clock without ``movestogo`` allots its moves
         self.time_plan = DEFAULT_TIME_PLAN
@@ -380,7 +384,7 @@ class UciEngine:
         """The engine of the current options, made on first use (in the search thread: making
         one runs a kernel)."""
         if self._engine is None:
-            self._engine = new_engine(self._player(), tt_bits_for(self.hash_mb))
+            self._engine = new_engine(self._player(), tt_bits_for(self.hash_mb), threads=self.threads)
         return self._engine
 
     def _player(self) -> Searchable:
@@ -547,6 +551,12 @@ class UciEngine:
 
     def _set_hash(self, megabytes: int) -> None:
         self.hash_mb = megabytes
+        self._rebuild()
+
+    def _set_threads(self, threads: int) -> None:
+        self.threads = threads
+        if threads > 1 and self.search != "play":
+            self.info(f"Threads {threads}: only the playing search (Search play) uses more than one thread")
         self._rebuild()
 
     def _set_overhead(self, milliseconds: int) -> None:
@@ -889,6 +899,9 @@ OPTIONS: tuple[UciOption, ...] = (
     UciOption(name="Hash", type="spin", default=str(DEFAULT_HASH_MB), min=MIN_HASH_MB, max=MAX_HASH_MB,
               set=UciEngine._set_hash, current=lambda e: e.hash_mb,
               doc="the transposition table's size in megabytes (a new, empty table)"),
+    UciOption(name="Threads", type="spin", default=str(DEFAULT_THREADS), min=1, max=MAX_THREADS,
+              set=UciEngine._set_threads, current=lambda e: e.threads,
+              doc="threads of the playing search (Lazy SMP over one table; not deterministic above 1)"),
     UciOption(name="MoveOverhead", type="spin", default=str(DEFAULT_OVERHEAD_MS), min=MIN_OVERHEAD_MS,
               max=MAX_OVERHEAD_MS, set=UciEngine._set_overhead, current=lambda e: e.overhead_ms,
               doc="milliseconds kept back from each move's time for the GUI and the connection"),

@@ -19,7 +19,15 @@ match`` and ``tuner selfplay`` (``--search play``, the default).
   or the first legal move;
 * ``mate_moves``: a mate in that many moves or fewer for the side to move ends the search
   (``go mate N``; the search deepens until it finds one or a limit ends it);
-* ``seldepth``: the deepest ply the iteration reached, quiescence included.
+* ``seldepth``: the deepest ply the iteration reached, quiescence included;
+* ``threads`` > 1: Lazy SMP. ``threads - 1`` helper threads search the same position at the
+  same time, each with its own boards, history, killers and countermoves, all sharing the one
+  transposition table (lockless: :mod:`search.play.tables`). Helper ``k`` deepens on its own
+  from depth 1 + (k mod 2), full window, until the search ends; only the main thread's
+  iterations are reported and played, and the helpers help through the table (cutoffs, moves
+  and static evaluations the main thread finds there). The kernel releases the GIL, so the
+  threads run on separate cores. More than one thread is not deterministic (as in every
+  engine): which entry a thread finds depends on timing.
 """
 
 from __future__ import annotations
@@ -64,13 +72,55 @@ class _StatsAbort:
         self.stats[S_ABORT] = 1
 
 
+class _Helper:
+    """One Lazy SMP helper thread's state: a :class:`PlayState` on the main thread's table and
+    its own evaluator state (``k``: its number, from 1)."""
+
+    def __init__(self, main: PlayState, weights: object, k: int) -> None:
+        self.k = k
+        self.state = new_state(main.params, main.tt_keys, main.tt_data, main.lmr)
+        self.es = new_eval_state(weights, self.state.boards)
+        self.stop = threading.Event()
+        self.nodes = 0
+        self.thread: threading.Thread | None = None
+
+    def start(self, board: Board, hist: np.ndarray, nhist: int, generation: int, weights: object) -> None:
+        self.stop.clear()
+        self.nodes = 0
+        st = self.state._replace(hist=hist)
+        st.stats[S_GEN] = generation
+        st.stats[S_ABORT] = 0
+        age_history(st)
+        self.thread = threading.Thread(target=self._run, args=(st, board, nhist, weights), daemon=True,
+                                       name=f"play-helper-{self.k}")
+        self.thread.start()
+
+    def _run(self, st: PlayState, board: Board, nhist: int, weights: object) -> None:
+        depth = 1 + self.k % 2
+        while not self.stop.is_set() and depth <= MAX_DEPTH:
+            search_root(st, self.es, weights, board, depth, -int(INF), int(INF), UNLIMITED, np.int64(nhist))
+            self.nodes += int(st.stats[S_NODES])
+            depth += 1
+
+    def finish(self) -> None:
+        """Stop the helper and wait for it."""
+        self.stop.set()
+        self.state.stats[S_ABORT] = 1
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+
+
 class PlaySearcher(ClockPlanned):
     """The playing search for one player: weights, tables, features (``features``: names of
     :data:`search.play.kernel.FEATURES` mapped to ``False`` to switch one off, for the SPRTs that
-    measure each). Not thread-safe except for :meth:`abort`."""
+    measure each); ``threads``: Lazy SMP with that many threads (module docstring). Not
+    thread-safe except for :meth:`abort`."""
 
     def __init__(self, weights: object, *, tt_bits: int = 20, plan_by_ply: bool = True, adapt_time: bool = True,
-                 aspiration: bool = True, features: dict[str, bool] | None = None) -> None:
+                 aspiration: bool = True, features: dict[str, bool] | None = None, threads: int = 1) -> None:
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads}")
         self.weights = check_evaluator(weights)
         self.plan_by_ply = plan_by_ply
         self.adapt_time = adapt_time
@@ -80,25 +130,32 @@ class PlaySearcher(ClockPlanned):
         keys, data = new_table(tt_bits)
         self.state: PlayState = new_state(self.params, keys, data, lmr_table())
         self.es = new_eval_state(self.weights, self.state.boards)
+        self.threads = threads
+        self._helpers = [_Helper(self.state, self.weights, k) for k in range(1, threads)]
         self._aborted = threading.Event()
         self._generation = 0
         self.nps = NPS_GUESS
         self.searched_nodes = 0
+        self.helper_nodes = 0
         self.searched_seconds = 0.0
 
     # the interface of search.tree.iterative.Searcher
     def set_weights(self, weights: object) -> None:
         self.weights = check_evaluator(weights)
         self.es = new_eval_state(self.weights, self.state.boards)
+        self._helpers = [_Helper(self.state, self.weights, k) for k in range(1, self.threads)]
         self.clear()
 
     def resize(self, tt_bits: int) -> None:
         keys, data = new_table(tt_bits)
         self.state = self.state._replace(tt_keys=keys, tt_data=data)
+        self._helpers = [_Helper(self.state, self.weights, k) for k in range(1, self.threads)]
 
     def clear(self) -> None:
         """Forget the table, history, countermoves and killers (a new game)."""
         clear_tables(self.state)
+        for h in self._helpers:
+            clear_tables(h.state)
 
     def abort(self) -> None:
         """Make :meth:`think` end now (from another thread)."""
@@ -130,6 +187,9 @@ class PlaySearcher(ClockPlanned):
         total = 0
         counts: list[int] = []
         stability = MoveStability()
+        if len(legal) > 1:
+            for h in self._helpers:
+                h.start(board, hist, len(history), self._generation, self.weights)
         try:
             for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
                 scale = stability.scale if self.adapt_time else 1.0
@@ -171,7 +231,11 @@ class PlaySearcher(ClockPlanned):
         finally:
             if deadline is not None:
                 deadline.cancel()
-        self.searched_nodes = total
+            for h in self._helpers:
+                h.finish()
+        #: the nodes of every thread (the iterations report the main thread's)
+        self.helper_nodes = sum(h.nodes for h in self._helpers)
+        self.searched_nodes = total + self.helper_nodes
         self.searched_seconds = time.perf_counter() - start
         return best
 

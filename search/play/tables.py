@@ -18,9 +18,12 @@ position is replaced when it is of an earlier search or not deeper than the new 
 the same position when the new one is exact or not much shallower (3 plies); the move of an
 entry kept for the same position survives a store without a move.
 
-An entry's key and data are written apart: a reader in another thread (Lazy SMP) may see a
-torn entry. The search checks the table's move against the node's legal moves before it plays
-it, so a torn entry costs at worst a wrong bound, never an illegal move.
+An entry's key and data are written apart, and threads of a Lazy SMP search share the table
+without locks, so a reader may see a torn entry (the key of one write, data of another). The
+slot therefore keeps the key XOR its three data words (Hyatt and Mann's lockless hashing, as
+Stockfish and Crafty do): a torn entry does not match its key and reads as absent. The search
+only orders by the table's move (it matches it against the node's generated moves), so even an
+undetected collision costs a wrong bound, never an illegal move.
 """
 
 from __future__ import annotations
@@ -82,16 +85,24 @@ def tt_slot(keys, key):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
+def _checksum(score, static, packed):  # type: ignore[no-untyped-def]
+    """What a slot's key is XORed with: its three data words (as unsigned bits)."""
+    return np.uint64(score) ^ np.uint64(static) ^ np.uint64(packed)
+
+
+@njit(cache=True, inline="always")
 def tt_read(keys, data, key):  # type: ignore[no-untyped-def]
     """``(found, move, depth, bound, score, static)`` of ``key``'s entry (score as stored)."""
     s = tt_slot(keys, key)
-    if keys[s] != key:
-        return False, 0, 0, BOUND_NONE, np.int64(0), NO_STATIC
+    score = data[s, TT_SCORE]
+    static = data[s, TT_STATIC]
     packed = data[s, TT_PACKED]
+    if keys[s] ^ _checksum(score, static, packed) != key:
+        return False, 0, 0, BOUND_NONE, np.int64(0), NO_STATIC
     move = np.int32(packed & _MOVE_MASK)
     depth = np.int64((packed >> 24) & 255) - DEPTH_OFFSET
     bound = np.int64((packed >> 32) & 3)
-    return True, move, depth, bound, data[s, TT_SCORE], data[s, TT_STATIC]
+    return True, move, depth, bound, score, static
 
 
 @njit(cache=True, inline="always")
@@ -101,7 +112,7 @@ def tt_write(keys, data, key, move, depth, bound, score, static, generation):  #
     packed = data[s, TT_PACKED]
     old_depth = np.int64((packed >> 24) & 255) - DEPTH_OFFSET
     old_gen = np.int64((packed >> 34) & 255)
-    same = keys[s] == key
+    same = keys[s] ^ _checksum(data[s, TT_SCORE], data[s, TT_STATIC], packed) == key
     if same:
         if bound != BOUND_EXACT and depth < old_depth - 3:
             return
@@ -110,11 +121,12 @@ def tt_write(keys, data, key, move, depth, bound, score, static, generation):  #
     elif old_gen == generation and depth < old_depth:
         return
     d = min(max(depth + DEPTH_OFFSET, 0), 255)
-    keys[s] = key
+    new_packed = ((np.int64(move) & _MOVE_MASK) | (np.int64(d) << 24) | (np.int64(bound) << 32)
+                  | ((generation & 255) << 34))
+    keys[s] = key ^ _checksum(np.int64(score), np.int64(static), new_packed)
     data[s, TT_SCORE] = score
     data[s, TT_STATIC] = static
-    data[s, TT_PACKED] = ((np.int64(move) & _MOVE_MASK) | (np.int64(d) << 24) | (np.int64(bound) << 32)
-                          | ((generation & 255) << 34))
+    data[s, TT_PACKED] = new_packed
 
 
 #: the history table's bound: a move's score stays within +-HISTORY_MAX

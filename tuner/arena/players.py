@@ -150,16 +150,17 @@ def checked_player(player: Searchable) -> Searchable:
     return checked_evaluator(player)
 
 
-def new_engine(player: Searchable, tt_bits: int) -> Engine:
+def new_engine(player: Searchable, tt_bits: int, *, threads: int = 1) -> Engine:
     """A fresh engine for ``player`` with a table of ``2**tt_bits`` entries (the exact search's
     12-byte move-ordering entries; the playing search's entries take 32 bytes, so it gets a
-    quarter as many: less memory than the exact search's table, as the ``Hash`` option asks)."""
+    quarter as many: less memory than the exact search's table, as the ``Hash`` option asks);
+    ``threads``: the playing search's Lazy SMP threads (the other searches use one)."""
     if isinstance(player, PlsPlayer):
         return PlsSearcher(player.weights, player.model, tt_bits=tt_bits, start=player.start,
                            model_above=player.model_above, leaf_model=player.leaf_model)
     if isinstance(player, PlayPlayer):
         return PlaySearcher(player.weights, tt_bits=max(tt_bits - 2, 1),
-                            features={f: False for f in player.features_off})
+                            features={f: False for f in player.features_off}, threads=threads)
     return Searcher(player, tt_bits=tt_bits)
 
 

@@ -177,6 +177,36 @@ def test_table_entries_round_trip_and_the_replacement_rule() -> None:
     assert tt_read(keys, data, other)[:2] == (True, 9)
 
 
+def test_a_torn_table_entry_reads_as_absent() -> None:
+    """Lazy SMP threads share the table without locks: an entry whose data another thread
+    rewrote between the key and the data (here: one word changed) must not match its key."""
+    keys, data = new_table(4)
+    key = np.uint64(0xDEADBEEF12345670)
+    tt_write(keys, data, key, np.int32(0x12345), 6, BOUND_LOWER, -4321, 99, 1)
+    for column, value in ((0, 1234), (1, -5), (2, int(data[key & np.uint64(15), 2]) ^ (1 << 24))):
+        torn = data.copy()
+        torn[int(key & np.uint64(15)), column] = value
+        assert tt_read(keys, torn, key)[0] is False
+    assert tt_read(keys, data, key)[0] is True
+
+
+def test_lazy_smp_threads_share_the_table_and_play_legal_moves(positions: list[chess.Board]) -> None:
+    """With two threads the helper searches too (its nodes are counted), the move is legal and
+    the search honours its node limit (on the main thread) and a time plan."""
+    for board in positions[:4]:
+        b = from_chess(board)
+        s = PlaySearcher(CLASSIC, tt_bits=14, threads=2)
+        it = s.think(b, [], node_limit=30_000)
+        assert it is not None and move_to_chess(it.pv[0]) in board.legal_moves
+        assert it.total_nodes <= 30_000 and s.helper_nodes > 0
+        assert it.total_nodes + s.helper_nodes <= s.searched_nodes <= 30_000 + s.helper_nodes  # (the cut iteration's too)
+        it = s.think(b, [], plan=TimePlan(0.05, 0.1))
+        assert it is not None and move_to_chess(it.pv[0]) in board.legal_moves
+        assert s.searched_seconds < 1.0
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        PlaySearcher(CLASSIC, threads=0)
+
+
 @njit(cache=True)
 def _null_then_score(ev, es, boards, scratch):  # type: ignore[no-untyped-def]
     eval_root(es, boards[0])
@@ -244,6 +274,32 @@ def test_uci_plays_the_playing_search_by_default_and_finds_go_mate() -> None:
     infos = [line for line in lines if line.startswith("info depth")]
     assert infos and all(" seldepth " in line for line in infos)
     assert " score mate 2 " in infos[-1]
+    engine.handle("quit")
+
+
+def test_uci_threads_option_plays_with_helpers() -> None:
+    import io
+    import time
+
+    from tuner.uci import UciEngine
+
+    out = io.StringIO()
+    engine = UciEngine(CLASSIC, out=out)
+    engine.handle("setoption name Threads value 2")
+    assert isinstance(engine.searcher, PlaySearcher) and engine.searcher.threads == 2
+    engine.handle("position startpos moves e2e4")
+    engine.handle("go nodes 20000")
+    for _ in range(500):
+        if "bestmove" in out.getvalue():
+            break
+        time.sleep(0.02)
+    move = [line.split()[1] for line in out.getvalue().splitlines() if line.startswith("bestmove")][0]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(move) in board.legal_moves
+    engine.handle("setoption name Search value exact")
+    engine.handle("setoption name Threads value 2")
+    assert "only the playing search" in out.getvalue()
     engine.handle("quit")
 
 
