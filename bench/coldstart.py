@@ -20,7 +20,8 @@ playing 1-s moves until one comes from the numba search (``takeover_seconds`` fr
 ``warm`` is measured on the cache that run filled instead. With ``--timed`` (issue 58) it measures instead ``go movetime`` answers as a GUI sees them: for
 ``gm`` (linear) and ``nnue`` (network), a cold run on a fresh cache then a warm run on the cache
 that run filled, each ``--moves`` moves (default 500) at ``--movetime`` (default 100 ms) from
-the shipped large opening suite, the engine playing both sides; ``first_move_ms`` and
+the shipped large opening suite, the engine playing both sides (the cold run goes on until the numba search answers a move, so
+that the warm run finds its kernels in the cache); ``first_move_ms`` and
 ``worst_ms`` are the ``play`` calls' wall times (``position`` and ``go`` through the pipe),
 with ``p99_ms``, the moves the quick search answered, and ``over_limit`` (above
 ``movetime``) and ``over_limit_and_overhead`` (above ``movetime`` + the ``MoveOverhead``
@@ -96,10 +97,12 @@ def play_once(weights: str, options: dict[str, str], cache: str | None, *, takeo
     return out
 
 
-def timed_run(weights: str, cache: str, movetime_ms: int, moves: int) -> dict[str, object]:
+def timed_run(weights: str, cache: str, movetime_ms: int, moves: int, *, takeover: bool = False) -> dict[str, object]:
     """One engine process on the cache folder ``cache``: ``moves`` moves of ``go movetime``, the
     engine playing both sides from the large opening suite's positions in order (a new one when
-    a game ends or reaches 160 plies); the wall milliseconds of each ``play`` call."""
+    a game ends or reaches 160 plies); the wall milliseconds of each ``play`` call. With
+    ``takeover``, more moves until the numba search answers one (its kernels then are in the
+    cache: the warm run after it finds them there); ``takeover_move`` says which."""
     env = {**{k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}, "NUMBA_CACHE_DIR": cache}
     launched = time.perf_counter()
     engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "tuner", "uci", "--weights", weights],
@@ -110,14 +113,18 @@ def timed_run(weights: str, cache: str, movetime_ms: int, moves: int) -> dict[st
     times: list[float] = []
     quick = illegal = 0
     k, board, plies = 0, None, 0
+    last_quick, takeover_move = True, None
     try:
-        while len(times) < moves:
+        while len(times) < moves or (takeover and last_quick and len(times) < 20 * moves):
             if board is None or board.is_game_over() or plies >= 160:
                 board, plies, k = openings[k % len(openings)].copy(), 0, k + 1
             sent = time.perf_counter()
             result = engine.play(board, chess.engine.Limit(time=movetime_ms / 1000), info=chess.engine.INFO_ALL)
             times.append(1000 * (time.perf_counter() - sent))
-            quick += "quick" in str(result.info.get("string", ""))
+            last_quick = "quick" in str(result.info.get("string", ""))
+            quick += last_quick
+            if not last_quick and takeover_move is None:
+                takeover_move = len(times)
             if result.move is None or result.move not in board.legal_moves:
                 illegal += 1
                 board = None
@@ -129,7 +136,7 @@ def timed_run(weights: str, cache: str, movetime_ms: int, moves: int) -> dict[st
     ranked = sorted(times)
     return {"first_move_ms": round(times[0], 1), "worst_ms": round(ranked[-1], 1),
             "p99_ms": round(ranked[int(0.99 * (len(ranked) - 1))], 1), "median_ms": round(ranked[len(ranked) // 2], 1),
-            "moves": len(times), "quick_moves": quick, "illegal": illegal, "overhead_ms": overhead,
+            "moves": len(times), "quick_moves": quick, "takeover_move": takeover_move, "illegal": illegal, "overhead_ms": overhead,
             "over_limit": sum(t > movetime_ms for t in times),
             "over_limit_and_overhead": sum(t > movetime_ms + overhead for t in times),
             "seconds": round(time.perf_counter() - launched, 1)}
@@ -155,7 +162,7 @@ def timed(movetime_ms: int, moves: int, load: int) -> dict[str, object]:
         for weights in ("gm", "nnue"):
             cache = fresh_cache()
             for kind in ("cold", "warm"):
-                run = timed_run(weights, cache, movetime_ms, moves)
+                run = timed_run(weights, cache, movetime_ms, moves, takeover=kind == "cold")
                 record[f"{weights}_{kind}"] = run
                 worst, overhead = run["worst_ms"], run["overhead_ms"]
                 assert isinstance(worst, float) and isinstance(overhead, int)
