@@ -4,6 +4,9 @@ deterministically, within its limits, finds mates, and its tables keep what they
 
 from __future__ import annotations
 
+import io
+import time
+
 import chess
 import chess.polyglot
 import numpy as np
@@ -251,12 +254,18 @@ def test_unknown_features_are_refused() -> None:
         PlaySearcher(CLASSIC, features={"nope": False})
 
 
+def _bestmoves(out: io.StringIO) -> list[str]:
+    """The moves of the ``bestmove`` lines written to ``out``, once there is one (10 s at most)."""
+    for _ in range(500):
+        if "bestmove" in out.getvalue():
+            break
+        time.sleep(0.02)
+    return [line.split()[1] for line in out.getvalue().splitlines() if line.startswith("bestmove")]
+
+
 def test_uci_plays_the_playing_search_by_default_and_finds_go_mate() -> None:
     # tuner uci's default search: `go mate 2` on the Opera game's finish answers the mate, with
     # seldepth and `score mate 2` in its info lines
-    import io
-    import time
-
     from tuner.uci import UciEngine
 
     out = io.StringIO()
@@ -265,12 +274,8 @@ def test_uci_plays_the_playing_search_by_default_and_finds_go_mate() -> None:
     engine.handle(f"position fen {MATES[0][0]}")
     engine.handle("go mate 2")
     engine.handle("isready")
-    for _ in range(500):
-        if "bestmove" in out.getvalue():
-            break
-        time.sleep(0.02)
+    assert _bestmoves(out) == ["b3b8"]
     lines = out.getvalue().splitlines()
-    assert [line.split()[1] for line in lines if line.startswith("bestmove")] == ["b3b8"]
     infos = [line for line in lines if line.startswith("info depth")]
     assert infos and all(" seldepth " in line for line in infos)
     assert " score mate 2 " in infos[-1]
@@ -278,9 +283,6 @@ def test_uci_plays_the_playing_search_by_default_and_finds_go_mate() -> None:
 
 
 def test_uci_threads_option_plays_with_helpers() -> None:
-    import io
-    import time
-
     from tuner.uci import UciEngine
 
     out = io.StringIO()
@@ -289,11 +291,7 @@ def test_uci_threads_option_plays_with_helpers() -> None:
     assert isinstance(engine.searcher, PlaySearcher) and engine.searcher.threads == 2
     engine.handle("position startpos moves e2e4")
     engine.handle("go nodes 20000")
-    for _ in range(500):
-        if "bestmove" in out.getvalue():
-            break
-        time.sleep(0.02)
-    move = [line.split()[1] for line in out.getvalue().splitlines() if line.startswith("bestmove")][0]
+    move, = _bestmoves(out)
     board = chess.Board()
     board.push_uci("e2e4")
     assert chess.Move.from_uci(move) in board.legal_moves
