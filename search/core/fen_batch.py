@@ -75,9 +75,8 @@ def _is_space(c: int) -> bool:
 
 
 @njit(cache=True)
-def _counter(buf: np.ndarray, p: int, end: int, minimum: int) -> int:
-    """The decimal counter in ``buf[p:end]`` (at most 10 ASCII digits, ``minimum`` ..
-    ``MAX_FEN_COUNTER``), or -1."""
+def ascii_decimal(buf: np.ndarray, p: int, end: int) -> int:
+    """The decimal number in ``buf[p:end]`` (1 to 10 ASCII digits), or -1 when it is not one."""
     if end - p < 1 or end - p > 10:
         return -1
     value = 0
@@ -86,6 +85,14 @@ def _counter(buf: np.ndarray, p: int, end: int, minimum: int) -> int:
         if c < 48 or c > 57:
             return -1
         value = value * 10 + (c - 48)
+    return value
+
+
+@njit(cache=True)
+def _counter(buf: np.ndarray, p: int, end: int, minimum: int) -> int:
+    """The decimal counter in ``buf[p:end]`` (at most 10 ASCII digits, ``minimum`` ..
+    ``MAX_FEN_COUNTER``), or -1."""
+    value = ascii_decimal(buf, p, end)
     if value < minimum or value > MAX_FEN_COUNTER:
         return -1
     return value

@@ -78,27 +78,28 @@ class _Helper:
 
     def __init__(self, main: PlayState, weights: object, k: int) -> None:
         self.k = k
+        self.weights = weights
         self.state = new_state(main.params, main.tt_keys, main.tt_data, main.lmr)
         self.es = new_eval_state(weights, self.state.boards)
         self.stop = threading.Event()
         self.nodes = 0
         self.thread: threading.Thread | None = None
 
-    def start(self, board: Board, hist: np.ndarray, nhist: int, generation: int, weights: object) -> None:
+    def start(self, board: Board, hist: np.ndarray, nhist: int, generation: int) -> None:
         self.stop.clear()
         self.nodes = 0
         st = self.state._replace(hist=hist)
         st.stats[S_GEN] = generation
         st.stats[S_ABORT] = 0
         age_history(st)
-        self.thread = threading.Thread(target=self._run, args=(st, board, nhist, weights), daemon=True,
+        self.thread = threading.Thread(target=self._run, args=(st, board, nhist), daemon=True,
                                        name=f"play-helper-{self.k}")
         self.thread.start()
 
-    def _run(self, st: PlayState, board: Board, nhist: int, weights: object) -> None:
+    def _run(self, st: PlayState, board: Board, nhist: int) -> None:
         depth = 1 + self.k % 2
         while not self.stop.is_set() and depth <= MAX_DEPTH:
-            search_root(st, self.es, weights, board, depth, -int(INF), int(INF), UNLIMITED, np.int64(nhist))
+            search_root(st, self.es, self.weights, board, depth, -int(INF), int(INF), UNLIMITED, np.int64(nhist))
             self.nodes += int(st.stats[S_NODES])
             depth += 1
 
@@ -189,7 +190,7 @@ class PlaySearcher(ClockPlanned):
         stability = MoveStability()
         if len(legal) > 1:
             for h in self._helpers:
-                h.start(board, hist, len(history), self._generation, self.weights)
+                h.start(board, hist, len(history), self._generation)
         try:
             for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
                 scale = stability.scale if self.adapt_time else 1.0

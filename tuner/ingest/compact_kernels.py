@@ -24,6 +24,7 @@ from numba import njit
 
 from search.core.board import (BLACK_OO, BLACK_OOO, BOARD_WORDS, NO_SQUARE, W_CASTLE, W_EP, W_FULLMOVE, W_HALFMOVE,
                                W_KEY, W_OCC, W_STM, WHITE_OO, WHITE_OOO, compute_key)
+from search.core.fen_batch import ascii_decimal
 from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 
 #: piece codes of a nibble: the search's piece types 0..5 (pawn .. king), 6 a castling rook;
@@ -76,14 +77,9 @@ def _letter_code(c: int) -> int:
 def _counter(buf, a, b):  # type: ignore[no-untyped-def]
     """The decimal number in ``buf[a:b]``: -1 when it is not one (1 to 10 ASCII digits), -2
     when it is above :data:`MAX_COUNTER`."""
-    if b - a < 1 or b - a > 10:
+    value = ascii_decimal(buf, a, b)
+    if value < 0:
         return -1
-    value = 0
-    for k in range(a, b):
-        c = int(buf[k])
-        if c < 48 or c > 57:
-            return -1
-        value = value * 10 + (c - 48)
     if value > MAX_COUNTER:
         return -2
     return value
