@@ -25,7 +25,9 @@ that the warm run finds its kernels in the cache); ``first_move_ms`` and
 ``worst_ms`` are the ``play`` calls' wall times (``position`` and ``go`` through the pipe),
 with ``p99_ms``, the moves the quick search answered, and ``over_limit`` (above
 ``movetime``) and ``over_limit_and_overhead`` (above ``movetime`` + the ``MoveOverhead``
-option, the issue's target). Run it alone for the quiet figures; ``--load N`` runs N busy
+option, the issue's target), and ``compile_in_child`` (whether a cold cache compiled in a child
+process, :mod:`tuner.compile_apart`, or with ``--in-process`` in the engine's own, as before);
+``--players`` limits the runs to some of ``gm`` and ``nnue``. Run it alone for the quiet figures; ``--load N`` runs N busy
 processes beside it (the loaded machine). Each case compiles for up to a minute of CPU: run it as
 ``python bench/coldstart.py`` from the repository, alone on the machine (about 30 s, 1.5
 minutes with ``--takeover``, on 2 cores).
@@ -149,17 +151,18 @@ def busy(stop_at: float) -> None:
         x = (x * 1103515245 + 12345) % 2147483648
 
 
-def timed(movetime_ms: int, moves: int, load: int) -> dict[str, object]:
-    """The ``--timed`` record: cold then warm runs of ``gm`` and ``nnue``."""
+def timed(movetime_ms: int, moves: int, load: int, players: list[str]) -> dict[str, object]:
+    """The ``--timed`` record: cold then warm runs of each of ``players`` (``gm``, ``nnue``)."""
     import multiprocessing  # noqa: PLC0415
 
     hogs = [multiprocessing.Process(target=busy, args=(time.time() + 3600,), daemon=True) for _ in range(load)]
     for h in hogs:
         h.start()
-    record: dict[str, object] = {"movetime_ms": movetime_ms, "moves": moves, "load_processes": load}
+    record: dict[str, object] = {"movetime_ms": movetime_ms, "moves": moves, "load_processes": load,
+                                 "compile_in_child": os.environ.get("MOVETUNER_COMPILE_IN_CHILD", "1") != "0"}
     met = True
     try:
-        for weights in ("gm", "nnue"):
+        for weights in players:
             cache = fresh_cache()
             for kind in ("cold", "warm"):
                 run = timed_run(weights, cache, movetime_ms, moves, takeover=kind == "cold")
@@ -192,9 +195,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--movetime", type=int, default=100, help="with --timed: milliseconds a move (default 100)")
     parser.add_argument("--moves", type=int, default=500, help="with --timed: moves a run (default 500)")
     parser.add_argument("--load", type=int, default=0, help="with --timed: busy processes beside it (default 0)")
+    parser.add_argument("--players", default="gm,nnue", help="with --timed: comma-separated, of gm, nnue")
+    parser.add_argument("--in-process", action="store_true",
+                        help="compile in the engine's own process, as before issue 58 item 12 "
+                             "(MOVETUNER_COMPILE_IN_CHILD=0) instead of in a child process")
     args = parser.parse_args(argv)
+    if args.in_process:
+        os.environ["MOVETUNER_COMPILE_IN_CHILD"] = "0"  # the engines inherit it
     if args.timed:
-        print(json.dumps(timed(args.movetime, args.moves, args.load)))
+        print(json.dumps(timed(args.movetime, args.moves, args.load, args.players.split(","))))
         return
     record: dict[str, object] = {"targets": TARGETS}
     met = True

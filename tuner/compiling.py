@@ -24,8 +24,17 @@ COMPILING_NOTE = "compiling kernels (first run only)"
 _now = time.perf_counter
 
 
+class CompileRefused(Exception):
+    """A kernel would have compiled inside :func:`refuse_compiles` (``str()``: the kernel)."""
+
+
+#: per thread: whether :func:`refuse_compiles` is active
+_REFUSING = threading.local()
+
+
 class _CompileMeter:
-    """numba ``numba:compile`` listener: seconds of outermost compilations, first-compile hook."""
+    """numba ``numba:compile`` listener: seconds of outermost compilations, first-compile hook,
+    and the refusal of :func:`refuse_compiles`."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -41,6 +50,9 @@ class _CompileMeter:
             self.depth += 1
             if self.depth > 1:
                 return
+            if getattr(_REFUSING, "on", False):  # counted as no compilation; on_end still follows
+                self.started = _now()
+                raise CompileRefused(_kernel_name(event) or "a kernel")
             self.count += 1
             self.started = _now()
             self.kernel = _kernel_name(event)
@@ -105,6 +117,23 @@ def compile_clock() -> float:
     tuning times of ``bench compare``)."""
     spent = compile_seconds()
     return _now() - spent
+
+
+@contextmanager
+def refuse_compiles() -> Iterator[None]:
+    """Within the block, in this thread, a kernel call that would compile raises
+    :class:`CompileRefused` instead, before numba starts (it compiles nothing; kernels found in
+    numba's cache load as usual). numba lets a ``numba:compile`` listener's exception out of the
+    dispatcher's call, and its compiler lock is released on the way. :mod:`tuner.compile_apart`
+    uses it to compile in a child process what would otherwise hold this one's interpreter lock
+    for a minute."""
+    _meter()
+    before = getattr(_REFUSING, "on", False)
+    _REFUSING.on = True
+    try:
+        yield
+    finally:
+        _REFUSING.on = before
 
 
 #: seconds between two "still compiling" lines while numba compiles

@@ -52,12 +52,13 @@ A ``go`` that arrives while a search runs stops that search first (it answers it
 
 The numba kernels load in a background thread from the first command on (after the answer
 to ``uci``), and again after an option that changes the evaluator kind or the search. On a cold numba cache (the first run after an install or an update)
-loading means compiling, for up to a minute; the handshake never waits for it (``uci`` and
+loading means compiling, for up to a minute: in a child process (:mod:`tuner.compile_apart`),
+which fills numba's cache on the other core and keeps this process's interpreter free (``quit``
+ends it), then they load from the cache; the handshake never waits for it (``uci`` and
 ``isready`` are answered at once, ``position`` is read by python-chess until the kernels that
 convert it are loaded), and a ``go`` with a time limit (``movetime``, a clock) that arrives
 before the kernels are ready is answered by :func:`tuner.quickmove.quick_move`, a plain-Python
-search within half of that limit (the other half of the interpreter's time goes to the
-compilation), with an ``info string`` saying so; a ``go`` without one
+search within half of that limit (the other half is left to loading the kernels), with an ``info string`` saying so; a ``go`` without one
 (``depth``, ``nodes``, ``mate``, ``infinite``) says that the kernels compile and waits for
 them, or plays the quick search's move at ``stop``. While the kernels load from the cache
 (no compiling), a timed ``go`` waits for them up to a quarter of its time. Once loaded, every
@@ -79,6 +80,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import sys
 import threading
 import time
@@ -101,7 +103,8 @@ from tuner.arena.players import (DEFAULT_MOVE_MODEL, DEFAULT_SEARCH, SEARCH_CHOI
 from search.play.searcher import PlaySearcher
 from search.core.validate import check_board
 from tuner import __version__
-from tuner.compiling import compile_count
+from tuner.compile_apart import KernelChild, load_engine_kernels
+from tuner.compiling import CompileRefused, compile_count, refuse_compiles
 from tuner.quickmove import QuickResult, quick_move
 from tuner.quickmove import uci_score as quick_score
 
@@ -337,6 +340,11 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
 class UciEngine:
     """The protocol state machine. Feed lines to :meth:`handle`; output goes to ``out``."""
 
+    #: whether kernels missing from numba's cache compile in a child process (:mod:`tuner.compile_apart`);
+    #: ``MOVETUNER_COMPILE_IN_CHILD=0`` compiles them in the engine's process, as before (for
+    #: ``bench/coldstart.py --in-process``)
+    compile_in_child = os.environ.get("MOVETUNER_COMPILE_IN_CHILD", "1").strip() != "0"
+
     def __init__(self, weights: Evaluator, weights_name: str = "classic", *, out: TextIO | None = None) -> None:
         self._out = out if out is not None else sys.stdout
         self._out_lock = threading.Lock()
@@ -374,6 +382,8 @@ class UciEngine:
         #: set once the kernels that convert a position are loaded; whether they load from the cache
         self._boundary = threading.Event()
         self._warm_count = compile_count()  # compilations before the running warm-up started
+        self._apart = threading.Event()  # set while a child process compiles the kernels
+        self._child = KernelChild()
         #: started by the first command (after answering ``uci``: the handshake does not share
         #: the interpreter with numba)
         self._warmup = threading.Thread(target=self._warm_up, kwargs={"boundary": True}, name="uci-warmup",
@@ -473,8 +483,9 @@ class UciEngine:
             self._warmup.start()
 
     def _compiling(self) -> bool:
-        """Whether numba compiled (or compiles) something since the running warm-up started."""
-        return compile_count() > self._warm_count
+        """Whether numba compiled (or compiles) something since the running warm-up started, here
+        or in the child of :mod:`tuner.compile_apart`."""
+        return self._apart.is_set() or compile_count() > self._warm_count
 
     def _cmd_isready(self, args: list[str]) -> None:
         self.send("readyok")  # never waits for the kernels: a go before they are ready is answered anyway
@@ -695,6 +706,7 @@ class UciEngine:
 
     def _cmd_quit(self, args: list[str]) -> bool:
         self._cmd_stop([])
+        self._child.stop()
         return False
 
     def _cmd_ponderhit(self, args: list[str]) -> None:
@@ -720,23 +732,28 @@ class UciEngine:
     def _warm_up(self, after: threading.Thread | None = None, *, boundary: bool = False) -> None:
         """Load (or compile) the numba kernels of a ``go`` before the first one (after the
         warm-up ``after``, still running or not); with ``boundary`` first those that convert a
-        ``position`` (then :attr:`_boundary` is set)."""
+        ``position`` (then :attr:`_boundary` is set). Kernels missing from numba's cache are
+        compiled in a child process (:mod:`tuner.compile_apart`; :attr:`_apart` set meanwhile),
+        then loaded from the cache; if the child fails, here (``info string`` says why)."""
         if after is not None:
             after.join()
+        player = self._player()
+        on_boundary = self._boundary.set if boundary else None
+        if self.compile_in_child:
+            try:
+                with _collector_paused(), refuse_compiles():
+                    load_engine_kernels(player, on_boundary=on_boundary)
+                return
+            except CompileRefused:
+                self._apart.set()
+                try:
+                    problem = self._child.compile(player)
+                finally:
+                    self._apart.clear()
+                if problem is not None:
+                    self.info(f"{problem}; compiling in the engine's process instead")
         with _collector_paused():
-            self._load_kernels(boundary=boundary)
-
-    def _load_kernels(self, *, boundary: bool) -> None:
-        """What :meth:`_warm_up` runs with the cyclic collector paused."""
-        if boundary:
-            board = from_fen(STARTING_FEN)
-            move_to_uci(int(legal_moves(board)[0]))
-            push(board, int(legal_moves(board)[0]))
-            self._boundary.set()
-        engine = new_engine(self._player(), 4)
-        best = engine.think(from_fen(STARTING_FEN), [], max_depth=1)
-        if best is not None:
-            move_to_uci(best.pv[0])
+            load_engine_kernels(player, on_boundary=on_boundary)
 
     def _kernels_ready(self, limits: GoLimits, plan: TimePlan | None, start: float) -> bool:
         """Whether this ``go`` searches with the kernels (loaded now, or within the wait the

@@ -120,3 +120,30 @@ def test_a_long_compilation_ticks_and_names_its_kernel() -> None:
         import time
         time.sleep(0.1)
     assert out.getvalue().splitlines() == lines
+
+
+def test_refused_compiles_raise_before_numba_compiles_and_count_nothing() -> None:
+    """Issue 58 item 12: ``tuner uci`` loads its kernels with compilation refused, so that a cold
+    cache sends the compilation to a child process (:mod:`tuner.compile_apart`) instead of
+    holding this process's interpreter lock for a minute."""
+    import threading
+
+    from tuner.compiling import CompileRefused, compile_count, refuse_compiles
+
+    def add_seven(x: int) -> int:
+        return x + 7
+
+    kernel = njit(add_seven)
+    count = compile_count()
+    with refuse_compiles(), pytest.raises(CompileRefused, match="add_seven"):
+        kernel(1)
+    assert kernel.signatures == [] and compile_count() == count
+    seen: list[int] = []
+    with refuse_compiles():  # another thread compiles as usual meanwhile
+        thread = threading.Thread(target=lambda: seen.append(kernel(2)))
+        thread.start()
+        thread.join()
+        assert kernel(3) == 10  # compiled now: a call compiles nothing more
+    assert seen == [9] and compile_count() == count + 1
+    assert njit(lambda x: x - 1)(1) == 0  # and outside the block compiling works
+    assert compiling.compiling_now() is None
