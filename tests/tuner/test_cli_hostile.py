@@ -568,7 +568,12 @@ def test_dev_zero_as_any_input_file_is_one_line(name: str, sample_set: Path, tmp
 
 #: every command reading a file as an input, the file as {f} (or {w})
 FIFO_COMMANDS = {**INPUT_FILE_COMMANDS, **{f"weights-{c}": a for c, a in WEIGHT_COMMANDS.items()},
-                 "ingest": ["ingest", "{f}", "--out", "{tmp}/d"]}
+                 "ingest": ["ingest", "{f}", "--out", "{tmp}/d"],
+                 # probe findings (issue 58 re-run): these two waited for a writer for ever
+                 "openings-from-pgn": ["bench", "openings", "--from-pgn", "{f}", "--out", "{tmp}/o.epd", "--count", "2",
+                                       "--depth", "1"],
+                 "openings-from-book": ["bench", "openings", "--from-book", "{f}", "--out", "{tmp}/o.epd", "--count",
+                                        "2", "--depth", "1"]}
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
@@ -584,6 +589,32 @@ def test_a_fifo_with_no_writer_as_any_input_is_refused_not_waited_on(name: str, 
     err = without_compile_note(r.stderr).strip()
     assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert f"{fifo}: " in err and "not a regular file: a FIFO" in err
+
+
+SPLIT_COMMANDS = {
+    "convert": ["convert", "{set}", "{tmp}/c", "--to", "compact"],
+    "merge": ["merge", "{set}", "{data}", "--out", "{tmp}/m", "--no-progress"],
+    "move-match": ["bench", "move-match", "--weights", "material", "--data", "{set}", "--split", "train",
+                   "--max-positions", "10", "--threads", "1"],
+    "convert-file": ["convert", "{set}/train.parquet", "{tmp}/c.mtpos"],
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("name", sorted(SPLIT_COMMANDS))
+def test_a_fifo_as_a_split_file_of_a_position_set_is_refused_not_waited_on(name: str, sample_set: Path,
+                                                                           tmp_path: Path) -> None:
+    """Probe finding (issue 58 re-run): ``tuner convert`` of a set whose train.parquet is a FIFO
+    waited for ever in polars."""
+    bad = tmp_path / "set"
+    shutil.copytree(sample_set, bad)
+    (bad / "train.parquet").unlink()
+    os.mkfifo(bad / "train.parquet")
+    argv = [a.format(set=bad, data=sample_set, tmp=tmp_path) for a in SPLIT_COMMANDS[name]]
+    r = subprocess.run([sys.executable, "-m", "tuner", *argv], capture_output=True, text=True, timeout=300)
+    err = without_compile_note(r.stderr).strip()
+    assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.endswith(f"{bad / 'train.parquet'}: not a regular file: a FIFO"), err
 
 
 def test_perft_refuses_a_depth_beyond_the_search(capsys: pytest.CaptureFixture[str]) -> None:

@@ -43,7 +43,7 @@ from tuner.errors import TunerError, one_line
 from tuner.ingest.compact import (MATE_TEXT, NO_SCORE, CompactError, fens_of, frame_of, pack, pack_frame,
                                   text_buffer)
 from tuner.ingest.compact_file import CHUNK_RECORDS, SUFFIX, CompactFile, CompactWriter, is_compact_file
-from tuner.ingest.reader import is_compact, read_manifest, read_split, split_path, split_rows
+from tuner.ingest.reader import check_split_file, is_compact, read_manifest, read_split, split_path, split_rows
 from tuner.ingest.schema import MANIFEST, SCHEMA, SPLIT_FORMATS, SPLITS, split_file
 from tuner.ingest.writer import check_output as check_set_output
 from tuner.ingest.writer import clean_leftovers, commit, os_failure, staging_dir, staging_path, write_manifest
@@ -74,6 +74,7 @@ def _rows_of(path: str | Path, first: int) -> Callable[[int], str]:
 
 def _parquet_frames(src: Path) -> Iterator[tuple[int, pl.DataFrame]]:
     """``(first row, frame)`` of a Parquet file's :data:`PACKED_COLUMNS`, :data:`BATCH_ROWS` rows at a time."""
+    check_split_file(src)  # a FIFO would block polars for ever
     try:
         schema = pl.read_parquet_schema(src)
         missing = [c for c in PACKED_COLUMNS if c not in schema]
