@@ -135,8 +135,12 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 def out_targets(argv: list[str], d: Path) -> list[str]:
-    """The case-relative paths named by the command's output flags."""
+    """The case-relative paths named by the command's output flags (and ``tuner convert``'s OUT)."""
     outs = []
+    if argv and argv[0] == "convert":
+        positional = [a for a in argv[1:] if not a.startswith("-") and a not in ("compact", "parquet", "bullet")]
+        if len(positional) >= 2:
+            argv = [*argv, "--out", positional[1]]
     for i, a in enumerate(argv):
         for flag in OUT_FLAGS:
             value = argv[i + 1] if a == flag and i + 1 < len(argv) else (
@@ -170,7 +174,9 @@ def overwritten(before: dict[str, str], after: dict[str, str], case: Case, argv:
 
 def _board_after(fen: str, moves: list[str]) -> tuple[chess.Board | None, chess.Board | None]:
     """(the whole position, or None if any part is bad; the position after the legal prefix of
-    the moves when the FEN is good, else None)."""
+    the moves when the FEN is good, else None). A FEN of 4 to 6 fields, as the engine reads."""
+    if not 4 <= len(fen.split()) <= 6:
+        return None, None
     try:
         board = chess.Board(fen)
     except ValueError:
@@ -417,6 +423,16 @@ def run_case(case: Case, work: Path) -> Outcome:
     except Exception as exc:  # noqa: BLE001 - the probe's own bug: report it as such, go on
         out = Outcome(case.name, ["probe-error"], f"{exc.__class__.__name__}: {exc}")
     out.seconds = time.monotonic() - start
+    bg = BACKGROUND.pop(d, None)
+    if bg is not None:
+        if bg.poll() is not None and bg.returncode not in (0, 2, 130):
+            out.kinds.append("traceback")
+            out.detail += f" the background command ended with exit {bg.returncode}"
+        try:
+            os.killpg(bg.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        bg.wait()
     for p in d.rglob("*"):  # read-only folders made by cases: make them removable
         try:
             if p.is_dir() and not p.is_symlink():
@@ -676,9 +692,8 @@ def weight_cases() -> list[Case]:
     }
     cases = []
     # every kind through eval (cheap); a spread of kinds through the other commands
-    spread = ["empty", "bom-json", "utf16-json", "binary", "weights-nan", "weights-str", "phase-max-0", "dir",
-              "loop", "fifo", "mtnn-h-zero", "mtnn-h-str", "mtnn-buckets-odd", "mtnn-linear-n-float",
-              "mtnn-headlen-huge", "name-huge", "text-utf16", "crlf-json", "mtnn-nnue-direct-h2", "weights-float"]
+    spread = ["bom-json", "utf16-json", "weights-nan", "phase-max-0", "loop", "fifo", "mtnn-h-str",
+              "mtnn-buckets-odd", "mtnn-linear-n-float", "name-huge", "text-utf16", "mtnn-nnue-direct-h2"]
     for kind, setup in kinds.items():
         wname = "w.mtnn" if kind.startswith("mtnn-") or kind == "json-as-mtnn" else (
             "w.txt" if kind.startswith("text-") else ("w\nx.json" if kind == "newline-name" else "w.json"))
@@ -984,7 +999,7 @@ def set_cases() -> list[Case]:
     cases = []
     for kind, damage in set_damages().items():
         for use, argv in uses.items():
-            if use in ("texel", "moves-train", "moves-measure") and kind not in (
+            if use in ("texel", "moves-train", "moves-measure", "move-match") and kind not in (
                     "train-truncated", "manifest-list", "train-loop", "manifest-utf16", "test-is-json",
                     "train-fifo", "set-is-file", "manifest-counts-neg"):
                 continue
@@ -1037,7 +1052,7 @@ def selfplay_folder_cases() -> list[Case]:
     }
     cases = []
     for kind, damage in damages.items():
-        owned = ("sp/*", "sp/games/*") if kind.startswith("lock") or kind in ("stray-part",) else ()
+        owned = ("sp/*", "sp/games/*")  # a resume goes on in its own folder: its files are the command's
         cases.append(Case(f"selfplay-folder/{kind}/resume", resume, chain(copy("sp"), damage), timeout=150,
                           owned=owned))
     # with other settings on resume
@@ -1051,7 +1066,7 @@ def selfplay_folder_cases() -> list[Case]:
             else:
                 argv += extra[i:i + 2]
         cases.append(Case(f"selfplay-folder/other-settings/{'_'.join(extra)}", argv, copy("sp"), timeout=150,
-                          owned=("sp/*", "sp/games/*") if extra[0] in ("--games",) else ()))
+                          owned=("sp/*", "sp/games/*") if extra[0] != "--overwrite" else ()))
     # a self-play run into a folder that holds other things
     for kind, setup in {"run-folder": copy("run", "sp"), "position-set": copy("sample", "sp"),
                         "user-files": chain(mkdir("sp"), write("sp/notes.txt", "mine\n"), write("sp/train.parquet", "x")),
@@ -1288,8 +1303,7 @@ def number_cases() -> list[Case]:
                                                                                                "9" * 25]),
         ("mmto", tune + ["--method", "mmto", "--iterations", "1", "--depth", "1"], "--result-weight", ["-1", "nan"]),
         ("mmto", tune + ["--method", "mmto", "--iterations", "1", "--depth", "1"], "--step", ["0", "-3", "nan"]),
-        ("mmto", tune + ["--method", "mmto", "--iterations", "1", "--depth", "1"], "--inner-steps", ["0", "-1",
-                                                                                                "99999999"]),
+        ("mmto", tune + ["--method", "mmto", "--iterations", "1", "--depth", "1"], "--inner-steps", ["0", "-1"]),
         ("ga", tune + ["--method", "ga", "--generations", "1", "--sample", "30"], "--population", ["0", "1", "-4",
                                                                                                  "9" * 20]),
         ("ga", tune + ["--method", "ga", "--generations", "1", "--population", "4"], "--sample", ["0", "-1", "9" * 20]),
@@ -1498,7 +1512,7 @@ def conflict_cases() -> list[Case]:
         "terms-exit-3": ["eval", MIDGAME, "--terms", "{d}/t3.py"],
         "terms-keyboardinterrupt": ["eval", MIDGAME, "--terms", "{d}/t4.py"],
         "terms-empty-eq": ["eval", MIDGAME, "--terms="],
-        "eval-fen-huge": ["eval", "8/" * 200000 + " w - - 0 1"],
+        "eval-fen-huge": ["eval", "8/" * 30000 + " w - - 0 1"],
         "eval-fen-unicode": ["eval", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 １"],
         "eval-fen-empty": ["eval", ""],
         "eval-fen-counters-huge": ["eval", "4k3/8/8/8/8/8/8/4K3 w - - 99999999999999999999 99999999999999999999"],
@@ -1766,15 +1780,50 @@ def sigint_cases() -> list[Case]:
     return cases
 
 
+BACKGROUND: dict[Path, subprocess.Popen[bytes]] = {}
+
+
+def background(argv: list[str], wait_for: str) -> Setup:
+    """Start ``tuner ARGV`` in the case's folder and wait (up to 30 s) until ``wait_for`` (a
+    case-relative path) exists; the case's command then runs beside it, and the probe ends it."""
+    def setup(d: Path) -> None:
+        proc = subprocess.Popen([sys.executable, "-m", "tuner", *[a.replace("{d}", str(d)) for a in argv]], cwd=d,
+                                env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        BACKGROUND[d] = proc
+        end = time.monotonic() + 30
+        while not (d / wait_for).exists() and time.monotonic() < end and proc.poll() is None:
+            time.sleep(0.1)
+    return setup
+
+
 def concurrency_cases() -> list[Case]:
-    """Two commands into one folder: the second is started while the first runs (a shell line
-    in a case: ``sh -c`` runs both; the probe sees the second's exit)."""
+    """A second command into a folder a first one is using (the first runs in the background)."""
+    sp = ["selfplay", "material", "--out", "{d}/sp", "--games", "40", "--nodes", "300", "--workers", "1",
+          "--no-progress"]
+    tune = ["tune", "--method", "mmto", "--data", "{d}/sample", "--out", "{d}/r", "--iterations", "30", "--depth",
+            "1", "--quiet", "--threads", "1"]
+    specs = {
+        "selfplay-twice": (sp, sp, "sp/.lock"),
+        "selfplay-resume-beside": (sp, sp + ["--resume"], "sp/.lock"),
+        "selfplay-overwrite-beside": (sp, sp + ["--overwrite"], "sp/.lock"),
+        "tune-twice": (tune, tune, "r/.lock"),
+        "tune-overwrite-beside": (tune, tune + ["--overwrite"], "r/.lock"),
+        "tune-resume-beside": (tune, ["tune", "--resume", "{d}/r", "--iterations", "31", "--quiet"], "r/.lock"),
+        "ingest-into-selfplay-beside": (sp, ["ingest", "{d}/games.pgn", "--out", "{d}/sp", "--overwrite",
+                                             "--workers", "1", "--no-progress"], "sp/.lock"),
+        "merge-into-run-beside": (tune, ["merge", "{d}/sample", "--out", "{d}/r", "--overwrite", "--no-progress"],
+                                  "r/.lock"),
+    }
     cases = []
+    for name, (first, second, lock) in specs.items():
+        setup = chain(copy("sample"), copy("games.pgn"), background(first, lock))
+        cases.append(Case(f"concurrent/{name}", second, setup, timeout=120, owned=("sp/*", "sp/games/*", "r/*")))
     return cases
 
 
 ALL = (weight_cases, pgn_cases, epd_cases, config_cases, set_cases, selfplay_folder_cases, run_folder_cases,
-       output_cases, number_cases, conflict_cases, uci_cases, sigint_cases)
+       output_cases, number_cases, conflict_cases, uci_cases, sigint_cases, concurrency_cases)
 
 
 def all_cases() -> list[Case]:
@@ -1799,6 +1848,10 @@ def main() -> None:
     ap.add_argument("--list", action="store_true", help="list the cases' names and exit")
     ap.add_argument("--verbose", action="store_true", help="print every case's outcome")
     args = ap.parse_args()
+    # Ctrl-C reaches the probe, and its cases start with SIGINT's default disposition even when
+    # the probe was started with it ignored (a background job of a script): an ignored SIGINT is
+    # inherited, and a command would then ignore the SIGINT of a case until it installs a handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     global B
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="probe-") as tmp:
