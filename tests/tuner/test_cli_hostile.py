@@ -1134,3 +1134,26 @@ def test_a_huge_worker_count_is_one_line(argv: list[str], sample_set: Path, tmp_
     suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n')
     assert refused([a.format(suite=suite, data=sample_set, tmp=tmp_path) for a in argv], capsys).endswith(
         "workers must be from 0 (one per core) to 1024, not 99999999999999999999")
+
+
+def test_a_last_selfplay_part_that_cannot_be_written_stops_the_pool_and_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Probe finding (issue 58 re-run): a self-play folder whose part could not be written when
+    the last games were saved (after the loop: a damaged games/ folder on --resume) left the
+    pool running; the interpreter's exit then printed an ``OSError: [Errno 9] Bad file
+    descriptor`` traceback from the pool's feeder thread after the error line."""
+    import tuner.selfplay.run as run  # noqa: PLC0415
+
+    stopped: list[object] = []
+    original_stop = run._stop_pool
+    monkeypatch.setattr(run, "_stop_pool", lambda pool: (stopped.append(pool), original_stop(pool)))
+
+    def close(self: run.Recorder) -> None:
+        raise OSError(21, "Is a directory", str(tmp_path / "sp" / "games" / ".part-00000.parquet.tmp"))
+
+    monkeypatch.setattr(run.Recorder, "close", close)
+    err = refused(["selfplay", "material", "--out", str(tmp_path / "sp"), "--games", "2", "--nodes", "60",
+                   "--workers", "1", "--max-plies", "20", "--no-progress"], capsys)
+    assert err.endswith(".part-00000.parquet.tmp: Is a directory"), err
+    assert len(stopped) == 1
+    assert not any(p.is_alive() for p in (getattr(stopped[0], "_processes", None) or {}).values())

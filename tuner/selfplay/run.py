@@ -529,16 +529,23 @@ def _play_local(todo: list[GameTask], recorder: Recorder, config: SelfplayConfig
                 futures.discard(fut)
                 recorder.add([fut.result()])
             refill()
+        recorder.close()  # inside: a last part that cannot be written stops the pool too
     except BaseException as exc:
         for f in futures:
             f.cancel()
-        recorder.close()
-        _stop_pool(pool)
+        try:
+            recorder.close()
+        except BaseException as again:  # noqa: BLE001 - the games cannot be saved: that is the error to report
+            if not isinstance(exc, KeyboardInterrupt):
+                exc = again
+        finally:
+            # always, or the interpreter's exit meets the pool's threads writing to pipes it
+            # closes: "OSError: [Errno 9] Bad file descriptor" tracebacks after the error line
+            _stop_pool(pool)
         stop = recorder.stopped(exc, folder)
         if stop is not None:
             raise stop from None
-        raise
-    recorder.close()
+        raise exc from None
     pool.shutdown()
 
 
