@@ -406,7 +406,10 @@ def run_case(case: Case, work: Path) -> Outcome:
                 out.detail = f"still running after {case.timeout:.0f} s; " + stderr.decode("utf-8", "replace")[-1500:]
             else:
                 err = stderr.decode("utf-8", "replace")
-                if "Traceback" in err or proc.returncode not in (0, 2, 130):
+                # -SIGINT after a Ctrl-C: Python ends by SIGINT itself (the shell's 130) when a
+                # KeyboardInterrupt passed through exec()'d code (dataclasses, numpy), even if handled
+                interrupted = (-signal.SIGINT,) if case.sigint_after is not None else ()
+                if "Traceback" in err or proc.returncode not in (0, 2, 130, *interrupted):
                     out.kinds.append("traceback")
                     out.detail = f"exit {proc.returncode}: {err.strip()[-400:]!r}"
                 else:
