@@ -1841,7 +1841,7 @@ def all_cases() -> list[Case]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
                                  epilog="Run: NUMBA_CACHE_DIR=/tmp/nbcache nice -n 19 python bench/probe.py")
     ap.add_argument("--jobs", type=int, default=2, help="cases run at once (default: 2)")
     ap.add_argument("--only", action="append", default=[], help="run only the cases whose name holds this (repeatable)")
