@@ -1104,7 +1104,10 @@ def selfplay_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("part-summary-without-result", "part-00000.json: not a readable self-play part (TypeError: a game's result is "
                                     "None)"),
     ("part-result-2-0", "part-00000.json: not a readable self-play part (ValueError: game 0: a value out of range)"),
-], ids=["settings-deep", "part-deep", "part-games-not-a-list", "part-summary-without-result", "part-result-2-0"])
+    ("part-game-1e30", "part-00000.json: not a readable self-play part (ValueError: game 10000000000000000000000000"
+                       "00000: a value out of range)"),
+], ids=["settings-deep", "part-deep", "part-games-not-a-list", "part-summary-without-result", "part-result-2-0",
+        "part-game-1e30"])
 def test_a_damaged_selfplay_folder_is_one_line_on_resume(damage: str, message: str, selfplay_folder: Path,
                                                          tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Were RecursionError and KeyError tracebacks."""
@@ -1115,7 +1118,9 @@ def test_a_damaged_selfplay_folder_is_one_line_on_resume(damage: str, message: s
     summary = json.loads(part.read_text())["games"][0]
     text = {"settings-deep": deep, "part-deep": deep, "part-games-not-a-list": '{"games": 5}',
             "part-summary-without-result": json.dumps({"games": [{**summary, "result": None}]}),
-            "part-result-2-0": json.dumps({"games": [{**summary, "game": 0, "result": "2-0"}]})}[damage]
+            "part-result-2-0": json.dumps({"games": [{**summary, "game": 0, "result": "2-0"}]}),
+            # probe finding (issue 58 re-run): a game numbered past any run was counted as played
+            "part-game-1e30": json.dumps({"games": [{**summary, "game": 10**30}]})}[damage]
     (out / "selfplay.json" if damage == "settings-deep" else part).write_text(text)
     err = refused(["selfplay", "gm", "--out", str(out), "--resume", "--games", "4", "--nodes", "100", "--workers", "1",
                    "--no-progress"], capsys)
