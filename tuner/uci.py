@@ -91,7 +91,7 @@ from typing import Any, TextIO
 import chess
 
 from search.core.board import W_FULLMOVE, W_KEY, W_STM
-from search.core.convert import (STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
+from search.core.convert import (MAX_FEN_COUNTER, STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
                             move_from_uci, move_to_uci, push, to_chess)
 from search.tree.iterative import MAX_DEPTH, UNLIMITED, ClockPlanned, Iteration, TimePlan, tt_bits_for
 from tuner.limits import DEPTH, MAX_MOVETIME
@@ -138,6 +138,7 @@ QUICK_INFO = ("search kernels still compiling (first run only; 'tuner warmup' co
               "this move comes from a quick python-chess search")
 #: what a timed ``go`` says when the quick search answers it while the kernels load from the cache
 QUICK_LOADING_INFO = "search kernels still loading: this move comes from a quick python-chess search"
+UNPLAYABLE_INFO = "the search cannot play this position: this move comes from a quick python-chess search"
 #: the share of a timed ``go``'s soft limit it waits for kernels that load from the cache
 _LOAD_WAIT_SHARE = 0.25
 #: the share of a timed ``go``'s soft limit the quick search thinks (the rest of the interpreter's
@@ -656,18 +657,39 @@ class UciEngine:
         """A ``position`` line the rules refuse (issue 58): play on from the position after the
         legal moves before the first illegal one when its FEN is valid, else keep the last valid
         position, and say which in an ``info string``; no position at all (``go`` answers
-        ``bestmove 0000``) only when there was none before."""
+        ``bestmove 0000``) only when there was none before.
+
+        Where python-chess's rules take what the search's refuse (a counter past 2^31 - 1,
+        castling written as the king taking its rook, more pieces than promotions explain), the
+        search takes the FEN with its counters cut to its range and the moves as python-chess
+        reads them; failing that (the material), the position is kept as python-chess's board
+        and each ``go`` on it is answered by the quick python-chess search."""
         prefix = _legal_prefix(fen, moves) if fen is not None else None
         if prefix is not None:
-            try:
-                self._set_position(fen or STARTING_FEN, prefix)
-            except Exception:  # noqa: BLE001 - python-chess accepted what the search refuses: keep the last one
-                pass
-            else:
-                self.info(f"position: {reason}; playing from the position after its {len(prefix)} legal "
-                          f"move{'s' if len(prefix) != 1 else ''} before that")
+            assert fen is not None
+            whole = len(prefix) == len(moves)
+            for candidate in dict.fromkeys((fen, _counters_in_range(fen))):
+                try:
+                    self._set_position(candidate, prefix)
+                except Exception:  # noqa: BLE001 - python-chess accepted what the search refuses: try on
+                    continue
+                if whole:
+                    self.info(f"position: {reason}; read as {' '.join([candidate.strip(), *(['moves', *prefix] if prefix else [])])[:200]!r}")
+                else:
+                    self.info(f"position: {reason}; playing from the position after its {len(prefix)} legal "
+                              f"move{'s' if len(prefix) != 1 else ''} before that")
                 return
-        if self.board is None and self._pending is None:
+            try:
+                cboard = _chess_position(fen, prefix)
+            except ValueError:
+                pass
+            else:  # the search cannot play it at all: python-chess's board, the quick search
+                self.board, self.history, self._pending, self.chess_board = None, [], None, cboard
+                self.position_error = None
+                self.info(f"position: {reason}; the search cannot play this position: its moves come from the quick "
+                          "python-chess search")
+                return
+        if self.board is None and self._pending is None and self.chess_board is None:
             self._reject_position(reason)
             return
         self.info(f"position: {reason}; keeping the last valid position")
@@ -684,7 +706,7 @@ class UciEngine:
         limits, clock_note = limits.for_side(white)
         for note in [*notes, clock_note] if clock_note else notes:
             self.info(note)
-        if board is None and self._pending is None:
+        if board is None and self._pending is None and cboard is None:
             self.info(f"go: no valid position ({self.position_error}); answering the null move")
         self._stop.clear()
         if self._engine is not None:
@@ -777,11 +799,21 @@ class UciEngine:
             warm.join(0.005)
         return True
 
-    def _quick(self, board: chess.Board | None, limits: GoLimits, plan: TimePlan | None, start: float) -> str:
+    def _answer_quick(self, board: chess.Board | None, limits: GoLimits, plan: TimePlan | None, start: float,
+                      note: str | None = None) -> None:
+        """Answer this ``go`` with the quick search on ``board`` (:meth:`_quick`)."""
+        answer = self._quick(board, limits, plan, start, note=note)
+        if limits.unbounded():
+            self._stop.wait()  # UCI: in infinite mode, answer only after stop
+        self._busy.clear()
+        self.send(answer)
+
+    def _quick(self, board: chess.Board | None, limits: GoLimits, plan: TimePlan | None, start: float,
+               note: str | None = None) -> str:
         """The ``bestmove`` line of the quick search (:mod:`tuner.quickmove`) on ``board``, within
         half of ``plan``'s soft limit (a stopped search without a plan: a few hundredths of a
         second)."""
-        self.info(QUICK_INFO if self._compiling() else QUICK_LOADING_INFO)
+        self.info(note if note is not None else QUICK_INFO if self._compiling() else QUICK_LOADING_INFO)
         if board is None:
             return "bestmove 0000"
         if plan is not None and not self._stop.is_set():
@@ -816,6 +848,9 @@ class UciEngine:
             position.board is None or int(position.board[W_STM]) == 0
         plan = self.plan(position, limits, white)
         has_position = position.board is not None or position.pending is not None
+        if position.board is None and position.pending is None and cboard is not None:
+            self._answer_quick(cboard, limits, plan, start, note=UNPLAYABLE_INFO)  # python-chess's board only
+            return
         if has_position and not self._kernels_ready(limits, plan, start):
             if cboard is None and position.board is not None:
                 cboard = to_chess(position.board)
@@ -830,9 +865,14 @@ class UciEngine:
             try:
                 board, history = _core_position(*position.pending)
                 self.board, self.history, self._pending, self.chess_board = board, history, None, None
-            except Exception as exc:  # python-chess accepted what the search's rules refuse
-                self.info(f"go: no valid position ({exc}); answering the null move")
-                self._reject_position(str(exc))
+            except Exception as exc:  # noqa: BLE001 - python-chess accepted what the search's rules refuse
+                self._pending = None
+                self._keep_position(str(exc), *position.pending)
+                if self.board is None:  # not even with its counters cut: python-chess's board, the quick search
+                    self._answer_quick(self.chess_board if self.chess_board is not None else cboard, limits, plan,
+                                       start, note=UNPLAYABLE_INFO)
+                    return
+                board, history = self.board, list(self.history)
         waited = time.perf_counter() - start  # the clock was running while the kernel loaded
         if plan is not None:
             plan = replace(plan, soft=max(plan.soft - waited, 0.0), hard=max(plan.hard - waited, 0.001))
@@ -975,9 +1015,20 @@ def _legal_prefix(fen: str, moves: Sequence[str]) -> list[str] | None:
             break
         if not move or move.uci() != uci or not board.is_legal(move):
             break
+        move = board.parse_uci(uci)  # castling written as the king taking its rook: the king's move
         board.push(move)
-        out.append(uci)
+        out.append(move.uci())
     return out
+
+
+def _counters_in_range(fen: str) -> str:
+    """``fen`` with a halfmove clock or fullmove number beyond the search's range (0 or 1 to
+    2^31 - 1: :data:`search.core.convert.MAX_FEN_COUNTER`) cut to it; other fields as given."""
+    fields = fen.split()
+    for i, low in ((4, 0), (5, 1)):
+        if len(fields) > i and fields[i].isascii() and fields[i].isdigit():
+            fields[i] = str(min(max(int(fields[i][:30]), low), MAX_FEN_COUNTER))
+    return " ".join(fields)
 
 
 def _chess_position(fen: str, moves: Sequence[str]) -> chess.Board:

@@ -568,7 +568,12 @@ def test_dev_zero_as_any_input_file_is_one_line(name: str, sample_set: Path, tmp
 
 #: every command reading a file as an input, the file as {f} (or {w})
 FIFO_COMMANDS = {**INPUT_FILE_COMMANDS, **{f"weights-{c}": a for c, a in WEIGHT_COMMANDS.items()},
-                 "ingest": ["ingest", "{f}", "--out", "{tmp}/d"]}
+                 "ingest": ["ingest", "{f}", "--out", "{tmp}/d"],
+                 # probe findings (issue 58 re-run): these two waited for a writer for ever
+                 "openings-from-pgn": ["bench", "openings", "--from-pgn", "{f}", "--out", "{tmp}/o.epd", "--count", "2",
+                                       "--depth", "1"],
+                 "openings-from-book": ["bench", "openings", "--from-book", "{f}", "--out", "{tmp}/o.epd", "--count",
+                                        "2", "--depth", "1"]}
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
@@ -584,6 +589,32 @@ def test_a_fifo_with_no_writer_as_any_input_is_refused_not_waited_on(name: str, 
     err = without_compile_note(r.stderr).strip()
     assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert f"{fifo}: " in err and "not a regular file: a FIFO" in err
+
+
+SPLIT_COMMANDS = {
+    "convert": ["convert", "{set}", "{tmp}/c", "--to", "compact"],
+    "merge": ["merge", "{set}", "{data}", "--out", "{tmp}/m", "--no-progress"],
+    "move-match": ["bench", "move-match", "--weights", "material", "--data", "{set}", "--split", "train",
+                   "--max-positions", "10", "--threads", "1"],
+    "convert-file": ["convert", "{set}/train.parquet", "{tmp}/c.mtpos"],
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("name", sorted(SPLIT_COMMANDS))
+def test_a_fifo_as_a_split_file_of_a_position_set_is_refused_not_waited_on(name: str, sample_set: Path,
+                                                                           tmp_path: Path) -> None:
+    """Probe finding (issue 58 re-run): ``tuner convert`` of a set whose train.parquet is a FIFO
+    waited for ever in polars."""
+    bad = tmp_path / "set"
+    shutil.copytree(sample_set, bad)
+    (bad / "train.parquet").unlink()
+    os.mkfifo(bad / "train.parquet")
+    argv = [a.format(set=bad, data=sample_set, tmp=tmp_path) for a in SPLIT_COMMANDS[name]]
+    r = subprocess.run([sys.executable, "-m", "tuner", *argv], capture_output=True, text=True, timeout=300)
+    err = without_compile_note(r.stderr).strip()
+    assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.endswith(f"{bad / 'train.parquet'}: not a regular file: a FIFO"), err
 
 
 def test_perft_refuses_a_depth_beyond_the_search(capsys: pytest.CaptureFixture[str]) -> None:
@@ -1073,7 +1104,10 @@ def selfplay_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("part-summary-without-result", "part-00000.json: not a readable self-play part (TypeError: a game's result is "
                                     "None)"),
     ("part-result-2-0", "part-00000.json: not a readable self-play part (ValueError: game 0: a value out of range)"),
-], ids=["settings-deep", "part-deep", "part-games-not-a-list", "part-summary-without-result", "part-result-2-0"])
+    ("part-game-1e30", "part-00000.json: not a readable self-play part (ValueError: game 10000000000000000000000000"
+                       "00000: a value out of range)"),
+], ids=["settings-deep", "part-deep", "part-games-not-a-list", "part-summary-without-result", "part-result-2-0",
+        "part-game-1e30"])
 def test_a_damaged_selfplay_folder_is_one_line_on_resume(damage: str, message: str, selfplay_folder: Path,
                                                          tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Were RecursionError and KeyError tracebacks."""
@@ -1084,7 +1118,9 @@ def test_a_damaged_selfplay_folder_is_one_line_on_resume(damage: str, message: s
     summary = json.loads(part.read_text())["games"][0]
     text = {"settings-deep": deep, "part-deep": deep, "part-games-not-a-list": '{"games": 5}',
             "part-summary-without-result": json.dumps({"games": [{**summary, "result": None}]}),
-            "part-result-2-0": json.dumps({"games": [{**summary, "game": 0, "result": "2-0"}]})}[damage]
+            "part-result-2-0": json.dumps({"games": [{**summary, "game": 0, "result": "2-0"}]}),
+            # probe finding (issue 58 re-run): a game numbered past any run was counted as played
+            "part-game-1e30": json.dumps({"games": [{**summary, "game": 10**30}]})}[damage]
     (out / "selfplay.json" if damage == "settings-deep" else part).write_text(text)
     err = refused(["selfplay", "gm", "--out", str(out), "--resume", "--games", "4", "--nodes", "100", "--workers", "1",
                    "--no-progress"], capsys)
@@ -1103,3 +1139,26 @@ def test_a_huge_worker_count_is_one_line(argv: list[str], sample_set: Path, tmp_
     suite.write_text('4k3/8/8/8/8/8/8/4K2R w K - bm O-O; id "castle";\n')
     assert refused([a.format(suite=suite, data=sample_set, tmp=tmp_path) for a in argv], capsys).endswith(
         "workers must be from 0 (one per core) to 1024, not 99999999999999999999")
+
+
+def test_a_last_selfplay_part_that_cannot_be_written_stops_the_pool_and_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Probe finding (issue 58 re-run): a self-play folder whose part could not be written when
+    the last games were saved (after the loop: a damaged games/ folder on --resume) left the
+    pool running; the interpreter's exit then printed an ``OSError: [Errno 9] Bad file
+    descriptor`` traceback from the pool's feeder thread after the error line."""
+    import tuner.selfplay.run as run  # noqa: PLC0415
+
+    stopped: list[object] = []
+    original_stop = run._stop_pool
+    monkeypatch.setattr(run, "_stop_pool", lambda pool: (stopped.append(pool), original_stop(pool)))
+
+    def close(self: run.Recorder) -> None:
+        raise OSError(21, "Is a directory", str(tmp_path / "sp" / "games" / ".part-00000.parquet.tmp"))
+
+    monkeypatch.setattr(run.Recorder, "close", close)
+    err = refused(["selfplay", "material", "--out", str(tmp_path / "sp"), "--games", "2", "--nodes", "60",
+                   "--workers", "1", "--max-plies", "20", "--no-progress"], capsys)
+    assert err.endswith(".part-00000.parquet.tmp: Is a directory"), err
+    assert len(stopped) == 1
+    assert not any(p.is_alive() for p in (getattr(stopped[0], "_processes", None) or {}).values())

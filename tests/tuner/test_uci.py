@@ -302,6 +302,48 @@ def test_a_position_never_waits_for_kernels_that_load(monkeypatch: pytest.Monkey
         release.set()
 
 
+@pytest.mark.parametrize(("fen", "expected"), [
+    ("8/8/8/8/8/8/8/K6k w - - 0 99999999999999999999", "read as"),
+    ("qqqqkqqq/qqqqqqqq/8/8/8/8/QQQQQQQQ/QQQQKQQQ w - - 0 1", "quick python-chess search"),
+])
+def test_a_position_read_while_kernels_load_that_the_search_refuses_still_gets_a_legal_move(
+        monkeypatch: pytest.MonkeyPatch, fen: str, expected: str) -> None:
+    """Probe finding (issue 58 re-run): a position python-chess read while the kernels loaded,
+    which the search's rules then refused at the go, was answered bestmove 0000 (legal moves
+    there); now as when the search reads it at once (counters cut, or the quick search)."""
+    import io
+
+    import tuner.uci as uci
+    from search.params.weights import load_weights
+
+    release = threading.Event()
+    original = uci.UciEngine._warm_up
+
+    def held(self: uci.UciEngine, after: threading.Thread | None = None, *, boundary: bool = False) -> None:
+        release.wait(30)
+        original(self, after, boundary=boundary)
+
+    monkeypatch.setattr(uci.UciEngine, "_warm_up", held)
+    out = io.StringIO()
+    engine = uci.UciEngine(load_weights("classic").values, out=out)
+    try:
+        engine.handle(f"position fen {fen}")
+        assert engine.board is None and engine._pending is not None  # read by python-chess
+    finally:
+        release.set()
+    engine._warmup.join(60)
+    while engine.kernels_loading():
+        engine._warmup.join(1)
+    engine.handle("go nodes 300")
+    started = time.perf_counter()
+    while "bestmove" not in out.getvalue() and time.perf_counter() - started < 30:
+        time.sleep(0.01)
+    text = out.getvalue()
+    move = text.split("bestmove ")[-1].split()[0]
+    assert chess.Move.from_uci(move) in chess.Board(fen).legal_moves, text
+    assert expected in text and "null move" not in text, text
+
+
 def test_the_collector_is_paused_while_kernels_load_then_frozen() -> None:
     """Issue 58 item 12: full collections over the objects numba makes while it compiles
     stopped every thread for 95-250 ms (the quick search's late moves); the warm-up runs with

@@ -90,14 +90,11 @@ def test_a_search_without_limits_answers_after_stop(engine: RawEngine, position:
 
 
 @pytest.mark.parametrize(("position", "reason", "kept"), [
-    ("position fen 8/8/8/8/8/8/8/K6k w - - 99999999999999999999999 1", "halfmove clock", "d2d4"),
-    ("position fen 8/8/8/8/8/8/8/K6k w - - 0 99999999999999999999999", "fullmove number", "d2d4"),
     ("position fen not a fen", "invalid FEN", "d2d4"),
     ("position fen 8/8/8/8/8/8/8/8 w - - 0 1", "no", "d2d4"),  # no kings
     ("position startpos moves e2e4 e7e5 e1e3", "illegal move 'e1e3'", "e2e4 e7e5"),
     ("position startpos moves e2e5", "illegal move 'e2e5'", ""),
     ("position startpos moves e2e4 moves e7e5", "illegal move 'moves'", "e2e4"),
-    ("position fen 4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1", "beyond the starting set", "d2d4"),
     ("position fen k6R/8/8/8/8/8/8/K7 w - - 0 1", "side not to move is in check", "d2d4"),
     ("position", "expected 'position startpos|fen", "d2d4"),
     ("position startpos e2e4", "unexpected 'e2e4' after startpos", "d2d4"),
@@ -120,6 +117,44 @@ def test_a_rejected_position_plays_on_from_the_last_valid_one(engine: RawEngine,
     assert _legal(line, board), (line, board.fen())
     line, _ = _go(engine, "go depth 2")  # the same position again
     assert _legal(line, board)
+
+
+@pytest.mark.parametrize(("position", "reason", "said", "fen"), [
+    ("position fen 8/8/8/8/8/8/8/K6k w - - 99999999999999999999999 1", "halfmove clock", "read as",
+     "8/8/8/8/8/8/8/K6k w - - 2147483647 1"),
+    ("position fen 8/8/8/8/8/8/8/K6k w - - 0 99999999999999999999999", "fullmove number", "read as",
+     "8/8/8/8/8/8/8/K6k w - - 0 2147483647"),
+    ("position fen r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1 moves e1h1", "illegal move 'e1h1'", "moves e1g1",
+     "r3k2r/8/8/8/8/8/8/R4RK1 b kq - 1 1"),
+    ("position fen 4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1", "beyond the starting set", "quick python-chess search",
+     "4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1"),
+    ("position fen qqqqkqqq/qqqqqqqq/8/8/8/8/QQQQQQQQ/QQQQKQQQ b - - 0 1", "beyond the starting set",
+     "quick python-chess search", "qqqqkqqq/qqqqqqqq/8/8/8/8/QQQQQQQQ/QQQQKQQQ b - - 0 1"),
+])
+@pytest.mark.parametrize("before", ["position startpos moves d2d4", None], ids=["after-a-position", "first"])
+def test_a_position_python_chess_reads_but_the_search_refuses_is_played_as_python_chess_reads_it(
+        engine: RawEngine, position: str, reason: str, said: str, fen: str, before: str | None) -> None:
+    """Probe finding (issue 58 re-run): counters past the search's range, castling written as the
+    king taking its rook and more pieces than promotions explain were refused by the search though
+    python-chess reads them: the engine answered bestmove 0000 with legal moves (first position),
+    or a move of the previous position. Now the search plays the FEN with its counters cut to
+    its range and the moves as python-chess reads them, or else the quick python-chess search
+    answers on python-chess's board."""
+    fresh = started_engine() if before is None else None  # no position at all before the bad one
+    raw = next(fresh) if fresh is not None else engine
+    try:
+        if before is not None:
+            raw.send(before)
+        raw.send(position)
+        for go in ("go depth 2", "go nodes 500", "go movetime 50"):
+            line, lines = _go(raw, go)
+            assert line != "bestmove 0000" and _legal(line, chess.Board(fen)), (line, lines)
+            if go == "go depth 2":
+                told = [b for b in lines if b.startswith("info string position: ")]
+                assert len(told) == 1 and reason in told[0] and said in told[0], lines
+    finally:
+        if fresh is not None:
+            next(fresh, None)
 
 
 @pytest.mark.parametrize("fen", [

@@ -193,6 +193,10 @@ def _playable(path: Path, lineno: int, board: chess.Board) -> None:
         raise OpeningsFileError(f"{path}: line {lineno}: impossible position ({board.status()!r})")
     if board.is_game_over():
         raise OpeningsFileError(f"{path}: line {lineno}: the game is already over in this position")
+    try:  # the search's own rules too (its counters' range, the material promotions explain)
+        from_fen(board.fen())
+    except ValueError as exc:
+        raise OpeningsFileError(f"{path}: line {lineno}: not a position the search plays ({exc})") from None
 
 
 def _epd_openings(path: Path, lines: list[str]) -> list[Opening]:

@@ -29,6 +29,7 @@ comment lines at the top say how the file was made.
 from __future__ import annotations
 
 import hashlib
+import io
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 import chess.polyglot
+
+from search.core.input_limits import open_regular
 
 from search.core.convert import from_fen
 from search.evaluation.evaluators import Evaluator
@@ -152,8 +155,8 @@ def pgn_lines(path: str | Path, max_plies: int) -> Iterator[tuple[int, list[ches
     (see :class:`_OpeningLine`); :class:`OpeningSourceError` (one line) when the file cannot be
     opened."""
     path = Path(path)
-    try:
-        handle = path.open(encoding="utf-8", errors="replace")
+    try:  # a FIFO or a device is refused, never waited on or read without end
+        handle = io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="replace")
     except FileNotFoundError:
         raise OpeningSourceError(f"{path}: no such games file") from None
     except OSError as exc:
@@ -196,6 +199,7 @@ def book_candidates(path: str | Path, config: SuiteConfig, rng: random.Random, w
     path = Path(path)
     out: list[list[Candidate]] = []
     try:
+        open_regular(path).close()  # a FIFO or a device is refused, never waited on
         with chess.polyglot.open_reader(path) as book:
             for walk in range(walks):
                 target = rng.randint(config.min_plies, config.max_plies)
@@ -213,7 +217,8 @@ def book_candidates(path: str | Path, config: SuiteConfig, rng: random.Random, w
     except FileNotFoundError:
         raise OpeningSourceError(f"{path}: no such Polyglot book") from None
     except (OSError, ValueError) as exc:
-        raise OpeningSourceError(f"{path}: cannot read as a Polyglot book ({exc.__class__.__name__})") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc.__class__.__name__
+        raise OpeningSourceError(f"{path}: cannot read as a Polyglot book ({why})") from None
     return out
 
 

@@ -43,7 +43,7 @@ from tuner.errors import TunerError, one_line
 from tuner.ingest.compact import (MATE_TEXT, NO_SCORE, CompactError, fens_of, frame_of, pack, pack_frame,
                                   text_buffer)
 from tuner.ingest.compact_file import CHUNK_RECORDS, SUFFIX, CompactFile, CompactWriter, is_compact_file
-from tuner.ingest.reader import is_compact, read_manifest, read_split, split_path, split_rows
+from tuner.ingest.reader import check_split_file, is_compact, read_manifest, read_split, split_path, split_rows
 from tuner.ingest.schema import MANIFEST, SCHEMA, SPLIT_FORMATS, SPLITS, split_file
 from tuner.ingest.writer import check_output as check_set_output
 from tuner.ingest.writer import clean_leftovers, commit, os_failure, staging_dir, staging_path, write_manifest
@@ -74,6 +74,7 @@ def _rows_of(path: str | Path, first: int) -> Callable[[int], str]:
 
 def _parquet_frames(src: Path) -> Iterator[tuple[int, pl.DataFrame]]:
     """``(first row, frame)`` of a Parquet file's :data:`PACKED_COLUMNS`, :data:`BATCH_ROWS` rows at a time."""
+    check_split_file(src)  # a FIFO would block polars for ever
     try:
         schema = pl.read_parquet_schema(src)
         missing = [c for c in PACKED_COLUMNS if c not in schema]
@@ -227,9 +228,10 @@ def bullet_lines(records: np.ndarray) -> tuple[list[str], int]:
     return lines, int(len(records) - len(rec))
 
 
-def compact_to_bullet(src: str | Path, dst: str | Path) -> tuple[int, int]:
+def compact_to_bullet(src: str | Path, dst: str | Path, *, allow_empty: bool = True) -> tuple[int, int]:
     """Write the compact file ``src`` as bullet text ``dst``; return (lines written, rows
-    skipped: no score, or the result ``*``)."""
+    skipped: no score, or the result ``*``). Without ``allow_empty``, no line to write leaves
+    ``dst`` as it was."""
     dst = Path(dst)
     tmp = _tmp(dst)
     written = skipped = 0
@@ -240,7 +242,8 @@ def compact_to_bullet(src: str | Path, dst: str | Path) -> tuple[int, int]:
                 fh.write("".join(line + "\n" for line in lines))
                 written += len(lines)
                 skipped += dropped
-        os.replace(tmp, dst)
+        if written or allow_empty:
+            os.replace(tmp, dst)
     finally:
         tmp.unlink(missing_ok=True)
     return written, skipped
@@ -394,7 +397,7 @@ def convert(src: str | Path, dst: str | Path, *, to: str | None = None, overwrit
 
             from tuner.ingest.reader import split_rows  # noqa: PLC0415
 
-            written = export_positions(src, dst, fmt="bullet", overwrite=overwrite)
+            written = export_positions(src, dst, fmt="bullet", overwrite=overwrite, allow_empty=False)
             skipped = sum(split_rows(src, split) for split in SPLITS) - written
         elif route == "parquet_to_compact":
             written = parquet_to_compact(src, dst)
@@ -403,11 +406,11 @@ def convert(src: str | Path, dst: str | Path, *, to: str | None = None, overwrit
         elif route == "bullet_to_compact":
             written = bullet_to_compact(src, dst)
         else:
-            written, skipped = compact_to_bullet(src, dst)
+            written, skipped = compact_to_bullet(src, dst, allow_empty=False)
     except OSError as exc:
         raise TunerError(f"{exc.filename or dst}: {exc.strerror or exc}") from None
     if target == "bullet" and written == 0:  # an empty training file helps no one: say why
-        dst.unlink(missing_ok=True)
+        # (nothing was written: an existing file given with --overwrite is as it was)
         raise TunerError(f"{src}: none of its {skipped} positions has both a score and a finished game's result "
                          "(a bullet line needs both; sets from games have no scores: self-play sets do); "
                          f"{dst} not written")

@@ -31,7 +31,7 @@ import polars as pl
 import tuner
 from tuner.errors import TunerError, one_line
 from tuner.ingest.positions import SPLIT_COLUMN
-from tuner.ingest.reader import is_compact, read_manifest, read_split, split_path, split_rows
+from tuner.ingest.reader import check_split_file, is_compact, read_manifest, read_split, split_path, split_rows
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, check_split_format, split_file
 from tuner.ingest.writer import (
     PositionWriter,
@@ -145,9 +145,7 @@ def check_inputs(sets: list[Path], out: Path, *, single: bool = False) -> list[d
     for folder in sets:
         manifest = read_manifest(folder)
         for split in SPLITS:
-            path = split_path(folder, split, manifest)
-            if not path.is_file():
-                raise TunerError(f"{path}: missing from the position set")
+            check_split_file(split_path(folder, split, manifest))
         manifests.append(manifest)
     return manifests
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from search.core.input_limits import InputLimitError, loads_json, read_capped
+from search.core.input_limits import InputLimitError, loads_json, open_regular, read_capped
 from tuner.errors import TunerError
 from tuner.ingest.schema import (
     ADDED_IN,
@@ -72,6 +72,19 @@ def split_path(folder: str | Path, split: str, manifest: dict[str, Any] | None =
     return Path(folder) / str(name)
 
 
+def check_split_file(path: Path) -> Path:
+    """``path``, a split file of a position set, if it is a regular file (links followed); else
+    one :class:`TunerError` line: missing from the set, or what it is instead (a FIFO, which
+    polars would wait on for ever, a device, a folder, a loop of links)."""
+    try:
+        open_regular(path).close()
+    except FileNotFoundError:
+        raise TunerError(f"{path}: missing from the position set") from None
+    except OSError as exc:
+        raise TunerError(f"{path}: {exc.strerror or exc.__class__.__name__}") from None
+    return path
+
+
 def is_compact(path: Path) -> bool:
     """Whether the split file ``path`` is a compact one (by its suffix)."""
     return path.suffix == SPLIT_FORMATS["compact"]
@@ -80,7 +93,7 @@ def is_compact(path: Path) -> bool:
 def split_rows(folder: str | Path, split: str) -> int:
     """The number of rows of ``split`` in the position set ``folder`` (its file's metadata or
     index only)."""
-    path = split_path(folder, split)
+    path = check_split_file(split_path(folder, split))
     if is_compact(path):
         from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415 - numba: only for a compact set
 
@@ -169,9 +182,7 @@ def read_split(folder: str | Path, split: str, columns: list[str] | None = None,
         raise TunerError(f"unknown column(s) {', '.join(unknown)}: a position set has {', '.join(SCHEMA)}")
     manifest = read_manifest(folder)
     version = manifest["schema_version"]
-    path = split_path(folder, split, manifest)
-    if not path.is_file():
-        raise TunerError(f"{path}: missing from the position set")
+    path = check_split_file(split_path(folder, split, manifest))
     if is_compact(path):  # every column of SCHEMA, those a record lacks null; checked as a Parquet split is
         frame = _read_compact(path, wanted, rows)
         _check_frame(frame, path, rows)

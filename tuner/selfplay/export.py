@@ -74,11 +74,12 @@ def _lines(rows: pl.DataFrame, fmt: str, progress: bool | None) -> list[str]:
 
 
 def export_positions(folder: str | Path, path: str | Path, *, fmt: str | None = None, overwrite: bool = False,
-                     progress: bool | None = None) -> int:
+                     progress: bool | None = None, allow_empty: bool = True) -> int:
     """Write every scored position of finished games in the position set ``folder`` (all splits,
     in game order) to ``path`` in ``fmt`` (default by suffix); return the lines written. An
     existing ``path`` is refused unless ``overwrite`` (:func:`tuner.outputs.check_output`); the
-    file is written atomically."""
+    file is written atomically. Without ``allow_empty``, a set without such a position writes
+    nothing (an existing ``path`` stays as it was) and returns 0."""
     folder, path = Path(folder), Path(path)
     fmt = format_of(path, fmt)
     check_output(path, overwrite=overwrite, flag="--export")
@@ -87,6 +88,8 @@ def export_positions(folder: str | Path, path: str | Path, *, fmt: str | None = 
               for name in SPLITS]
     rows = pl.concat(frames).sort(["game_id", "ply"])
     lines = _lines(rows, fmt, progress)
+    if not lines and not allow_empty:
+        return 0
     try:
         atomic_write_text(path, "".join(line + "\n" for line in lines))
     except OSError as exc:

@@ -56,7 +56,7 @@ from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS
 from tuner.ingest.split import assign_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
 from tuner.progress import PlainProgress, progress_bar
-from tuner.selfplay.config import SelfplayConfig
+from tuner.selfplay.config import MAX_GAMES, SelfplayConfig
 from tuner.selfplay.game import GameRecord, GameTask, Mover, play_game
 from tuner.training.run_folder import LOCK_NAME, RunDir
 
@@ -208,7 +208,8 @@ def _checked_summary(g: Any) -> dict[str, Any]:
     for key, kind in (("game", int), ("positions", int), ("nodes", int), ("result", str), ("termination", str)):
         if not isinstance(g.get(key), kind) or isinstance(g.get(key), bool):
             raise TypeError(f"a game's {key} is {g.get(key)!r}")
-    if g["game"] < 0 or g["positions"] < 0 or g["nodes"] < 0 or g["result"] not in ("1-0", "0-1", "1/2-1/2"):
+    if not 0 <= g["game"] < MAX_GAMES or g["positions"] < 0 or g["nodes"] < 0 or \
+            g["result"] not in ("1-0", "0-1", "1/2-1/2"):
         raise ValueError(f"game {g['game']}: a value out of range")
     return g
 
@@ -529,16 +530,23 @@ def _play_local(todo: list[GameTask], recorder: Recorder, config: SelfplayConfig
                 futures.discard(fut)
                 recorder.add([fut.result()])
             refill()
+        recorder.close()  # inside: a last part that cannot be written stops the pool too
     except BaseException as exc:
         for f in futures:
             f.cancel()
-        recorder.close()
-        _stop_pool(pool)
+        try:
+            recorder.close()
+        except BaseException as again:  # noqa: BLE001 - the games cannot be saved: that is the error to report
+            if not isinstance(exc, KeyboardInterrupt):
+                exc = again
+        finally:
+            # always, or the interpreter's exit meets the pool's threads writing to pipes it
+            # closes: "OSError: [Errno 9] Bad file descriptor" tracebacks after the error line
+            _stop_pool(pool)
         stop = recorder.stopped(exc, folder)
         if stop is not None:
             raise stop from None
-        raise
-    recorder.close()
+        raise exc from None
     pool.shutdown()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from pathlib import Path
 
 import chess
 import chess.pgn
@@ -374,3 +375,15 @@ def test_a_small_match_on_a_clock_plays_legal_games(tmp_path) -> None:  # type: 
         assert game.termination in ("adjudication: draw after 30 plies", "loss on time", "checkmate",
                                     "threefold repetition") or game.termination.startswith("adjudication")
         assert all(depth >= 1 for _, depth in game.scores)
+
+
+@pytest.mark.parametrize("fen", ["rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 " + "9" * 30,
+                                 "4k3/8/8/8/8/8/8/4K2R w K - 0 2147483648"], ids=["fullmove-huge", "fullmove-2-31"])
+@pytest.mark.parametrize("kind", ["epd", "pgn"])
+def test_an_opening_the_search_refuses_is_one_line_before_any_game(fen: str, kind: str, tmp_path: Path) -> None:
+    """Probe finding (issue 58 re-run): a FEN counter python-chess takes but the search does not
+    was an ``InvalidFenError`` traceback from the first game's worker."""
+    path = tmp_path / f"o.{kind}"
+    path.write_text(f"{fen}\n" if kind == "epd" else f'[FEN "{fen}"]\n[SetUp "1"]\n\n*\n\n')
+    with pytest.raises(OpeningsFileError, match=r"o\.(epd|pgn): line 1: not a position the search plays"):
+        load_openings(path)

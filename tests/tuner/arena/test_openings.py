@@ -151,3 +151,25 @@ def test_verify_suite_finds_a_tampered_line(tmp_path: Path) -> None:
     text = " | ".join(failures)
     assert f"line {body[0] + 1}: the id's moves lead to" in text and "plies, not 6..12" in text
     assert "the file ce 999" in text and f"same position as line {body[1] + 1}" in text
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_games_file_or_book_that_is_not_a_regular_file_is_refused_not_waited_on(kind: str, tmp_path: Path) -> None:
+    """Probe finding (issue 58 re-run): ``--from-pgn`` a FIFO with no writer waited for ever and
+    ``/dev/urandom`` was read without end; ``--from-book`` a FIFO blocked too."""
+    import os  # noqa: PLC0415
+
+    if kind == "fifo":
+        path = tmp_path / "g.pgn"
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/urandom")
+        if not path.exists():
+            pytest.skip("no /dev/urandom")
+    else:
+        path = tmp_path
+    with pytest.raises(OpeningSourceError, match="cannot read games file"):
+        list(pgn_lines(path, 8))
+    if kind != "folder":
+        with pytest.raises(OpeningSourceError, match="cannot read as a Polyglot book .not a regular file"):
+            book_candidates(path, SuiteConfig(count=1), random.Random(0), 1)

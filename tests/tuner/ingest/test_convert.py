@@ -257,3 +257,20 @@ def test_a_set_without_scores_writes_no_empty_bullet_file(sample_set: Path, tmp_
     err = capsys.readouterr().err
     assert err.startswith(f"tuner convert: error: {sample_set}: none of its ") and "has both a score" in err
     assert not out.exists()
+
+
+def test_a_refused_bullet_conversion_leaves_an_existing_out_with_overwrite_as_it_was(
+        sample_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Probe finding (issue 58 re-run): with --overwrite, the refusal above had replaced the
+    existing OUT with an empty file and then removed it (through a link: the link)."""
+    from tuner.cli import main
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("my lines\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(mine)
+    for out in (mine, link):
+        assert main(["convert", str(sample_set), str(out), "--overwrite"]) == 2
+        assert "has both a score" in capsys.readouterr().err
+        assert out.read_text() == "my lines\n"
+    assert link.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "mine.txt"]
