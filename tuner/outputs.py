@@ -35,8 +35,9 @@ def _same(a: Path, b: Path) -> bool:
 def check_output(out: str | Path | None, *, overwrite: bool, inputs: Iterable[str | Path | None] = (),
                  flag: str = "--out") -> None:
     """Refuse, in one :class:`TunerError` line naming the file, an output ``out`` that is one of
-    the command's ``inputs`` (always: it would be read and replaced), a folder, or an existing
-    file unless ``overwrite``. ``None`` and ``-`` (standard output) pass."""
+    the command's ``inputs`` (always: it would be read and replaced), a folder, a device, pipe or
+    socket (always: writing a temporary file and renaming it over ``/dev/full`` replaced the
+    device node itself), or an existing file unless ``overwrite``. ``None`` and ``-`` (standard output) pass."""
     if out is None or str(out) == "-":
         return
     path = Path(out)
@@ -45,6 +46,9 @@ def check_output(out: str | Path | None, *, overwrite: bool, inputs: Iterable[st
             raise TunerError(f"{out}: {flag} names an input of the command ({given}); write to another file")
     if path.is_dir():
         raise TunerError(f"{out}: is a folder; {flag} names the file to write")
+    if path.exists() and not path.is_file():  # the atomic rename would replace the node itself (/dev/full)
+        raise TunerError(f"{out}: not a regular file (a device, pipe or socket); {flag} names the file to write "
+                         "(- for standard output)")
     if path.exists() and not overwrite:
         raise TunerError(f"{out}: exists; pass --overwrite to replace it")
 

@@ -170,6 +170,26 @@ def test_export_refuses_an_existing_out_without_overwrite(tmp_path: Path, capsys
     assert [p.name for p in tmp_path.iterdir()] == ["eval.h"]  # no temporary file left beside it
 
 
+def test_an_out_that_is_a_device_or_pipe_is_refused_even_with_overwrite(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe's ``tuner export classic --out /dev/full --overwrite`` renamed its temporary file
+    over the device, which left /dev/full a regular file (and a later test that writes to it a
+    file, not a full disk); a FIFO, or a link to /dev/null, is refused as a device is."""
+    import os  # noqa: PLC0415
+    import stat  # noqa: PLC0415
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "null"
+    link.symlink_to("/dev/null")
+    for out in (fifo, link):
+        err = refused(["export", "classic", "--format", "json", "--out", str(out), "--overwrite"], capsys)
+        assert err == (f"tuner export: error: {out}: not a regular file (a device, pipe or socket); --out names the "
+                       "file to write (- for standard output)")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null", "pipe"]
+
+
 def test_a_network_export_never_writes_over_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from search.params.weights import BUILTIN_DIR  # noqa: PLC0415
 

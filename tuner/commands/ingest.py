@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--config", metavar="TOML", help="read the settings below from the [ingest] table of a TOML "
                                                     "file (options given here override it)")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
-                   help="no progress bar (it is shown only on a terminal anyway)")
+                   help="no progress bar on a terminal, no progress lines in a log")
     add_arguments(p, IngestConfig)
     p.set_defaults(func=run)
 

@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(train.mtpos ..., 40 bytes a position: no ratings, tags or source; tuner convert turns one "
                         "into the other) (default: parquet)")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
-                   help="no progress bar (it is shown only on a terminal anyway)")
+                   help="no progress bar on a terminal, no progress lines in a log")
     p.set_defaults(func=run)
 
 

@@ -190,7 +190,7 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         writer = PositionWriter(staging, dedup=dedup)
         offsets, dropped, illegal, offset = [], 0, 0, 0
         with progress_bar(total=total, unit="pos", desc="merge", file=sys.stderr, leave=False,
-                          disable=None if progress is None else not progress) as bar:
+                          disable=progress is False) as bar:
             def add(frame: pl.DataFrame, shift: int, split: int) -> int:
                 """Add ``frame``'s rows to ``split`` with their games shifted by ``shift``;
                 return the duplicates dropped."""

@@ -284,7 +284,7 @@ def ingest(paths: Sequence[str | Path], out: str | Path, config: IngestConfig | 
         writer = PositionWriter(staging, dedup=config.dedup)
         tally = _Tally()
         total = sum(inp.size for inp in inputs)
-        with progress_bar(total=total, unit="B", unit_scale=True, desc="ingest", disable=None if progress is None else not progress,
+        with progress_bar(total=total, unit="B", unit_scale=True, desc="ingest", disable=progress is False,
                   file=sys.stderr, leave=False) as bar:
             counter = _ByteCounter()
             for batch, result in _run(_batches(iter_games(inputs, digests, counter), counter), config, workers):

@@ -56,7 +56,7 @@ def _lines(rows: pl.DataFrame, fmt: str, progress: bool | None) -> list[str]:
     it = zip(rows["fen"].to_list(), rows["score"].to_list(), rows["result"].to_list(), rows["move"].to_list(),
              rows["stm"].to_list(), strict=True)
     for fen, score, result, move, stm in progress_bar(it, total=rows.height, unit="pos", desc="export",
-                                                      disable=None if progress is None else not progress):
+                                                      disable=progress is False):
         if score is None or result not in _RESULT_NUMBER:
             continue
         cp = text_cp(int(score))

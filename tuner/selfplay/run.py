@@ -439,7 +439,7 @@ class Recorder:
         # in a log, a line at least every PROGRESS_LOG_SECONDS: games finish seldom (issue 58 item
         # 15: 60 s without a line), so the caller's wait loop ticks it
         self.bar = progress_bar(total=total, unit="game", desc="selfplay", file=log,
-                                disable=None if progress is None else not progress, log_seconds=PROGRESS_LOG_SECONDS)
+                                disable=progress is False, log_seconds=PROGRESS_LOG_SECONDS)
 
     def tick(self) -> None:
         """A wake of the wait loop (a progress line in a log when one is due)."""

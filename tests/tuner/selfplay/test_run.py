@@ -335,3 +335,19 @@ def test_the_set_is_written_compact_with_format_and_rebuilt_in_either(tmp_path: 
     stored = ["game_id", "ply", "fen", "move", "stm", "result", "score", "n_legal", "zobrist"]
     assert all(f.select(stored).equals(compact[n].select(stored)) for n, f in _frames(out).items())
     assert sum(f.height for f in compact.values()) == manifest["positions"]["kept"] > 0
+
+
+@pytest.mark.parametrize(("progress", "plain"), [(None, True), (True, True), (False, False)])
+def test_a_log_gets_plain_progress_lines_unless_no_progress(tmp_path: Path, progress: bool | None,
+                                                             plain: bool) -> None:
+    """The command's default (``progress=None``) meant tqdm's "terminal only": a 9,000-game run
+    with its standard error in a log said nothing for 80 minutes; now a log gets plain lines (at
+    least every PROGRESS_LOG_SECONDS), ``--no-progress`` none."""
+    import io
+
+    from tuner.progress import PlainProgress
+    from tuner.selfplay.run import Journal, Recorder, _Tally
+
+    recorder = Recorder(Journal(tmp_path, "gm"), _Tally(), 10, progress, io.StringIO())
+    assert isinstance(recorder.bar, PlainProgress) is plain
+    recorder.bar.close()
