@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,6 +76,12 @@ class TexelConfig:
                                       "centipawns", metavar="CP")
     l2_start: float = help_field(0.0, "L2 strength pulling the trainable weights toward the start weights "
                                       "(per position, as E; the linear evaluator)")
+    stream: str = help_field("auto", "read the training positions as a stream, a window of chunks at a time, so "
+                                     "that memory does not grow with the set (on, off, or auto: on when the "
+                                     "training positions are more than 2,000,000 and batch_size > 0; "
+                                     "docs/selfplay.md, Streamed training)", metavar="auto|on|off")
+    stream_buffer: int = help_field(16, "streamed: chunks held and shuffled together (a compact set's chunk is "
+                                        "65,536 positions, a Parquet set's is read in as many)", metavar="CHUNKS")
 
     def validate(self) -> None:
         if not 0.0 <= self.lam <= 1.0:
@@ -87,6 +94,12 @@ class TexelConfig:
             raise ValueError("epochs and batch_size must be >= 0, steps >= 1")
         if self.steps > MAX_STEPS:
             raise ValueError(f"steps must be at most {MAX_STEPS:,} an epoch, not {self.steps}")
+        if self.stream not in ("auto", "on", "off"):
+            raise ValueError(f"stream must be auto, on or off, not {self.stream!r}")
+        if self.stream == "on" and self.batch_size == 0:
+            raise ValueError("stream on trains by mini-batches: give batch_size (e.g. 4096)")
+        if self.stream_buffer < 1:
+            raise ValueError(f"stream_buffer must be >= 1, not {self.stream_buffer}")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be adam or sgd, not {self.optimizer!r}")
         for name in ("lr", "beta1", "beta2", "momentum", "k", "l1", "l2", "network_lr"):
@@ -106,6 +119,27 @@ class TexelConfig:
 
 #: the most full-batch optimizer steps an epoch may take (the default is 50)
 MAX_STEPS = 1_000_000
+
+#: with ``stream = "auto"``, a run streams its training positions when there are more than this
+#: many (the in-memory path holds about 1.4 KB a position: 6.1 GB for 4.5 M, docs/network.md)
+STREAM_ABOVE = 2_000_000
+
+
+def streams(common: Any, cfg: TexelConfig) -> bool:
+    """Whether a Texel run with these settings reads its training positions as a stream
+    (:mod:`tuner.training.stream`): ``stream`` on, or auto with mini-batches and more than
+    :data:`STREAM_ABOVE` training positions (the split's rows, or ``max_train`` of them; read
+    from the split file's index or metadata only)."""
+    if cfg.stream != "auto":
+        return cfg.stream == "on"
+    if cfg.batch_size == 0 or not common.data:
+        return False
+    from tuner.ingest.reader import split_rows  # noqa: PLC0415 - polars, only when tuning
+
+    n = split_rows(common.data, "train")
+    if common.max_train:
+        n = min(n, common.max_train)
+    return n > STREAM_ABOVE
 
 
 def with_results(pos: Positions, what: str) -> tuple[Positions, int]:
@@ -181,5 +215,5 @@ def describe_drops(dropped: dict[str, int]) -> str:
     return ", ".join(f"{v} {k}" for k, v in dropped.items())
 
 
-__all__ = ["TexelConfig", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
+__all__ = ["STREAM_ABOVE", "TexelConfig", "streams", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
            "with_results"]
