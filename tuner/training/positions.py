@@ -45,6 +45,14 @@ class RowLabels(Sequence[str]):
             return RowLabels(self.source, self.game_ids[i], self.plies[i])
         return f"{self.source}: game {int(self.game_ids[i])} ply {int(self.plies[i])}"
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same label texts."""
+        if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
     def take(self, rows: np.ndarray) -> RowLabels:
         """The labels of ``rows`` (int64 row numbers)."""
         return RowLabels(self.source, self.game_ids[rows], self.plies[rows])

@@ -75,7 +75,7 @@ class PositionStream:
     split : ``"train"``, ``"validation"`` or ``"test"``.
     limit, seed : ``limit > 0`` keeps the seeded sample of ``limit`` rows that
         :func:`tuner.training.positions.load_positions` keeps with the same ``seed``.
-    chunk_rows : rows per chunk of a Parquet split.
+    chunk_rows : rows per chunk of a Parquet split (default :data:`PARQUET_CHUNK_ROWS`).
 
     Raises
     ------
@@ -84,9 +84,10 @@ class PositionStream:
     """
 
     def __init__(self, folder: str | Path, split: str, *, limit: int = 0, seed: int = 0,
-                 chunk_rows: int = PARQUET_CHUNK_ROWS) -> None:
+                 chunk_rows: int | None = None) -> None:
         from tuner.ingest.reader import is_compact, split_path, split_rows  # noqa: PLC0415 - polars, only here
 
+        chunk_rows = PARQUET_CHUNK_ROWS if chunk_rows is None else chunk_rows
         if chunk_rows < 1:
             raise ValueError("chunk_rows must be >= 1")
         self.folder, self.split = Path(folder), split
