@@ -362,7 +362,8 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
 
     def _teacher_windows(self, epoch: int, tally: Any) -> Any:
         """With a teacher every position has a target: the stream's windows as they come."""
-        it = self.stream.windows(epoch, self.common.seed, buffer_chunks=self.cfg.stream_buffer)
+        it = self.stream.windows(epoch, self.common.seed, buffer_chunks=self.cfg.stream_buffer,
+                                 limit=self.cfg.epoch_windows)
         while True:
             t = time.perf_counter()
             with threads(self.ctx.threads):

@@ -284,7 +284,7 @@ def stream_windows(stream: PositionStream, cfg: TexelConfig, epoch: int, seed: i
     """The windows of epoch ``epoch`` (:meth:`PositionStream.windows`, ``cfg.stream_buffer`` chunks
     shuffled together), each kept to the positions with a target (:func:`value_positions`),
     empty ones skipped; the reading time and the drops go to ``tally``."""
-    it = stream.windows(epoch, seed, buffer_chunks=cfg.stream_buffer)
+    it = stream.windows(epoch, seed, buffer_chunks=cfg.stream_buffer, limit=cfg.epoch_windows)
     while True:
         t = time.perf_counter()
         with threads(n_threads):

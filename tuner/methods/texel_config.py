@@ -80,6 +80,9 @@ class TexelConfig:
                                      "that memory does not grow with the set (on, off, or auto: on when the "
                                      "training positions are more than 2,000,000 and batch_size > 0; "
                                      "docs/selfplay.md, Streamed training)", metavar="auto|on|off")
+    epoch_windows: int = help_field(0, "streamed: windows an epoch (0: every window, a pass over the set; else each "
+                                       "epoch reads the first of its seeded order: a bounded epoch)",
+                                    metavar="WINDOWS")
     stream_buffer: int = help_field(16, "streamed: chunks held and shuffled together (a compact set's chunk is "
                                         "65,536 positions, a Parquet set's is read in as many)", metavar="CHUNKS")
 
@@ -98,6 +101,8 @@ class TexelConfig:
             raise ValueError(f"stream must be auto, on or off, not {self.stream!r}")
         if self.stream == "on" and self.batch_size == 0:
             raise ValueError("stream on trains by mini-batches: give batch_size (e.g. 4096)")
+        if self.epoch_windows < 0:
+            raise ValueError(f"epoch_windows must be >= 0, not {self.epoch_windows}")
         if self.stream_buffer < 1:
             raise ValueError(f"stream_buffer must be >= 1, not {self.stream_buffer}")
         if self.optimizer not in ("adam", "sgd"):

@@ -197,13 +197,15 @@ def _from_records(path: Path, rows: Callable[[Any], np.ndarray]) -> Positions:
     return positions_of_records(path, rows(CompactFile(path)))
 
 
-def positions_of_records(path: Path, records: np.ndarray, *, check_moves: bool = True) -> Positions:
+def positions_of_records(path: Path, records: np.ndarray, *, check: bool = True) -> Positions:
     """The positions of records read from the compact split ``path``, built from the records'
-    boards (:func:`tuner.ingest.compact.training_arrays`); with ``check_moves``, every played
-    move checked legal (one-line errors naming the file, game and ply)."""
+    boards (:func:`tuner.ingest.compact.training_arrays`), every board checked possible and every
+    played move legal (one-line errors naming the file, game and ply); ``check=False`` skips
+    both, for records that passed them before (a stream's chunk read again)."""
     from tuner.ingest.compact import training_arrays  # noqa: PLC0415 - keeps polars out of search-only imports
 
-    arrays = training_arrays(records, label=RowLabels(path, records["game_id"], records["ply"]).__getitem__)
+    arrays = training_arrays(records, label=RowLabels(path, records["game_id"], records["ply"]).__getitem__,
+                             check=check)
     labels = RowLabels(path, arrays.game_ids, arrays.plies)  # not the records' fields: those would keep the records
     odd = np.flatnonzero(~arrays.usable)
     if len(odd):
@@ -211,7 +213,7 @@ def positions_of_records(path: Path, records: np.ndarray, *, check_moves: bool =
                          f"({len(odd)} such position(s))")
     scores = None if np.isnan(arrays.scores).all() else arrays.scores
     pos = Positions(arrays.boards, arrays.played, arrays.game_ids, labels, arrays.results, scores)
-    if check_moves:
+    if check:
         played_indices(pos)
     return pos
 

@@ -16,10 +16,12 @@ as a stream and keep only a window of them in memory, however large the set:
 * **memory**: the stream holds the split file's index (16 bytes a chunk), the sampled row
   numbers when ``limit`` samples (8 bytes a row) and the window it yields; nothing else grows
   with the set;
-* **checks**: a chunk is checked as a loaded split is (the compact records and boards, or the
-  Parquet columns and FENs: one-line :class:`tuner.errors.TunerError` naming the file, game and
-  ply) every time it is read, and its played moves are checked legal the first time this
-  stream reads it.
+* **checks**: the first time this stream reads a chunk, it is checked as a loaded split is
+  (the compact records, boards and played moves, or the Parquet columns, FENs and played moves:
+  one-line :class:`tuner.errors.TunerError` naming the file, game and ply); when it reads the
+  chunk again, a compact chunk's checksum (checked at every read) says it holds the same bytes,
+  and only that is checked (a Parquet chunk's columns and FENs are checked at every read, its
+  moves once).
 
 Every result depends on the seed, the epoch and ``buffer_chunks`` only, so an epoch read again
 (a resumed run) is the same epoch.
@@ -134,10 +136,10 @@ class PositionStream:
         lo, hi = int(self.bounds[k]), int(self.bounds[k + 1])
         mine = None if self.rows is None else self.rows[int(self.cuts[k]):int(self.cuts[k + 1])]
         if self.compact:
-            records = self._file.chunk(k)  # type: ignore[attr-defined]
+            records = self._file.chunk(k, check=check)  # type: ignore[attr-defined]
             if mine is not None:
                 records = records[mine - lo]
-            pos = positions_of_records(self.path, records, check_moves=check)
+            pos = positions_of_records(self.path, records, check=check)
         else:
             from tuner.ingest.reader import read_split  # noqa: PLC0415 - polars, only here
 
@@ -155,14 +157,17 @@ class PositionStream:
         kept: np.ndarray = order[self.chunk_sizes()[order] > 0].astype(np.int64)
         return kept
 
-    def windows(self, epoch: int, seed: int, *, shuffle: bool = True,
-                buffer_chunks: int = BUFFER_CHUNKS) -> Iterator[Positions]:
+    def windows(self, epoch: int, seed: int, *, shuffle: bool = True, buffer_chunks: int = BUFFER_CHUNKS,
+                limit: int = 0) -> Iterator[Positions]:
         """Epoch ``epoch``: every kept row once, as windows of at most ``buffer_chunks`` chunks
-        (module docstring); with ``shuffle`` each window's rows in a seeded random order. Only
-        one window (and the chunk being read) is held at a time."""
+        (module docstring); with ``shuffle`` each window's rows in a seeded random order; with
+        ``limit`` > 0, only the first ``limit`` windows. Only one window (and the chunks being
+        gathered into it) is held at a time."""
         if buffer_chunks < 1:
             raise ValueError("buffer_chunks must be >= 1")
         order = self.chunk_order(epoch, seed, shuffle=shuffle)
+        if limit > 0:
+            order = order[:limit * buffer_chunks]
         for w, a in enumerate(range(0, len(order), buffer_chunks)):
             window = concatenate([self.chunk(int(k)) for k in order[a:a + buffer_chunks]])
             if shuffle:
