@@ -13,7 +13,7 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import chess
 import numpy as np
@@ -40,7 +40,13 @@ class RowLabels(Sequence[str]):
     def __len__(self) -> int:
         return len(self.game_ids)
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> RowLabels: ...
+
+    def __getitem__(self, i: int | slice) -> str | RowLabels:
         if isinstance(i, slice):
             return RowLabels(self.source, self.game_ids[i], self.plies[i])
         return f"{self.source}: game {int(self.game_ids[i])} ply {int(self.plies[i])}"

@@ -31,12 +31,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tuner.errors import TunerError
 from tuner.training.positions import (REQUIRED_COLUMNS, Positions, RowLabels, _from_frame, positions_of_records,
                                       sample_rows)
+
+if TYPE_CHECKING:
+    from tuner.ingest.compact_file import CompactFile
 
 #: rows per chunk of a Parquet split (a compact split's chunks are its file's own)
 PARQUET_CHUNK_ROWS = 65_536
@@ -100,9 +104,10 @@ class PositionStream:
         if self.compact:
             from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415 - numba: only for a compact set
 
-            self._file: object = CompactFile(self.path)
-            bounds = self._file.starts.copy()  # type: ignore[attr-defined]
+            self._file: CompactFile | None = CompactFile(self.path)
+            bounds = self._file.starts.copy()
         else:
+            self._file = None
             n = split_rows(folder, split)
             bounds = np.append(np.arange(0, n, chunk_rows, dtype=np.int64), np.int64(n)) if n else np.zeros(1, np.int64)
         #: int64[chunks + 1]: the first row of each chunk in the file (and the rows)
@@ -135,8 +140,8 @@ class PositionStream:
         check = k not in self._checked
         lo, hi = int(self.bounds[k]), int(self.bounds[k + 1])
         mine = None if self.rows is None else self.rows[int(self.cuts[k]):int(self.cuts[k + 1])]
-        if self.compact:
-            records = self._file.chunk(k, check=check)  # type: ignore[attr-defined]
+        if self._file is not None:
+            records = self._file.chunk(k, check=check)
             if mine is not None:
                 records = records[mine - lo]
             pos = positions_of_records(self.path, records, check=check)
