@@ -184,11 +184,14 @@ def test_streamed_texel_equals_in_memory_when_a_window_holds_the_set(sets: dict[
     assert np.allclose(np.asarray(state[0], dtype=float), np.asarray(state[1], dtype=float), rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("args", [LINEAR, NETWORK], ids=["linear", "network"])
+@pytest.mark.parametrize(("args", "kind"), [(LINEAR, "compact"), (NETWORK, "compact"), (LINEAR, "parquet")],
+                         ids=["linear", "network", "linear-parquet"])
 def test_a_resumed_streamed_run_equals_an_uninterrupted_one(sets: dict[str, Path], tmp_path: Path,
-                                                            args: list[str]) -> None:
+                                                            args: list[str], kind: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stream_module, "PARQUET_CHUNK_ROWS", CHUNK)  # several windows of a Parquet set too
     whole, part = tmp_path / "whole", tmp_path / "part"
-    common = ["--data", str(sets["compact"]), "--batch-size", "200", "--stream", "on", "--stream-buffer", "3",
+    common = ["--data", str(sets[kind]), "--batch-size", "200", "--stream", "on", "--stream-buffer", "3",
               "--keep", "last", *args]
     assert main(["tune", "--out", str(whole), "--epochs", "3", *common]) == 0
     assert main(["tune", "--out", str(part), "--epochs", "1", *common]) == 0
@@ -206,3 +209,13 @@ def test_a_resumed_streamed_run_equals_an_uninterrupted_one(sets: dict[str, Path
 def test_parquet_chunk_rows_default_is_read_at_call_time(sets: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream_module, "PARQUET_CHUNK_ROWS", 500)
     assert PositionStream(sets["parquet"], "train").n_chunks == 4
+
+
+def test_epoch_windows_bounds_a_streamed_epoch(sets: dict[str, Path], tmp_path: Path) -> None:
+    run = tmp_path / "bounded"
+    assert main(["tune", "--data", str(sets["compact"]), "--out", str(run), "--epochs", "2", "--batch-size", "200",
+                 "--stream", "on", "--stream-buffer", "2", "--epoch-windows", "1", *LINEAR]) == 0
+    lines = _lines(run)
+    assert lines[0]["train_rows"] == 1900
+    for epoch in lines[1:]:
+        assert 0 < epoch["train_positions"] + epoch["left_out"] <= 2 * CHUNK  # one window of two chunks
