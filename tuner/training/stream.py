@@ -132,27 +132,52 @@ class PositionStream:
         sizes: np.ndarray = np.diff(self.cuts)
         return sizes
 
+    def _first_read(self, k: int) -> bool:
+        """Whether chunk ``k`` is read for the first time (and so checked), now marked read."""
+        if not 0 <= k < self.n_chunks:
+            raise IndexError(f"chunk {k} of {self.n_chunks}")
+        first = k not in self._checked
+        self._checked.add(k)
+        return first
+
+    def _kept(self, k: int) -> np.ndarray | None:
+        """The kept rows of chunk ``k`` (file row numbers), or None for all of them."""
+        return None if self.rows is None else self.rows[int(self.cuts[k]):int(self.cuts[k + 1])]
+
+    def _records(self, k: int, check: bool) -> np.ndarray:
+        """A compact split's records of chunk ``k``'s kept rows (the records checked with ``check``)."""
+        assert self._file is not None
+        records = self._file.chunk(k, check=check)
+        mine = self._kept(k)
+        return records if mine is None else records[mine - int(self.bounds[k])]
+
     def chunk(self, k: int) -> Positions:
         """The positions of chunk ``k`` (its kept rows, in stored order), checked (module
         docstring)."""
-        if not 0 <= k < self.n_chunks:
-            raise IndexError(f"chunk {k} of {self.n_chunks}")
-        check = k not in self._checked
-        lo, hi = int(self.bounds[k]), int(self.bounds[k + 1])
-        mine = None if self.rows is None else self.rows[int(self.cuts[k]):int(self.cuts[k + 1])]
+        check = self._first_read(k)
         if self._file is not None:
-            records = self._file.chunk(k, check=check)
-            if mine is not None:
-                records = records[mine - lo]
-            pos = positions_of_records(self.path, records, check=check)
-        else:
-            from tuner.ingest.reader import read_split  # noqa: PLC0415 - polars, only here
+            return positions_of_records(self.path, self._records(k, check), check=check)
+        from tuner.ingest.reader import read_split  # noqa: PLC0415 - polars, only here
 
-            rows = np.arange(lo, hi, dtype=np.int64) if mine is None else mine
-            frame = read_split(self.folder, self.split, columns=REQUIRED_COLUMNS, rows=rows)
-            pos = _from_frame(frame, self.path, self.split, False, check_moves=check)
-        self._checked.add(k)
-        return pos
+        mine = self._kept(k)
+        rows = np.arange(int(self.bounds[k]), int(self.bounds[k + 1]), dtype=np.int64) if mine is None else mine
+        frame = read_split(self.folder, self.split, columns=REQUIRED_COLUMNS, rows=rows)
+        return _from_frame(frame, self.path, self.split, False, check_moves=check)
+
+    def window(self, chunks: np.ndarray, order: np.random.Generator | None = None) -> Positions:
+        """The positions of ``chunks`` together, in their order, or shuffled by ``order``. A
+        compact split's records (40 bytes a position) are gathered and shuffled before they are
+        unpacked into boards (128 bytes), in one call for the window."""
+        if self._file is None:
+            pos = concatenate([self.chunk(int(k)) for k in chunks])
+            return pos if order is None else pos.subset(order.permutation(len(pos)))
+        checks = [self._first_read(int(k)) for k in chunks]
+        parts = [self._records(int(k), check) for k, check in zip(chunks, checks)]
+        records = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        del parts
+        if order is not None:
+            records = records[order.permutation(len(records))]
+        return positions_of_records(self.path, records, check=any(checks))
 
     def chunk_order(self, epoch: int, seed: int, *, shuffle: bool = True) -> np.ndarray:
         """int64[chunks]: the order epoch ``epoch`` reads the chunks in (a seeded permutation, or
@@ -174,10 +199,7 @@ class PositionStream:
         if limit > 0:
             order = order[:limit * buffer_chunks]
         for w, a in enumerate(range(0, len(order), buffer_chunks)):
-            window = concatenate([self.chunk(int(k)) for k in order[a:a + buffer_chunks]])
-            if shuffle:
-                window = window.subset(np.random.default_rng([seed, epoch, w]).permutation(len(window)))
-            yield window
+            yield self.window(order[a:a + buffer_chunks], np.random.default_rng([seed, epoch, w]) if shuffle else None)
 
     def sample(self, n: int, seed: int) -> Positions:
         """About ``n`` positions for an estimate (K's fit): whole chunks in a seeded random
