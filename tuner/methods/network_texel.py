@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,8 @@ from search.tree.search_api import search_many, threads
 from tuner.errors import TunerError, check_interrupt
 from tuner.progress import progress_bar
 from tuner.methods.network_mmto import parameter_scales
-from tuner.methods.texel_config import TexelConfig, describe_drops, uses_scores, value_positions, value_targets
+from tuner.methods.texel_config import (K_SAMPLE, StreamTally, TexelConfig, describe_drops, stream_windows, uses_scores,
+                                        value_positions, value_targets)
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.training.pacer import Pacer
@@ -302,8 +304,6 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
         return out
 
     def begin(self) -> dict[str, Any]:
-        from tuner.methods.texel import K_SAMPLE  # noqa: PLC0415 - texel imports this module
-
         self.train = self._keep(self.stream.sample(K_SAMPLE, self.common.seed))
         if len(self.train) == 0:
             raise TunerError(f"{self.common.data}: no training position to learn from in a sample of the set")
@@ -320,8 +320,6 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
         self.targets_validation = self._window_targets(self.validation) if len(self.validation) else np.zeros(0)
 
     def step(self, iteration: int) -> dict[str, Any]:
-        from tuner.methods.texel import StreamTally, stream_windows  # noqa: PLC0415 - texel imports this module
-
         cfg, tally = self.cfg, StreamTally()
         for pos in stream_windows(self.stream, cfg, iteration, self.common.seed, tally, self.ctx.threads) \
                 if self.teacher is None else self._teacher_windows(iteration, tally):
@@ -360,7 +358,7 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
         return {**tally.metrics(), "e_validation": e_val, "k": self.k, "nodes": tally.nodes,
                 "search_seconds": round(tally.search_seconds, 3)}
 
-    def _teacher_windows(self, epoch: int, tally: Any) -> Any:
+    def _teacher_windows(self, epoch: int, tally: StreamTally) -> Iterator[Positions]:
         """With a teacher every position has a target: the stream's windows as they come."""
         it = self.stream.windows(epoch, self.common.seed, buffer_chunks=self.cfg.stream_buffer,
                                  limit=self.cfg.epoch_windows)

@@ -45,11 +45,12 @@ from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
 from search.tree.alphabeta import KIND_EVAL
 from search.tree.search_api import search_many, signed_features, threads
 from search.evaluation.evaluation_api import EVAL_SCALE
+from search.evaluation.evaluators import is_network
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
-from tuner.methods.network_texel import NetworkTexelTrainer
-from tuner.methods.texel_config import (TexelConfig, describe_drops, streams, uses_scores, value_positions,
-                                        value_targets)
+from tuner.methods.network_texel import NetworkTexelTrainer, StreamedNetworkTexelTrainer
+from tuner.methods.texel_config import (K_SAMPLE, StreamTally, TexelConfig, describe_drops, stream_windows, streams,
+                                        uses_scores, value_positions, value_targets)
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.methods.registry import RESULTS, Method
@@ -251,53 +252,6 @@ class TexelTrainer:
         return None
 
 
-#: positions of the sample a streamed run fits K on and measures its start on (:meth:`PositionStream.sample`)
-K_SAMPLE = 500_000
-
-
-class StreamTally:
-    """What a streamed epoch adds up over its windows: positions, E at each window's search
-    (times its positions), nodes, drops, optimizer steps and where the time went."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.e_sum = 0.0
-        self.nodes = 0
-        self.updates = 0
-        self.dropped: dict[str, int] = {}
-        self.read_seconds = self.search_seconds = self.update_seconds = 0.0
-
-    def drop(self, dropped: dict[str, int]) -> None:
-        for k, v in dropped.items():
-            self.dropped[k] = self.dropped.get(k, 0) + v
-
-    def metrics(self) -> dict[str, Any]:
-        """``e_train`` (the mean over the epoch of each position's E when its window was searched),
-        ``train_positions`` (those trained on), ``left_out``, the steps and the seconds."""
-        return {"e_train": self.e_sum / self.n if self.n else None, "train_positions": self.n,
-                "left_out": sum(self.dropped.values()), "updates": self.updates,
-                "read_seconds": round(self.read_seconds, 3), "update_seconds": round(self.update_seconds, 3)}
-
-
-def stream_windows(stream: PositionStream, cfg: TexelConfig, epoch: int, seed: int,
-                   tally: StreamTally, n_threads: int) -> Any:
-    """The windows of epoch ``epoch`` (:meth:`PositionStream.windows`, ``cfg.stream_buffer`` chunks
-    shuffled together), each kept to the positions with a target (:func:`value_positions`),
-    empty ones skipped; the reading time and the drops go to ``tally``."""
-    it = stream.windows(epoch, seed, buffer_chunks=cfg.stream_buffer, limit=cfg.epoch_windows)
-    while True:
-        t = time.perf_counter()
-        with threads(n_threads):
-            window = next(it, None)
-            if window is None:
-                return
-            pos, dropped = value_positions(window, cfg, "training")
-        tally.read_seconds += time.perf_counter() - t
-        tally.drop(dropped)
-        if len(pos):
-            yield pos
-
-
 class StreamedTexelTrainer(TexelTrainer):
     """Texel's method over a stream of the training positions (:mod:`tuner.training.stream`), a
     window at a time: each window of ``stream_buffer`` chunks, its rows shuffled, is searched
@@ -385,9 +339,6 @@ class StreamedTexelTrainer(TexelTrainer):
 
 def texel_trainer(common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: Any, ctx: RunContext) -> Any:
     """Texel's trainer for ``w0``'s kind (linear or network), streamed when ``data`` is."""
-    from search.evaluation.evaluators import is_network  # noqa: PLC0415
-    from tuner.methods.network_texel import StreamedNetworkTexelTrainer  # noqa: PLC0415
-
     if is_network(w0):
         return (StreamedNetworkTexelTrainer if data.train_stream is not None else NetworkTexelTrainer)(
             common, cfg, data, w0, ctx)

@@ -21,6 +21,8 @@ middle of an exchange or near a mate.
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ from search.params.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
 from tuner.training.positions import Positions
+from tuner.training.stream import PositionStream
 from tuner.training.training_data import ValueTarget
 from tuner.training.weight_masks import constraint_masks, mask_of
 
@@ -215,10 +218,59 @@ def value_targets(pos: Positions, cfg: TexelConfig, k_cp: float) -> np.ndarray:
     return ValueTarget(cfg.lam, k_cp).targets(pos)  # every kept position has a score
 
 
+#: positions of the sample a streamed run fits K on and measures its start on (:meth:`PositionStream.sample`)
+K_SAMPLE = 500_000
+
+
+class StreamTally:
+    """What a streamed epoch adds up over its windows: positions, E at each window's search
+    (times its positions), nodes, drops, optimizer steps and where the time went."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.e_sum = 0.0
+        self.nodes = 0
+        self.updates = 0
+        self.dropped: dict[str, int] = {}
+        self.read_seconds = self.search_seconds = self.update_seconds = 0.0
+
+    def drop(self, dropped: dict[str, int]) -> None:
+        for k, v in dropped.items():
+            self.dropped[k] = self.dropped.get(k, 0) + v
+
+    def metrics(self) -> dict[str, Any]:
+        """``e_train`` (the mean over the epoch of each position's E when its window was searched),
+        ``train_positions`` (those trained on), ``left_out``, the steps and the seconds."""
+        return {"e_train": self.e_sum / self.n if self.n else None, "train_positions": self.n,
+                "left_out": sum(self.dropped.values()), "updates": self.updates,
+                "read_seconds": round(self.read_seconds, 3), "update_seconds": round(self.update_seconds, 3)}
+
+
+def stream_windows(stream: PositionStream, cfg: TexelConfig, epoch: int, seed: int,
+                   tally: StreamTally, n_threads: int) -> Iterator[Positions]:
+    """The windows of epoch ``epoch`` (:meth:`PositionStream.windows`, ``cfg.stream_buffer`` chunks
+    shuffled together), each kept to the positions with a target (:func:`value_positions`),
+    empty ones skipped; the reading time and the drops go to ``tally``."""
+    from search.tree.search_api import threads  # noqa: PLC0415 - the kernels, only when training
+
+    it = stream.windows(epoch, seed, buffer_chunks=cfg.stream_buffer, limit=cfg.epoch_windows)
+    while True:
+        t = time.perf_counter()
+        with threads(n_threads):
+            window = next(it, None)
+            if window is None:
+                return
+            pos, dropped = value_positions(window, cfg, "training")
+        tally.read_seconds += time.perf_counter() - t
+        tally.drop(dropped)
+        if len(pos):
+            yield pos
+
+
 def describe_drops(dropped: dict[str, int]) -> str:
     """``3 unfinished, 40 in_check`` (empty when nothing was dropped)."""
     return ", ".join(f"{v} {k}" for k, v in dropped.items())
 
 
-__all__ = ["STREAM_ABOVE", "TexelConfig", "streams", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
+__all__ = ["K_SAMPLE", "STREAM_ABOVE", "StreamTally", "TexelConfig", "stream_windows", "streams", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
            "with_results"]
