@@ -125,7 +125,8 @@ def run(data: Path, out: Path, method: str, epochs: int, *extra: str) -> dict[st
             "epoch_seconds": round(seconds, 1), "read_seconds": epoch.get("read_seconds", 0.0),
             "search_seconds": epoch["search_seconds"], "update_seconds": epoch["update_seconds"],
             "positions_per_s": round(n / seconds), "nodes": epoch["nodes"], "updates": epoch["updates"],
-            "e_validation": round(epoch["e_validation"], 5), "wall_seconds": round(wall, 1)}
+            "e_validation": round(epoch["e_validation"], 5), "wall_seconds": round(wall, 1),
+            "load_average_5min": round(os.getloadavg()[1], 2)}
 
 
 def main() -> None:
