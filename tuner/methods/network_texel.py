@@ -321,8 +321,8 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
 
     def step(self, iteration: int) -> dict[str, Any]:
         cfg, tally = self.cfg, StreamTally()
-        for pos in stream_windows(self.stream, cfg, iteration, self.common.seed, tally, self.ctx.threads) \
-                if self.teacher is None else self._teacher_windows(iteration, tally):
+        for pos in stream_windows(self.stream, cfg, iteration, self.common.seed, tally, self.ctx.threads,
+                                  keep=self.teacher is None):
             t = time.perf_counter()
             targets = self._window_targets(pos)
             scores, kinds, leaves, pv_len, nodes = self._quiescence(pos, self.q)
@@ -357,20 +357,6 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
         tally.search_seconds += time.perf_counter() - t
         return {**tally.metrics(), "e_validation": e_val, "k": self.k, "nodes": tally.nodes,
                 "search_seconds": round(tally.search_seconds, 3)}
-
-    def _teacher_windows(self, epoch: int, tally: StreamTally) -> Iterator[Positions]:
-        """With a teacher every position has a target: the stream's windows as they come."""
-        it = self.stream.windows(epoch, self.common.seed, buffer_chunks=self.cfg.stream_buffer,
-                                 limit=self.cfg.epoch_windows)
-        while True:
-            t = time.perf_counter()
-            with threads(self.ctx.threads):
-                window = next(it, None)
-            tally.read_seconds += time.perf_counter() - t
-            if window is None:
-                return
-            if len(window):
-                yield window
 
 
 def _rows(table: NetworkLeafTable, rows: np.ndarray) -> NetworkLeafTable:

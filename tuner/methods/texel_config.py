@@ -175,12 +175,20 @@ def value_positions(pos: Positions, cfg: TexelConfig, what: str) -> tuple[Positi
     a score when scores are used) and, with ``cfg.quiet_only``, are quiet (module docstring); with the
     count of those dropped per reason (``unfinished``, ``no_score``, ``in_check``,
     ``tactical_move``, ``score_cap``)."""
-    from search.core.quiet import tactical_flags  # noqa: PLC0415 - the kernel, only when training
-
     if len(pos) == 0:
         return pos, {}
+    keep, dropped = value_mask(pos, cfg, what)
+    return pos.subset(np.flatnonzero(keep)), dropped
+
+
+def value_mask(pos: Positions, cfg: TexelConfig, what: str) -> tuple[np.ndarray, dict[str, int]]:
+    """:func:`value_positions` as bool[P], the positions kept, and the counts dropped."""
+    from search.core.quiet import tactical_flags  # noqa: PLC0415 - the kernel, only when training
+
     keep = np.ones(len(pos), dtype=np.bool_)
     dropped: dict[str, int] = {}
+    if len(pos) == 0:
+        return keep, dropped
 
     def drop(reason: str, mask: np.ndarray) -> None:
         nonlocal keep
@@ -203,7 +211,19 @@ def value_positions(pos: Positions, cfg: TexelConfig, what: str) -> tuple[Positi
         if pos.scores is not None:
             with np.errstate(invalid="ignore"):
                 drop("score_cap", np.abs(pos.scores) > cfg.score_cap)
-    return pos.subset(np.flatnonzero(keep)), {k: v for k, v in dropped.items() if v}
+    return keep, {k: v for k, v in dropped.items() if v}
+
+
+@dataclass(frozen=True)
+class ValueKeep:
+    """The training positions with a target (:func:`value_mask`) as a stream's chunk filter
+    (:data:`tuner.training.stream.Keep`: equal settings, equal filter, so a stream keeps each
+    chunk's mask from its first read)."""
+
+    cfg: TexelConfig
+
+    def __call__(self, pos: Positions) -> tuple[np.ndarray, dict[str, int]]:
+        return value_mask(pos, self.cfg, "training")
 
 
 def value_targets(pos: Positions, cfg: TexelConfig, k_cp: float) -> np.ndarray:
@@ -247,24 +267,24 @@ class StreamTally:
 
 
 def stream_windows(stream: PositionStream, cfg: TexelConfig, epoch: int, seed: int,
-                   tally: StreamTally, n_threads: int) -> Iterator[Positions]:
+                   tally: StreamTally, n_threads: int, *, keep: bool = True) -> Iterator[Positions]:
     """The windows of epoch ``epoch`` (:meth:`PositionStream.windows`, ``cfg.stream_buffer`` chunks
-    shuffled together), each kept to the positions with a target (:func:`value_positions`),
-    empty ones skipped; the reading time and the drops go to ``tally``."""
+    shuffled together, the first ``cfg.epoch_windows``), each kept to the positions with a target
+    (:class:`ValueKeep`; every position without ``keep``: a teacher labels every one), empty ones
+    skipped; the reading time and the drops go to ``tally``."""
     from search.tree.search_api import threads  # noqa: PLC0415 - the kernels, only when training
 
-    it = stream.windows(epoch, seed, buffer_chunks=cfg.stream_buffer, limit=cfg.epoch_windows)
+    it = stream.windows(epoch, seed, buffer_chunks=cfg.stream_buffer, limit=cfg.epoch_windows,
+                        keep=ValueKeep(cfg) if keep else None, dropped=tally.dropped)
     while True:
         t = time.perf_counter()
         with threads(n_threads):
             window = next(it, None)
-            if window is None:
-                return
-            pos, dropped = value_positions(window, cfg, "training")
         tally.read_seconds += time.perf_counter() - t
-        tally.drop(dropped)
-        if len(pos):
-            yield pos
+        if window is None:
+            return
+        if len(window):
+            yield window
 
 
 def describe_drops(dropped: dict[str, int]) -> str:
@@ -272,5 +292,5 @@ def describe_drops(dropped: dict[str, int]) -> str:
     return ", ".join(f"{v} {k}" for k, v in dropped.items())
 
 
-__all__ = ["K_SAMPLE", "STREAM_ABOVE", "StreamTally", "TexelConfig", "stream_windows", "streams", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
+__all__ = ["K_SAMPLE", "STREAM_ABOVE", "StreamTally", "TexelConfig", "ValueKeep", "value_mask", "stream_windows", "streams", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
            "with_results"]

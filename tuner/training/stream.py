@@ -13,9 +13,12 @@ as a stream and keep only a window of them in memory, however large the set:
   ``buffer_chunks`` at a time into a **window** whose rows are shuffled together (seed
   ``[seed, epoch, window]``): a shuffle across chunks and within a buffer of
   ``buffer_chunks`` chunks. With ``shuffle=False`` the chunks and rows come in stored order;
+* **a filter** (``keep``, e.g. Texel's quiet positions with a target) is applied to each chunk
+  before its rows join a window; its mask is kept from the chunk's first read, a bit a row, so
+  that later epochs unpack (compact) or parse (Parquet) only the rows kept;
 * **memory**: the stream holds the split file's index (16 bytes a chunk), the sampled row
-  numbers when ``limit`` samples (8 bytes a row) and the window it yields; nothing else grows
-  with the set;
+  numbers when ``limit`` samples (8 bytes a row), the filter's masks (a bit a row) and the
+  window it yields; nothing else grows with the set;
 * **checks**: the first time this stream reads a chunk, it is checked as a loaded split is
   (the compact records, boards and played moves, or the Parquet columns, FENs and played moves:
   one-line :class:`tuner.errors.TunerError` naming the file, game and ply); when it reads the
@@ -29,7 +32,7 @@ Every result depends on the seed, the epoch and ``buffer_chunks`` only, so an ep
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,6 +50,9 @@ PARQUET_CHUNK_ROWS = 65_536
 #: chunks held at once by default: the window, the buffer rows are shuffled within
 #: (16 compact chunks: 1,048,576 positions, about 135 MB of boards)
 BUFFER_CHUNKS = 16
+#: a filter of a chunk's positions: ``keep(positions) -> (bool[P] the rows kept, {reason: count left
+#: out})``; hashable (a stream keeps each chunk's mask per filter)
+Keep = Callable[[Positions], tuple[np.ndarray, dict[str, int]]]
 #: the second key of the seed of :meth:`PositionStream.sample`'s chunk order (epochs are 0..)
 _SAMPLE_KEY = 2**31 - 1
 
@@ -118,6 +124,7 @@ class PositionStream:
         #: int64[chunks + 1]: where each chunk's rows start among the rows kept
         self.cuts = self.bounds if self.rows is None else np.searchsorted(self.rows, self.bounds).astype(np.int64)
         self._checked: set[int] = set()
+        self._masks: dict[tuple[Keep, int], tuple[np.ndarray, int, dict[str, int]]] = {}
 
     @property
     def n_chunks(self) -> int:
@@ -157,24 +164,70 @@ class PositionStream:
         check = self._first_read(k)
         if self._file is not None:
             return positions_of_records(self.path, self._records(k, check), check=check)
+        return self._parquet(k, None, check)
+
+    def _filtered(self, k: int, keep: Keep, dropped: dict[str, int] | None) -> np.ndarray | Positions:
+        """Chunk ``k`` kept to ``keep``'s rows: a compact split's records (not unpacked), a
+        Parquet split's positions. The chunk's mask is computed at its first read with ``keep``
+        (the positions unpacked and checked then) and kept, a bit a row, so that later reads
+        unpack or parse only the rows kept; their counts left out are added to ``dropped``."""
+        cached = self._masks.get((keep, k))
+        if cached is None:
+            check = self._first_read(k)
+            if self._file is not None:
+                records = self._records(k, check)
+                mask, out = keep(positions_of_records(self.path, records, check=check))
+                got: np.ndarray | Positions = records[mask]
+            else:
+                pos = self._parquet(k, None, check)
+                mask, out = keep(pos)
+                got = pos.subset(np.flatnonzero(mask))
+            self._masks[(keep, k)] = (np.packbits(mask), len(mask), out)
+        else:
+            packed, n, out = cached
+            mask = np.unpackbits(packed, count=n).view(np.bool_)
+            got = (self._records(k, False)[mask] if self._file is not None
+                   else self._parquet(k, np.flatnonzero(mask), False))
+        if dropped is not None:
+            for reason, count in out.items():
+                dropped[reason] = dropped.get(reason, 0) + count
+        return got
+
+    def _parquet(self, k: int, among: np.ndarray | None, check: bool) -> Positions:
+        """A Parquet split's positions of chunk ``k``'s kept rows (``among``: of those, only
+        these), moves checked with ``check``."""
         from tuner.ingest.reader import read_split  # noqa: PLC0415 - polars, only here
 
         mine = self._kept(k)
         rows = np.arange(int(self.bounds[k]), int(self.bounds[k + 1]), dtype=np.int64) if mine is None else mine
+        if among is not None:
+            rows = rows[among]
+        if len(rows) == 0:
+            return _empty()
         frame = read_split(self.folder, self.split, columns=REQUIRED_COLUMNS, rows=rows)
         return _from_frame(frame, self.path, self.split, False, check_moves=check)
 
-    def window(self, chunks: np.ndarray, order: np.random.Generator | None = None) -> Positions:
-        """The positions of ``chunks`` together, in their order, or shuffled by ``order``. A
-        compact split's records (40 bytes a position) are gathered and shuffled before they are
-        unpacked into boards (128 bytes), in one call for the window."""
+    def window(self, chunks: np.ndarray, order: np.random.Generator | None = None, *, keep: Keep | None = None,
+               dropped: dict[str, int] | None = None) -> Positions:
+        """The positions of ``chunks`` together, in their order, or shuffled by ``order``; with
+        ``keep``, only the rows it keeps (:meth:`windows`). A compact split's records (40 bytes
+        a position) are gathered and shuffled before they are unpacked into boards (128 bytes),
+        in one call for the window."""
+        if keep is not None:
+            parts = [self._filtered(int(k), keep, dropped) for k in chunks]
+            if self._file is None:
+                pos = concatenate([p for p in parts if isinstance(p, Positions)])
+                return pos if order is None else pos.subset(order.permutation(len(pos)))
+            records = np.concatenate([p for p in parts if isinstance(p, np.ndarray)])
+            del parts
+            if order is not None:
+                records = records[order.permutation(len(records))]
+            return positions_of_records(self.path, records, check=False)  # each chunk checked at its first read
         if self._file is None:
             pos = concatenate([self.chunk(int(k)) for k in chunks])
             return pos if order is None else pos.subset(order.permutation(len(pos)))
         checks = [self._first_read(int(k)) for k in chunks]
-        parts = [self._records(int(k), check) for k, check in zip(chunks, checks)]
-        records = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        del parts
+        records = np.concatenate([self._records(int(k), check) for k, check in zip(chunks, checks)])
         if order is not None:
             records = records[order.permutation(len(records))]
         return positions_of_records(self.path, records, check=any(checks))
@@ -188,18 +241,25 @@ class PositionStream:
         return kept
 
     def windows(self, epoch: int, seed: int, *, shuffle: bool = True, buffer_chunks: int = BUFFER_CHUNKS,
-                limit: int = 0) -> Iterator[Positions]:
+                limit: int = 0, keep: Keep | None = None, dropped: dict[str, int] | None = None) -> Iterator[Positions]:
         """Epoch ``epoch``: every kept row once, as windows of at most ``buffer_chunks`` chunks
         (module docstring); with ``shuffle`` each window's rows in a seeded random order; with
         ``limit`` > 0, only the first ``limit`` windows. Only one window (and the chunks being
-        gathered into it) is held at a time."""
+        gathered into it) is held at a time.
+
+        ``keep``: a filter of a chunk's positions (:data:`Keep`), applied before the window is
+        gathered and shuffled; its mask of each chunk is kept from the first read (a bit a row:
+        6 MB for 50 M rows), so that later epochs unpack only the rows kept; the counts it
+        leaves out are added to ``dropped``. The same filter (an equal ``keep``) must be given
+        at every epoch for the masks to be reused."""
         if buffer_chunks < 1:
             raise ValueError("buffer_chunks must be >= 1")
         order = self.chunk_order(epoch, seed, shuffle=shuffle)
         if limit > 0:
             order = order[:limit * buffer_chunks]
         for w, a in enumerate(range(0, len(order), buffer_chunks)):
-            yield self.window(order[a:a + buffer_chunks], np.random.default_rng([seed, epoch, w]) if shuffle else None)
+            yield self.window(order[a:a + buffer_chunks], np.random.default_rng([seed, epoch, w]) if shuffle else None,
+                              keep=keep, dropped=dropped)
 
     def sample(self, n: int, seed: int) -> Positions:
         """About ``n`` positions for an estimate (K's fit): whole chunks in a seeded random
@@ -239,4 +299,4 @@ def _empty() -> Positions:
                      np.zeros(0), None)
 
 
-__all__ = ["BUFFER_CHUNKS", "PARQUET_CHUNK_ROWS", "PositionStream", "concatenate"]
+__all__ = ["BUFFER_CHUNKS", "PARQUET_CHUNK_ROWS", "Keep", "PositionStream", "concatenate"]

@@ -10,6 +10,7 @@ import gc
 import json
 import shutil
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,33 @@ def test_epoch_windows_bounds_a_streamed_epoch(sets: dict[str, Path], tmp_path: 
     assert lines[0]["train_rows"] == 1900
     for epoch in lines[1:]:
         assert 0 < epoch["train_positions"] + epoch["left_out"] <= 2 * CHUNK  # one window of two chunks
+
+
+@pytest.mark.parametrize("kind", ["parquet", "compact"])
+def test_a_filter_is_applied_per_chunk_and_its_masks_reused(sets: dict[str, Path], kind: str) -> None:
+    s = _stream(sets, kind)
+    calls: list[int] = []
+
+    @dataclass(frozen=True)
+    class Finished:
+        """Positions of finished games, every other one (a filter with reasons)."""
+
+        def __call__(self, pos: Positions) -> tuple[np.ndarray, dict[str, int]]:
+            calls.append(len(pos))
+            assert pos.results is not None
+            finished = np.isfinite(pos.results)
+            odd = (pos.labels.plies % 2 == 1)  # type: ignore[attr-defined]
+            return finished & odd, {"unfinished": int((~finished).sum()), "even": int((finished & ~odd).sum())}
+
+    whole = s.read()
+    assert whole.results is not None
+    wanted = {k for k, r, p in zip(_keys(whole), whole.results, whole.labels.plies)  # type: ignore[attr-defined]
+              if np.isfinite(r) and p % 2 == 1}
+    for epoch in (1, 2, 3):
+        dropped: dict[str, int] = {}
+        seen = [k for w in s.windows(epoch, 4, buffer_chunks=3, keep=Finished(), dropped=dropped) for k in _keys(w)]
+        assert len(seen) == len(set(seen)) and set(seen) == wanted
+        assert sum(dropped.values()) == 1900 - len(wanted) and dropped["even"] > 0
+        assert len(calls) == 8  # each chunk filtered once, at its first read
+    first = [k for w in s.windows(1, 4, buffer_chunks=3, keep=Finished()) for k in _keys(w)]
+    assert first == [k for w in s.windows(1, 4, buffer_chunks=3, keep=Finished()) for k in _keys(w)]
