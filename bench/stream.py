@@ -107,7 +107,8 @@ def repeated_set(source: Path, out: Path, rows: int) -> int:
 
 def run(data: Path, out: Path, method: str, epochs: int, *extra: str) -> dict[str, Any]:
     """``epochs`` epochs of ``tuner tune --method texel`` in a child process: the figures of the
-    last one, the child's peak memory and its wall time."""
+    fastest epoch after the first (of the only one, with one), the child's peak memory and its
+    wall time."""
     cmd = [sys.executable, "-m", "tuner", "tune", "--method", "texel", "--data", str(data), "--out", str(out),
            "--overwrite", "--epochs", str(epochs), "--keep", "last", "--quiet", *SETTINGS[method], *extra]
     log = out.with_name(out.name + ".log")
