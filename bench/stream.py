@@ -2,7 +2,7 @@
 positions a second against the in-memory path, for the network's Texel training and the linear one.
 
 Run from the repository root: ``PYTHONPATH=. python bench/stream.py [--work DIR] [--rows 50000000]
-[--today-rows 3900000] [--epoch-windows 2] [--methods network,linear]`` (about 40 minutes on 2
+[--today-rows 3900000] [--epoch-windows 2] [--methods network,linear]`` (about 45 minutes on 2
 loaded cores with the defaults, and 2 GB of disk under ``--work``, a temporary folder by default).
 
 It builds, chunk by chunk (never a whole set in memory), from the grandmaster games'

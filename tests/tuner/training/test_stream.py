@@ -252,3 +252,14 @@ def test_a_filter_is_applied_per_chunk_and_its_masks_reused(sets: dict[str, Path
         assert len(calls) == 8  # each chunk filtered once, at its first read
     first = [k for w in s.windows(1, 4, buffer_chunks=3, keep=Finished()) for k in _keys(w)]
     assert first == [k for w in s.windows(1, 4, buffer_chunks=3, keep=Finished()) for k in _keys(w)]
+
+
+def test_streamed_distillation_learns_the_teachers_values(sets: dict[str, Path], tmp_path: Path) -> None:
+    run = tmp_path / "distil"
+    assert main(["tune", "--data", str(sets["compact"]), "--out", str(run), "--method", "texel",
+                 "--start", "network:16x8x8", "--teacher", "gm", "--epochs", "3", "--keep", "last", "--quiet",
+                 "--max-validation", "100", "--batch-size", "256", "--network-lr", "0.02", "--stream", "on",
+                 "--stream-buffer", "4", "--k", "0.002"]) == 0
+    lines = _lines(run)
+    assert [r["train_positions"] for r in lines[1:]] == [1900] * 3  # a teacher labels every position
+    assert lines[3]["e_train"] < 0.8 * lines[0]["e_train"]  # towards the teacher's values
