@@ -292,14 +292,20 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
         # a Dask run of a method that reads its training positions chunk by chunk: the workers
         # build them from the position set, this process keeps their row numbers only
         chunked = common.executor == "dask" and kind_of(w0) in method.streams_train
+        # a method that passes over its training positions an epoch at a time (Texel on a large set):
+        # read as a stream by the trainer, a window at a time, never loaded whole
+        streamed = method.reads_stream is not None and method.reads_stream(common, method_cfg)
         try:
-            data = load_training_data(common, needs=method.needs, progress=progress, chunked=chunked)
+            data = load_training_data(common, needs=method.needs, progress=progress, chunked=chunked,
+                                      streamed=streamed)
         except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C is not deferred while loading
             if not is_interrupt(exc):
                 raise
             raise _stopped(run_dir, started=resume) from None
+        how = (" (their chunks built as the workers need them, not loaded here)" if chunked else
+               f" (read as a stream, {getattr(method_cfg, 'stream_buffer', 0)} chunks at a time)" if streamed else "")
         log(f"{common.method}: {data.n_train} training and {len(data.validation)} validation positions "
-            f"from {common.data}{' (their chunks built as the workers need them, not loaded here)' if chunked else ''}; "
+            f"from {common.data}{how}; "
             f"run folder {run_dir.path}")
         warning = data_warning(common, w0, data.n_train, _signal(common.method, method_cfg, data))
         if warning:
@@ -336,7 +342,11 @@ def _signal(method: str, method_cfg: Any, data: Any) -> str:
         return "moves"
     from tuner.methods.texel_config import uses_scores  # noqa: PLC0415
 
-    if method_cfg.teacher or uses_scores(data.train, method_cfg):
+    if method_cfg.teacher:
+        return "scores"
+    if data.train_stream is not None:
+        return "scores" if method_cfg.lam > 0 and data.train_stream.has_scores() else "results"
+    if uses_scores(data.train, method_cfg):
         return "scores"
     return "results"
 

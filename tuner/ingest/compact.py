@@ -436,12 +436,13 @@ class TrainingArrays:
 _WHITE_POINTS = np.array([np.nan, 1.0, 0.0, 0.5])
 
 
-def training_arrays(records: np.ndarray, label: Label = _row_label) -> TrainingArrays:
+def training_arrays(records: np.ndarray, label: Label = _row_label, *, check: bool = True) -> TrainingArrays:
     """The arrays training builds from a split (:class:`TrainingArrays`) from checked records,
     straight from the packed boards: no FEN is written or parsed (an impossible position is
-    refused naming the row by ``label``, :func:`checked_boards`)."""
+    refused naming the row by ``label``, :func:`checked_boards`; ``check=False`` skips that
+    check, for records whose boards passed it before)."""
     rec = _records(records)
-    boards, usable = checked_boards(rec, label)
+    boards, usable = checked_boards(rec, label) if check else boards_of(rec)
     black = (rec["stm_ep"] & kernels.STM_BIT) != 0
     white = _WHITE_POINTS[rec["flags"] & RESULT_MASK]
     values, null = scores_of(rec["score"])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,8 @@ from search.tree.search_api import search_many, threads
 from tuner.errors import TunerError, check_interrupt
 from tuner.progress import progress_bar
 from tuner.methods.network_mmto import parameter_scales
-from tuner.methods.texel_config import TexelConfig, describe_drops, uses_scores, value_positions, value_targets
+from tuner.methods.texel_config import (K_SAMPLE, StreamTally, TexelConfig, describe_drops, stream_windows, uses_scores,
+                                        value_positions, value_targets)
 from tuner.training.executor import Executor, LocalExecutor
 from tuner.training.optim import Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state
 from tuner.training.pacer import Pacer
@@ -122,16 +124,7 @@ class NetworkTexelTrainer:
                 self.teacher = load_evaluator(cfg.teacher)
             except ValueError as exc:
                 raise TunerError(f"texel: teacher: {exc}") from None
-            self.train, self.validation, self.skipped = data.train, data.validation, 0
-        else:
-            self.train, dropped = value_positions(data.train, cfg, "training")
-            self.validation, dropped_val = value_positions(data.validation, cfg, "validation")
-            self.skipped = sum(dropped.values())
-            if dropped or dropped_val:
-                ctx.log(f"texel: left out training positions: {describe_drops(dropped) or 'none'}; validation: "
-                        f"{describe_drops(dropped_val) or 'none'}")
-        if len(self.train) == 0:
-            raise TunerError(f"{common.data}: no training position to learn from")
+        self._positions(data)
         self.float = w0.dequantize()
         self.q = quantize(self.float, dict(w0.metadata))
         self.scale = parameter_scales(w0.shape)
@@ -142,6 +135,21 @@ class NetworkTexelTrainer:
         self.targets_train: np.ndarray | None = None
         self.targets_validation: np.ndarray | None = None
         self.table: NetworkLeafTable | None = None
+
+    def _positions(self, data: TrainingData) -> None:
+        """The training and validation positions with a target (all of them with a teacher)."""
+        cfg = self.cfg
+        if self.teacher is not None:
+            self.train, self.validation, self.skipped = data.train, data.validation, 0
+        else:
+            self.train, dropped = value_positions(data.train, cfg, "training")
+            self.validation, dropped_val = value_positions(data.validation, cfg, "validation")
+            self.skipped = sum(dropped.values())
+            if dropped or dropped_val:
+                self.ctx.log(f"texel: left out training positions: {describe_drops(dropped) or 'none'}; validation: "
+                             f"{describe_drops(dropped_val) or 'none'}")
+        if len(self.train) == 0:
+            raise TunerError(f"{self.common.data}: no training position to learn from")
 
     # -- searches
     def _quiescence(self, pos: Positions, evaluator: Evaluator) -> tuple[np.ndarray, ...]:
@@ -251,6 +259,106 @@ class NetworkTexelTrainer:
         return None
 
 
+class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
+    """Texel's method (or distillation) for a network over a stream of the training positions
+    (:mod:`tuner.training.stream`), a window at a time, as
+    :class:`tuner.methods.texel.StreamedTexelTrainer` does for the linear evaluator: each
+    window (its rows shuffled) is searched with the current quantized network (and the teacher),
+    its leaves stored as a leaf table, a pass of ``batch_size`` mini-batches updates the float
+    parameters, and the network is quantized again before the next window. K is fitted on a
+    sample of positions unless given; ``e_train`` is the mean over the epoch of each position's E
+    when its window was searched (at the start: E on that sample)."""
+
+    def __init__(self, common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: QuantizedNetwork,
+                 ctx: RunContext) -> None:
+        assert data.train_stream is not None
+        self.stream = data.train_stream
+        super().__init__(common, cfg, data, w0, ctx)
+
+    def _positions(self, data: TrainingData) -> None:
+        """The validation positions as in memory; the training positions come a window at a time
+        (the sample of :meth:`begin` first)."""
+        if self.cfg.batch_size < 1:
+            raise TunerError("texel: a streamed run trains by mini-batches: give --batch-size (e.g. 4096), or "
+                             "--stream off")
+        self.validation = data.validation
+        if self.teacher is None:
+            self.validation, dropped_val = value_positions(data.validation, self.cfg, "validation")
+            if dropped_val:
+                self.ctx.log(f"texel: left out validation positions: {describe_drops(dropped_val)}; the training "
+                             "positions left out are counted an epoch at a time (left_out)")
+        self.train, self.skipped = self.validation.subset(np.zeros(0, np.int64)), 0
+
+    def _keep(self, pos: Positions) -> Positions:
+        """The positions of a window that have a target (every one with a teacher)."""
+        if self.teacher is not None:
+            return pos
+        return value_positions(pos, self.cfg, "training")[0]
+
+    def _window_targets(self, pos: Positions) -> np.ndarray:
+        """The targets of a window's kept positions, K known."""
+        if self.teacher is None:
+            return value_targets(pos, self.cfg, self.k)
+        q = self._quiescence(pos, self.teacher)[0].astype(np.float64)
+        out: np.ndarray = _sigmoid(self.k / PHASE_MAX * q)
+        return out
+
+    def begin(self) -> dict[str, Any]:
+        self.train = self._keep(self.stream.sample(K_SAMPLE, self.common.seed))
+        if len(self.train) == 0:
+            raise TunerError(f"{self.common.data}: no training position to learn from in a sample of the set")
+        out = super().begin()  # K on the sample, its targets, leaves and E
+        self.train, self.table, self.targets_train = self.validation.subset(np.zeros(0, np.int64)), None, None
+        return {**out, "train_positions": None, "train_rows": len(self.stream), "skipped_unfinished": None}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.k = float(state["k"])
+        self.u = floats_from_json(state["master"], self.float.size, "master")
+        self.float = self.float.with_vector(self.u * self.scale)
+        self.q = quantize(self.float, dict(self.q.metadata))
+        self.opt = optimizer_from_state(state["optimizer"])
+        self.targets_validation = self._window_targets(self.validation) if len(self.validation) else np.zeros(0)
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        cfg, tally = self.cfg, StreamTally()
+        for pos in stream_windows(self.stream, cfg, iteration, self.common.seed, tally, self.ctx.threads,
+                                  keep=self.teacher is None):
+            t = time.perf_counter()
+            targets = self._window_targets(pos)
+            scores, kinds, leaves, pv_len, nodes = self._quiescence(pos, self.q)
+            table = leaf_table(self.q, scores, kinds, leaves, pv_len, targets)
+            tally.search_seconds += time.perf_counter() - t
+            t = time.perf_counter()
+            n = len(pos)
+            tally.e_sum += n * loss_of_scores(scores.astype(np.float64), targets, self.k, PHASE_MAX)
+            with threads(self.ctx.threads):
+                for a in range(0, n, cfg.batch_size):
+                    part = _rows(table, np.arange(a, min(a + cfg.batch_size, n), dtype=np.int64))
+                    o = network_objective(part, self.float, 1.0, mu=1.0, k_cp=self.k)
+                    if not math.isfinite(o.total) or not np.all(np.isfinite(o.gradient)):
+                        raise FloatingPointError("Texel's objective became NaN or infinite; lower --network-lr")
+                    self.u = np.clip(self.opt.step(self.u, o.gradient * self.scale), -self.limit, self.limit)
+                    self.float = self.float.with_vector(self.u * self.scale)
+                    tally.updates += 1
+                    check_interrupt()
+            self.q = quantize(self.float, dict(self.q.metadata))
+            tally.n += n
+            tally.nodes += int(nodes.sum())
+            tally.update_seconds += time.perf_counter() - t
+        if tally.n == 0:
+            raise TunerError(f"{self.common.data}: no training position to learn from "
+                             f"({describe_drops(tally.dropped) or 'the set is empty'})")
+        t = time.perf_counter()
+        e_val = None
+        if len(self.validation):
+            assert self.targets_validation is not None
+            v_scores = self._quiescence(self.validation, self.q)[0]
+            e_val = loss_of_scores(v_scores.astype(np.float64), self.targets_validation, self.k, PHASE_MAX)
+        tally.search_seconds += time.perf_counter() - t
+        return {**tally.metrics(), "e_validation": e_val, "k": self.k, "nodes": tally.nodes,
+                "search_seconds": round(tally.search_seconds, 3)}
+
+
 def _rows(table: NetworkLeafTable, rows: np.ndarray) -> NetworkLeafTable:
     """The positions ``rows`` (ascending) of a one-row-per-position table."""
     n = len(rows)
@@ -258,4 +366,4 @@ def _rows(table: NetworkLeafTable, rows: np.ndarray) -> NetworkLeafTable:
                             table.base[rows], table.inputs.take(rows), table.results[rows])
 
 
-__all__ = ["NetworkTexelTrainer", "leaf_table", "quiescence_chunk", "quiescence_values"]
+__all__ = ["NetworkTexelTrainer", "StreamedNetworkTexelTrainer", "leaf_table", "quiescence_chunk", "quiescence_values"]

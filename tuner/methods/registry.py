@@ -85,6 +85,9 @@ class Method:
     through ``TrainingData.train_chunks`` (MMTO's linear one): with ``--executor dask``,
     ``tuner tune`` gives it chunked data (:mod:`tuner.training.training_data`), whose positions
     the workers build chunk by chunk and the driver never loads.
+    ``reads_stream``: ``(common, cfg) -> bool``, whether its trainer reads the training
+    positions as a stream for these settings (:mod:`tuner.training.stream`: Texel's, when large
+    or asked): ``tuner tune`` then gives it streamed data and loads no training position.
     ``refuses``: ``(cfg, kind) -> reason or None``, a setting its trainer for the start's
     evaluator kind cannot take, checked by ``tuner tune`` before the positions load (a
     one-line error then, not after minutes of loading).
@@ -107,6 +110,7 @@ class Method:
     needs: frozenset[str] = frozenset({PLAYED_MOVES})
     best_by: tuple[str, str] = ("match_validation", "max")
     streams_train: tuple[str, ...] = ()
+    reads_stream: Callable[[Any, Any], bool] | None = None
     refuses: Callable[[Any, str], str | None] | None = None
 
 

@@ -45,17 +45,20 @@ from objectives.texel import KBracketError, fit_k, loss, loss_and_gradient
 from search.tree.alphabeta import KIND_EVAL
 from search.tree.search_api import search_many, signed_features, threads
 from search.evaluation.evaluation_api import EVAL_SCALE
+from search.evaluation.evaluators import is_network
 from tuner.progress import progress_bar
 from tuner.training.positions import Positions
-from tuner.methods.network_texel import NetworkTexelTrainer
-from tuner.methods.texel_config import TexelConfig, describe_drops, uses_scores, value_positions, value_targets
+from tuner.methods.network_texel import NetworkTexelTrainer, StreamedNetworkTexelTrainer
+from tuner.methods.texel_config import (K_SAMPLE, StreamTally, TexelConfig, describe_drops, stream_windows, streams,
+                                        uses_scores, value_positions, value_targets)
 from tuner.errors import TunerError, check_interrupt
 from tuner.training.executor import Executor, LocalExecutor
-from tuner.methods.registry import RESULTS, Method, by_evaluator
+from tuner.methods.registry import RESULTS, Method
 from tuner.training.optim import SGD, Adam, Optimizer, floats_from_json, floats_to_json, optimizer_from_state, to_search_weights
 from tuner.training.paced import Pacer
 from tuner.training.training_data import TrainingData
 from tuner.training.run_context import RunContext
+from tuner.training.stream import PositionStream
 from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
 
@@ -122,16 +125,7 @@ class TexelTrainer:
         self.common, self.cfg, self.ctx = common, cfg, ctx
         if cfg.teacher:
             raise TunerError("texel: --teacher distils into a network; start from one (--start network:...)")
-        self.train, dropped = value_positions(data.train, cfg, "training")
-        self.validation, dropped_val = value_positions(data.validation, cfg, "validation")
-        if len(self.train) == 0:
-            raise TunerError(f"{common.data}: no training position to learn from ({describe_drops(dropped)})")
-        self.skipped, self.dropped = sum(dropped.values()), dropped
-        if dropped or dropped_val:
-            ctx.log(f"texel: left out training positions: {describe_drops(dropped) or 'none'}; validation: "
-                    f"{describe_drops(dropped_val) or 'none'}")
-        if uses_scores(self.train, cfg):
-            ctx.log(f"texel: target = {cfg.lam:g} * sigma(K score) + {1 - cfg.lam:g} * result")
+        self._positions(data)
         self.targets_train = np.zeros(0)
         self.targets_validation = np.zeros(0)
         self.trainable = mask_of(common.train, "train")
@@ -145,6 +139,20 @@ class TexelTrainer:
         self.k = float(cfg.k)
         self.opt: Optimizer | None = None
         self.leaves: LeafRows | None = None
+
+    def _positions(self, data: TrainingData) -> None:
+        """The training and validation positions with a target (:func:`value_positions`)."""
+        cfg = self.cfg
+        self.train, dropped = value_positions(data.train, cfg, "training")
+        self.validation, dropped_val = value_positions(data.validation, cfg, "validation")
+        if len(self.train) == 0:
+            raise TunerError(f"{self.common.data}: no training position to learn from ({describe_drops(dropped)})")
+        self.skipped, self.dropped = sum(dropped.values()), dropped
+        if dropped or dropped_val:
+            self.ctx.log(f"texel: left out training positions: {describe_drops(dropped) or 'none'}; validation: "
+                         f"{describe_drops(dropped_val) or 'none'}")
+        if uses_scores(self.train, cfg):
+            self.ctx.log(f"texel: target = {cfg.lam:g} * sigma(K score) + {1 - cfg.lam:g} * result")
 
     # -- helpers
     def _optimizer(self) -> Optimizer:
@@ -244,10 +252,103 @@ class TexelTrainer:
         return None
 
 
+class StreamedTexelTrainer(TexelTrainer):
+    """Texel's method over a stream of the training positions (:mod:`tuner.training.stream`), a
+    window at a time: each window of ``stream_buffer`` chunks, its rows shuffled, is searched
+    with the current integer weights, then a pass of ``batch_size`` mini-batches over it updates
+    the master weights, which are rounded before the next window is searched. The leaves are
+    refreshed every window, not every epoch, and only a window's are held. K is fitted on a
+    sample of :data:`K_SAMPLE` positions (whole chunks in a seeded order) unless given;
+    ``e_train`` is the mean over the epoch of each position's E when its window was searched
+    (at the start: E on that sample); ``e_validation`` is measured as in memory."""
+
+    stream: PositionStream
+
+    def _positions(self, data: TrainingData) -> None:
+        cfg = self.cfg
+        if cfg.batch_size < 1:
+            raise TunerError("texel: a streamed run trains by mini-batches: give --batch-size (e.g. 4096), or "
+                             "--stream off")
+        assert data.train_stream is not None
+        self.stream = data.train_stream
+        self.validation, dropped_val = value_positions(data.validation, cfg, "validation")
+        if dropped_val:
+            self.ctx.log(f"texel: left out validation positions: {describe_drops(dropped_val)}; the training "
+                         "positions left out are counted an epoch at a time (left_out)")
+        self.train = self.validation.subset(np.zeros(0, np.int64))  # a window's at a time, from begin() on
+        self.skipped, self.dropped = 0, {}
+
+    def begin(self) -> dict[str, Any]:
+        sample, _ = value_positions(self.stream.sample(K_SAMPLE, self.common.seed), self.cfg, "training")
+        if len(sample) == 0:
+            raise TunerError(f"{self.common.data}: no training position to learn from in a sample of the set")
+        self.train = sample
+        if uses_scores(sample, self.cfg):
+            self.ctx.log(f"texel: target = {self.cfg.lam:g} * sigma(K score) + {1 - self.cfg.lam:g} * result")
+        out = super().begin()  # K on the sample, its leaves and E
+        # from here on only a window's positions and leaves are held
+        self.train, self.leaves = self.validation.subset(np.zeros(0, np.int64)), None
+        self.targets_train = np.zeros(0)
+        return {**out, "train_positions": None, "train_rows": len(self.stream), "sample_positions": len(sample),
+                "skipped_unfinished": None, "left_out": None}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.k = float(state["k"])
+        self.targets_validation = value_targets(self.validation, self.cfg, self.k)
+        self.master = floats_from_json(state["master"], len(self.w0), "master")
+        self.w = to_search_weights(self.master, self.low, self.high)
+        self.opt = optimizer_from_state(state["optimizer"])
+
+    def step(self, iteration: int) -> dict[str, Any]:
+        assert self.opt is not None
+        cfg, tally, check = self.cfg, StreamTally(), True
+        for pos in stream_windows(self.stream, cfg, iteration, self.common.seed, tally, self.ctx.threads):
+            t = time.perf_counter()
+            targets = value_targets(pos, cfg, self.k)
+            lv = self._leaves(pos)
+            tally.search_seconds += time.perf_counter() - t
+            t = time.perf_counter()
+            n = len(pos)
+            with threads(self.ctx.threads):
+                tally.e_sum += n * loss(lv.offset, lv.indptr, lv.indices, lv.values, targets, self.w, self.k,
+                                        EVAL_SCALE)
+                for a in range(0, n, cfg.batch_size):
+                    rows = np.arange(a, min(a + cfg.batch_size, n), dtype=np.int64)
+                    _, grad = loss_and_gradient(lv.offset, lv.indptr, lv.indices, lv.values, targets, self.master,
+                                                self.k, EVAL_SCALE, rows=rows, validate=check)
+                    check = False
+                    if cfg.l2_start > 0:
+                        with np.errstate(over="ignore", invalid="ignore"):
+                            grad = grad + np.where(self.trainable, 2.0 * cfg.l2_start * (self.master - self.w0), 0.0)
+                    self.master = hold_sums(self.opt.step(self.master, grad), self.constrained, self.constraint_sums)
+                    tally.updates += 1
+                    check_interrupt()
+            self.w = to_search_weights(self.master, self.low, self.high)
+            tally.n += n
+            tally.nodes += lv.nodes
+            tally.update_seconds += time.perf_counter() - t
+        if tally.n == 0:
+            raise TunerError(f"{self.common.data}: no training position to learn from "
+                             f"({describe_drops(tally.dropped) or 'the set is empty'})")
+        t = time.perf_counter()
+        e_val = self._e(self._leaves(self.validation), self.validation) if len(self.validation) else None
+        tally.search_seconds += time.perf_counter() - t
+        return {**tally.metrics(), "e_validation": e_val, "k": self.k, "nodes": tally.nodes,
+                "search_seconds": round(tally.search_seconds, 3)}
+
+
+def texel_trainer(common: TuneConfig, cfg: TexelConfig, data: TrainingData, w0: Any, ctx: RunContext) -> Any:
+    """Texel's trainer for ``w0``'s kind (linear or network), streamed when ``data`` is."""
+    if is_network(w0):
+        return (StreamedNetworkTexelTrainer if data.train_stream is not None else NetworkTexelTrainer)(
+            common, cfg, data, w0, ctx)
+    return (StreamedTexelTrainer if data.train_stream is not None else TexelTrainer)(common, cfg, data, w0, ctx)
+
+
 METHOD = Method(
     name="texel",
     config=TexelConfig,
-    trainer=by_evaluator(TexelTrainer, NetworkTexelTrainer),
+    trainer=texel_trainer,
     summary="Texel: fit sigma(K q) of the quiescence value to game results (least squares, Adam)",
     iterations="epochs",
     unit="epoch",
@@ -256,4 +357,5 @@ METHOD = Method(
     needs=frozenset({RESULTS}),
     best_by=("e_validation", "min"),  # Texel's own criterion: the validation error it minimises
     evaluators=("linear", "network"),
+    reads_stream=streams,
 )

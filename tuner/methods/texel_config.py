@@ -21,7 +21,10 @@ middle of an exchange or near a mate.
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +33,7 @@ from search.params.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
 from tuner.training.positions import Positions
+from tuner.training.stream import PositionStream
 from tuner.training.training_data import ValueTarget
 from tuner.training.weight_masks import constraint_masks, mask_of
 
@@ -75,6 +79,15 @@ class TexelConfig:
                                       "centipawns", metavar="CP")
     l2_start: float = help_field(0.0, "L2 strength pulling the trainable weights toward the start weights "
                                       "(per position, as E; the linear evaluator)")
+    stream: str = help_field("auto", "read the training positions as a stream, a window of chunks at a time, so "
+                                     "that memory does not grow with the set (on, off, or auto: on when the "
+                                     "training positions are more than 2,000,000 and batch_size > 0; "
+                                     "docs/selfplay.md, Streamed training)", metavar="auto|on|off")
+    epoch_windows: int = help_field(0, "streamed: windows an epoch (0: every window, a pass over the set; else each "
+                                       "epoch reads the first of its seeded order: a bounded epoch)",
+                                    metavar="WINDOWS")
+    stream_buffer: int = help_field(16, "streamed: chunks held and shuffled together (a compact set's chunk is "
+                                        "65,536 positions, a Parquet set's is read in as many)", metavar="CHUNKS")
 
     def validate(self) -> None:
         if not 0.0 <= self.lam <= 1.0:
@@ -87,6 +100,14 @@ class TexelConfig:
             raise ValueError("epochs and batch_size must be >= 0, steps >= 1")
         if self.steps > MAX_STEPS:
             raise ValueError(f"steps must be at most {MAX_STEPS:,} an epoch, not {self.steps}")
+        if self.stream not in ("auto", "on", "off"):
+            raise ValueError(f"stream must be auto, on or off, not {self.stream!r}")
+        if self.stream == "on" and self.batch_size == 0:
+            raise ValueError("stream on trains by mini-batches: give batch_size (e.g. 4096)")
+        if self.epoch_windows < 0:
+            raise ValueError(f"epoch_windows must be >= 0, not {self.epoch_windows}")
+        if self.stream_buffer < 1:
+            raise ValueError(f"stream_buffer must be >= 1, not {self.stream_buffer}")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be adam or sgd, not {self.optimizer!r}")
         for name in ("lr", "beta1", "beta2", "momentum", "k", "l1", "l2", "network_lr"):
@@ -106,6 +127,27 @@ class TexelConfig:
 
 #: the most full-batch optimizer steps an epoch may take (the default is 50)
 MAX_STEPS = 1_000_000
+
+#: with ``stream = "auto"``, a run streams its training positions when there are more than this
+#: many (the in-memory path holds about 1.4 KB a position: 6.1 GB for 4.5 M, docs/network.md)
+STREAM_ABOVE = 2_000_000
+
+
+def streams(common: Any, cfg: TexelConfig) -> bool:
+    """Whether a Texel run with these settings reads its training positions as a stream
+    (:mod:`tuner.training.stream`): ``stream`` on, or auto with mini-batches and more than
+    :data:`STREAM_ABOVE` training positions (the split's rows, or ``max_train`` of them; read
+    from the split file's index or metadata only)."""
+    if cfg.stream != "auto":
+        return cfg.stream == "on"
+    if cfg.batch_size == 0 or not common.data:
+        return False
+    from tuner.ingest.reader import split_rows  # noqa: PLC0415 - polars, only when tuning
+
+    n = split_rows(common.data, "train")
+    if common.max_train:
+        n = min(n, common.max_train)
+    return n > STREAM_ABOVE
 
 
 def with_results(pos: Positions, what: str) -> tuple[Positions, int]:
@@ -133,12 +175,20 @@ def value_positions(pos: Positions, cfg: TexelConfig, what: str) -> tuple[Positi
     a score when scores are used) and, with ``cfg.quiet_only``, are quiet (module docstring); with the
     count of those dropped per reason (``unfinished``, ``no_score``, ``in_check``,
     ``tactical_move``, ``score_cap``)."""
-    from search.core.quiet import tactical_flags  # noqa: PLC0415 - the kernel, only when training
-
     if len(pos) == 0:
         return pos, {}
+    keep, dropped = value_mask(pos, cfg, what)
+    return pos.subset(np.flatnonzero(keep)), dropped
+
+
+def value_mask(pos: Positions, cfg: TexelConfig, what: str) -> tuple[np.ndarray, dict[str, int]]:
+    """:func:`value_positions` as bool[P], the positions kept, and the counts dropped."""
+    from search.core.quiet import tactical_flags  # noqa: PLC0415 - the kernel, only when training
+
     keep = np.ones(len(pos), dtype=np.bool_)
     dropped: dict[str, int] = {}
+    if len(pos) == 0:
+        return keep, dropped
 
     def drop(reason: str, mask: np.ndarray) -> None:
         nonlocal keep
@@ -161,7 +211,19 @@ def value_positions(pos: Positions, cfg: TexelConfig, what: str) -> tuple[Positi
         if pos.scores is not None:
             with np.errstate(invalid="ignore"):
                 drop("score_cap", np.abs(pos.scores) > cfg.score_cap)
-    return pos.subset(np.flatnonzero(keep)), {k: v for k, v in dropped.items() if v}
+    return keep, {k: v for k, v in dropped.items() if v}
+
+
+@dataclass(frozen=True)
+class ValueKeep:
+    """The training positions with a target (:func:`value_mask`) as a stream's chunk filter
+    (:data:`tuner.training.stream.Keep`: equal settings, equal filter, so a stream keeps each
+    chunk's mask from its first read)."""
+
+    cfg: TexelConfig
+
+    def __call__(self, pos: Positions) -> tuple[np.ndarray, dict[str, int]]:
+        return value_mask(pos, self.cfg, "training")
 
 
 def value_targets(pos: Positions, cfg: TexelConfig, k_cp: float) -> np.ndarray:
@@ -176,10 +238,59 @@ def value_targets(pos: Positions, cfg: TexelConfig, k_cp: float) -> np.ndarray:
     return ValueTarget(cfg.lam, k_cp).targets(pos)  # every kept position has a score
 
 
+#: positions of the sample a streamed run fits K on and measures its start on (:meth:`PositionStream.sample`)
+K_SAMPLE = 500_000
+
+
+class StreamTally:
+    """What a streamed epoch adds up over its windows: positions, E at each window's search
+    (times its positions), nodes, drops, optimizer steps and where the time went."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.e_sum = 0.0
+        self.nodes = 0
+        self.updates = 0
+        self.dropped: dict[str, int] = {}
+        self.read_seconds = self.search_seconds = self.update_seconds = 0.0
+
+    def drop(self, dropped: dict[str, int]) -> None:
+        for k, v in dropped.items():
+            self.dropped[k] = self.dropped.get(k, 0) + v
+
+    def metrics(self) -> dict[str, Any]:
+        """``e_train`` (the mean over the epoch of each position's E when its window was searched),
+        ``train_positions`` (those trained on), ``left_out``, the steps and the seconds."""
+        return {"e_train": self.e_sum / self.n if self.n else None, "train_positions": self.n,
+                "left_out": sum(self.dropped.values()), "updates": self.updates,
+                "read_seconds": round(self.read_seconds, 3), "update_seconds": round(self.update_seconds, 3)}
+
+
+def stream_windows(stream: PositionStream, cfg: TexelConfig, epoch: int, seed: int,
+                   tally: StreamTally, n_threads: int, *, keep: bool = True) -> Iterator[Positions]:
+    """The windows of epoch ``epoch`` (:meth:`PositionStream.windows`, ``cfg.stream_buffer`` chunks
+    shuffled together, the first ``cfg.epoch_windows``), each kept to the positions with a target
+    (:class:`ValueKeep`; every position without ``keep``: a teacher labels every one), empty ones
+    skipped; the reading time and the drops go to ``tally``."""
+    from search.tree.search_api import threads  # noqa: PLC0415 - the kernels, only when training
+
+    it = stream.windows(epoch, seed, buffer_chunks=cfg.stream_buffer, limit=cfg.epoch_windows,
+                        keep=ValueKeep(cfg) if keep else None, dropped=tally.dropped)
+    while True:
+        t = time.perf_counter()
+        with threads(n_threads):
+            window = next(it, None)
+        tally.read_seconds += time.perf_counter() - t
+        if window is None:
+            return
+        if len(window):
+            yield window
+
+
 def describe_drops(dropped: dict[str, int]) -> str:
     """``3 unfinished, 40 in_check`` (empty when nothing was dropped)."""
     return ", ".join(f"{v} {k}" for k, v in dropped.items())
 
 
-__all__ = ["TexelConfig", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
+__all__ = ["K_SAMPLE", "STREAM_ABOVE", "StreamTally", "TexelConfig", "ValueKeep", "value_mask", "stream_windows", "streams", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
            "with_results"]

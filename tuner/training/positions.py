@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import chess
 import numpy as np
@@ -27,6 +27,48 @@ from tuner.progress import progress_bar
 
 #: ``Positions.played`` of a position without a played move (a position file's line that names none)
 NO_PLAYED_MOVE = -1
+
+
+class RowLabels(Sequence[str]):
+    """The labels ``FILE: game G ply P`` of positions read from a file, made when one is asked
+    for (an error message) rather than a string per position up front: a set of millions of
+    positions read chunk by chunk would spend seconds an epoch formatting labels nobody reads."""
+
+    def __init__(self, source: Path | str, game_ids: np.ndarray, plies: np.ndarray) -> None:
+        self.source, self.game_ids, self.plies = source, game_ids, plies
+
+    def __len__(self) -> int:
+        return len(self.game_ids)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> RowLabels: ...
+
+    def __getitem__(self, i: int | slice) -> str | RowLabels:
+        if isinstance(i, slice):
+            return RowLabels(self.source, self.game_ids[i], self.plies[i])
+        return f"{self.source}: game {int(self.game_ids[i])} ply {int(self.plies[i])}"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same label texts."""
+        if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def take(self, rows: np.ndarray) -> RowLabels:
+        """The labels of ``rows`` (int64 row numbers)."""
+        return RowLabels(self.source, self.game_ids[rows], self.plies[rows])
+
+
+def take_labels(labels: Sequence[str], rows: np.ndarray) -> Sequence[str]:
+    """The labels of ``rows``: a :class:`RowLabels` stays one, a list is indexed."""
+    if isinstance(labels, RowLabels):
+        return labels.take(rows)
+    return [labels[i] for i in rows]
 
 
 @dataclass(frozen=True)
@@ -46,7 +88,7 @@ class Positions:
     boards: np.ndarray
     played: np.ndarray
     game_ids: np.ndarray
-    labels: list[str]
+    labels: Sequence[str]
     results: np.ndarray | None = None
     scores: np.ndarray | None = None
 
@@ -60,8 +102,7 @@ class Positions:
 
     def subset(self, rows: np.ndarray) -> Positions:
         rows = np.asarray(rows, dtype=np.int64)
-        return Positions(self.boards[rows], self.played[rows], self.game_ids[rows],
-                         [self.labels[i] for i in rows],
+        return Positions(self.boards[rows], self.played[rows], self.game_ids[rows], take_labels(self.labels, rows),
                          None if self.results is None else self.results[rows],
                          None if self.scores is None else self.scores[rows])
 
@@ -155,23 +196,31 @@ def load_positions(data_dir: str | Path, split: str, *, limit: int = 0, seed: in
 
 
 def _from_records(path: Path, rows: Callable[[Any], np.ndarray]) -> Positions:
-    """The positions of the rows ``rows(file)`` of the compact split ``path``, built from the
-    records' boards (:func:`tuner.ingest.compact.training_arrays`), every played move checked
-    legal (one-line errors naming the file, game and ply)."""
-    from tuner.ingest.compact import training_arrays  # noqa: PLC0415 - keeps polars out of search-only imports
-    from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415
+    """The positions of the rows ``rows(file)`` of the compact split ``path``
+    (:func:`positions_of_records`)."""
+    from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415 - keeps polars out of search-only imports
 
-    records = rows(CompactFile(path))
-    ids, plies = records["game_id"].tolist(), records["ply"].tolist()
-    labels = [f"{path}: game {g} ply {p}" for g, p in zip(ids, plies)]
-    arrays = training_arrays(records, label=labels.__getitem__)
+    return positions_of_records(path, rows(CompactFile(path)))
+
+
+def positions_of_records(path: Path, records: np.ndarray, *, check: bool = True) -> Positions:
+    """The positions of records read from the compact split ``path``, built from the records'
+    boards (:func:`tuner.ingest.compact.training_arrays`), every board checked possible and every
+    played move legal (one-line errors naming the file, game and ply); ``check=False`` skips
+    both, for records that passed them before (a stream's chunk read again)."""
+    from tuner.ingest.compact import training_arrays  # noqa: PLC0415 - keeps polars out of search-only imports
+
+    arrays = training_arrays(records, label=RowLabels(path, records["game_id"], records["ply"]).__getitem__,
+                             check=check)
+    labels = RowLabels(path, arrays.game_ids, arrays.plies)  # not the records' fields: those would keep the records
     odd = np.flatnonzero(~arrays.usable)
     if len(odd):
         raise TunerError(f"{labels[odd[0]]}: a Chess960 castling right, which the search's boards cannot hold "
                          f"({len(odd)} such position(s))")
     scores = None if np.isnan(arrays.scores).all() else arrays.scores
     pos = Positions(arrays.boards, arrays.played, arrays.game_ids, labels, arrays.results, scores)
-    played_indices(pos)
+    if check:
+        played_indices(pos)
     return pos
 
 
@@ -182,14 +231,14 @@ def _split_path(folder: str | Path, split: str) -> Path:
     return split_path(folder, split)
 
 
-def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positions:
-    """The positions of a frame of :data:`REQUIRED_COLUMNS` read from ``source``, every played
-    move checked legal (one-line errors naming the file, game and ply)."""
+def _from_frame(frame: Any, source: Path, split: str, progress: bool, *, check_moves: bool = True) -> Positions:
+    """The positions of a frame of :data:`REQUIRED_COLUMNS` read from ``source``; with
+    ``check_moves``, every played move checked legal (one-line errors naming the file, game and
+    ply)."""
     fens = frame["fen"].to_list()
     ucis = frame["move"].to_list()
     game_ids = frame["game_id"].to_numpy().astype(np.int64)
-    plies = frame["ply"].to_list()
-    labels = [f"{source}: game {g} ply {p}" for g, p in zip(game_ids.tolist(), plies)]
+    labels = RowLabels(source, game_ids, frame["ply"].to_numpy())
     boards = _boards(fens, labels, progress and len(fens) >= 20000, split)
     keys = np.full(len(fens), NO_PLAYED_MOVE, dtype=np.int32)
     for i, uci in enumerate(ucis):
@@ -208,7 +257,8 @@ def _from_frame(frame: Any, source: Path, split: str, progress: bool) -> Positio
                          "rebuild the set with tuner ingest")
     results = mover_results(frame["result"].to_list(), stm)
     pos = Positions(boards, keys, game_ids, labels, results, mover_scores(frame["score"], stm))
-    played_indices(pos)
+    if check_moves:
+        played_indices(pos)
     return pos
 
 
@@ -287,7 +337,7 @@ def position_rows(data_dir: str | Path, split: str, *, limit: int = 0, seed: int
 _FEN_BATCH = 50_000
 
 
-def _boards(fens: list[str], labels: list[str], progress: bool, split: str) -> np.ndarray:
+def _boards(fens: list[str], labels: Sequence[str], progress: bool, split: str) -> np.ndarray:
     """The boards of a split's FENs (uint64[P, BOARD_WORDS]); a one-line error naming the first
     that is not a valid position."""
     boards = np.zeros((len(fens), BOARD_WORDS), dtype=np.uint64)

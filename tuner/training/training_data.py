@@ -14,7 +14,13 @@ Two ways to hold the training positions (:class:`TrainingData`):
   :class:`tuner.training.executor.ChunkSource`). The driver's memory then does not grow with
   the training positions' arrays. A position that cannot be read is still a one-line
   error naming the file, game and ply, raised by the chunk's first sweep rather than before the
-  run starts.
+  run starts;
+* **streamed** (``load_training_data(..., streamed=True)``: Texel's method and the network's
+  Texel training, when :attr:`tuner.methods.registry.Method.reads_stream` says so): the training
+  positions are a :class:`tuner.training.stream.PositionStream`, read a window of chunks at a
+  time by the trainer, an epoch at a time; nothing of them is loaded here.
+
+The validation positions are loaded in every case.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from tuner.training.positions import PositionRows, Positions, load_positions, pl
 from tuner.cores import resolve_threads
 from tuner.errors import TunerError
 from tuner.methods.registry import PLAYED_MOVES, methods
+from tuner.training.stream import PositionStream
 from tuner.training.tune_config import TuneConfig
 
 
@@ -107,13 +114,15 @@ class TrainingData:
     """
 
     def __init__(self, train: Positions | None, validation: Positions, train_played_index: np.ndarray | None = None,
-                 *, train_rows: PositionRows | None = None) -> None:
-        if train is None and train_rows is None:
-            raise ValueError("TrainingData needs the training positions or their rows")
+                 *, train_rows: PositionRows | None = None, train_stream: PositionStream | None = None) -> None:
+        if train is None and train_rows is None and train_stream is None:
+            raise ValueError("TrainingData needs the training positions, their rows or their stream")
         if train is not None and train_played_index is None:
             raise ValueError("TrainingData needs the played moves' indices of loaded training positions")
         self.validation = validation
         self.train_rows = train_rows
+        #: the training positions as a stream (streamed data), else None
+        self.train_stream = train_stream
         self._train = train
         self._index = train_played_index
         self._chunks: tuple[np.ndarray, np.ndarray, np.ndarray] | TrainingChunks | None = None
@@ -125,7 +134,10 @@ class TrainingData:
 
     @property
     def n_train(self) -> int:
-        """The number of training positions (without loading chunked ones)."""
+        """The number of training positions (without loading chunked or streamed ones; a stream's
+        rows, before a method's own filter)."""
+        if self.train_stream is not None:
+            return len(self.train_stream)
         return len(self.train_rows) if self.train_rows is not None else len(self.train)
 
     @property
@@ -139,6 +151,8 @@ class TrainingData:
         return self._loaded()[1]
 
     def _loaded(self) -> tuple[Positions, np.ndarray]:
+        if self.train_stream is not None:
+            raise RuntimeError("streamed training data has no loaded training positions: read train_stream")
         if self._train is None or self._index is None:
             assert self.train_rows is not None
             self._train = self.train_rows.read()
@@ -158,7 +172,7 @@ class TrainingData:
 
 
 def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PLAYED_MOVES}),
-                       progress: bool = True, chunked: bool = False) -> TrainingData:
+                       progress: bool = True, chunked: bool = False, streamed: bool = False) -> TrainingData:
     """The train and validation splits of ``cfg.data`` (sampled per ``max_train`` and
     ``max_validation``), with every played move checked legal; one-line errors.
 
@@ -169,13 +183,24 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
 
     ``chunked``: the training positions are not loaded, only their rows chosen (the same rows:
     :func:`tuner.training.positions.position_rows`); their positions are checked when their
-    chunks are built (see the module docstring). The validation positions are loaded either way.
+    chunks are built (see the module docstring). ``streamed``: the training positions are a
+    :class:`tuner.training.stream.PositionStream` of the same rows, not read here (a method that
+    needs no played move only). The validation positions are loaded in every case.
     """
     if not cfg.data:
         raise TunerError("no position set given: pass --data DIR (built by 'tuner ingest')")
     if PLAYED_MOVES in needs:
         _require_moves(cfg.data)
     rows = None
+    if streamed:
+        if PLAYED_MOVES in needs:
+            raise ValueError("a streamed run is for methods that need no played move")
+        stream = PositionStream(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed)
+        if len(stream) == 0:
+            raise TunerError(f"{cfg.data}: the train split holds no positions")
+        validation = load_positions(cfg.data, "validation", limit=cfg.max_validation, seed=cfg.seed + 1,
+                                    progress=progress)
+        return TrainingData(None, validation, train_stream=stream)
     if chunked:
         rows = position_rows(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, moves_only=PLAYED_MOVES in needs)
     else:
