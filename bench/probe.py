@@ -211,6 +211,17 @@ def _parse_position(line: str) -> tuple[str, list[str]] | None:
     return " ".join(spec[1:]), moves
 
 
+def _send_quit(proc: subprocess.Popen[bytes]) -> None:
+    """``quit`` to an engine, its input closed after (a broken pipe ignored)."""
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"quit\n")
+        proc.stdin.flush()
+        proc.stdin.close()
+    except OSError:
+        pass
+
+
 def run_uci(case: Case, d: Path) -> Outcome:
     assert case.uci is not None
     out = Outcome(case.name)
@@ -311,21 +322,9 @@ def run_uci(case: Case, d: Path) -> Outcome:
         while sum(1 for _, l in transcript if l.startswith("bestmove")) < len(gos) and time.monotonic() < deadline:
             if not drain("bestmove", 30.0):
                 break
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write(b"quit\n")
-            proc.stdin.flush()
-            proc.stdin.close()
-        except OSError:
-            pass
+        _send_quit(proc)
     if broken and proc.poll() is None:
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write(b"quit\n")
-            proc.stdin.flush()
-            proc.stdin.close()
-        except OSError:
-            pass
+        _send_quit(proc)
     try:
         proc.wait(timeout=max(1.0, min(30.0, deadline - time.monotonic())))
     except subprocess.TimeoutExpired:

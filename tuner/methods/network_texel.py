@@ -217,12 +217,17 @@ class NetworkTexelTrainer:
         return {**self._measure(), "updates": 0, "update_seconds": 0.0, "train_positions": len(self.train),
                 "skipped_unfinished": self.skipped, "parameters": int(self.float.size)}
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def _restore_weights(self, state: dict[str, Any]) -> None:
+        """K, the master vector, the network it gives (float and quantized) and the optimizer of a
+        saved ``state``."""
         self.k = float(state["k"])
         self.u = floats_from_json(state["master"], self.float.size, "master")
         self.float = self.float.with_vector(self.u * self.scale)
         self.q = quantize(self.float, dict(self.q.metadata))
         self.opt = optimizer_from_state(state["optimizer"])
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._restore_weights(state)
         self._targets()
         self._measure()
 
@@ -312,11 +317,7 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
         return {**out, "train_positions": None, "train_rows": len(self.stream), "skipped_unfinished": None}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.k = float(state["k"])
-        self.u = floats_from_json(state["master"], self.float.size, "master")
-        self.float = self.float.with_vector(self.u * self.scale)
-        self.q = quantize(self.float, dict(self.q.metadata))
-        self.opt = optimizer_from_state(state["optimizer"])
+        self._restore_weights(state)
         self.targets_validation = self._window_targets(self.validation) if len(self.validation) else np.zeros(0)
 
     def step(self, iteration: int) -> dict[str, Any]:
