@@ -25,6 +25,10 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from tuner.arena.players import Searchable
 
 #: seconds a child may compile before the engine stops waiting, kills it and compiles itself
 CHILD_TIMEOUT = 900.0
@@ -43,7 +47,7 @@ def load_engine_kernels(player: object, *, on_boundary: Callable[[], None] | Non
         move_to_uci(int(legal_moves(board)[0]))
         push(board, int(legal_moves(board)[0]))
         on_boundary()
-    engine = new_engine(player, 4)  # type: ignore[arg-type]
+    engine = new_engine(cast("Searchable", player), 4)
     best = engine.think(from_fen(STARTING_FEN), [], max_depth=1)
     if best is not None:
         move_to_uci(best.pv[0])

@@ -57,7 +57,9 @@ class RowLabels(Sequence[str]):
             return False
         return all(a == b for a, b in zip(self, other))
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:
+        """Unhashable, as the list of texts it stands for (it defines ``==``)."""
+        raise TypeError(f"unhashable type: {type(self).__name__!r}")
 
     def take(self, rows: np.ndarray) -> RowLabels:
         """The labels of ``rows`` (int64 row numbers)."""

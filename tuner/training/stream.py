@@ -62,9 +62,10 @@ def concatenate(parts: list[Positions]) -> Positions:
     if len(parts) == 1:
         return parts[0]
     labels = parts[0].labels
-    if all(isinstance(p.labels, RowLabels) for p in parts):
-        labels = RowLabels(parts[0].labels.source, np.concatenate([p.labels.game_ids for p in parts]),  # type: ignore[attr-defined]
-                           np.concatenate([p.labels.plies for p in parts]))  # type: ignore[attr-defined]
+    lazy = [p.labels for p in parts if isinstance(p.labels, RowLabels)]
+    if len(lazy) == len(parts):
+        labels = RowLabels(lazy[0].source, np.concatenate([r.game_ids for r in lazy]),
+                           np.concatenate([r.plies for r in lazy]))
     else:
         labels = [label for p in parts for label in p.labels]
 
