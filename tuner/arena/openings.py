@@ -39,9 +39,8 @@ import chess
 import chess.pgn
 import chess.polyglot
 
-from search.core.input_limits import open_regular
-
 from search.core.convert import from_fen
+from search.core.input_limits import open_regular
 from search.evaluation.evaluators import Evaluator
 from search.tree.search_api import search
 from tuner.config import help_field

@@ -254,10 +254,6 @@ class StreamTally:
         self.dropped: dict[str, int] = {}
         self.read_seconds = self.search_seconds = self.update_seconds = 0.0
 
-    def drop(self, dropped: dict[str, int]) -> None:
-        for k, v in dropped.items():
-            self.dropped[k] = self.dropped.get(k, 0) + v
-
     def metrics(self) -> dict[str, Any]:
         """``e_train`` (the mean over the epoch of each position's E when its window was searched),
         ``train_positions`` (those trained on), ``left_out``, the steps and the seconds."""
@@ -292,5 +288,5 @@ def describe_drops(dropped: dict[str, int]) -> str:
     return ", ".join(f"{v} {k}" for k, v in dropped.items())
 
 
-__all__ = ["K_SAMPLE", "STREAM_ABOVE", "StreamTally", "TexelConfig", "ValueKeep", "value_mask", "stream_windows", "streams", "describe_drops", "results_of", "uses_scores", "value_positions", "value_targets",
-           "with_results"]
+__all__ = ["K_SAMPLE", "STREAM_ABOVE", "StreamTally", "TexelConfig", "ValueKeep", "describe_drops", "results_of",
+           "stream_windows", "streams", "uses_scores", "value_mask", "value_positions", "value_targets", "with_results"]

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tuner.errors import TunerError
 from tuner.training.positions import (REQUIRED_COLUMNS, Positions, RowLabels, _from_frame, positions_of_records,
                                       sample_rows)
 
@@ -98,15 +97,13 @@ class PositionStream:
 
     def __init__(self, folder: str | Path, split: str, *, limit: int = 0, seed: int = 0,
                  chunk_rows: int | None = None) -> None:
-        from tuner.ingest.reader import is_compact, split_path, split_rows  # noqa: PLC0415 - polars, only here
+        from tuner.ingest.reader import check_split_file, is_compact, split_path, split_rows  # noqa: PLC0415 - polars
 
         chunk_rows = PARQUET_CHUNK_ROWS if chunk_rows is None else chunk_rows
         if chunk_rows < 1:
             raise ValueError("chunk_rows must be >= 1")
         self.folder, self.split = Path(folder), split
-        self.path = split_path(folder, split)
-        if not self.path.is_file():
-            raise TunerError(f"{self.path}: missing from the position set")
+        self.path = check_split_file(split_path(folder, split))
         self.compact = is_compact(self.path)
         if self.compact:
             from tuner.ingest.compact_file import CompactFile  # noqa: PLC0415 - numba: only for a compact set
