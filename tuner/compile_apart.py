@@ -81,7 +81,7 @@ class KernelChild:
             try:
                 _, err = self._proc.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
-                self.stop()
+                _kill(self._proc)  # this child only: a later warm-up may start another
                 return f"the child compiling the kernels ran over {timeout:.0f} s and was stopped"
             if self._proc.returncode != 0:
                 tail = err.decode("utf-8", "replace").strip().splitlines()
@@ -99,9 +99,15 @@ class KernelChild:
         with self._lock:
             self._stopped = True
             proc = self._proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """End ``proc`` if it runs, and reap it."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
 
 
 def _die_with_parent() -> None:

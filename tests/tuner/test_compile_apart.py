@@ -39,6 +39,9 @@ def test_a_child_over_its_time_is_stopped_and_none_starts_after_stop() -> None:
     child = KernelChild()
     problem = child.compile(load_weights("classic").values, timeout=0.05)
     assert problem == "the child compiling the kernels ran over 0 s and was stopped"
+    # a child stopped for its time is not the engine quitting: the next warm-up starts one
+    assert str(child.compile("not a player")).startswith("the child compiling the kernels exited with status 1")
+    child.stop()
     assert child.compile(load_weights("classic").values) == "the engine is quitting"
     assert KernelChild().compile(lambda: 0) is not None and "could not start" in str(KernelChild().compile(lambda: 0))
 
