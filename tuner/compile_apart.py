@@ -2,10 +2,9 @@
 
 :func:`load_engine_kernels` runs what a ``go`` of ``tuner uci`` needs once, on a small search, so
 that numba loads (or compiles) the kernels of a player. On a cold cache (the first run after an
-install or an update) compiling them in the engine's own process took up to a minute during
-which numba held the interpreter lock for long stretches: the quick search that answers the
-meantime's ``go`` got it late, and on a cold cache 37 of 783 of its answers to ``go movetime
-100`` came after 130 ms (up to 485 ms; issue 58 item 12). :class:`KernelChild` runs the same
+install or an update) compiling them in the engine's own process holds its interpreter lock for
+long stretches, so the quick search that answers the meantime's ``go`` gets it late (issue 58
+item 12; ``docs/commands.md``, ``tuner uci``, has the timings). :class:`KernelChild` runs the same
 steps in a child process instead (``python -m tuner.compile_apart FILE``, FILE a pickled player),
 which compiles them on another core and fills numba's cache (the child inherits
 ``NUMBA_CACHE_DIR`` and a term plug-in's ``MOVETUNER_TERMS``); the engine then loads them from
@@ -127,7 +126,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m tuner.compile_apart PLAYER.pickle", file=sys.stderr)
         return 2
-    _die_with_parent()  # (the engine's priority: a lower one starved it for minutes on a busy machine)
+    _die_with_parent()  # (and no nice: below the engine's priority the child starves on a busy machine)
     with open(argv[0], "rb") as f:
         player = pickle.load(f)  # noqa: S301 - the engine's own file, written just before
     load_engine_kernels(player, on_boundary=lambda: None)

@@ -1060,13 +1060,11 @@ def _collector_paused() -> Iterator[None]:
     what exists (:func:`gc.freeze`: later collections skip it).
 
     Compiling or loading creates hundreds of thousands of objects; with the collector on, its
-    full collections over them stopped every thread for 95-250 ms (measured on a cold cache: each
-    of the quick search's late answers to ``go movetime 100``, up to 278 ms, was one of them),
-    and the engine's later collections would scan them all again. Frozen, they are never scanned
-    (nor freed: compilation's garbage cycles stay in memory). The price, measured once on a cold
-    cache with ``nnue``: 612 MB resident after the warm-up, against 353 MB with the collector on;
-    collecting only the young generations meanwhile (467 MB) still stopped the threads for up to
-    484 ms.
+    full collections over them stop every thread for a tenth of a second or more (the quick
+    search's late answers to ``go movetime 100``), and the engine's later collections would scan
+    them all again. Frozen, they are never scanned (nor freed: compilation's garbage cycles stay
+    in memory). What it costs and what collecting only the young generations did instead:
+    ``docs/commands.md``, ``tuner uci``.
     """
     gc.disable()
     try:
