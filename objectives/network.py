@@ -7,9 +7,11 @@ at a board again. The float form, per row (side to move first)::
 
     acc[c] = b1 + sum_{i in active(c)} W1[i]       x = clip(acc[stm], 0, 1) ++ clip(acc[opp], 0, 1)
     z2 = b2 + x W2     h2 = clip(z2, 0, 1)         z3 = b3 + h2 W3     h3 = clip(z3, 0, 1)
-    out = b4 + h3 . W4                              (centipawns, side to move's view)
+    out = b4[o] + h3 . W4[o]                        (centipawns, side to move's view)
 
-or, in the direct form (no hidden layers), ``out = b4 + sum_j x_j^2 W4_j``.
+or, in the direct form (no hidden layers), ``out = b4[o] + sum_j x_j^2 W4[o, j]``, where ``o`` is
+the row's output bucket (:func:`search.evaluation.network_kernels.output_bucket` of its number of
+pieces, which is its count of active inputs).
 
 :func:`network_scores` gives ``out`` for every row; :func:`network_gradient` gives
 ``sum_r coef[r] * d out_r / d theta`` as a flat vector in :meth:`search.evaluation.network.FloatNetwork.vector`
@@ -26,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from search.evaluation.network import PARAMS, FloatNetwork
-from search.evaluation.network_kernels import active_inputs
+from search.evaluation.network_kernels import active_inputs, output_bucket
 
 #: parts the rows of a gradient are summed in (fixed, so that results do not depend on threads)
 N_PARTS = 16
@@ -85,11 +87,21 @@ def input_table(boards: np.ndarray, buckets: np.ndarray) -> InputTable:
     return InputTable(*_input_table_kernel(boards, np.ascontiguousarray(buckets, dtype=np.int64)))
 
 
+@njit(cache=True, inline="always")
+def row_output_bucket(counts, r, n_outputs):  # type: ignore[no-untyped-def]
+    """The output bucket of row ``r``: its number of pieces is White's count of active inputs."""
+    if n_outputs == 1:
+        return 0
+    return output_bucket(np.int64(counts[r, 0]), n_outputs)
+
+
 # many parameters: hot (inlined per row), the network's layers one by one and the row's scratch; numba kernel
 @njit(cache=True, inline="always")
 def _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3):  # type: ignore[no-untyped-def]
-    """Forward pass of row ``r``: fills ``acc`` (2, H), ``x`` (2H), ``z2``, ``z3``; returns out."""
+    """Forward pass of row ``r``: fills ``acc`` (2, H), ``x`` (2H), ``z2``, ``z3``; returns out
+    (the output bucket is :func:`row_output_bucket`'s)."""
     h = b1.shape[0]
+    o = row_output_bucket(counts, r, b4.shape[0])
     for persp in range(2):
         for j in range(h):
             acc[persp, j] = b1[j]
@@ -105,9 +117,9 @@ def _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x,
             x[half * h + j] = 0.0 if a <= 0.0 else (1.0 if a >= 1.0 else a)
     h2n = b2.shape[0]
     if h2n == 0:  # the direct form: out = b4 + sum_j x_j^2 W4_j
-        out = b4[0]
+        out = b4[o]
         for j in range(2 * h):
-            out += x[j] * x[j] * w4[j]
+            out += x[j] * x[j] * w4[o, j]
         return out
     for k in range(h2n):
         z2[k] = b2[k]
@@ -125,11 +137,11 @@ def _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x,
         if a != 0.0:
             for k in range(h3n):
                 z3[k] += a * w3[j, k]
-    out = b4[0]
+    out = b4[o]
     for j in range(h3n):
         a = z3[j]
         a = 0.0 if a <= 0.0 else (1.0 if a >= 1.0 else a)
-        out += a * w4[j]
+        out += a * w4[o, j]
     return out
 
 
@@ -164,8 +176,8 @@ def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, 
     gb2 = np.zeros((n_parts, h2n), dtype=np.float64)
     g3 = np.zeros((n_parts,) + w3.shape, dtype=np.float64)
     gb3 = np.zeros((n_parts, h3n), dtype=np.float64)
-    g4 = np.zeros((n_parts, w4.shape[0]), dtype=np.float64)
-    gb4 = np.zeros(n_parts, dtype=np.float64)
+    g4 = np.zeros((n_parts,) + w4.shape, dtype=np.float64)
+    gb4 = np.zeros((n_parts, b4.shape[0]), dtype=np.float64)
     for part in prange(n_parts):
         acc = np.zeros((2, h), dtype=np.float64)
         x = np.zeros(2 * h, dtype=np.float64)
@@ -181,17 +193,18 @@ def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, 
             if c == 0.0:
                 continue
             _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3)
-            gb4[part] += c
-            if h2n == 0:  # the direct form: d out / d W4_j = x_j^2, d out / d x_j = 2 x_j W4_j
+            o = row_output_bucket(counts, r, b4.shape[0])
+            gb4[part, o] += c
+            if h2n == 0:  # the direct form: d out / d W4_oj = x_j^2, d out / d x_j = 2 x_j W4_oj
                 for j in range(2 * h):
                     xj = x[j]
-                    g4[part, j] += c * xj * xj
-                    dx[j] = 2.0 * c * xj * w4[j] if 0.0 < xj < 1.0 else 0.0
+                    g4[part, o, j] += c * xj * xj
+                    dx[j] = 2.0 * c * xj * w4[o, j] if 0.0 < xj < 1.0 else 0.0
             for k in range(h3n):
                 a = z3[k]
                 if a > 0.0:
-                    g4[part, k] += c * (a if a < 1.0 else 1.0)
-                d3[k] = c * w4[k] if 0.0 < a < 1.0 else 0.0
+                    g4[part, o, k] += c * (a if a < 1.0 else 1.0)
+                d3[k] = c * w4[o, k] if 0.0 < a < 1.0 else 0.0
             for k in range(h3n):
                 gb3[part, k] += d3[k]
             for j in range(h2n):
@@ -223,7 +236,7 @@ def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, 
                     row = inputs[r, persp, i]
                     for j in range(h):
                         g1[part, row, j] += dx[half * h + j]
-    return g1, gb1, g2, gb2, g3, gb3, g4, gb4.reshape(n_parts, 1)
+    return g1, gb1, g2, gb2, g3, gb3, g4, gb4
 
 
 def _arrays(net: FloatNetwork) -> tuple[np.ndarray, ...]:

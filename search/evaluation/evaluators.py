@@ -8,8 +8,9 @@ An *evaluator* (:data:`Evaluator`) is either the linear evaluator's weights (int
   (:func:`search.params.weights.load_weights`);
 * a built-in network (:data:`BUILTIN_NETWORKS`: ``gm-nn``, ``nnue``) or a network file (``.mtnn``, known
   by its magic bytes, whatever its name);
-* a new network, ``network:HxH2xH3[/BUCKETS][+LINEAR][@SEED]``: random parameters of that shape
-  (``BUCKETS`` ``none`` or ``4``, default ``none``); with ``+LINEAR`` (a linear spec: ``gm``, a
+* a new network, ``network:H[xH2xH3][/BUCKETS][/oOUTPUTS][+LINEAR][@SEED]``: random parameters of that shape
+  (``BUCKETS`` ``none`` or ``4``, default ``none``; ``OUTPUTS`` 1, 2, 4 or 8 output buckets by the
+  number of pieces, default 1); with ``+LINEAR`` (a linear spec: ``gm``, a
   weights file) a *hybrid* whose output layer starts at zero, so that it first plays exactly as
   its linear part and training learns a correction; ``SEED`` (default 0) seeds the parameters.
 
@@ -40,7 +41,7 @@ from search.params.weights import (BUILTIN_NETWORKS, Weights, WeightsFileError, 
 #: either evaluator kind (the search's :data:`search.tree.search_api.Evaluator`)
 Evaluator = np.ndarray | QuantizedNetwork
 
-_SPEC = re.compile(r"network:(\d+)(?:x(\d+)x(\d+))?(?:/(\w+))?(?:\+([^@]+))?(?:@(\d+))?$")
+_SPEC = re.compile(r"network:(\d+)(?:x(\d+)x(\d+))?(?:/(?!o\d)(\w+))?(?:/o(\d+))?(?:\+([^@]+))?(?:@(\d+))?$")
 
 
 def kind_of(ev: Evaluator) -> str:
@@ -53,18 +54,24 @@ def is_network(ev: Evaluator) -> bool:
 
 
 def new_network(spec: str) -> QuantizedNetwork:
-    """The network of a ``network:H[xH2xH3][/BUCKETS][+LINEAR][@SEED]`` spec (``network:H``: the
-    direct form, no hidden layers) (module docstring);
+    """The network of a ``network:H[xH2xH3][/BUCKETS][/oOUTPUTS][+LINEAR][@SEED]`` spec
+    (``network:H``: the direct form, no hidden layers; ``/o8``: 8 output buckets by piece count)
+    (module docstring);
     ``ValueError`` naming the spec otherwise."""
     m = _SPEC.match(spec.strip())
     if m is None:
-        raise ValueError(f"{spec!r}: a new network is written network:H[xH2xH3][/none|/4][+LINEAR][@SEED], "
-                         "e.g. network:64x16x16+gm or network:128 (no hidden layers)")
-    h, h2, h3, buckets, linear_spec, seed = m.groups()
+        raise ValueError(f"{spec!r}: a new network is written network:H[xH2xH3][/none|/4][/o2|/o4|/o8][+LINEAR]"
+                         "[@SEED], e.g. network:64x16x16+gm, network:128 (no hidden layers) or network:256/o8 "
+                         "(8 output buckets)")
+    h, h2, h3, buckets, outputs, linear_spec, seed = m.groups()
     if linear_spec and PLUGIN is not None:
         raise ValueError(f"{spec!r}: a hybrid network's linear part takes the built-in terms only, not plug-in "
                          f"{PLUGIN.name!r} (docs/own-terms.md); use a pure network or the linear evaluator")
-    shape = NetworkShape(h=int(h), h2=int(h2 or 0), h3=int(h3 or 0), buckets=buckets or "none")
+    try:
+        shape = NetworkShape(h=int(h), h2=int(h2 or 0), h3=int(h3 or 0), buckets=buckets or "none",
+                             outputs=int(outputs or 1))
+    except ValueError as exc:
+        raise ValueError(f"{spec!r}: {exc}") from None
     linear = load_weights(linear_spec).values if linear_spec else None
     f = FloatNetwork.initial(shape, seed=int(seed or 0), linear=linear, output_zero=linear is not None)
     return quantize(f, {"start": spec.strip()})

@@ -42,6 +42,8 @@ MAGIC = b"MTNN"
 FILE_VERSION = 1
 #: the largest accumulator magnitude the int16 arithmetic may reach
 ACC_LIMIT = 32767
+#: the numbers of output buckets a network may have (each divides 32: buckets of equal piece-count ranges)
+OUTPUT_BUCKETS = (1, 2, 4, 8)
 #: the largest int32 magnitude a hidden sum may reach
 SUM_LIMIT = 2**31 - 1
 #: pieces on a board at most (the accumulator's worst case sums this many W1 rows)
@@ -62,7 +64,10 @@ class NetworkFileError(ValueError):
 @dataclass(frozen=True)
 class NetworkShape:
     """The network's sizes: ``h`` accumulator entries per side, hidden layers ``h2`` and
-    ``h3``, and the king-bucket table (``buckets``, a name of :data:`BUCKET_TABLES`).
+    ``h3``, the king-bucket table (``buckets``, a name of :data:`BUCKET_TABLES`) and the number
+    of output buckets (``outputs``, one of :data:`OUTPUT_BUCKETS`): the output layer has a row
+    per range of the number of pieces on the board
+    (:func:`search.evaluation.network_kernels.output_bucket`).
 
     ``h2 = h3 = 0`` is the *direct* form (written ``network:H``): no hidden layers, the output
     reads the accumulators through a squared clipped ReLU (``docs/network.md``)."""
@@ -71,6 +76,7 @@ class NetworkShape:
     h2: int = 32
     h3: int = 32
     buckets: str = "none"
+    outputs: int = 1
 
     def __post_init__(self) -> None:
         for name in ("h", "h2", "h3"):
@@ -83,6 +89,9 @@ class NetworkShape:
                              f"not {self.h2} and {self.h3}")
         if not isinstance(self.buckets, str) or self.buckets not in BUCKET_TABLES:
             raise ValueError(f"network buckets must be one of {', '.join(BUCKET_TABLES)}, not {self.buckets!r}")
+        if type(self.outputs) is not int or self.outputs not in OUTPUT_BUCKETS:
+            raise ValueError(f"network outputs (output buckets) must be one of "
+                             f"{', '.join(map(str, OUTPUT_BUCKETS))}, not {self.outputs!r}")
 
     @property
     def bucket_table(self) -> np.ndarray:
@@ -104,17 +113,32 @@ class NetworkShape:
         return str(self.h) if self.direct else f"{self.h}x{self.h2}x{self.h3}"
 
     @property
+    def spec(self) -> str:
+        """The whole shape as a ``network:`` spec writes it: ``128``, ``64x16x16/4``, ``256/o8``."""
+        return (self.label + ("" if self.buckets == "none" else f"/{self.buckets}")
+                + ("" if self.outputs == 1 else f"/o{self.outputs}"))
+
+    @property
     def n_inputs(self) -> int:
         """Inputs per side: 768 piece-square inputs per king bucket."""
         return PSQ_INPUTS * self.n_buckets
 
     def to_json(self) -> dict[str, Any]:
-        return {"h": self.h, "h2": self.h2, "h3": self.h3, "buckets": self.buckets}
+        """The shape as a file's header keeps it; ``outputs`` only when above 1, so that a
+        network without output buckets keeps the header (and layout hash) of the files made
+        before output buckets existed."""
+        doc: dict[str, Any] = {"h": self.h, "h2": self.h2, "h3": self.h3, "buckets": self.buckets}
+        if self.outputs != 1:
+            doc["outputs"] = self.outputs
+        return doc
 
     @classmethod
     def from_json(cls, doc: Any, where: str) -> NetworkShape:
-        if not isinstance(doc, dict) or set(doc) != {"h", "h2", "h3", "buckets"}:
-            raise NetworkFileError(f"{where}: the shape must give exactly h, h2, h3 and buckets")
+        if not isinstance(doc, dict) or not {"h", "h2", "h3", "buckets"} <= set(doc) <= {"h", "h2", "h3", "buckets",
+                                                                                          "outputs"}:
+            raise NetworkFileError(f"{where}: the shape must give exactly h, h2, h3, buckets and optionally outputs")
+        if doc.get("outputs", 2) == 1:  # written only above 1 (to_json): a 1 here is not what movetuner writes
+            raise NetworkFileError(f"{where}: the shape's outputs is written only when above 1")
         try:
             return cls(**doc)
         except (TypeError, ValueError) as exc:
@@ -123,8 +147,8 @@ class NetworkShape:
     def array_shapes(self) -> dict[str, tuple[int, ...]]:
         """Each parameter array's shape, in file order."""
         return {"w1": (self.n_inputs, self.h), "b1": (self.h,), "w2": (2 * self.h, self.h2), "b2": (self.h2,),
-                "w3": (self.h2, self.h3), "b3": (self.h3,), "w4": (2 * self.h if self.direct else self.h3,),
-                "b4": (1,)}
+                "w3": (self.h2, self.h3), "b3": (self.h3,),
+                "w4": (self.outputs, 2 * self.h if self.direct else self.h3), "b4": (self.outputs,)}
 
 
 #: integer dtype of each parameter in a network file and in the kernels
@@ -181,7 +205,7 @@ class FloatNetwork:
         # direct form: x^2 of about 0.25 over 2H entries, an output of the scale of a pawn
         w4_scale = 400.0 / np.sqrt(2 * shape.h) if shape.direct else 100.0
         p["w4"] = np.zeros(shapes["w4"]) if output_zero else rng.uniform(-1, 1, shapes["w4"]) * w4_scale
-        p["b4"] = np.zeros(1)
+        p["b4"] = np.zeros(shapes["b4"])
         return cls(shape, p, None if linear is None else np.asarray(linear, dtype=np.int32).copy()).clamped()
 
     @property
@@ -240,7 +264,7 @@ class QuantizedNetwork:
         linear = self.linear if self.linear is not None else np.zeros(N_FEATURES, dtype=np.int32)
         info = np.array([int(self.linear is not None), self.shape.n_buckets], dtype=np.int64)
         return (np.ascontiguousarray(p["w1"]), p["b1"], np.ascontiguousarray(p["w2"]), p["b2"],
-                np.ascontiguousarray(p["w3"]), p["b3"], p["w4"], p["b4"], self.shape.bucket_table,
+                np.ascontiguousarray(p["w3"]), p["b3"], np.ascontiguousarray(p["w4"]), p["b4"], self.shape.bucket_table,
                 np.ascontiguousarray(linear, dtype=np.int32), info)
 
     def dequantize(self) -> FloatNetwork:

@@ -9,12 +9,16 @@ The exact arithmetic is specified in ``docs/network.md``; the C reference forwar
     x   = clamp(acc[stm], 0, QA) ++ clamp(acc[1 - stm], 0, QA)            int32[2H]
     z2  = b2 + x @ W2T                      h2 = min(max(z2, 0) // QB, QA)  int32[H2]
     z3  = b3 + h2 @ W3T                     h3 = min(max(z3, 0) // QB, QA)  int32[H3]
-    out = b4 + h3 @ W4                                                      int64
+    out = b4[o] + h3 @ W4[o]                                                int64
     net = floor(out * PHASE_MAX / (QA * QO))                                eval units
 
 or, in the direct form (no hidden layers, ``H2 = H3 = 0``), a squared clipped ReLU::
 
-    out = b4 QA + sum_j x_j^2 W4_j       net = floor(out * PHASE_MAX / (QA^2 QO))
+    out = b4[o] QA + sum_j x_j^2 W4[o, j]       net = floor(out * PHASE_MAX / (QA^2 QO))
+
+where ``o`` is the output bucket (:func:`output_bucket`): the output layer has one row per
+bucket of the number of pieces on the board (``W4``: int32[O, K], ``b4``: int64[O]; O = 1 for a
+network without output buckets).
 
 plus, when the network carries one, the linear evaluator's ``w . phi`` (eval units, side to
 move's view). Every division is of a non-negative number except the last, a floor division.
@@ -29,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.core.bits import ZERO, lsb
+from search.core.bits import ZERO, lsb, popcount
 from search.core.board import FLAG_CASTLE, FLAG_EP, KING, NO_PIECE, PAWN, ROOK, W_OCC, W_STM, decode_move
 from search.params.catalog import PHASE_MAX
 from search.evaluation.feature_kernels import evaluate_kernel
@@ -49,6 +53,23 @@ STACK_PLIES = 65
 NET_W1, NET_B1, NET_W2T, NET_B2, NET_W3T, NET_B3, NET_W4, NET_B4, NET_BUCKETS, NET_LINEAR, NET_INFO = range(11)
 #: entries of the ``info`` array: whether the linear part is used, number of king buckets
 INFO_HAS_LINEAR, INFO_N_BUCKETS = 0, 1
+
+
+@njit(cache=True, inline="always")
+def output_bucket(pieces, n_outputs):  # type: ignore[no-untyped-def]
+    """The output bucket of a board with ``pieces`` pieces (kings included) for a network of
+    ``n_outputs`` buckets: ``(pieces - 2) * n_outputs // 32``, within ``[0, n_outputs - 1]``
+    (8 buckets: 2-5 pieces in bucket 0, 6-9 in 1, ..., 30-32 in 7)."""
+    o = (pieces - 2) * n_outputs // 32
+    return min(max(o, 0), n_outputs - 1)
+
+
+@njit(cache=True, inline="always")
+def board_output_bucket(b, n_outputs):  # type: ignore[no-untyped-def]
+    """:func:`output_bucket` of board ``b``."""
+    if n_outputs == 1:
+        return 0
+    return output_bucket(popcount(b[W_OCC] | b[W_OCC + 1]), n_outputs)
 
 
 @njit(cache=True, inline="always")
@@ -172,16 +193,17 @@ def update_accumulators(parent, child, net, src, dst, m):  # type: ignore[no-unt
 
 
 @njit(cache=True)
-def forward_rows(acc, stm, w2t, b2, w3t, b3, w4, b4, hidden):  # type: ignore[no-untyped-def]
+def forward_rows(acc, stm, o, w2t, b2, w3t, b3, w4, b4, hidden):  # type: ignore[no-untyped-def]
     """The network's part of the score (eval units, side to move ``stm``'s view) from the
-    accumulators ``acc`` (int16[2, H]) and the arrays of the layers after the first (``b4``:
-    int64[1]); ``hidden`` is int32 scratch of at least H2 + H3. Called with the arrays one by one
-    for the reason :func:`update_rows` gives."""
+    accumulators ``acc`` (int16[2, H]), output bucket ``o`` (:func:`board_output_bucket`) and the
+    arrays of the layers after the first (``w4``: int32[O, K], ``b4``: int64[O]); ``hidden`` is
+    int32 scratch of at least H2 + H3. Called with the arrays one by one for the reason
+    :func:`update_rows` gives."""
     h = acc.shape[1]
     h2 = b2.shape[0]
     h3 = b3.shape[0]
     if h2 == 0:
-        return forward_direct(acc, stm, w4, b4)
+        return forward_direct(acc, stm, o, w4, b4)
     z2 = hidden[:h2]
     z3 = hidden[h2:h2 + h3]
     for k in range(h2):
@@ -201,35 +223,37 @@ def forward_rows(acc, stm, w2t, b2, w3t, b3, w4, b4, hidden):  # type: ignore[no
             a2 = min(z2[j] // QB, QA)
             for k in range(h3):
                 z3[k] += a2 * w3t[j, k]
-    out = np.int64(b4[0])
+    out = np.int64(b4[o])
     for j in range(h3):
         if z3[j] > 0:
             a3 = min(z3[j] // QB, QA)
-            out += np.int64(a3) * np.int64(w4[j])
+            out += np.int64(a3) * np.int64(w4[o, j])
     return (out * PHASE_MAX) // (QA * QO)
 
 
 @njit(cache=True)
-def forward_direct(acc, stm, w4, b4):  # type: ignore[no-untyped-def]
+def forward_direct(acc, stm, o, w4, b4):  # type: ignore[no-untyped-def]
     """The direct form's part of the score (no hidden layers; eval units, side to move ``stm``'s
-    view): ``out = b4 QA + sum_j x_j^2 W4_j`` over ``x`` = the clamped accumulators (side to move
-    first), ``floor(out * PHASE_MAX / (QA^2 QO))``."""
+    view) with output bucket ``o``: ``out = b4[o] QA + sum_j x_j^2 W4[o, j]`` over ``x`` = the
+    clamped accumulators (side to move first), ``floor(out * PHASE_MAX / (QA^2 QO))``."""
     h = acc.shape[1]
     other = 1 - stm
-    out = np.int64(b4[0]) * QA
+    out = np.int64(b4[o]) * QA
     for j in range(h):
         a = np.int64(min(max(acc[stm, j], 0), QA))
-        out += a * a * np.int64(w4[j])
+        out += a * a * np.int64(w4[o, j])
     for j in range(h):
         a = np.int64(min(max(acc[other, j], 0), QA))
-        out += a * a * np.int64(w4[h + j])
+        out += a * a * np.int64(w4[o, h + j])
     return (out * PHASE_MAX) // (QA * QA * QO)
 
 
 @njit(cache=True)
-def forward(acc, stm, net, hidden):  # type: ignore[no-untyped-def]
-    """:func:`forward_rows` with the arrays of the network's kernel tuple ``net``."""
-    return forward_rows(acc, stm, net[NET_W2T], net[NET_B2], net[NET_W3T], net[NET_B3], net[NET_W4],
+def forward(b, acc, net, hidden):  # type: ignore[no-untyped-def]
+    """:func:`forward_rows` of board ``b`` (its side to move and output bucket) with the arrays
+    of the network's kernel tuple ``net``."""
+    w4 = net[NET_W4]
+    return forward_rows(acc, np.int64(b[W_STM]), board_output_bucket(b, w4.shape[0]), net[NET_W2T], net[NET_B2], net[NET_W3T], net[NET_B3], net[NET_W4],
                         net[NET_B4], hidden)
 
 
@@ -239,7 +263,7 @@ def score_rows(b, acc, w2t, b2, w3t, b3, w4, b4, hidden, info, linear, scratch):
     """:func:`network_score` with the network's arrays one by one (:func:`update_rows` says why):
     the network's part from the accumulators ``acc`` plus, when ``info`` says the network has
     one, the linear part with weights ``linear`` (eval units, side to move's view)."""
-    v = forward_rows(acc, np.int64(b[W_STM]), w2t, b2, w3t, b3, w4, b4, hidden)
+    v = forward_rows(acc, np.int64(b[W_STM]), board_output_bucket(b, w4.shape[0]), w2t, b2, w3t, b3, w4, b4, hidden)
     if info[INFO_HAS_LINEAR] != 0:
         v += evaluate_kernel(b, linear, scratch)
     return v
@@ -283,7 +307,7 @@ def network_parts_batch_kernel(boards, net):  # type: ignore[no-untyped-def]
     out = np.zeros(n, dtype=np.int64)
     for p in range(n):
         refresh_accumulators(boards[p], net, stack[0])
-        out[p] = forward(stack[0], np.int64(boards[p][W_STM]), net, hidden)
+        out[p] = forward(boards[p], stack[0], net, hidden)
     return out
 
 

@@ -19,6 +19,11 @@ from tests.oracles.network_reference import float_score
 SHAPE = NetworkShape(h=16, h2=8, h3=8, buckets="4")
 #: the direct form (no hidden layers, squared clipped ReLU)
 DIRECT = NetworkShape(h=16, h2=0, h3=0, buckets="4")
+#: with output buckets by the number of pieces
+OUTPUTS = NetworkShape(h=16, h2=8, h3=8, outputs=4)
+DIRECT_OUTPUTS = NetworkShape(h=16, h2=0, h3=0, buckets="4", outputs=8)
+ALL = pytest.mark.parametrize("shape", [SHAPE, DIRECT, OUTPUTS, DIRECT_OUTPUTS],
+                              ids=["hidden", "direct", "hidden-outputs", "direct-outputs"])
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +31,7 @@ def boards(real_boards: list[chess.Board]) -> list[chess.Board]:
     return real_boards[3::41]
 
 
-@pytest.mark.parametrize("shape", [SHAPE, DIRECT], ids=["hidden", "direct"])
+@ALL
 def test_scores_equal_the_reference_float_form(shape: NetworkShape, boards: list[chess.Board]) -> None:
     net = FloatNetwork.initial(shape, seed=2)
     table = input_table(np.stack([from_chess(b) for b in boards]), shape.bucket_table)
@@ -35,13 +40,15 @@ def test_scores_equal_the_reference_float_form(shape: NetworkShape, boards: list
     assert np.allclose(got, ref, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("shape", [SHAPE, DIRECT], ids=["hidden", "direct"])
+@ALL
 def test_gradient_equals_finite_differences_of_the_scores(shape: NetworkShape, boards: list[chess.Board]) -> None:
     net = FloatNetwork.initial(shape, seed=4)
     table = input_table(np.stack([from_chess(b) for b in boards]), shape.bucket_table)
     coef = np.random.default_rng(0).normal(size=len(table))
     grad = network_gradient(net, table, coef)
     v = net.vector()
+    g4 = net.with_vector(grad).params["w4"]
+    assert (np.abs(g4).sum(axis=1) > 0).sum() >= min(shape.outputs, 3)  # several output rows are trained
     rng = np.random.default_rng(1)
     offsets = np.cumsum([0] + [int(np.prod(s)) for s in shape.array_shapes().values()])
     checked = 0

@@ -37,19 +37,27 @@ def accumulators(board: chess.Board, params: dict[str, np.ndarray], bucket_table
                      for persp in (chess.WHITE, chess.BLACK)])
 
 
+def output_row(board: chess.Board, params: dict[str, np.ndarray]) -> int:
+    """The output bucket (the row of W4 and b4) of ``board``: the spec's ranges of the number of
+    pieces, kings included: (pieces - 2) * O // 32 for O output buckets."""
+    n_outputs = len(params["b4"])
+    return min(max((len(board.piece_map()) - 2) * n_outputs // 32, 0), n_outputs - 1)
+
+
 def quantized_score(board: chess.Board, params: dict[str, np.ndarray], bucket_table: np.ndarray) -> int:
     """The network part in eval units (side to move's view), integer arithmetic of the spec."""
     acc = accumulators(board, params, bucket_table)
+    o = output_row(board, params)
     stm = 0 if board.turn == chess.WHITE else 1
     x = np.concatenate([np.clip(acc[stm], 0, QA), np.clip(acc[1 - stm], 0, QA)])
     if params["b2"].size == 0:  # the direct form: squared clipped ReLU, no hidden layers
-        out = int(params["b4"][0]) * QA + int((x * x) @ params["w4"].astype(np.int64))
+        out = int(params["b4"][o]) * QA + int((x * x) @ params["w4"][o].astype(np.int64))
         return (out * PHASE_MAX) // (QA * QA * QO)
     z2 = params["b2"].astype(np.int64) + x @ params["w2"].astype(np.int64)
     h2 = np.minimum(np.maximum(z2, 0) // QB, QA)
     z3 = params["b3"].astype(np.int64) + h2 @ params["w3"].astype(np.int64)
     h3 = np.minimum(np.maximum(z3, 0) // QB, QA)
-    out = int(params["b4"][0]) + int(h3 @ params["w4"].astype(np.int64))
+    out = int(params["b4"][o]) + int(h3 @ params["w4"][o].astype(np.int64))
     return (out * PHASE_MAX) // (QA * QO)
 
 
@@ -59,8 +67,9 @@ def float_score(board: chess.Board, params: dict[str, np.ndarray], bucket_table:
     acc = np.stack([params["b1"] + params["w1"][inputs(board, p, bucket_table)].sum(axis=0) for p in persps])
     stm = 0 if board.turn == chess.WHITE else 1
     x = np.concatenate([np.clip(acc[stm], 0, 1), np.clip(acc[1 - stm], 0, 1)])
+    o = output_row(board, params)
     if params["b2"].size == 0:  # the direct form
-        return float(params["b4"][0] + (x * x) @ params["w4"])
+        return float(params["b4"][o] + (x * x) @ params["w4"][o])
     h2 = np.clip(params["b2"] + x @ params["w2"], 0, 1)
     h3 = np.clip(params["b3"] + h2 @ params["w3"], 0, 1)
-    return float(params["b4"][0] + h3 @ params["w4"])
+    return float(params["b4"][o] + h3 @ params["w4"][o])

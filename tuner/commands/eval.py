@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
         net = float(network_parts(board[None, :], ev)[0]) / PHASE_MAX
         shape = ev.shape
         print(f"score {score:+.2f} cp for {side} (side to move), phase {phase_of(board)}/{PHASE_MAX}: a network "
-              f"{shape.label} (king buckets {shape.buckets}), its part {net:+.2f} cp"
+              f"{shape.label} (king buckets {shape.buckets}, {shape.outputs} output bucket"
+              f"{'s' if shape.outputs > 1 else ''}), its part {net:+.2f} cp"
               + (f", the linear part {score - net:+.2f} cp" if ev.linear is not None else ""))
         if ev.linear is None:
             return 0

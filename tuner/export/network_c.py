@@ -6,12 +6,13 @@ The header (a single file, nothing else to compile) has, in order:
 * a comment naming the network, its shape and layout hash, and what an engine needs (pieces
   on squares only; for a *hybrid* network also the linear evaluator's terms, below);
 * ``#define`` constants: ``MTNN_H``, ``MTNN_H2``, ``MTNN_H3``, ``MTNN_N_BUCKETS``,
-  ``MTNN_N_INPUTS``, ``MTNN_QA``, ``MTNN_QB``, ``MTNN_QO``, ``MTNN_PHASE_MAX``,
+  ``MTNN_N_OUTPUTS`` (output buckets by the number of pieces), ``MTNN_N_INPUTS``, ``MTNN_QA``, ``MTNN_QB``, ``MTNN_QO``, ``MTNN_PHASE_MAX``,
   ``MTNN_LAYOUT_HASH``, ``MTNN_HAS_LINEAR``;
 * the parameters as ``static const`` arrays in the layout of the ``.mtnn`` file
   (``docs/network.md``): ``MTNN_BUCKETS[64]``, ``MTNN_W1[MTNN_N_INPUTS][MTNN_H]``, ``MTNN_B1``,
   ``MTNN_W2[2 * MTNN_H][MTNN_H2]``, ``MTNN_B2``, ``MTNN_W3[MTNN_H2][MTNN_H3]``, ``MTNN_B3``,
-  ``MTNN_W4``, ``MTNN_B4`` (int16, int32 and int64 as in the file);
+  ``MTNN_W4[MTNN_N_OUTPUTS][...]``, ``MTNN_B4[MTNN_N_OUTPUTS]`` (int16, int32 and int64 as in
+  the file);
 * for a hybrid network, its linear weights as the tables of ``tuner export --format c``
   (``MT_MG_MATERIAL`` ...);
 * the forward pass, the package's ``tuner/export/c/mtnn_eval.h`` verbatim: ``static inline``
@@ -87,7 +88,8 @@ def _heading(net: QuantizedNetwork, name: str | None) -> list[str]:
          "a squared clipped ReLU),") if shape.direct else
         (f" * shape: H = {shape.h} accumulator entries per side, hidden layers H2 = {shape.h2} and "
          f"H3 = {shape.h3},"),
-        f" *        king buckets \"{shape.buckets}\" ({shape.n_buckets} x 768 = {shape.n_inputs} inputs per side); "
+        f" *        king buckets \"{shape.buckets}\" ({shape.n_buckets} x 768 = {shape.n_inputs} inputs per side), "
+        f"{shape.outputs} output bucket{'s' if shape.outputs > 1 else ''} by the number of pieces; "
         f"layout hash {net.layout_hash()}",
     ]
     description = net.metadata.get("description")
@@ -149,6 +151,7 @@ def to_c_network(net: QuantizedNetwork, name: str | None = None) -> str:
         f"#define MTNN_H2 {shape.h2}",
         f"#define MTNN_H3 {shape.h3}",
         f"#define MTNN_N_BUCKETS {shape.n_buckets}",
+        f"#define MTNN_N_OUTPUTS {shape.outputs}",
         f"#define MTNN_N_INPUTS {shape.n_inputs}",
         f"#define MTNN_QA {QA}",
         f"#define MTNN_QB {QB}",
@@ -172,13 +175,15 @@ def to_c_network(net: QuantizedNetwork, name: str | None = None) -> str:
         *_vector("int16_t", "MTNN_B1", "MTNN_H", p["b1"], f"b1: the accumulator's bias; scale {QA}"),
         "",
         *(_hidden_layers(net) if not shape.direct else []),
-        *(_vector("int32_t", "MTNN_W4", "2 * MTNN_H", p["w4"],
-                  f"W4: the output layer over x^2 (the side to move's accumulator, then the other's); scale {QO}")
-          if shape.direct else
-          _vector("int32_t", "MTNN_W4", "MTNN_H3", p["w4"], f"W4: the output layer; scale {QO}")),
+        *_matrix("int32_t", "MTNN_W4", "MTNN_N_OUTPUTS", "2 * MTNN_H" if shape.direct else "MTNN_H3", p["w4"],
+                 ("W4: the output layer over x^2 (the side to move's accumulator, then the other's), a row per "
+                  if shape.direct else "W4: the output layer, a row per ") + f"output bucket; scale {QO}",
+                 [f"output bucket {o}" for o in range(shape.outputs)]),
         "",
-        f"/* b4: the output's bias; scale {QA} * {QO} */",
-        f"static const int64_t MTNN_B4 MT_UNUSED = INT64_C({int(p['b4'][0])});",
+        f"/* b4: the output's bias, one per output bucket; scale {QA} * {QO} */",
+        "static const int64_t MTNN_B4[MTNN_N_OUTPUTS] MT_UNUSED = {",
+        *_values(np.array([f"INT64_C({int(v)})" for v in p["b4"]]), "    "),
+        "};",
     ]
     if net.linear is not None:
         lines += ["", f"/* the linear part: weights over the feature catalogue {CATALOG_HASH} (docs/features.md), "

@@ -29,8 +29,9 @@ class TuneConfig:
     data: str = help_field("", "position set written by 'tuner ingest' (a folder)", metavar="DIR")
     out: str = help_field("", "run folder for config.toml, metrics.jsonl, weights.json", metavar="RUN")
     start: str = help_field("material", "weights to start from: a weights file or material, classic, gm; a "
-                                        "network file (.mtnn), gm-nn, or a new network network:HxH2xH3[/4][+LINEAR] "
-                                        "(e.g. network:64x16x16+gm: a hybrid that starts as gm)",
+                                        "network file (.mtnn), gm-nn, or a new network network:H[xH2xH3][/4][/oN][+LINEAR] "
+                                        "(e.g. network:64x16x16+gm: a hybrid that starts as gm; network:256/o8: "
+                                        "a direct network with 8 output buckets by the number of pieces)",
                             metavar="WEIGHTS")
     train: tuple[str, ...] = help_field(GROUPS, "weights to train, by group or feature-name prefix; "
                                                 "the others stay frozen", metavar="GROUPS")
@@ -106,7 +107,7 @@ def parse_stages(text: str) -> list[tuple[str, ...]]:
 
 def start_weights(cfg: TuneConfig) -> Evaluator:
     """The starting evaluator (:func:`search.evaluation.evaluators.load_evaluator`: linear weights
-    int32[N_FEATURES], a network file, or a new network ``network:HxH2xH3[+LINEAR]``); one-line
+    int32[N_FEATURES], a network file, or a new network ``network:H[xH2xH3][/4][/oN][+LINEAR]``); one-line
     error for a bad file or spec."""
     try:
         return copy_evaluator(load_evaluator(cfg.start))

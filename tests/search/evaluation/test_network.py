@@ -27,7 +27,8 @@ from search.params.weights import load_weights
 from tests.oracles.network_reference import accumulators, float_score, quantized_score
 
 SHAPES = {"plain": NetworkShape(h=32, h2=16, h3=8), "buckets": NetworkShape(h=32, h2=16, h3=8, buckets="4"),
-          "direct": NetworkShape(h=32, h2=0, h3=0, buckets="4")}
+          "direct": NetworkShape(h=32, h2=0, h3=0, buckets="4"),
+          "outputs": NetworkShape(h=32, h2=16, h3=8, outputs=4), "direct-outputs": NetworkShape(h=32, h2=0, h3=0, outputs=8)}
 CLASSIC = load_weights("classic").values
 
 
@@ -105,7 +106,7 @@ def integer_error_bound_cp(f: FloatNetwork) -> float:
     qa = 255.0
     w3, w4 = np.abs(f.params["w3"]), np.abs(f.params["w4"])
     h3_error = (w3.sum(axis=0) + 1.0) / qa  # per unit of the second hidden layer
-    return float((w4 * h3_error).sum() + 1.0 / 24.0)
+    return float((w4 * h3_error).sum(axis=1).max() + 1.0 / 24.0)  # the worst output bucket's row
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
@@ -138,7 +139,8 @@ class NetworkOracle(Oracle):
         return quantized_score(board, self.net.params, self.net.shape.bucket_table) + super().static(board)
 
 
-@pytest.mark.parametrize("name,linear", [("plain", False), ("buckets", False), ("plain", True), ("direct", False)])
+@pytest.mark.parametrize("name,linear", [("plain", False), ("buckets", False), ("plain", True), ("direct", False),
+                                         ("direct-outputs", False)])
 def test_search_with_a_network_equals_the_independent_oracle(name: str, linear: bool,
                                                              real_boards: list[chess.Board]) -> None:
     net = net_of(SHAPES[name], seed=11, linear=CLASSIC if linear else None)
@@ -245,7 +247,30 @@ def test_a_direct_network_file_reads_back_as_written(tmp_path: Path) -> None:
     write_network(tmp_path / "d.mtnn", net)
     back = read_network(tmp_path / "d.mtnn")
     assert back.shape == net.shape and all(np.array_equal(back.params[k], net.params[k]) for k in net.params)
-    assert back.params["w4"].shape == (64,) and back.params["w2"].size == 0
+    assert back.params["w4"].shape == (1, 64) and back.params["w2"].size == 0
+
+
+def test_output_buckets_pick_the_output_row_by_the_number_of_pieces(sample_boards: list[chess.Board],
+                                                                  tmp_path: Path) -> None:
+    # one network whose output rows differ only in their bias: each board's score moves by its bucket's bias
+    shape = SHAPES["direct-outputs"]
+    f = FloatNetwork.initial(shape, seed=4)
+    params = dict(f.params)
+    params["w4"] = np.repeat(params["w4"][:1], shape.outputs, axis=0)
+    params["b4"] = np.arange(shape.outputs) * 100.0
+    q = quantize(FloatNetwork(shape, params))
+    flat = quantize(FloatNetwork(shape, {**params, "b4": np.zeros(shape.outputs)}))
+    arr = np.stack([from_chess(b) for b in sample_boards])
+    pieces = np.array([len(b.piece_map()) for b in sample_boards])
+    expected_bucket = np.minimum((pieces - 2) * 8 // 32, 7)
+    diff = network_parts_batch_kernel(arr, q.kernel_args()) - network_parts_batch_kernel(arr, flat.kernel_args())
+    assert np.array_equal(diff, expected_bucket * 100 * 24)  # 100 cp a bucket, in eval units
+    assert len(set(expected_bucket.tolist())) >= 5  # the shipped games reach most buckets
+    # the file keeps them, and a network without output buckets writes the header it always wrote
+    write_network(tmp_path / "o.mtnn", q)
+    back = read_network(tmp_path / "o.mtnn")
+    assert back.shape == shape and np.array_equal(back.params["b4"], q.params["b4"])
+    assert b'"outputs": 8' in network_bytes(q) and b'"outputs"' not in network_bytes(net_of(SHAPES["plain"]))
 
 
 def test_bad_shapes_are_refused() -> None:
@@ -255,6 +280,12 @@ def test_bad_shapes_are_refused() -> None:
         NetworkShape(buckets="9")
     with pytest.raises(ValueError, match="both be 0"):
         NetworkShape(h=32, h2=0, h3=8)
+    for outputs in (0, 3, 16, True, 2.0):
+        with pytest.raises(ValueError, match="outputs .output buckets. must be one of 1, 2, 4, 8"):
+            NetworkShape(outputs=outputs)  # type: ignore[arg-type]
+    with pytest.raises(NetworkFileError, match="y.mtnn: the shape's outputs is written only when above 1"):
+        parse_network(_with_header(network_bytes(net_of(SHAPES["plain"])), lambda h: h["shape"].update(outputs=1)),
+                      "y.mtnn")
     data = network_bytes(net_of(SHAPES["plain"]))
     with pytest.raises(NetworkFileError, match="x.mtnn"):
         parse_network(data.replace(b'"h": 32', b'"h": 33'), "x.mtnn")

@@ -89,7 +89,7 @@ def test_the_loader_reads_both_kinds_and_refuses_bad_specs_in_one_line(tmp_path:
     with pytest.raises(ValueError, match=r"network:H\[xH2xH3\]"):
         load_evaluator("network:8x4")
     direct = new_network("network:8@2")  # the direct form: no hidden layers
-    assert direct.shape.direct and direct.params["w4"].shape == (16,)
+    assert direct.shape.direct and direct.params["w4"].shape == (1, 16)
     with pytest.raises(ValueError, match="buckets"):
         load_evaluator("network:8x4x4/9")
     with pytest.raises(WeightsFileError, match="no such weights file"):

@@ -29,7 +29,9 @@ CC = shutil.which("gcc") or shutil.which("cc")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (gcc or cc) on this machine")
 FLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wunused-const-variable"]
 SHAPES = {"none": NetworkShape(h=32, h2=16, h3=8), "4": NetworkShape(h=32, h2=16, h3=8, buckets="4"),
-          "direct": NetworkShape(h=32, h2=0, h3=0), "direct-4": NetworkShape(h=32, h2=0, h3=0, buckets="4")}
+          "direct": NetworkShape(h=32, h2=0, h3=0), "direct-4": NetworkShape(h=32, h2=0, h3=0, buckets="4"),
+          "o4": NetworkShape(h=32, h2=16, h3=8, buckets="4", outputs=4),
+          "direct-o8": NetworkShape(h=32, h2=0, h3=0, outputs=8)}
 
 #: a program that reads FENs (one a line) and prints, per line, the score from scratch and the
 #: score of accumulators carried over from the previous line's position, updated square by
@@ -66,7 +68,7 @@ int main(void)
     char line[512];
     mtnn_position prev, pos;
     mtnn_accumulators acc;
-    int have_prev = 0;
+    int have_prev = 0, sq, pieces;
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (mtnn_parse_fen(line, &pos) != 0) {
@@ -79,7 +81,9 @@ int main(void)
             mtnn_refresh(&acc, &pos, 0);
             mtnn_refresh(&acc, &pos, 1);
         }
-        printf("%lld %lld\n", (long long)mtnn_evaluate(&pos), (long long)mtnn_forward(&acc, pos.stm));
+        for (sq = 0, pieces = 0; sq < 64; sq++)
+            pieces += pos.piece[sq] != MTNN_EMPTY;
+        printf("%lld %lld\n", (long long)mtnn_evaluate(&pos), (long long)mtnn_forward(&acc, pos.stm, pieces));
         prev = pos;
         have_prev = 1;
     }
@@ -161,6 +165,9 @@ def test_the_c_forward_pass_gives_exactly_the_kernels_scores_on_1000_positions(
     if q.shape.buckets == "4":
         kings = {(b.king(chess.WHITE), b.king(chess.BLACK)) for b in thousand_boards}
         assert len({SHAPES["4"].bucket_table[w] for w, _ in kings}) >= 3
+    if q.shape.outputs > 1:  # the positions use most of the output buckets
+        pieces = np.array([len(b.piece_map()) for b in thousand_boards])
+        assert len(set(((pieces - 2) * q.shape.outputs // 32).tolist())) >= q.shape.outputs - 2
     exe = compile_main(to_c_network(q, "test"), tmp_path)
     lines = c_scores(exe, [b.fen() for b in thousand_boards])
     got = np.array([[int(v) for v in line.split()] for line in lines])

@@ -17,7 +17,9 @@
  * origin) and mtnn_add those it adds (the piece or its promotion on the target, the rook on its
  * castling square), with the bucket of that perspective's king after the move; when a king
  * move changes its own perspective's bucket, refresh that perspective instead. Evaluate with
- * mtnn_forward. mtnn_evaluate does all of it from scratch for one position.
+ * mtnn_forward, which also takes the number of pieces on the board (kings included): it picks
+ * the output layer's row (MTNN_N_OUTPUTS output buckets, mtnn_output_bucket). mtnn_evaluate
+ * does all of it from scratch for one position.
  */
 
 #define MTNN_EMPTY (-1)
@@ -90,6 +92,14 @@ static inline void mtnn_refresh(mtnn_accumulators *acc, const mtnn_position *pos
             mtnn_add(acc->v[persp], mtnn_input(persp, pos->piece[sq] / 6, pos->piece[sq] % 6, sq, bucket));
 }
 
+/* The output bucket of a position with `pieces` pieces on the board, kings included:
+ * (pieces - 2) * MTNN_N_OUTPUTS / 32, within [0, MTNN_N_OUTPUTS - 1]. */
+static inline int mtnn_output_bucket(int pieces)
+{
+    int o = (pieces - 2) * MTNN_N_OUTPUTS / 32;
+    return o < 0 ? 0 : (o >= MTNN_N_OUTPUTS ? MTNN_N_OUTPUTS - 1 : o);
+}
+
 /* floor(n / d) for d > 0 (C's `/` truncates towards zero). */
 static inline int64_t mtnn_floor_div(int64_t n, int64_t d)
 {
@@ -98,18 +108,19 @@ static inline int64_t mtnn_floor_div(int64_t n, int64_t d)
 }
 
 /* The network's score (eval units, side to move's view) from the accumulators `acc` of a
- * position with side to move `stm`:
+ * position with side to move `stm` and `pieces` pieces on the board (o its output bucket):
  *   x   = clamp(acc[stm], 0, QA) ++ clamp(acc[1 - stm], 0, QA)
  *   h2  = min(max(b2 + x W2, 0) / QB, QA)        h3 = min(max(b3 + h2 W3, 0) / QB, QA)
- *   out = b4 + h3 . W4                           score = floor(out * PHASE_MAX / (QA * QO)) */
+ *   out = b4[o] + h3 . W4[o]                     score = floor(out * PHASE_MAX / (QA * QO)) */
 #if MTNN_DIRECT
 /* The direct form (no hidden layers): the network's score (eval units, side to move's view)
- * from the accumulators `acc` of a position with side to move `stm`:
+ * from the accumulators `acc` of a position with side to move `stm` and `pieces` pieces:
  *   x   = clamp(acc[stm], 0, QA) ++ clamp(acc[1 - stm], 0, QA)
- *   out = b4 QA + sum_j x_j^2 W4_j               score = floor(out * PHASE_MAX / (QA^2 * QO)) */
-static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
+ *   out = b4[o] QA + sum_j x_j^2 W4[o][j]        score = floor(out * PHASE_MAX / (QA^2 * QO)) */
+static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm, int pieces)
 {
-    int64_t out = MTNN_B4 * MTNN_QA;
+    int o = mtnn_output_bucket(pieces);
+    int64_t out = MTNN_B4[o] * MTNN_QA;
     int half, j;
     for (half = 0; half < 2; half++) {
         const int16_t *a = acc->v[half == 0 ? stm : 1 - stm];
@@ -117,16 +128,17 @@ static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
             int64_t x = a[j] > MTNN_QA ? MTNN_QA : a[j];
             if (x <= 0)
                 continue;
-            out += x * x * MTNN_W4[half * MTNN_H + j];
+            out += x * x * MTNN_W4[o][half * MTNN_H + j];
         }
     }
     return mtnn_floor_div(out * MTNN_PHASE_MAX, (int64_t)MTNN_QA * MTNN_QA * MTNN_QO);
 }
 #else
-static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
+static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm, int pieces)
 {
     int32_t z2[MTNN_H2], z3[MTNN_H3];
-    int64_t out = MTNN_B4;
+    int o = mtnn_output_bucket(pieces);
+    int64_t out = MTNN_B4[o];
     int half, j, k;
     for (k = 0; k < MTNN_H2; k++)
         z2[k] = MTNN_B2[k];
@@ -157,7 +169,7 @@ static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
             continue;
         if (h3 > MTNN_QA)
             h3 = MTNN_QA;
-        out += (int64_t)h3 * MTNN_W4[j];
+        out += (int64_t)h3 * MTNN_W4[o][j];
     }
     return mtnn_floor_div(out * MTNN_PHASE_MAX, (int64_t)MTNN_QA * MTNN_QO);
 }
@@ -167,9 +179,12 @@ static inline int64_t mtnn_forward(const mtnn_accumulators *acc, int stm)
 static inline int64_t mtnn_evaluate(const mtnn_position *pos)
 {
     mtnn_accumulators acc;
+    int sq, pieces = 0;
+    for (sq = 0; sq < 64; sq++)
+        pieces += pos->piece[sq] != MTNN_EMPTY;
     mtnn_refresh(&acc, pos, 0);
     mtnn_refresh(&acc, pos, 1);
-    return mtnn_forward(&acc, pos->stm);
+    return mtnn_forward(&acc, pos->stm, pieces);
 }
 
 /* Read the piece placement and side to move of a FEN into `pos` (the other fields do not
