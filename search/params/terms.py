@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from search.core.input_limits import NotRegularFileError
+
 #: environment variable naming the active plug-in file
 ENV_VAR = "MOVETUNER_TERMS"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
@@ -74,6 +76,10 @@ def load_plugin(path: str | Path) -> TermPlugin:
         return _LOADED[where]
     p = Path(path)
     if not p.is_file():
+        if p.is_dir():
+            raise TermsFileError(f"{where}: a folder, not a term plug-in file")
+        if p.exists():  # a FIFO, a device or a socket: importing it would block or read garbage
+            raise TermsFileError(str(NotRegularFileError(where, p.stat().st_mode)))
         raise TermsFileError(f"{where}: no such term plug-in file")
     # a name the same in every process (numba's cache imports it by name when it loads a kernel
     # compiled for the plug-in: search.evaluation.plugin_tag)

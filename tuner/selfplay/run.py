@@ -162,6 +162,10 @@ class Journal:
             return
         name = f"part-{self.parts:05d}"
         rows, meta = self.folder / f"{name}.parquet", self.folder / f"{name}.json"
+        for path in (rows, meta):  # else the error of the rename below would name the temporary file
+            if path.is_dir() or (path.exists() and not path.is_file()):
+                raise TunerError(f"{path}: {'a folder' if path.is_dir() else 'not a regular file'} stands where "
+                                 "the next part goes; move it away and resume")
         tmp_rows = rows.with_name(f".{name}.parquet.tmp")
         _rows_frame(records, self.player).write_parquet(tmp_rows, compression="zstd")
         os.replace(tmp_rows, rows)

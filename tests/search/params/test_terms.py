@@ -100,6 +100,17 @@ def test_a_broken_plugin_file_is_refused_in_one_line(tmp_path: Path, source: str
     assert "\n" not in text and text.startswith(str(path)) and message in text, text
 
 
+def test_a_plugin_path_that_is_no_file_says_what_it_is(tmp_path: Path) -> None:
+    # a FIFO would block the import; a folder or a missing file is named as such
+    fifo = tmp_path / "terms.py"
+    os.mkfifo(fifo)
+    for path, message in ((fifo, "not a regular file: a FIFO"), (tmp_path, "a folder, not a term plug-in file"),
+                          (tmp_path / "missing.py", "no such term plug-in file")):
+        with pytest.raises(TermsFileError) as err:
+            load_plugin(path)
+        assert str(err.value) == f"{path}: {message}"
+
+
 def test_a_broken_plugin_on_the_command_line_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "bad_terms.py"
     path.write_text("NAME = 'x'\n")

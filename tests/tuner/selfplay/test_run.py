@@ -121,6 +121,20 @@ def test_a_garbled_part_is_one_line_naming_it_on_resume(two_workers: Path, tmp_p
     assert text.endswith("remove it and its .json to replay its games")
 
 
+def test_a_folder_where_the_next_part_goes_is_named_not_the_temporary_file(two_workers: Path,
+                                                                           tmp_path: Path) -> None:
+    folder = tmp_path / "sp"
+    shutil.copytree(two_workers, folder)
+    parts = sorted((folder / PARTS).glob("part-*.json"))
+    blocker = folder / PARTS / f"part-{len(parts):05d}.parquet"
+    blocker.mkdir()
+    with pytest.raises(TunerError) as err:
+        _run(folder, 7, 1, resume=True)
+    text = str(err.value)
+    assert text.startswith(f"{blocker}: a folder stands where the next part goes; move it away and resume")
+    assert ".tmp" not in text and "\n" not in text
+
+
 _HOLDER = """
 import sys, time
 from tuner.training.run_folder import RunDir
