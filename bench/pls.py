@@ -62,7 +62,7 @@ from search.pls.pls import load_leaf_model, pls_sweep
 from search.tree.search_api import sweep
 from search.params.weights import load_weights
 from tuner.moves.measure import choice_set, figures
-from tuner.training.positions import load_positions
+from tuner.training.position_set import load_positions
 
 #: positions timed for the cost figures
 COST_POSITIONS = 20_000

@@ -120,7 +120,8 @@ def measure_weight_sets(data: str | Path, split: str, weight_sets: Sequence[tupl
     ``threads`` 0: all cores; ``executor``: where the sweeps run (default: this process). Returns the positions and ``(name, figures)`` in the order given;
     a one-line :class:`TunerError` for an unreadable or empty split."""
     from search.tree.search_api import DEFAULT_BUDGET  # noqa: PLC0415
-    from tuner.training.positions import check_played, load_positions  # noqa: PLC0415
+    from tuner.training.position_set import load_positions  # noqa: PLC0415
+    from tuner.training.positions import check_played  # noqa: PLC0415
 
     pos = load_positions(data, split, limit=max_positions, seed=seed, progress=progress)
     if len(pos) == 0:

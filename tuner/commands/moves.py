@@ -154,7 +154,7 @@ def _register_measure(moves_sub: argparse._SubParsersAction[argparse.ArgumentPar
 
 def run_measure(args: argparse.Namespace) -> int:
     from tuner.moves.measure import choice_set, figures  # noqa: PLC0415
-    from tuner.training.positions import load_positions  # noqa: PLC0415
+    from tuner.training.position_set import load_positions  # noqa: PLC0415
 
     if args.max_positions < 0:
         raise TunerError(f"--max-positions must be >= 0, not {args.max_positions}")

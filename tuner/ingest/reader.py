@@ -2,7 +2,9 @@
 
 A split is a Parquet file or a compact file (``<split>.mtpos``, :mod:`tuner.ingest.compact`),
 as the manifest's ``splits.<split>.file`` says; :func:`read_split` gives the same frame from
-either, so every method reads a set stored either way.
+either, so every method reads a set stored either way. These are the file readers of ``tuner
+ingest``, ``merge``, ``convert`` and ``export``; training reads a set through
+:mod:`tuner.training.position_set`, which turns a split read here into positions.
 
 Every failure is a :class:`tuner.errors.TunerError` whose one-line message names the file.
 """

@@ -2,7 +2,8 @@
 
 A position set is a folder holding ``train.parquet``, ``validation.parquet``, ``test.parquet``
 and ``manifest.json``. Every parquet file has exactly the columns of :data:`SCHEMA`, rows
-sorted by ``(game_id, ply)``. Optimizers read it through :mod:`tuner.ingest.reader`.
+sorted by ``(game_id, ply)``. Its files are read by :mod:`tuner.ingest.reader`; the optimizers
+read a set through :mod:`tuner.training.position_set`, which uses it.
 
 A split may instead be stored as compact records (``train.mtpos`` ..., :mod:`tuner.ingest.compact`,
 40 bytes a position; ``tuner convert`` writes them): the manifest's ``splits.<split>.file``

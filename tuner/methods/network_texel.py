@@ -266,7 +266,7 @@ class NetworkTexelTrainer:
 
 class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
     """Texel's method (or distillation) for a network over a stream of the training positions
-    (:mod:`tuner.training.stream`), a window at a time, as
+    (:mod:`tuner.training.position_set`), a window at a time, as
     :class:`tuner.methods.texel.StreamedTexelTrainer` does for the linear evaluator: each
     window (its rows shuffled) is searched with the current quantized network (and the teacher),
     its leaves stored as a leaf table, a pass of ``batch_size`` mini-batches updates the float

@@ -86,7 +86,7 @@ class Method:
     ``tuner tune`` gives it chunked data (:mod:`tuner.training.training_data`), whose positions
     the workers build chunk by chunk and the driver never loads.
     ``reads_stream``: ``(common, cfg) -> bool``, whether its trainer reads the training
-    positions as a stream for these settings (:mod:`tuner.training.stream`: Texel's, when large
+    positions as a stream for these settings (:mod:`tuner.training.position_set`: Texel's, when large
     or asked): ``tuner tune`` then gives it streamed data and loads no training position.
     ``refuses``: ``(cfg, kind) -> reason or None``, a setting its trainer for the start's
     evaluator kind cannot take, checked by ``tuner tune`` before the positions load (a

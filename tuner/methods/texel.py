@@ -58,7 +58,7 @@ from tuner.training.optim import SGD, Adam, Optimizer, floats_from_json, floats_
 from tuner.training.paced import Pacer
 from tuner.training.training_data import TrainingData
 from tuner.training.run_context import RunContext
-from tuner.training.stream import PositionStream
+from tuner.training.position_set import PositionStream
 from tuner.training.tune_config import TuneConfig
 from tuner.training.weight_masks import constraint_masks, hold_sums, mask_of, tuning_bounds
 
@@ -253,7 +253,7 @@ class TexelTrainer:
 
 
 class StreamedTexelTrainer(TexelTrainer):
-    """Texel's method over a stream of the training positions (:mod:`tuner.training.stream`), a
+    """Texel's method over a stream of the training positions (:mod:`tuner.training.position_set`), a
     window at a time: each window of ``stream_buffer`` chunks, its rows shuffled, is searched
     with the current integer weights, then a pass of ``batch_size`` mini-batches over it updates
     the master weights, which are rounded before the next window is searched. The leaves are

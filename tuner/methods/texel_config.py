@@ -33,7 +33,7 @@ from search.params.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
 from tuner.training.positions import Positions
-from tuner.training.stream import PositionStream
+from tuner.training.position_set import PositionStream
 from tuner.training.training_data import ValueTarget
 from tuner.training.weight_masks import constraint_masks, mask_of
 
@@ -135,7 +135,7 @@ STREAM_ABOVE = 2_000_000
 
 def streams(common: Any, cfg: TexelConfig) -> bool:
     """Whether a Texel run with these settings reads its training positions as a stream
-    (:mod:`tuner.training.stream`): ``stream`` on, or auto with mini-batches and more than
+    (:mod:`tuner.training.position_set`): ``stream`` on, or auto with mini-batches and more than
     :data:`STREAM_ABOVE` training positions (the split's rows, or ``max_train`` of them; read
     from the split file's index or metadata only)."""
     if cfg.stream != "auto":
@@ -217,7 +217,7 @@ def value_mask(pos: Positions, cfg: TexelConfig, what: str) -> tuple[np.ndarray,
 @dataclass(frozen=True)
 class ValueKeep:
     """The training positions with a target (:func:`value_mask`) as a stream's chunk filter
-    (:data:`tuner.training.stream.Keep`: equal settings, equal filter, so a stream keeps each
+    (:data:`tuner.training.position_set.Keep`: equal settings, equal filter, so a stream keeps each
     chunk's mask from its first read)."""
 
     cfg: TexelConfig

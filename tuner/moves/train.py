@@ -40,7 +40,7 @@ from tuner.errors import TunerError, check_interrupt
 from tuner.progress import progress_bar
 from tuner.moves.measure import PredictorFigures, choice_set, figures, joined, search_choice_set
 from tuner.training.optim import Adam
-from tuner.training.positions import load_positions
+from tuner.training.position_set import load_positions
 from tuner.training.run_folder import provenance
 
 

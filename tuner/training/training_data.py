@@ -8,7 +8,7 @@ Two ways to hold the training positions (:class:`TrainingData`):
 * **chunked** (``load_training_data(..., chunked=True)``: ``tuner tune --executor dask`` for a
   method whose trainer reads them only through :meth:`TrainingData.train_chunks`, MMTO's linear
   one, :attr:`tuner.methods.registry.Method.streams_train`): this process keeps only their row
-  numbers in the split's Parquet file (:class:`tuner.training.positions.PositionRows`, one int64,
+  numbers in the split's file (:class:`tuner.training.position_set.PositionRows`, one int64,
   8 bytes, per position), and each chunk's arrays are built where the chunk is
   searched, by the Dask worker that holds it (:class:`TrainingChunks`, an executor's
   :class:`tuner.training.executor.ChunkSource`). The driver's memory then does not grow with
@@ -17,10 +17,12 @@ Two ways to hold the training positions (:class:`TrainingData`):
   run starts;
 * **streamed** (``load_training_data(..., streamed=True)``: Texel's method and the network's
   Texel training, when :attr:`tuner.methods.registry.Method.reads_stream` says so): the training
-  positions are a :class:`tuner.training.stream.PositionStream`, read a window of chunks at a
-  time by the trainer, an epoch at a time; nothing of them is loaded here.
+  positions are a :class:`tuner.training.position_set.PositionStream`, read a window of chunks at
+  a time by the trainer, an epoch at a time; nothing of them is loaded here.
 
-The validation positions are loaded in every case.
+The validation positions are loaded in every case. Every way reads the set through
+:mod:`tuner.training.position_set` (the same rows, the same checks and one-line errors); this
+module chooses the way and the samples from the run's settings and adds what a sweep maps over.
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.tree.search_api import threads
-from tuner.training.positions import PositionRows, Positions, load_positions, played_indices, position_rows
 from tuner.cores import resolve_threads
 from tuner.errors import TunerError
 from tuner.methods.registry import PLAYED_MOVES, methods
-from tuner.training.stream import PositionStream
+from tuner.training.position_set import PositionRows, PositionStream, load_positions, position_rows
+from tuner.training.positions import Positions, played_indices
 from tuner.training.tune_config import TuneConfig
 
 
@@ -182,10 +184,10 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
     without; of a set with some, only the positions that have one are used.
 
     ``chunked``: the training positions are not loaded, only their rows chosen (the same rows:
-    :func:`tuner.training.positions.position_rows`); their positions are checked when their
+    :func:`tuner.training.position_set.position_rows`); their positions are checked when their
     chunks are built (see the module docstring). ``streamed``: the training positions are a
-    :class:`tuner.training.stream.PositionStream` of the same rows, not read here (a method that
-    needs no played move only). The validation positions are loaded in every case.
+    :class:`tuner.training.position_set.PositionStream` of the same rows, not read here (a method
+    that needs no played move only). The validation positions are loaded in every case.
     """
     if not cfg.data:
         raise TunerError("no position set given: pass --data DIR (built by 'tuner ingest')")

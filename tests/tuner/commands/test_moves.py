@@ -79,7 +79,7 @@ def test_search_labels_are_the_engines_first_moves(sample_set: Path, tmp_path: P
     from search.pls.move_model import move_features
     from search.tree.search_api import search
     from tuner.moves.measure import choice_set, search_choice_set
-    from tuner.training.positions import load_positions
+    from tuner.training.position_set import load_positions
 
     pos = load_positions(sample_set, "train", limit=200, seed=1, progress=False)
     labelled, left_out = search_choice_set(pos, load_evaluator("gm"), 2)

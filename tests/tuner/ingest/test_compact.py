@@ -206,7 +206,8 @@ def test_damaged_records_are_named_by_their_problem() -> None:
 
 def test_training_arrays_are_what_training_builds_from_the_fens(real_games: list[list[chess.Move]]) -> None:
     from search.core.convert import uci_key
-    from tuner.training.positions import NO_PLAYED_MOVE, mover_results, mover_scores
+    from tuner.training.position_set import mover_results, mover_scores
+    from tuner.training.positions import NO_PLAYED_MOVE
 
     boards, moves, plies, ids = _game_rows(real_games[:12])
     n = len(boards)

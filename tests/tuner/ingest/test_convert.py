@@ -22,7 +22,7 @@ from tuner.ingest.convert import (bullet_to_compact, compact_to_bullet, compact_
 from tuner.ingest.merge import merge_sets
 from tuner.ingest.reader import read_manifest, read_split, split_path
 from tuner.ingest.schema import SCHEMA, SPLITS
-from tuner.training.positions import load_positions, position_rows
+from tuner.training.position_set import load_positions, position_rows
 
 #: the columns a record keeps (the others read back null)
 STORED = list(C.STORED)

@@ -20,7 +20,7 @@ from search.evaluation.network import QuantizedNetwork, quantize, read_network
 from search.tree.search_api import search_many
 from tuner.cli import main
 from tuner.methods.network_texel import leaf_table, quiescence_values
-from tuner.training.positions import load_positions
+from tuner.training.position_set import load_positions
 
 NET = ["--method", "texel", "--max-train", "300", "--max-validation", "100", "--steps", "5",
        "--network-lr", "0.01", "--k", "0.002", "--quiet"]

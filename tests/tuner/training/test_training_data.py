@@ -21,7 +21,7 @@ from tuner.errors import TunerError
 from tuner.ingest.reader import read_split
 from tuner.methods.mmto import sweep_kept
 from tuner.training.executor import ChunkSource, LocalExecutor, chunk_arrays, chunk_bounds
-from tuner.training.positions import load_positions, position_rows
+from tuner.training.position_set import load_positions, position_rows
 from tuner.training.training_data import TrainingChunks, TrainingData, load_training_data
 from tuner.training.tune_config import TuneConfig
 

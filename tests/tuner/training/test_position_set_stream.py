@@ -1,8 +1,8 @@
-"""The streamed reading of a position set (tuner/training/stream.py) and Texel's training from it:
-every row once an epoch, a shuffle fixed by the seed, Parquet and compact sets alike, at most a
-window of chunks held at once, one-line errors for a damaged chunk; Texel (linear and network)
-streamed agrees with the in-memory run where the two compute the same thing, and a resumed
-streamed run equals an uninterrupted one."""
+"""The streamed reading of a position set (:class:`PositionStream`, tuner/training/position_set.py)
+and Texel's training from it: every row once an epoch, a shuffle fixed by the seed, Parquet and
+compact sets alike, at most a window of chunks held at once, one-line errors for a damaged chunk;
+Texel (linear and network) streamed agrees with the in-memory run where the two compute the same
+thing, and a resumed streamed run equals an uninterrupted one."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ from tuner.cli import main
 from tuner.ingest.compact_file import CompactFile, write_compact
 from tuner.methods import texel_config
 from tuner.methods.texel_config import TexelConfig, streams
-from tuner.training import stream as stream_module
-from tuner.training.positions import Positions, load_positions
-from tuner.training.stream import PositionStream
+from tuner.training import position_set
+from tuner.training.position_set import PositionStream, load_positions
+from tuner.training.positions import Positions
 from tuner.training.tune_config import TuneConfig
 
 #: rows per chunk in these tests: the sample's 1,900 training positions in 8 chunks
@@ -192,7 +192,7 @@ def test_streamed_texel_equals_in_memory_when_a_window_holds_the_set(sets: dict[
 def test_a_resumed_streamed_run_equals_an_uninterrupted_one(sets: dict[str, Path], tmp_path: Path,
                                                             args: list[str], kind: str,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stream_module, "PARQUET_CHUNK_ROWS", CHUNK)  # several windows of a Parquet set too
+    monkeypatch.setattr(position_set, "PARQUET_CHUNK_ROWS", CHUNK)  # several windows of a Parquet set too
     whole, part = tmp_path / "whole", tmp_path / "part"
     common = ["--data", str(sets[kind]), "--batch-size", "200", "--stream", "on", "--stream-buffer", "3",
               "--keep", "last", *args]
@@ -210,7 +210,7 @@ def test_a_resumed_streamed_run_equals_an_uninterrupted_one(sets: dict[str, Path
 
 
 def test_parquet_chunk_rows_default_is_read_at_call_time(sets: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stream_module, "PARQUET_CHUNK_ROWS", 500)
+    monkeypatch.setattr(position_set, "PARQUET_CHUNK_ROWS", 500)
     assert PositionStream(sets["parquet"], "train").n_chunks == 4
 
 
