@@ -34,9 +34,10 @@ from tuner.commands import command_help
 from tuner.config import add_arguments, dump_toml, from_mapping, from_namespace, read_toml
 from tuner.errors import DeferredSigint, Interrupted, TunerError, check_interrupt, is_interrupt, one_line
 from tuner.training.driver import drive
+from tuner.methods.registry import PLAYED_MOVES, methods
 from tuner.methods.registry import get as get_method
-from tuner.methods.registry import methods
 from tuner.training.run_folder import RunDir, data_identity
+from tuner.training.position_set import NoPlayedMovesError
 from tuner.training.training_data import load_training_data
 from tuner.training.tune_config import TuneConfig, start_weights
 from tuner.training.verdict import closing_verdict, data_warning, verdict, verify_match
@@ -296,8 +297,11 @@ def tune(common: TuneConfig, method_cfg: Any, run_dir: RunDir, *, resume: bool, 
         # read as a stream by the trainer, a window at a time, never loaded whole
         streamed = method.reads_stream is not None and method.reads_stream(common, method_cfg)
         try:
-            data = load_training_data(common, needs=method.needs, progress=progress, chunked=chunked,
-                                      streamed=streamed)
+            data = load_training_data(common, played_moves=PLAYED_MOVES in method.needs, progress=progress,
+                                      chunked=chunked, streamed=streamed)
+        except NoPlayedMovesError as exc:  # the set suits other methods: say which
+            users = [name for name, m in methods().items() if PLAYED_MOVES not in m.needs]
+            raise TunerError(f"{exc}; methods that use results: {', '.join(users) or 'none'}") from None
         except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C is not deferred while loading
             if not is_interrupt(exc):
                 raise

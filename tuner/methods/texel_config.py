@@ -33,7 +33,7 @@ from search.params.catalog import GROUPS
 from tuner.config import help_field
 from tuner.errors import TunerError
 from tuner.training.positions import Positions
-from tuner.training.position_set import PositionStream
+from tuner.training.position_set import PositionStream, split_size
 from tuner.training.training_data import ValueTarget
 from tuner.training.weight_masks import constraint_masks, mask_of
 
@@ -142,12 +142,7 @@ def streams(common: Any, cfg: TexelConfig) -> bool:
         return cfg.stream == "on"
     if cfg.batch_size == 0 or not common.data:
         return False
-    from tuner.ingest.reader import split_rows  # noqa: PLC0415 - polars, only when tuning
-
-    n = split_rows(common.data, "train")
-    if common.max_train:
-        n = min(n, common.max_train)
-    return n > STREAM_ABOVE
+    return split_size(common.data, "train", limit=common.max_train) > STREAM_ABOVE
 
 
 def with_results(pos: Positions, what: str) -> tuple[Positions, int]:

@@ -19,8 +19,9 @@ ply), in one of three ways:
   chunks in memory (below).
 
 In every way, ``limit`` (``--max-train``, ``--max-validation``) keeps the same seeded sample of
-the split's rows (:func:`sample_rows`), and the rows come in their stored order (unless a stream
-shuffles them).
+the split's rows (:func:`sample_rows`; :func:`split_size` counts it without reading a row), and
+the rows come in their stored order (unless a stream shuffles them). A set without played moves
+is refused here for a method that learns from them (:func:`require_played_moves`).
 
 The stream
 ----------
@@ -76,12 +77,25 @@ if TYPE_CHECKING:
     from tuner.ingest.compact_file import CompactFile
 
 
+class NoPlayedMovesError(TunerError):
+    """A set none of whose training positions has a played move (built from a position file with
+    results only), given to a method that learns from the played moves."""
+
+
 def _moves(folder: str | Path, split: str) -> Any:
     """The split's ``move`` column (a polars Series, null where a position has none): the one
-    column read to choose rows."""
+    column read to choose rows or check a set has played moves."""
     from tuner.ingest.reader import read_split  # noqa: PLC0415 - polars: only when reading
 
     return read_split(folder, split, columns=["move"])["move"]
+
+
+def require_played_moves(folder: str | Path, split: str = "train") -> None:
+    """Refuse (:class:`NoPlayedMovesError`, one line naming the set) a split whose positions have
+    no played move at all (a position file with results only); an empty split passes."""
+    moves = _moves(folder, split)
+    if len(moves) and moves.null_count() == len(moves):
+        raise NoPlayedMovesError(f"{folder} has no played moves (a position file with results only)")
 
 
 def sample_rows(n: int, limit: int, seed: int) -> np.ndarray:
@@ -90,6 +104,15 @@ def sample_rows(n: int, limit: int, seed: int) -> np.ndarray:
     if 0 < limit < n:
         return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False)).astype(np.int64)
     return np.arange(n, dtype=np.int64)
+
+
+def split_size(folder: str | Path, split: str, *, limit: int = 0) -> int:
+    """The number of positions of ``split`` that reading it with ``limit`` gives
+    (:func:`sample_rows`), from the split file's index or metadata only."""
+    from tuner.ingest.reader import split_rows  # noqa: PLC0415 - polars: only when reading
+
+    n = split_rows(folder, split)
+    return min(n, limit) if limit > 0 else n
 
 
 # ------------------------------------ rows to positions: one conversion for every way of reading
@@ -528,6 +551,6 @@ class PositionStream:
         return concatenate([self.chunk(k) for k in range(self.n_chunks)])
 
 
-__all__ = ["BUFFER_CHUNKS", "PARQUET_CHUNK_ROWS", "REQUIRED_COLUMNS", "Keep", "PositionRows", "PositionStream",
-           "Positions", "concatenate", "load_positions", "mover_results", "mover_scores", "position_rows",
-           "positions_of_records", "sample_rows"]
+__all__ = ["BUFFER_CHUNKS", "PARQUET_CHUNK_ROWS", "REQUIRED_COLUMNS", "Keep", "NoPlayedMovesError", "PositionRows",
+           "PositionStream", "Positions", "concatenate", "load_positions", "mover_results", "mover_scores",
+           "position_rows", "positions_of_records", "require_played_moves", "sample_rows", "split_size"]

@@ -34,8 +34,8 @@ import numpy as np
 from search.tree.search_api import threads
 from tuner.cores import resolve_threads
 from tuner.errors import TunerError
-from tuner.methods.registry import PLAYED_MOVES, methods
-from tuner.training.position_set import PositionRows, PositionStream, load_positions, position_rows
+from tuner.training.position_set import (PositionRows, PositionStream, load_positions, position_rows,
+                                         require_played_moves)
 from tuner.training.positions import Positions, played_indices
 from tuner.training.tune_config import TuneConfig
 
@@ -173,15 +173,16 @@ class TrainingData:
         return self._chunks
 
 
-def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PLAYED_MOVES}),
-                       progress: bool = True, chunked: bool = False, streamed: bool = False) -> TrainingData:
+def load_training_data(cfg: TuneConfig, *, played_moves: bool = True, progress: bool = True, chunked: bool = False,
+                       streamed: bool = False) -> TrainingData:
     """The train and validation splits of ``cfg.data`` (sampled per ``max_train`` and
     ``max_validation``), with every played move checked legal; one-line errors.
 
-    ``needs``: what the method needs (:attr:`tuner.methods.registry.Method.needs`). With
-    ``played_moves``, a set whose train split has no played move (built from a position file
-    with results only) is refused before its positions are read, naming the methods that do
-    without; of a set with some, only the positions that have one are used.
+    ``played_moves``: the method learns from the played moves
+    (:data:`tuner.methods.registry.PLAYED_MOVES` among its needs). Then a set whose train split
+    has no played move (built from a position file with results only) is refused before its
+    positions are read (:class:`tuner.training.position_set.NoPlayedMovesError`); of a set with
+    some, only the positions that have one are used.
 
     ``chunked``: the training positions are not loaded, only their rows chosen (the same rows:
     :func:`tuner.training.position_set.position_rows`); their positions are checked when their
@@ -191,11 +192,11 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
     """
     if not cfg.data:
         raise TunerError("no position set given: pass --data DIR (built by 'tuner ingest')")
-    if PLAYED_MOVES in needs:
-        _require_moves(cfg.data)
+    if played_moves:
+        require_played_moves(cfg.data)
     rows = None
     if streamed:
-        if PLAYED_MOVES in needs:
+        if played_moves:
             raise ValueError("a streamed run is for methods that need no played move")
         stream = PositionStream(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed)
         if len(stream) == 0:
@@ -204,32 +205,22 @@ def load_training_data(cfg: TuneConfig, *, needs: frozenset[str] = frozenset({PL
                                     progress=progress)
         return TrainingData(None, validation, train_stream=stream)
     if chunked:
-        rows = position_rows(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, moves_only=PLAYED_MOVES in needs)
+        rows = position_rows(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, moves_only=played_moves)
     else:
         train = load_positions(cfg.data, "train", limit=cfg.max_train, seed=cfg.seed, progress=progress)
     if len(rows if rows is not None else train) == 0:
         raise TunerError(f"{cfg.data}: the train split holds no positions")
     validation = load_positions(cfg.data, "validation", limit=cfg.max_validation, seed=cfg.seed + 1,
                                 progress=progress)
-    if PLAYED_MOVES in needs:
+    if played_moves:
         validation = validation.subset(np.flatnonzero(validation.has_moves()))
     if rows is not None:
         return TrainingData(None, validation, train_rows=rows)
-    if PLAYED_MOVES in needs:
+    if played_moves:
         train = train.subset(np.flatnonzero(train.has_moves()))
     with threads(resolve_threads(cfg.threads)):
         index = played_indices(train)
     return TrainingData(train, validation, index)
-
-
-def _require_moves(data: str) -> None:
-    from tuner.ingest.reader import read_split  # noqa: PLC0415 - keeps polars out of search-only imports
-
-    moves = read_split(data, "train", columns=["move"])["move"]
-    if len(moves) and moves.null_count() == len(moves):
-        users = [name for name, m in methods().items() if PLAYED_MOVES not in m.needs]
-        raise TunerError(f"{data} has no played moves (a position file with results only); "
-                         f"methods that use results: {', '.join(users) or 'none'}")
 
 
 __all__ = ["TrainingChunks", "TrainingData", "ValueTarget", "load_training_data", "result_array", "train_arrays"]

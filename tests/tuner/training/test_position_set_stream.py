@@ -25,7 +25,7 @@ from tuner.ingest.compact_file import CompactFile, write_compact
 from tuner.methods import texel_config
 from tuner.methods.texel_config import TexelConfig, streams
 from tuner.training import position_set
-from tuner.training.position_set import PositionStream, load_positions
+from tuner.training.position_set import PositionStream, load_positions, split_size
 from tuner.training.positions import Positions
 from tuner.training.tune_config import TuneConfig
 
@@ -95,7 +95,8 @@ def test_the_shuffle_is_fixed_by_seed_and_epoch(sets: dict[str, Path]) -> None:
 def test_a_sampled_stream_keeps_the_rows_an_in_memory_run_loads(sets: dict[str, Path], kind: str) -> None:
     s = _stream(sets, kind, limit=700, seed=3)
     loaded = load_positions(sets[kind], "train", limit=700, seed=3, progress=False)
-    assert len(s) == 700
+    assert len(s) == 700 == split_size(sets[kind], "train", limit=700)
+    assert split_size(sets[kind], "train") == 1900 == split_size(sets[kind], "train", limit=5000)
     assert np.array_equal(s.read().boards, loaded.boards)
     assert sorted(k for w in s.windows(1, 9, buffer_chunks=3) for k in _keys(w)) == sorted(_keys(loaded))
 

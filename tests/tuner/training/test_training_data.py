@@ -21,7 +21,7 @@ from tuner.errors import TunerError
 from tuner.ingest.reader import read_split
 from tuner.methods.mmto import sweep_kept
 from tuner.training.executor import ChunkSource, LocalExecutor, chunk_arrays, chunk_bounds
-from tuner.training.position_set import load_positions, position_rows
+from tuner.training.position_set import NoPlayedMovesError, load_positions, position_rows
 from tuner.training.training_data import TrainingChunks, TrainingData, load_training_data
 from tuner.training.tune_config import TuneConfig
 
@@ -151,3 +151,17 @@ def test_a_bad_position_is_a_one_line_error_naming_the_file_when_its_chunk_is_bu
         chunk_arrays(source, CHUNK * 2, CHUNK * 3)
     assert str(built.value) == str(loaded.value) and "\n" not in str(built.value)
     assert str(built.value).startswith(f"{path}: game {game} ply {ply}: ")
+
+
+def test_a_set_without_played_moves_is_refused_before_its_positions_are_read(sample_set: Path,
+                                                                             tmp_path: Path) -> None:
+    """Its own error class, so that ``tuner tune`` can add the methods that train on it."""
+    folder = _copy(sample_set, tmp_path / "set")
+    path = folder / "train.parquet"
+    pl.read_parquet(path).with_columns(pl.lit(None, dtype=pl.Utf8).alias("move")).write_parquet(path)
+    for chunked in (False, True):
+        with pytest.raises(NoPlayedMovesError, match=rf"^{folder} has no played moves \(a position file with "
+                                                     r"results only\)$"):
+            load_training_data(TuneConfig(data=str(folder)), progress=False, chunked=chunked)
+    data = load_training_data(TuneConfig(data=str(folder)), played_moves=False, progress=False)
+    assert data.n_train == 1900 and not data.train.has_moves().any()
