@@ -58,8 +58,9 @@ SCHEMA_VERSION = 1
 #: weight sets that ship with the package, by name
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "data"
 #: (``material`` and ``classic`` are written from code by :mod:`search.params.weight_sets`; ``gm`` is
-#: the output of the recipe ``tuner/recipes/gm.toml`` on the grandmaster games, docs/quality.md)
-BUILTIN_SETS = ("material", "classic", "gm")
+#: the output of the recipe ``tuner/recipes/gm.toml`` on the grandmaster games, docs/quality.md;
+#: ``gm-sp``, of ``tuner/recipes/gm-sp.toml`` on ``gm``'s own games, docs/selfplay.md)
+BUILTIN_SETS = ("material", "classic", "gm", "gm-sp")
 #: networks that ship with the package, by name (``BUILTIN_DIR / NAME.mtnn``; ``gm-nn`` is the
 #: output of the recipe ``tuner/recipes/gm-nn.toml``, docs/quality.md; ``nnue``, a pure network, of
 #: ``tuner/recipes/nnue.toml`` on self-play data, docs/network.md)

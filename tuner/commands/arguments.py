@@ -20,7 +20,7 @@ from tuner.arena.sprt import Sprt, parse_sprt
 def add_weights_argument(p: argparse.ArgumentParser) -> None:
     """``--weights W...``: one or more weights files or built-in sets (required)."""
     p.add_argument("--weights", nargs="+", required=True, metavar="W",
-                   help="weights files, network files (.mtnn) or built-in sets (material, classic, gm, gm-nn, nnue)")
+                   help="weights files, network files (.mtnn) or built-in sets (material, classic, gm, gm-sp, gm-nn, nnue)")
 
 
 def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:

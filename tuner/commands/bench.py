@@ -198,7 +198,7 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
                     "Prints W/D/L from A's view, the score and the Elo difference with a 95% interval, "
                     "and writes the games as PGN.",
         epilog=MATCH_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("a", metavar="A", nargs="?", help="weights file or built-in set (material, classic, gm); "
+    p.add_argument("a", metavar="A", nargs="?", help="weights file or built-in set (material, classic, gm, gm-sp); "
                                                       "NAME@pls: with the probability-limited search")
     p.add_argument("b", metavar="B", nargs="?", help="weights file or built-in set to play against (NAME@pls too)")
     add_engine_arguments(p)

@@ -24,7 +24,7 @@ from tuner.outputs import check_output_files
 from tuner.arena.match import MatchConfig
 
 COMPARE_EPILOG = """\
-entrants: a built-in set (material, classic, gm), a weights JSON file, a run folder of 'tuner tune'
+entrants: a built-in set (material, classic, gm, gm-sp), a weights JSON file, a run folder of 'tuner tune'
 (weights.json, config.toml, metrics.jsonl: its method, and its tuning time = the sum of
 iteration_seconds), or an external UCI engine (--engine; games only).
 figures, each as its single command computes it (same seeds: same figures):

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "as one C99 header holding its parameters and the reference forward pass (c), or as the "
                     "documented binary file again (mtnn); see docs/network.md.")
     p.add_argument("weights", metavar="WEIGHTS",
-                   help="weights file (JSON or a text view), a built-in set (material, classic, gm), "
+                   help="weights file (JSON or a text view), a built-in set (material, classic, gm, gm-sp), "
                         "a network file (.mtnn) or the built-in network gm-nn")
     p.add_argument("--format", choices=(*FORMATS, "mtnn"), default=None,
                    help="output format (default: json for weights, c for a network)")

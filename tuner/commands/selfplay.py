@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("selfplay", help=command_help("selfplay"), description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("weights", nargs="?", metavar="WEIGHTS",
-                   help="weights file, network file or built-in set (material, classic, gm, gm-nn, nnue); NAME@pls: "
+                   help="weights file, network file or built-in set (material, classic, gm, gm-sp, gm-nn, nnue); NAME@pls: "
                         "the probability-limited search; or give --engine instead")
     p.add_argument("--out", required=True, metavar="DIR", help="the self-play folder (games, then the position set)")
     p.add_argument("--resume", action="store_true", help="go on with the games of DIR (same player and settings; "

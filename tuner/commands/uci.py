@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "the kernels compile (the first run after installing; 'tuner warmup' compiles "
                     "them ahead) a quick plain-Python search answers timed go commands.")
     p.add_argument("--weights", default="classic", metavar="FILE",
-                   help="weights file (JSON or text view), or a built-in set: material, classic, gm "
+                   help="weights file (JSON or text view), or a built-in set: material, classic, gm, gm-sp "
                         "(default: classic)")
     p.set_defaults(func=run)
 

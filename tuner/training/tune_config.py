@@ -28,7 +28,7 @@ class TuneConfig:
     method: str = help_field("mmto", "tuning method (see the method sections below)")
     data: str = help_field("", "position set written by 'tuner ingest' (a folder)", metavar="DIR")
     out: str = help_field("", "run folder for config.toml, metrics.jsonl, weights.json", metavar="RUN")
-    start: str = help_field("material", "weights to start from: a weights file or material, classic, gm; a "
+    start: str = help_field("material", "weights to start from: a weights file or material, classic, gm, gm-sp; a "
                                         "network file (.mtnn), gm-nn, or a new network network:H[xH2xH3][/4][/oN][+LINEAR] "
                                         "(e.g. network:64x16x16+gm: a hybrid that starts as gm; network:256/o8: "
                                         "a direct network with 8 output buckets by the number of pieces)",
