@@ -97,11 +97,10 @@ def row_output_bucket(counts, r, n_outputs):  # type: ignore[no-untyped-def]
 
 # many parameters: hot (inlined per row), the network's layers one by one and the row's scratch; numba kernel
 @njit(cache=True, inline="always")
-def _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3):  # type: ignore[no-untyped-def]
-    """Forward pass of row ``r``: fills ``acc`` (2, H), ``x`` (2H), ``z2``, ``z3``; returns out
-    (the output bucket is :func:`row_output_bucket`'s)."""
+def _forward_row(inputs, counts, stm, r, o, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3):  # type: ignore[no-untyped-def]
+    """Forward pass of row ``r`` with output bucket ``o`` (:func:`row_output_bucket`): fills
+    ``acc`` (2, H), ``x`` (2H), ``z2``, ``z3``; returns out."""
     h = b1.shape[0]
-    o = row_output_bucket(counts, r, b4.shape[0])
     for persp in range(2):
         for j in range(h):
             acc[persp, j] = b1[j]
@@ -158,7 +157,8 @@ def _scores_kernel(inputs, counts, stm, w1, b1, w2, b2, w3, b3, w4, b4):  # type
         z2 = np.zeros(b2.shape[0], dtype=np.float64)
         z3 = np.zeros(b3.shape[0], dtype=np.float64)
         for r in range(c * 256, min(n, (c + 1) * 256)):
-            out[r] = _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3)
+            o = row_output_bucket(counts, r, b4.shape[0])
+            out[r] = _forward_row(inputs, counts, stm, r, o, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3)
     return out
 
 
@@ -192,8 +192,8 @@ def _gradient_kernel(inputs, counts, stm, coef, w1, b1, w2, b2, w3, b3, w4, b4, 
             c = coef[r]
             if c == 0.0:
                 continue
-            _forward_row(inputs, counts, stm, r, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3)
             o = row_output_bucket(counts, r, b4.shape[0])
+            _forward_row(inputs, counts, stm, r, o, w1, b1, w2, b2, w3, b3, w4, b4, acc, x, z2, z3)
             gb4[part, o] += c
             if h2n == 0:  # the direct form: d out / d W4_oj = x_j^2, d out / d x_j = 2 x_j W4_oj
                 for j in range(2 * h):

@@ -253,8 +253,8 @@ def forward(b, acc, net, hidden):  # type: ignore[no-untyped-def]
     """:func:`forward_rows` of board ``b`` (its side to move and output bucket) with the arrays
     of the network's kernel tuple ``net``."""
     w4 = net[NET_W4]
-    return forward_rows(acc, np.int64(b[W_STM]), board_output_bucket(b, w4.shape[0]), net[NET_W2T], net[NET_B2], net[NET_W3T], net[NET_B3], net[NET_W4],
-                        net[NET_B4], hidden)
+    return forward_rows(acc, np.int64(b[W_STM]), board_output_bucket(b, w4.shape[0]), net[NET_W2T], net[NET_B2],
+                        net[NET_W3T], net[NET_B3], w4, net[NET_B4], hidden)
 
 
 # many parameters: hot (every node), the network's arrays one by one, not its tuple (update_rows says why)
