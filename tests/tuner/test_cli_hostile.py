@@ -1116,6 +1116,22 @@ def selfplay_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_a_resumed_selfplay_run_takes_its_own_settings(selfplay_folder: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``--resume --games N`` alone goes on with the settings the run was started with (it was
+    refused for every option left at its default, e.g. the seed); an option given that differs
+    is still refused."""
+    out = tmp_path / "sp"
+    shutil.copytree(selfplay_folder, out)
+    assert "other settings (nodes)" in refused(["selfplay", "gm", "--out", str(out), "--resume", "--games", "3",
+                                                "--nodes", "200", "--no-progress"], capsys)
+    assert tuner_main(["selfplay", "gm", "--out", str(out), "--resume", "--games", "3", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "3 games" in printed and "1 games played now" in printed, printed
+    config = json.loads((out / "selfplay.json").read_text())["config"]
+    assert (config["games"], config["nodes"], config["workers"]) == (3, 100, 1)
+
+
 @pytest.mark.parametrize("damage, message", [
     ("settings-deep", "selfplay.json: JSON nested deeper than 64 levels at line 1 column 65"),
     ("part-deep", "part-00000.json: JSON nested deeper than 64 levels at line 1 column 65; remove it and its "

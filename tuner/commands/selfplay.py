@@ -35,7 +35,8 @@ processes; docs/dask.md); the games and files are the same for a seed whatever t
 and --workers.
 
 Finished games are saved as they come (DIR/games/): after Ctrl-C or a kill, --resume goes on
-with the games still missing (and may raise --games, or change the executor). --export FILE (a new file, never an
+with the games still missing, with the settings DIR was started with (give the player again; --games
+may grow, and --workers, --executor and --scheduler may change). --export FILE (a new file, never an
 input: --overwrite is for DIR only) writes the set as
 'FEN | score | result' lines (bullet's format, White's view) or, for a .epd file, EPD with
 bm, ce (side to move's view) and c9; tuner ingest reads both back.
@@ -53,8 +54,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="weights file, network file or built-in set (material, classic, gm, gm-sp, gm-nn, nnue); NAME@pls: "
                         "the probability-limited search; or give --engine instead")
     p.add_argument("--out", required=True, metavar="DIR", help="the self-play folder (games, then the position set)")
-    p.add_argument("--resume", action="store_true", help="go on with the games of DIR (same player and settings; "
-                                                         "--games may grow)")
+    p.add_argument("--resume", action="store_true", help="go on with the games of DIR, with the settings it was "
+                                                         "started with (the same player; --games may grow; --workers, "
+                                                         "--executor and --scheduler may change)")
     p.add_argument("--overwrite", action="store_true", help="clear DIR (a self-play folder) and start anew (not with "
                                                             "--resume)")
     p.add_argument("--format", choices=("parquet", "compact"), default="parquet",
@@ -134,9 +136,13 @@ def _check_export(args: argparse.Namespace, openings: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.arena.match import DEFAULT_OPENINGS, load_openings  # noqa: PLC0415
     from tuner.selfplay import SelfplayConfig, export_positions, selfplay  # noqa: PLC0415
-    from tuner.selfplay.run import file_sha256  # noqa: PLC0415
+    from tuner.selfplay.run import file_sha256, resumed_config  # noqa: PLC0415
 
-    base = load_toml(SelfplayConfig, args.config, "selfplay") if args.config else None
+    base: SelfplayConfig | None
+    if args.config:
+        base = load_toml(SelfplayConfig, args.config, "selfplay")
+    else:  # a resumed run starts from its own settings: --resume --games N needs no other option
+        base = resumed_config(args.out) if args.resume else None
     config = from_namespace(SelfplayConfig, args, base)
     if args.export is not None:  # before hours of games
         _check_export(args, config.openings or str(DEFAULT_OPENINGS))

@@ -50,6 +50,7 @@ from tuner import __version__
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineSpec, ExternalEngine
 from tuner.arena.match import Opening, choose_openings
 from tuner.arena.players import Searchable
+from tuner.config import from_mapping
 from tuner.cores import resolve_workers
 from tuner.errors import DeferredSigint, Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, check_split_format, split_file
@@ -221,6 +222,20 @@ def _checked_summary(g: Any) -> dict[str, Any]:
 def _settings(player: str, player_sha: str | None, config: SelfplayConfig, openings: str) -> dict[str, Any]:
     return {"format": "movetuner-selfplay", "version": 1, "package_version": __version__, "player": player,
             "player_sha256": player_sha, "openings": openings, "config": asdict(config)}
+
+
+def resumed_config(folder: Path | str) -> SelfplayConfig | None:
+    """The settings a self-play folder's run was started with (its ``selfplay.json``), for a
+    resumed run to start from: the options given on the command line then override them, and
+    :func:`selfplay` checks that only the resumable ones changed. None when the file is missing
+    or not a readable settings file: the resume's own check then says what is wrong with it."""
+    path = Path(folder) / SETTINGS
+    try:
+        old = loads_json(read_capped(path).decode("utf-8"), str(path))
+        stored = old.get("config") if isinstance(old, dict) and old.get("format") == "movetuner-selfplay" else None
+        return from_mapping(SelfplayConfig, stored, str(path)) if isinstance(stored, dict) else None
+    except (OSError, ValueError, InputLimitError, TunerError):
+        return None
 
 
 def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
