@@ -58,7 +58,7 @@ from search.core.board import (BOARD_WORDS, KING, NO_PIECE, PAWN, W_KEY, W_OCC, 
 from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.evaluation.static_eval import eval_move, eval_null, eval_root, static_score
 from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, history_update,
-                                score_from_tt, score_to_tt, tt_read, tt_write)
+                                score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import INF, MATE, MATE_BOUND, MAX_PLY, rule_verdict, verdict_score
 from search.tree.borrow import borrowed
 from search.tree.quiescence import SEE_VALUE, quiescence_moves, see
@@ -111,8 +111,7 @@ class PlayState(NamedTuple):
     counter: np.ndarray  #: int32[64, 64], the countermove of the previous move's from, to
     played: np.ndarray  #: int32[MAX_PLY + 1], the move played at each ply (0: a null move)
     statics: np.ndarray  #: int64[MAX_PLY + 1], static evaluation at each ply (NO_STATIC in check)
-    tt_keys: np.ndarray  #: uint64[2**k]
-    tt_data: np.ndarray  #: int64[2**k, 3] (:mod:`search.play.tables`)
+    tt: np.ndarray  #: int64[2**k, 4], the transposition table (:mod:`search.play.tables`)
     stats: np.ndarray  #: int64[N_STATS]
     params: np.ndarray  #: int64[N_PARAMS]
     lmr: np.ndarray  #: int64[64, 256], :func:`search.play.tables.lmr_table`
@@ -120,7 +119,7 @@ class PlayState(NamedTuple):
     gain: np.ndarray  #: int64[40] scratch (SEE, evaluation)
 
 
-def new_state(params: np.ndarray, tt_keys: np.ndarray, tt_data: np.ndarray, lmr: np.ndarray) -> PlayState:
+def new_state(params: np.ndarray, tt: np.ndarray, lmr: np.ndarray) -> PlayState:
     """A fresh :class:`PlayState` around a table, parameters and reduction table."""
     return PlayState(
         boards=np.zeros((MAX_PLY + 1, BOARD_WORDS), dtype=np.uint64),
@@ -133,7 +132,7 @@ def new_state(params: np.ndarray, tt_keys: np.ndarray, tt_data: np.ndarray, lmr:
         counter=np.zeros((64, 64), dtype=np.int32),
         played=np.zeros(MAX_PLY + 1, dtype=np.int32),
         statics=np.zeros(MAX_PLY + 1, dtype=np.int64),
-        tt_keys=tt_keys, tt_data=tt_data,
+        tt=tt,
         stats=np.zeros(N_STATS, dtype=np.int64),
         params=params, lmr=lmr,
         hist=np.zeros(1, dtype=np.uint64),
@@ -311,6 +310,22 @@ def _pick(st, ply, i, n):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
+def _drop_quiets(st, ply, start, n):  # type: ignore[no-untyped-def]
+    """Remove the quiet moves from moves ``start:n`` at ``ply`` (the others keep their order and
+    keys); return the new count."""
+    moves = st.moves
+    order = st.order
+    k = start
+    for j in range(start, n):
+        m = moves[ply, j]
+        if not _is_quiet(m):
+            moves[ply, k] = m
+            order[ply, k] = order[ply, j]
+            k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
 def _record_root(st, v, m):  # type: ignore[no-untyped-def]
     """A root move ``m`` searched in full scored ``v`` that raised the root's alpha: keep it."""
     stats = st.stats
@@ -355,7 +370,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
             if alpha >= beta:
                 return alpha
     key = b[W_KEY]
-    found, tt_move, tt_depth, tt_bound, tt_score, tt_static = tt_read(st.tt_keys, st.tt_data, key)
+    found, tt_move, tt_depth, tt_bound, tt_score, tt_static = tt_read(st.tt, key)
     if found:
         tt_score = score_from_tt(tt_score, ply)
     if found and not pv_node and params[P_TT_CUT] != 0 and tt_depth >= depth:
@@ -382,6 +397,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
                 and _non_pawn_material(b, colour)):
             r = 3 + depth // 3 + min((static - beta) // (NULL_DIVISOR * scale), 3)
             make_null_move(b, boards[ply + 1])
+            tt_prefetch(st.tt, boards[ply + 1, W_KEY])
             eval_null(es, ply)
             st.played[ply] = 0
             v = -negamax(st, es, ev, ply + 1, depth - 1 - r, -beta, -beta + 1, _ONE - cut_node, _ZERO)
@@ -405,22 +421,22 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
     futile = (params[P_FUTILITY] != 0 and depth <= 8
               and static + (FUTILITY_BASE + FUTILITY_PER_DEPTH * depth) * scale <= alpha)
     lmp_count = (3 + depth * depth) // (2 - improving)
-    skip_quiets = False
-    for i in range(n):
+    i = -1
+    while i + 1 < n:
+        i += 1
         m, key_o = _pick(st, ply, i, n)
         quiet = _is_quiet(m)
-        if quiet and skip_quiets:
-            continue
         if prune_ok and searched > 0 and best > -MATE_BOUND:
             if quiet:
                 if params[P_LMP] != 0 and depth <= 8 and quiets >= lmp_count:
-                    skip_quiets = True
+                    n = _drop_quiets(st, ply, i + 1, n)  # late-move pruning: the tactical moves left alone
                     continue
             elif (params[P_SEE_PRUNE] != 0 and depth <= 6 and key_o < 0
                   and see(b, m, st.gain) < -SEE_PRUNE_PER_DEPTH * depth):
                 continue
         child = boards[ply + 1]
         make_move(b, child, m)
+        tt_prefetch(st.tt, child[W_KEY])
         gives_check = in_check(child)
         if prune_ok and searched > 0 and best > -MATE_BOUND and quiet and futile and not gives_check:
             continue
@@ -474,7 +490,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
         bound = BOUND_EXACT
     else:
         bound = BOUND_UPPER
-    tt_write(st.tt_keys, st.tt_data, key, best_move if bound != BOUND_UPPER else np.int32(0), depth, bound,
+    tt_write(st.tt, key, best_move if bound != BOUND_UPPER else np.int32(0), depth, bound,
              score_to_tt(best, ply), static, stats[S_GEN])
     return best
 
@@ -509,8 +525,7 @@ def _borrow_state(st):  # type: ignore[no-untyped-def]
     no references (atomic operations) when it reads the bundle's arrays."""
     return PlayState(borrowed(st.boards), borrowed(st.moves), borrowed(st.order), borrowed(st.pv),
                      borrowed(st.pvlen), borrowed(st.killers), borrowed(st.history), borrowed(st.counter),
-                     borrowed(st.played), borrowed(st.statics), borrowed(st.tt_keys), borrowed(st.tt_data),
-                     borrowed(st.stats), borrowed(st.params), borrowed(st.lmr), borrowed(st.hist), borrowed(st.gain))
+                     borrowed(st.played), borrowed(st.statics), borrowed(st.tt), borrowed(st.stats), borrowed(st.params), borrowed(st.lmr), borrowed(st.hist), borrowed(st.gain))
 
 
 @njit(cache=True, nogil=True)
@@ -542,8 +557,7 @@ def search_root(st, es, ev, root, depth, alpha, beta, budget, nhist):  # type: i
 @njit(cache=True)
 def clear_tables(st):  # type: ignore[no-untyped-def]
     """Forget the table, history, countermoves and killers (a new game)."""
-    st.tt_keys[:] = 0
-    st.tt_data[:] = 0
+    st.tt[:] = 0
     st.history[:] = 0
     st.counter[:] = 0
     st.killers[:] = 0

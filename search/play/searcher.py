@@ -79,7 +79,7 @@ class _Helper:
     def __init__(self, main: PlayState, weights: object, k: int) -> None:
         self.k = k
         self.weights = weights
-        self.state = new_state(main.params, main.tt_keys, main.tt_data, main.lmr)
+        self.state = new_state(main.params, main.tt, main.lmr)
         self.es = new_eval_state(weights, self.state.boards)
         self.stop = threading.Event()
         self.nodes = 0
@@ -128,8 +128,7 @@ class PlaySearcher(ClockPlanned):
         self.aspiration = aspiration
         self.features = dict(features or {})
         self.params = default_params(EVAL_SCALE, **self.features)
-        keys, data = new_table(tt_bits)
-        self.state: PlayState = new_state(self.params, keys, data, lmr_table())
+        self.state: PlayState = new_state(self.params, new_table(tt_bits), lmr_table())
         self.es = new_eval_state(self.weights, self.state.boards)
         self.threads = threads
         self._helpers = [_Helper(self.state, self.weights, k) for k in range(1, threads)]
@@ -148,8 +147,7 @@ class PlaySearcher(ClockPlanned):
         self.clear()
 
     def resize(self, tt_bits: int) -> None:
-        keys, data = new_table(tt_bits)
-        self.state = self.state._replace(tt_keys=keys, tt_data=data)
+        self.state = self.state._replace(tt=new_table(tt_bits))
         self._helpers = [_Helper(self.state, self.weights, k) for k in range(1, self.threads)]
 
     def clear(self) -> None:

@@ -1,14 +1,16 @@
 """The playing search's tables: the transposition table, the history and countermove tables and
 the late-move reduction table, as plain arrays with the kernels that read and write them.
 
-Transposition table: ``keys`` uint64[2**k] and ``data`` int64[2**k, 3], one entry a slot (the
-key's low bits pick it):
+Transposition table: ``tt`` int64[2**k, 4], one entry a row of 32 bytes (the key's low bits pick
+it), so that a probe touches one cache line (two arrays, keys and data, took two misses; the probe
+was a sixth of an interior node's time):
 
-* ``data[s, TT_SCORE]``: the score in eval units, a mate score stored relative to the node
+* ``tt[s, TT_KEY]``: the key (its bits), XORed with the three data words (below);
+* ``tt[s, TT_SCORE]``: the score in eval units, a mate score stored relative to the node
   (:func:`score_to_tt`, :func:`score_from_tt`: the distance from the root is added back on
   reading, so a mate found at one ply reads right at another);
-* ``data[s, TT_STATIC]``: the node's static evaluation (:data:`NO_STATIC` in check);
-* ``data[s, TT_PACKED]``: the move (bits 0..23, the packed move of :mod:`search.core.board`),
+* ``tt[s, TT_STATIC]``: the node's static evaluation (:data:`NO_STATIC` in check);
+* ``tt[s, TT_PACKED]``: the move (bits 0..23, the packed move of :mod:`search.core.board`),
   the depth + :data:`DEPTH_OFFSET` (bits 24..31), the bound (bits 32..33: :data:`BOUND_LOWER`,
   :data:`BOUND_UPPER`, :data:`BOUND_EXACT`) and the generation (bits 34..41: the search that
   wrote it).
@@ -33,10 +35,11 @@ import math
 import numpy as np
 from numba import njit
 
+from search.core.prefetch import prefetch_row
 from search.tree.alphabeta import MATE_BOUND
 
-TT_SCORE, TT_STATIC, TT_PACKED = 0, 1, 2
-TT_COLUMNS = 3
+TT_KEY, TT_SCORE, TT_STATIC, TT_PACKED = 0, 1, 2, 3
+TT_COLUMNS = 4
 BOUND_NONE, BOUND_LOWER, BOUND_UPPER, BOUND_EXACT = 0, 1, 2, 3
 #: stored depths are ``depth + DEPTH_OFFSET`` (quiescence entries would be at 0 or below)
 DEPTH_OFFSET = 8
@@ -44,13 +47,12 @@ DEPTH_OFFSET = 8
 TT_ENTRY_BYTES = 32
 #: a static evaluation not computed (the side to move is in check)
 NO_STATIC = 1 << 50
-
 _MOVE_MASK = np.int64((1 << 24) - 1)
 
 
-def new_table(bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """An empty table of ``2**bits`` entries: ``(keys, data)``."""
-    return np.zeros(1 << bits, dtype=np.uint64), np.zeros((1 << bits, TT_COLUMNS), dtype=np.int64)
+def new_table(bits: int) -> np.ndarray:
+    """An empty table of ``2**bits`` entries: int64[2**bits, TT_COLUMNS]."""
+    return np.zeros((1 << bits, TT_COLUMNS), dtype=np.int64)
 
 
 def table_bits_for(mb: int) -> int:
@@ -80,8 +82,16 @@ def score_from_tt(v, ply):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def tt_slot(keys, key):  # type: ignore[no-untyped-def]
-    return np.int64(key & np.uint64(len(keys) - 1))
+def tt_slot(tt, key):  # type: ignore[no-untyped-def]
+    return np.int64(key & np.uint64(tt.shape[0] - 1))
+
+
+@njit(cache=True, inline="always")
+def tt_prefetch(tt, key):  # type: ignore[no-untyped-def]
+    """Start loading ``key``'s entry into the cache (a hint: no effect on any value). The search
+    calls it as soon as a child's key is known, so that the child's probe, after the move's
+    evaluator update, finds the line loaded."""
+    prefetch_row(tt, tt_slot(tt, key))
 
 
 @njit(cache=True, inline="always")
@@ -91,13 +101,13 @@ def _checksum(score, static, packed):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def tt_read(keys, data, key):  # type: ignore[no-untyped-def]
+def tt_read(tt, key):  # type: ignore[no-untyped-def]
     """``(found, move, depth, bound, score, static)`` of ``key``'s entry (score as stored)."""
-    s = tt_slot(keys, key)
-    score = data[s, TT_SCORE]
-    static = data[s, TT_STATIC]
-    packed = data[s, TT_PACKED]
-    if keys[s] ^ _checksum(score, static, packed) != key:
+    s = tt_slot(tt, key)
+    score = tt[s, TT_SCORE]
+    static = tt[s, TT_STATIC]
+    packed = tt[s, TT_PACKED]
+    if np.uint64(tt[s, TT_KEY]) ^ _checksum(score, static, packed) != key:
         return False, 0, 0, BOUND_NONE, np.int64(0), NO_STATIC
     move = np.int32(packed & _MOVE_MASK)
     depth = np.int64((packed >> 24) & 255) - DEPTH_OFFSET
@@ -106,13 +116,13 @@ def tt_read(keys, data, key):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def tt_write(keys, data, key, move, depth, bound, score, static, generation):  # type: ignore[no-untyped-def]
+def tt_write(tt, key, move, depth, bound, score, static, generation):  # type: ignore[no-untyped-def]
     """Store an entry for ``key`` by the replacement rule (module docstring)."""
-    s = tt_slot(keys, key)
-    packed = data[s, TT_PACKED]
+    s = tt_slot(tt, key)
+    packed = tt[s, TT_PACKED]
     old_depth = np.int64((packed >> 24) & 255) - DEPTH_OFFSET
     old_gen = np.int64((packed >> 34) & 255)
-    same = keys[s] ^ _checksum(data[s, TT_SCORE], data[s, TT_STATIC], packed) == key
+    same = np.uint64(tt[s, TT_KEY]) ^ _checksum(tt[s, TT_SCORE], tt[s, TT_STATIC], packed) == key
     if same:
         if bound != BOUND_EXACT and depth < old_depth - 3:
             return
@@ -123,10 +133,10 @@ def tt_write(keys, data, key, move, depth, bound, score, static, generation):  #
     d = min(max(depth + DEPTH_OFFSET, 0), 255)
     new_packed = ((np.int64(move) & _MOVE_MASK) | (np.int64(d) << 24) | (np.int64(bound) << 32)
                   | ((generation & 255) << 34))
-    keys[s] = key ^ _checksum(np.int64(score), np.int64(static), new_packed)
-    data[s, TT_SCORE] = score
-    data[s, TT_STATIC] = static
-    data[s, TT_PACKED] = new_packed
+    tt[s, TT_KEY] = np.int64(key ^ _checksum(np.int64(score), np.int64(static), new_packed))
+    tt[s, TT_SCORE] = score
+    tt[s, TT_STATIC] = static
+    tt[s, TT_PACKED] = new_packed
 
 
 #: the history table's bound: a move's score stays within +-HISTORY_MAX

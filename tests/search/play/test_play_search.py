@@ -21,8 +21,8 @@ from search.evaluation.static_eval import eval_null, eval_root, new_eval_state, 
 from search.params.weights import load_weights
 from search.play.kernel import FEATURES
 from search.play.searcher import PlaySearcher
-from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, new_table, score_from_tt, score_to_tt,
-                                tt_read, tt_write)
+from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_PACKED, TT_SCORE, TT_STATIC, new_table,
+                                score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import MATE, MATE_BOUND
 from search.tree.iterative import Searcher, TimePlan
 from search.tree.search_api import mate_in
@@ -160,37 +160,38 @@ def test_mate_scores_keep_their_distance_through_the_table() -> None:
 
 
 def test_table_entries_round_trip_and_the_replacement_rule() -> None:
-    keys, data = new_table(4)
+    tt = new_table(4)
     key = np.uint64(0xDEADBEEF12345670)
-    tt_write(keys, data, key, np.int32(0x12345), 6, BOUND_LOWER, -4321, 99, 1)
-    assert tt_read(keys, data, key) == (True, 0x12345, 6, BOUND_LOWER, -4321, 99)
-    assert tt_read(keys, data, key ^ np.uint64(1 << 40))[0] is False
+    tt_write(tt, key, np.int32(0x12345), 6, BOUND_LOWER, -4321, 99, 1)
+    assert tt_read(tt, key) == (True, 0x12345, 6, BOUND_LOWER, -4321, 99)
+    assert tt_read(tt, key ^ np.uint64(1 << 40))[0] is False
     # the same position, much shallower and not exact: kept
-    tt_write(keys, data, key, np.int32(7), 1, BOUND_UPPER, 5, NO_STATIC, 1)
-    assert tt_read(keys, data, key)[2] == 6
+    tt_write(tt, key, np.int32(7), 1, BOUND_UPPER, 5, NO_STATIC, 1)
+    assert tt_read(tt, key)[2] == 6
     # exact replaces; a store without a move keeps the old move
-    tt_write(keys, data, key, np.int32(0), 2, BOUND_EXACT, 5, 7, 1)
-    assert tt_read(keys, data, key) == (True, 0x12345, 2, BOUND_EXACT, 5, 7)
+    tt_write(tt, key, np.int32(0), 2, BOUND_EXACT, 5, 7, 1)
+    assert tt_read(tt, key) == (True, 0x12345, 2, BOUND_EXACT, 5, 7)
     # another position in the slot: a shallower entry of the same search does not replace it,
     # one of a later search does
     other = key + np.uint64(16)
-    tt_write(keys, data, other, np.int32(9), 1, BOUND_LOWER, 1, 1, 1)
-    assert tt_read(keys, data, other)[0] is False
-    tt_write(keys, data, other, np.int32(9), 1, BOUND_LOWER, 1, 1, 2)
-    assert tt_read(keys, data, other)[:2] == (True, 9)
+    tt_write(tt, other, np.int32(9), 1, BOUND_LOWER, 1, 1, 1)
+    assert tt_read(tt, other)[0] is False
+    tt_write(tt, other, np.int32(9), 1, BOUND_LOWER, 1, 1, 2)
+    assert tt_read(tt, other)[:2] == (True, 9)
 
 
 def test_a_torn_table_entry_reads_as_absent() -> None:
     """Lazy SMP threads share the table without locks: an entry whose data another thread
     rewrote between the key and the data (here: one word changed) must not match its key."""
-    keys, data = new_table(4)
+    tt = new_table(4)
     key = np.uint64(0xDEADBEEF12345670)
-    tt_write(keys, data, key, np.int32(0x12345), 6, BOUND_LOWER, -4321, 99, 1)
-    for column, value in ((0, 1234), (1, -5), (2, int(data[key & np.uint64(15), 2]) ^ (1 << 24))):
-        torn = data.copy()
-        torn[int(key & np.uint64(15)), column] = value
-        assert tt_read(keys, torn, key)[0] is False
-    assert tt_read(keys, data, key)[0] is True
+    tt_write(tt, key, np.int32(0x12345), 6, BOUND_LOWER, -4321, 99, 1)
+    slot = int(key & np.uint64(15))
+    for column, value in ((TT_SCORE, 1234), (TT_STATIC, -5), (TT_PACKED, int(tt[slot, TT_PACKED]) ^ (1 << 24))):
+        torn = tt.copy()
+        torn[slot, column] = value
+        assert tt_read(torn, key)[0] is False
+    assert tt_read(tt, key)[0] is True
 
 
 def test_lazy_smp_threads_share_the_table_and_play_legal_moves(positions: list[chess.Board]) -> None:
