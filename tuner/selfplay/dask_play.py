@@ -7,9 +7,11 @@ in them: Ctrl-C is the driver's); every worker must run the same movetuner code 
 opening, naming a worker that differs); without ``distributed`` the run is refused with the
 ``pip install 'movetuner[dask]'`` line, before the folder is touched.
 
-* **Tasks.** The player (weights or a network, or an external engine's command) goes to the
-  cluster once (:meth:`DaskExecutor.share`: a task with a lineage, so a lost worker's copy is
-  made again); each game is one task of its number, its opening and the settings. A worker makes
+* **Tasks.** Each game is one task of the player (weights or a network, or an external engine's
+  command), its number, its opening and the settings. The player goes with every game rather
+  than once as a shared future: the scheduler places a task where its inputs are, and with the
+  player on one worker every game went there while the others idled (half the local rate on
+  two workers); it is small beside a game's seconds of play. A worker makes
   its engine on its first game of the run (:func:`_play_task`: the numba kernels are loaded from
   the worker's cache, or compiled on a fresh worker, as the local pool's initializer does) and
   keeps it for the run's later games; one game at a time per worker process.
@@ -160,13 +162,17 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
             task = next(pending, None)
             if task is None:
                 return
-            future = client.submit(_play_task, shared, shared.key, timeout, task.index, task.opening, task.config,
+            # the player goes with each game, not as a shared future: the scheduler places a task
+            # where its inputs are, and with the player on one worker it put every game there
+            # while the others idled (bench/selfplay.py: 0.46 of the local rate, one of a
+            # LocalCluster's two workers busy); a worker still makes its engine once a run
+            future = client.submit(_play_task, player, player_key, timeout, task.index, task.opening, task.config,
                                    key=f"{KEY}-{token}-game-{task.index}", pure=False)
             futures[future] = task.index
             ac.add(future)
 
     try:
-        shared = executor.share(player, f"{KEY}-{token}-player")
+        player_key = f"{KEY}-{token}-player"
         ac = distributed.as_completed(loop=client.loop)
         refill()
         while futures:
