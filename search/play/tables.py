@@ -2,8 +2,7 @@
 the late-move reduction table, as plain arrays with the kernels that read and write them.
 
 Transposition table: ``tt`` int64[2**k, 4], one entry a row of 32 bytes (the key's low bits pick
-it), so that a probe touches one cache line (two arrays, keys and data, took two misses; the probe
-was a sixth of an interior node's time):
+it), so that a probe touches one cache line (``docs/search.md`` measures what that saved):
 
 * ``tt[s, TT_KEY]``: the key (its bits), XORed with the three data words (below);
 * ``tt[s, TT_SCORE]``: the score in eval units, a mate score stored relative to the node

@@ -9,9 +9,9 @@ opening, naming a worker that differs); without ``distributed`` the run is refus
 
 * **Tasks.** Each game is one task of the player (weights or a network, or an external engine's
   command), its number, its opening and the settings. The player goes with every game rather
-  than once as a shared future: the scheduler places a task where its inputs are, and with the
-  player on one worker every game went there while the others idled (half the local rate on
-  two workers); it is small beside a game's seconds of play. A worker makes
+  than once as a shared future: the scheduler places a task where its inputs are, so a player
+  held by one worker would draw every game there (``docs/dask.md``); it is small beside a
+  game's seconds of play. A worker makes
   its engine on its first game of the run (:func:`_play_task`: the numba kernels are loaded from
   the worker's cache, or compiled on a fresh worker, as the local pool's initializer does) and
   keeps it for the run's later games; one game at a time per worker process.
@@ -162,10 +162,7 @@ def play_on_dask(executor: Any, todo: list[GameTask], recorder: Any, config: Sel
             task = next(pending, None)
             if task is None:
                 return
-            # the player goes with each game, not as a shared future: the scheduler places a task
-            # where its inputs are, and with the player on one worker it put every game there
-            # while the others idled (bench/selfplay.py: 0.46 of the local rate, one of a
-            # LocalCluster's two workers busy); a worker still makes its engine once a run
+            # the player goes with each game, not as a shared future (module docstring, Tasks)
             future = client.submit(_play_task, player, player_key, timeout, task.index, task.opening, task.config,
                                    key=f"{KEY}-{token}-game-{task.index}", pure=False)
             futures[future] = task.index

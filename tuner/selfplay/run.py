@@ -224,21 +224,9 @@ def _settings(player: str, player_sha: str | None, config: SelfplayConfig, openi
             "player_sha256": player_sha, "openings": openings, "config": asdict(config)}
 
 
-def resumed_config(folder: Path | str) -> SelfplayConfig | None:
-    """The settings a self-play folder's run was started with (its ``selfplay.json``), for a
-    resumed run to start from: the options given on the command line then override them, and
-    :func:`selfplay` checks that only the resumable ones changed. None when the file is missing
-    or not a readable settings file: the resume's own check then says what is wrong with it."""
-    path = Path(folder) / SETTINGS
-    try:
-        old = loads_json(read_capped(path).decode("utf-8"), str(path))
-        stored = old.get("config") if isinstance(old, dict) and old.get("format") == "movetuner-selfplay" else None
-        return from_mapping(SelfplayConfig, stored, str(path)) if isinstance(stored, dict) else None
-    except (OSError, ValueError, InputLimitError, TunerError):
-        return None
-
-
-def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
+def _read_settings(folder: Path) -> dict[str, Any]:
+    """``folder``'s ``selfplay.json`` (the settings its run was started with), or a one-line
+    :class:`TunerError` saying why it cannot be resumed."""
     path = folder / SETTINGS
     try:
         old = loads_json(read_capped(path).decode("utf-8"), str(path))
@@ -250,6 +238,24 @@ def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
         raise TunerError(f"{path}: not readable ({type(exc).__name__})") from None
     if not isinstance(old, dict) or old.get("format") != "movetuner-selfplay":
         raise TunerError(f"{path}: not a self-play settings file")
+    return old
+
+
+def resumed_config(folder: Path | str) -> SelfplayConfig | None:
+    """The settings a self-play folder's run was started with, for a resumed run to start from:
+    the options given on the command line then override them, and :func:`selfplay` checks that
+    only the resumable ones changed. None when they cannot be read: the resume's own check
+    (:func:`_check_resume`) then says what is wrong with the folder."""
+    try:
+        stored = _read_settings(Path(folder)).get("config")
+        return from_mapping(SelfplayConfig, stored, str(Path(folder) / SETTINGS)) if isinstance(stored, dict) else None
+    except TunerError:
+        return None
+
+
+def _check_resume(folder: Path, settings: dict[str, Any]) -> None:
+    path = folder / SETTINGS
+    old = _read_settings(folder)
     for key in ("player", "player_sha256", "openings"):
         if old.get(key) != settings[key]:
             raise TunerError(f"{path}: the run was started with {key} {old.get(key)!r}, not {settings[key]!r}; "
