@@ -6,7 +6,8 @@ the user (:class:`tuner.errors.TunerError`, a missing, unwritable or full file, 
 error: an unknown option or a bad value, ``tuner tune: error: argument --lam: invalid float
 value: 'x' (tuner tune --help lists the options)``, not argparse's usage block) are printed as
 one line with exit code 2, with their control characters escaped (:func:`tuner.errors.one_line`); Ctrl-C (:class:`tuner.errors.Interrupted`, or a plain
-KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had.
+KeyboardInterrupt) as one line with exit code 130, after the command has saved what it had; SIGTERM
+(``kill``, ``timeout``) the same way, with exit code 143 (:class:`tuner.errors.SigtermAsCtrlC`).
 A weights file of an earlier feature catalogue, migrated as it is read
 (:class:`search.params.weights.CatalogMigrationWarning`), is reported as one ``note:`` line, and so is
 a command's first wait for numba to compile (``tuner tune: note: compiling kernels (first run
@@ -28,7 +29,7 @@ from tuner import __version__
 from tuner.commands import COMMANDS, command_help
 from tuner.compiling import compile_notes
 from search.params.terms import ENV_VAR as TERMS_ENV  # the variable naming a term plug-in file; no numpy
-from tuner.errors import Interrupted, TunerError, is_interrupt, one_line
+from tuner.errors import Interrupted, SigtermAsCtrlC, TunerError, is_interrupt, one_line
 
 #: Modules that define subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMANDS.values())
@@ -97,6 +98,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: exit codes of a stopped command (the shell's 128 + the signal's number)
+_STOPPED_BY_CTRL_C, _STOPPED_BY_SIGTERM = 130, 143
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     command = "tuner"
     shown = warnings.showwarning
@@ -111,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shown(message, category, filename, lineno, file, line)
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), SigtermAsCtrlC().installed() as sigterm:
         warnings.showwarning = note
         try:
             argv = list(sys.argv[1:] if argv is None else argv)
@@ -147,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         except Interrupted as exc:
             print(f"{command}: {one_line(exc)}", file=sys.stderr)
-            return 130
+            return _STOPPED_BY_SIGTERM if sigterm.received else _STOPPED_BY_CTRL_C
         except OSError as exc:  # a missing or unwritable file, a full or read-only disk
             print(f"{command}: error: {one_line(_os_error(exc))}", file=sys.stderr)
             return 2
@@ -161,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not is_interrupt(exc):
                 raise
             print(f"{command}: interrupted", file=sys.stderr)
-            return 130
+            return _STOPPED_BY_SIGTERM if sigterm.received else _STOPPED_BY_CTRL_C
 
 
 def take_terms(argv: list[str]) -> tuple[list[str], str | None]:

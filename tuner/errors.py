@@ -14,10 +14,12 @@ with an exception set`` instead of the interrupt. Long runs therefore defer Ctrl
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import threading
 import unicodedata
+from collections.abc import Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -133,3 +135,39 @@ def check_interrupt() -> None:
     :class:`DeferredSigint` block; call it between kernel calls."""
     if any(block.requested for block in _ACTIVE):
         raise Interrupted()
+
+
+class SigtermAsCtrlC:
+    """SIGTERM (``kill PID``, ``timeout``, a batch system's or a service manager's stop) handled as
+    Ctrl-C: the handler passes it to whatever handles SIGINT at that moment, so a command that
+    defers Ctrl-C (:class:`DeferredSigint`) stops at its next :func:`check_interrupt` and saves
+    what it has, and elsewhere Python's handler raises :class:`KeyboardInterrupt`. Without it
+    Python dies at once on SIGTERM, with no clean-up: self-play lost the games not yet written
+    to a part, and the pool's semaphores were reported leaked. A SIGINT that is ignored (a job
+    started in the background of a script inherits it so) does not make SIGTERM ignored:
+    KeyboardInterrupt then. :attr:`received` says whether one came (the command line's exit
+    code is then 143, 128 + SIGTERM, not Ctrl-C's 130)."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        current = signal.getsignal(signal.SIGINT)
+        if callable(current):
+            current(signal.SIGINT, frame)
+        else:  # SIG_IGN or SIG_DFL (or one set outside Python): stop all the same
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[SigtermAsCtrlC]:
+        """The handler for the block (main thread only: elsewhere the block changes nothing);
+        the previous one restored after it."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.signal(signal.SIGTERM, self.handle)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)

@@ -92,10 +92,12 @@ _MOVER: Mover | None = None
 
 
 def _init_worker(player: Searchable | EngineSpec, timeout: float) -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it saves the finished games); the
-    worker's engine is made once and kept for all its games."""
+    """Worker initializer: Ctrl-C and SIGTERM are the parent's to handle (it saves the finished
+    games, then kills the workers: :func:`_stop_pool`); the worker's engine is made once and kept
+    for all its games."""
     global _MOVER  # noqa: PLW0603  (one engine per worker process)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` and `kill -- -PGID` signal the whole group
     from tuner.ingest.pipeline import _die_with_parent  # noqa: PLC0415
 
     _die_with_parent(os.getppid())
@@ -418,9 +420,12 @@ def _sigint_held() -> Iterator[None]:
     which would raise KeyboardInterrupt in a worker still starting, before its initializer
     ignores SIGINT; and Python's handler only notes it (:class:`tuner.errors.DeferredSigint`),
     so that no worker is left half-started, unknown to the pool and never ended. Either would
-    print a traceback after the resume hint (issue 58 item 9)."""
+    print a traceback after the resume hint (issue 58 item 9). SIGTERM likewise (the command
+    line handles it as Ctrl-C, :class:`tuner.errors.SigtermAsCtrlC`): sent to the group
+    (``timeout``), it would end a worker still starting, and the pool would break."""
     with DeferredSigint() as deferred:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+        old = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+               if hasattr(signal, "pthread_sigmask") else None)
         try:
             yield
         finally:
@@ -431,16 +436,16 @@ def _sigint_held() -> Iterator[None]:
 
 
 def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
-    """Stop the pool now: cancel what has not started and end the workers, whose games in
+    """Stop the pool now: cancel what has not started and kill the workers, whose games in
     flight are lost (they are played again from their seed on ``--resume``). Without the
-    terminate, the interpreter's exit would wait for each worker's current game (the workers
-    ignore SIGINT), minutes on a loaded machine."""
+    kill, the interpreter's exit would wait for each worker's current game (the workers
+    ignore SIGINT and SIGTERM), minutes on a loaded machine."""
     workers = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in workers:
         if proc.is_alive():
-            proc.terminate()
+            proc.kill()
     for proc in workers:
         proc.join(timeout=5)
     # the pool's manager thread sees the ended workers and closes its pipes: let it finish now,

@@ -4,6 +4,7 @@ workers and of interruptions, resume, and the refusals."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -237,12 +238,18 @@ def test_an_external_uci_engine_plays_itself_too(tmp_path: Path) -> None:
     assert rows["white"][0] == rows["black"][0] != "gm"
 
 
-def test_ctrl_c_stops_at_once_without_waiting_for_the_games_in_flight(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("signum", "group", "code"), [
+    (signal.SIGINT, False, 130),  # `kill -INT PID`
+    (signal.SIGTERM, False, 143),  # `kill PID`: it stopped the command at once, without the games not yet in a part
+    (signal.SIGTERM, True, 143),  # `timeout`, `kill -- -PGID`: the workers get it too
+])
+def test_ctrl_c_or_sigterm_stops_at_once_without_waiting_for_the_games_in_flight(tmp_path: Path, signum: int, group: bool,
+                                                                      code: int) -> None:
     # games of 200,000 nodes a move take minutes: the interrupted run must not wait for them
     out = tmp_path / "long"
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "selfplay", "gm", "--out", str(out), "--games", "4",
-                             "--nodes", "200000", "--workers", "1", "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--nodes", "200000", "--workers", "2", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=group,
                             # as from a terminal: a job started in the background of a script
                             # inherits SIGINT ignored, and Python then never raises Ctrl-C
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -251,17 +258,46 @@ def test_ctrl_c_stops_at_once_without_waiting_for_the_games_in_flight(tmp_path: 
         while not (out / "selfplay.json").exists():  # written before the first game is handed out
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
-        time.sleep(3)  # the worker is playing its first game
-        proc.send_signal(signal.SIGINT)  # to the command only, as `kill -INT` does
+        time.sleep(3)  # the workers are playing their first games
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)  # to the command only
         started = time.monotonic()
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert time.monotonic() - started < 20
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     assert "interrupted: 0 games saved" in err and "--resume" in err
-    assert "Traceback" not in err and "Error" not in err, err  # nothing from the pool's threads at exit
+    # nothing from the pool's threads at exit, no "leaked semaphore" from the resource tracker
+    assert "Traceback" not in err and "Error" not in err and "leaked" not in err, err
+    assert err.strip().splitlines()[-1].startswith("tuner selfplay: interrupted"), err
+
+
+def test_sigterm_is_handled_as_ctrl_c_and_restored_after() -> None:
+    from tuner.errors import DeferredSigint, Interrupted, SigtermAsCtrlC, check_interrupt  # noqa: PLC0415
+
+    before = signal.getsignal(signal.SIGTERM)
+    with SigtermAsCtrlC().installed() as term:
+        with DeferredSigint():  # noted, raised at the next check
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.1)
+            with pytest.raises(Interrupted):
+                check_interrupt()
+        assert term.received
+        with pytest.raises(KeyboardInterrupt):  # Python's own SIGINT handler
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            with pytest.raises(KeyboardInterrupt):  # SIGINT ignored does not make SIGTERM ignored
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+        finally:
+            signal.signal(signal.SIGINT, ignored)
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_stopping_the_pool_ends_its_manager_thread_before_the_interpreter_exits() -> None:
@@ -295,7 +331,6 @@ def test_workers_never_see_a_ctrl_c_to_the_group_and_one_meanwhile_is_held_not_l
     # (before its initializer ignores SIGINT) printed a KeyboardInterrupt traceback
     import concurrent.futures  # noqa: PLC0415
     import multiprocessing  # noqa: PLC0415
-    import os  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
     from tuner.selfplay.run import _sigint_held  # noqa: PLC0415
