@@ -35,7 +35,9 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
   losing captures last (``P_SEE_ORDER``);
 * quiescence: the exact search's moves (captures not losing by SEE, queen promotions; every
   evasion in check) with delta pruning (``P_DELTA``: a capture that cannot bring the score
-  within 200 centipawns of alpha is skipped).
+  within 200 centipawns of alpha is skipped), and with ``P_QS_TT`` the table: a node's entry
+  gives its static evaluation and, when its bound allows, its score (any depth: quiescence is
+  depth 0), and each quiescence node stores its result at depth 0 (Ethereal's quiescence).
 
 Scores are eval units (centipawns x ``P_SCALE``), side to move's view; a mate at ``ply`` scores
 ``-(MATE - ply)`` for the side mated; repetitions since the last irreversible move (in the path
@@ -73,11 +75,11 @@ N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
 (P_TT_CUT, P_PVS, P_CHECK_EXT, P_MDP, P_RFP, P_NULL, P_IIR, P_LMP, P_FUTILITY, P_SEE_PRUNE, P_LMR, P_HISTORY,
- P_SEE_ORDER, P_DELTA, P_SCALE) = range(15)
+ P_SEE_ORDER, P_DELTA, P_QS_TT, P_SCALE) = range(16)
 N_PARAMS = 16
 #: the features' names, in ``params`` order (``docs/search.md`` measures each)
 FEATURES = ("tt_cut", "pvs", "check_ext", "mdp", "rfp", "null_move", "iir", "lmp", "futility", "see_prune",
-            "lmr", "history", "see_order", "delta")
+            "lmr", "history", "see_order", "delta", "qs_tt")
 
 # move-ordering keys (higher first)
 _ORDER_TT = np.int64(1) << np.int64(40)
@@ -200,18 +202,32 @@ def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
         return verdict_score(verdict, ply)
     if ply >= MAX_PLY:
         return static_score(ev, es, ply, b, st.gain)
+    use_tt = st.params[P_QS_TT] != 0
+    key = b[W_KEY]
+    tt_static = NO_STATIC
+    if use_tt:
+        found, _, _, tt_bound, tt_score, tt_static = tt_read(st.tt, key)
+        if found:
+            tt_score = score_from_tt(tt_score, ply)
+            if ((tt_bound == BOUND_EXACT) or (tt_bound == BOUND_LOWER and tt_score >= beta)
+                    or (tt_bound == BOUND_UPPER and tt_score <= alpha)):
+                return tt_score
     checked = in_check(b)
     moves = st.moves
     order = st.order
     best = int(-INF)
-    static = 0
+    static = NO_STATIC
+    alpha0 = alpha
+    best_move = np.int32(0)
     if checked:
         n = generate_moves(b, moves[ply], ALL_MOVES)
         if n == 0:
             return -(MATE - ply)
     else:
-        static = static_score(ev, es, ply, b, st.gain)
+        static = tt_static if tt_static != NO_STATIC else static_score(ev, es, ply, b, st.gain)
         if static >= beta:
+            if use_tt:
+                tt_write(st.tt, key, np.int32(0), _ZERO, BOUND_LOWER, score_to_tt(static, ply), static, stats[S_GEN])
             return static
         best = static
         if static > alpha:
@@ -236,6 +252,8 @@ def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
             if static + SEE_VALUE[move_captured(m)] * st.params[P_SCALE] + margin <= alpha:
                 continue
         make_move(b, boards[ply + 1], m)
+        if use_tt:
+            tt_prefetch(st.tt, boards[ply + 1, W_KEY])
         eval_move(es, ply, m)
         v = -qsearch(st, es, ev, ply + 1, -beta, -alpha)
         if stats[S_STOPPED] != 0:
@@ -245,8 +263,12 @@ def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
             _back_up_pv(st, ply, m)
             if v > alpha:
                 alpha = v
+                best_move = m
                 if v >= beta:
                     break
+    if use_tt and best > -INF:
+        bound = BOUND_LOWER if best >= beta else BOUND_EXACT if best > alpha0 else BOUND_UPPER
+        tt_write(st.tt, key, best_move, _ZERO, bound, score_to_tt(best, ply), static, stats[S_GEN])
     return best
 
 

@@ -60,6 +60,29 @@ def test_with_every_feature_off_it_is_the_exact_search(positions: list[chess.Boa
                 oracle.check_line(board, depth, got.score, [move_to_chess(m) for m in got.pv])
 
 
+def test_the_quiescence_table_keeps_the_exact_score(positions: list[chess.Board]) -> None:
+    # with the quiescence table on (and every other feature off) the table returns only true
+    # bounds of quiescence values, so the root's score stays the exact search's, at every depth
+    # (the table carried over between the depths, as between moves); and it saves nodes
+    exact = Searcher(CLASSIC, tt_bits=12)
+    features = {**ALL_OFF, "qs_tt": True}
+    fewer = 0
+    for board in positions:
+        b = from_chess(board)
+        play = PlaySearcher(CLASSIC, tt_bits=16, features=features, aspiration=False)
+        plain = PlaySearcher(CLASSIC, tt_bits=16, features=ALL_OFF, aspiration=False)
+        for depth in (1, 2, 3):
+            got = play.think(b, [], max_depth=depth)
+            want = exact.think(b, [], max_depth=depth)
+            assert got is not None and want is not None and not got.partial
+            assert got.score == want.score, (board.fen(), depth)
+        fresh = PlaySearcher(CLASSIC, tt_bits=16, features=features, aspiration=False)
+        fresh.think(b, [], max_depth=3)
+        plain.think(b, [], max_depth=3)
+        fewer += fresh.searched_nodes < plain.searched_nodes
+    assert fewer >= len(positions) // 2, f"the table saved nodes in {fewer} of {len(positions)} positions"
+
+
 def test_game_history_repetitions_score_as_draws_with_every_feature_off() -> None:
     # a position about to repeat a third time: the exact search and the playing one agree
     board = chess.Board()
