@@ -413,8 +413,8 @@ def _selfplay_on(player: Searchable | EngineSpec, player_name: str, folder: Path
 
 
 @contextlib.contextmanager
-def _sigint_held() -> Iterator[None]:
-    """Ctrl-C held back for the block, in which worker processes are started, then raised as
+def _stop_signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back for the block, in which worker processes are started, then raised as
     KeyboardInterrupt at its end. SIGINT is blocked in this thread, so the workers inherit it
     blocked and never see a Ctrl-C sent to the process group (``timeout -s INT``, a terminal),
     which would raise KeyboardInterrupt in a worker still starting, before its initializer
@@ -539,7 +539,7 @@ def _play_local(todo: list[GameTask], recorder: Recorder, config: SelfplayConfig
     futures: set[concurrent.futures.Future[GameRecord]] = set()
 
     def refill() -> None:
-        with _sigint_held():  # submit() starts the workers
+        with _stop_signals_held():  # submit() starts the workers
             while len(futures) < IN_FLIGHT_PER_WORKER * workers:
                 task = next(pending, None)
                 if task is None:

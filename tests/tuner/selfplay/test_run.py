@@ -333,7 +333,7 @@ def test_workers_never_see_a_ctrl_c_to_the_group_and_one_meanwhile_is_held_not_l
     import multiprocessing  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
-    from tuner.selfplay.run import _sigint_held  # noqa: PLC0415
+    from tuner.selfplay.run import _stop_signals_held  # noqa: PLC0415
 
     def blocked(pid: int) -> bool:
         status = Path(f"/proc/{pid}/status").read_text().splitlines()
@@ -342,7 +342,7 @@ def test_workers_never_see_a_ctrl_c_to_the_group_and_one_meanwhile_is_held_not_l
 
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
     try:
-        with _sigint_held():
+        with _stop_signals_held():
             future = pool.submit(os.getpid)
         worker = future.result(timeout=120)
         assert blocked(worker) and not blocked(os.getpid())
@@ -352,7 +352,7 @@ def test_workers_never_see_a_ctrl_c_to_the_group_and_one_meanwhile_is_held_not_l
                  lambda: os.kill(os.getpid(), signal.SIGINT)):  # the process's: any thread may take it
         reached = False
         with pytest.raises(KeyboardInterrupt):
-            with _sigint_held():
+            with _stop_signals_held():
                 send()
                 time.sleep(0.2)
                 reached = True
