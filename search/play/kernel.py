@@ -59,8 +59,8 @@ from search.core.board import (BOARD_WORDS, KING, NO_PIECE, PAWN, W_KEY, W_OCC, 
                                make_null_move, move_captured, move_piece, move_promo)
 from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.evaluation.static_eval import eval_move, eval_null, eval_root, static_score
-from search.play.tables import (BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, bound_cuts, bound_of,
-                                history_update, score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
+from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, history_update,
+                                score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import INF, MATE, MATE_BOUND, MAX_PLY, rule_verdict, verdict_score
 from search.tree.borrow import borrowed
 from search.tree.quiescence import SEE_VALUE, quiescence_moves, see
@@ -209,7 +209,8 @@ def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
         found, _, _, tt_bound, tt_score, tt_static = tt_read(st.tt, key)
         if found:
             tt_score = score_from_tt(tt_score, ply)
-            if bound_cuts(tt_bound, tt_score, alpha, beta):
+            if ((tt_bound == BOUND_EXACT) or (tt_bound == BOUND_LOWER and tt_score >= beta)
+                    or (tt_bound == BOUND_UPPER and tt_score <= alpha)):
                 return tt_score
     checked = in_check(b)
     moves = st.moves
@@ -266,8 +267,8 @@ def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
                 if v >= beta:
                     break
     if use_tt and best > -INF:
-        tt_write(st.tt, key, best_move, _ZERO, bound_of(best, alpha0, beta), score_to_tt(best, ply), static,
-                 stats[S_GEN])
+        bound = BOUND_LOWER if best >= beta else BOUND_EXACT if best > alpha0 else BOUND_UPPER
+        tt_write(st.tt, key, best_move, _ZERO, bound, score_to_tt(best, ply), static, stats[S_GEN])
     return best
 
 
@@ -395,7 +396,8 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
     if found:
         tt_score = score_from_tt(tt_score, ply)
     if found and not pv_node and params[P_TT_CUT] != 0 and tt_depth >= depth:
-        if bound_cuts(tt_bound, tt_score, alpha, beta):
+        if ((tt_bound == BOUND_EXACT) or (tt_bound == BOUND_LOWER and tt_score >= beta)
+                or (tt_bound == BOUND_UPPER and tt_score <= alpha)):
             return tt_score
     checked = in_check(b)
     if checked and params[P_CHECK_EXT] != 0 and ply < 2 * stats[S_ROOT_DEPTH]:
@@ -504,7 +506,12 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
                     break
             elif searched == 1:
                 _back_up_pv(st, ply, m)  # fail low: keep the first move's line as a PV to report
-    bound = bound_of(best, alpha0, beta)
+    if best >= beta:
+        bound = BOUND_LOWER
+    elif best > alpha0:
+        bound = BOUND_EXACT
+    else:
+        bound = BOUND_UPPER
     tt_write(st.tt, key, best_move if bound != BOUND_UPPER else np.int32(0), depth, bound,
              score_to_tt(best, ply), static, stats[S_GEN])
     return best

@@ -100,25 +100,6 @@ def _checksum(score, static, packed):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def bound_cuts(bound, score, alpha, beta):  # type: ignore[no-untyped-def]
-    """Whether an entry of ``bound`` and ``score`` (relative to the node) settles the node's
-    value for the window (alpha, beta): an exact score, or a bound beyond the window."""
-    return (bound == BOUND_EXACT or (bound == BOUND_LOWER and score >= beta)
-            or (bound == BOUND_UPPER and score <= alpha))
-
-
-@njit(cache=True, inline="always")
-def bound_of(best, alpha0, beta):  # type: ignore[no-untyped-def]
-    """The bound a fail-soft ``best``, searched with the window (alpha0, beta), is of the
-    node's value."""
-    if best >= beta:
-        return BOUND_LOWER
-    if best > alpha0:
-        return BOUND_EXACT
-    return BOUND_UPPER
-
-
-@njit(cache=True, inline="always")
 def tt_read(tt, key):  # type: ignore[no-untyped-def]
     """``(found, move, depth, bound, score, static)`` of ``key``'s entry (score as stored)."""
     s = tt_slot(tt, key)
