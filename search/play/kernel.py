@@ -472,7 +472,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
             if params[P_LMR] != 0 and depth >= 3 and searched >= 1 + pv_node and (quiet or key_o < 0):
                 r = st.lmr[min(depth, 63), min(searched, 255)]
                 r += (not pv_node) + cut_node
-                r -= improving + gives_check
+                r -= int(improving) + int(gives_check)  # ints: numpy bools add as a logical or (the Python run)
                 if key_o >= _ORDER_COUNTER:
                     r -= 1
                 if quiet and params[P_HISTORY] != 0:
