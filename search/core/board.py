@@ -275,6 +275,48 @@ def in_check(b: np.ndarray) -> bool:
     return is_attacked(b, king_square(b, us), 1 - us, occupancy(b))  # type: ignore[arg-type]
 
 
+@njit(cache=True)
+def gives_check(b: np.ndarray, m: Move) -> bool:
+    """Whether the legal move ``m`` checks the opponent once played on ``b``, found without
+    playing it: the king of the side not to move attacked, after the move, by the mover's pieces
+    (the moved piece on its new square as its new type, discovered lines, the rook of a
+    castling, the pawn an en-passant capture removes). Equal to ``in_check`` of the board
+    after the move (``tests/search/core/test_gives_check.py``)."""
+    us = np.int64(b[W_STM])
+    them = 1 - us
+    frm, to, promo, flag, pt, cap = decode_move(m)
+    ksq = king_square(b, them)  # type: ignore[arg-type]
+    bfrom = bit(frm)
+    bto = bit(to)
+    own = b[W_OCC + us]
+    occ = ((own | b[W_OCC + them]) ^ bfrom) | bto
+    newpt = pt if promo == 0 else promo
+    # the mover's pieces by type after the move (the piece moved counts on ``to`` as ``newpt``)
+    pawns = b[PAWN] & own & ~bfrom
+    knights = b[KNIGHT] & own & ~bfrom
+    diagonal = (b[BISHOP] | b[QUEEN]) & own & ~bfrom
+    straight = (b[ROOK] | b[QUEEN]) & own & ~bfrom
+    if newpt == PAWN:
+        pawns |= bto
+    elif newpt == KNIGHT:
+        knights |= bto
+    elif newpt == BISHOP:
+        diagonal |= bto
+    elif newpt == ROOK:
+        straight |= bto
+    elif newpt == QUEEN:
+        diagonal |= bto
+        straight |= bto
+    if flag == FLAG_EP:
+        occ ^= bit(to - 8 if us == WHITE else to + 8)
+    elif flag == FLAG_CASTLE:
+        rf, rt = (frm + 3, frm + 1) if to == frm + 2 else (frm - 4, frm - 1)
+        occ ^= bit(rf) | bit(rt)
+        straight = (straight & ~bit(rf)) | bit(rt)
+    return bool((PAWN_ATTACKS[them, ksq] & pawns) | (KNIGHT_ATTACKS[ksq] & knights)
+                | (bishop_attacks(ksq, occ) & diagonal) | (rook_attacks(ksq, occ) & straight))
+
+
 @njit(cache=True, inline="always")
 def ep_key(b: np.ndarray) -> np.uint64:
     """Polyglot's en-passant term: the file of the ep square, only when a pawn of the side to

@@ -125,6 +125,15 @@ def new_thread_eval_state(ev: Any, boards: np.ndarray) -> Any:
     return new_eval_state(ev, boards)
 
 
+def kernel_evaluator(ev: Any) -> Any:
+    """The evaluator argument a recursive kernel takes beside its evaluator state ``es``:
+    ``None`` for a network, whose state already holds it (:func:`static_score` reads the
+    network from ``es``), else ``ev``. A recursive kernel passes every argument at every call,
+    each array as its fields (the network: 11 arrays, about 80 words): the playing search
+    passes it once."""
+    return None if _is_network(ev) else ev
+
+
 def eval_root(es: Any, root: np.ndarray) -> None:
     """A search starts at ``root``: set the accumulators of ply 0 (network), the material and
     piece-square sums of ply 0 (linear, in a batch kernel) or nothing (linear)."""

@@ -55,8 +55,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from search.core.board import (BOARD_WORDS, KING, NO_PIECE, PAWN, W_KEY, W_OCC, W_STM, in_check, make_move,
-                               make_null_move, move_captured, move_piece, move_promo)
+from search.core.board import (BOARD_WORDS, KING, NO_PIECE, PAWN, W_KEY, W_OCC, W_STM, gives_check, in_check,
+                               make_move, make_null_move, move_captured, move_piece, move_promo)
 from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.evaluation.static_eval import eval_move, eval_null, eval_root, static_score
 from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, history_update,
@@ -456,12 +456,12 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
             elif (params[P_SEE_PRUNE] != 0 and depth <= 6 and key_o < 0
                   and see(b, m, st.gain) < -SEE_PRUNE_PER_DEPTH * depth):
                 continue
+        checking = gives_check(b, m)
+        if prune_ok and searched > 0 and best > -MATE_BOUND and quiet and futile and not checking:
+            continue
         child = boards[ply + 1]
         make_move(b, child, m)
         tt_prefetch(st.tt, child[W_KEY])
-        gives_check = in_check(child)
-        if prune_ok and searched > 0 and best > -MATE_BOUND and quiet and futile and not gives_check:
-            continue
         eval_move(es, ply, m)
         st.played[ply] = m
         new_depth = depth - 1
@@ -472,7 +472,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
             if params[P_LMR] != 0 and depth >= 3 and searched >= 1 + pv_node and (quiet or key_o < 0):
                 r = st.lmr[min(depth, 63), min(searched, 255)]
                 r += (not pv_node) + cut_node
-                r -= int(improving) + int(gives_check)  # ints: numpy bools add as a logical or (the Python run)
+                r -= int(improving) + int(checking)  # ints: numpy bools add as a logical or (the Python run)
                 if key_o >= _ORDER_COUNTER:
                     r -= 1
                 if quiet and params[P_HISTORY] != 0:

@@ -42,7 +42,7 @@ from search.core.convert import Board, legal_moves
 from search.core.types import Move
 from search.core.validate import check_board
 from search.evaluation.evaluation_api import EVAL_SCALE
-from search.evaluation.static_eval import new_eval_state
+from search.evaluation.static_eval import kernel_evaluator, new_eval_state
 from search.evaluation.validate import check_evaluator
 from search.play.kernel import (ROOT_ROW, S_ABORT, S_GEN, S_NODES, S_ROOT_FOUND, S_ROOT_PVLEN, S_ROOT_SCORE,
                                 S_SELDEPTH, S_STOPPED, PlayState, age_history, clear_tables, default_params,
@@ -99,7 +99,7 @@ class _Helper:
     def _run(self, st: PlayState, board: Board, nhist: int) -> None:
         depth = 1 + self.k % 2
         while not self.stop.is_set() and depth <= MAX_DEPTH:
-            search_root(st, self.es, self.weights, board, depth, -int(INF), int(INF), UNLIMITED, np.int64(nhist))
+            search_root(st, self.es, kernel_evaluator(self.weights), board, depth, -int(INF), int(INF), UNLIMITED, np.int64(nhist))
             self.nodes += int(st.stats[S_NODES])
             depth += 1
 
@@ -249,7 +249,7 @@ class PlaySearcher(ClockPlanned):
         nodes = 0
         while True:
             budget = UNLIMITED if node_limit is None else max(1, node_limit - total - nodes)
-            score = int(search_root(st, self.es, self.weights, board, depth, alpha, beta, budget, np.int64(nhist)))
+            score = int(search_root(st, self.es, kernel_evaluator(self.weights), board, depth, alpha, beta, budget, np.int64(nhist)))
             nodes += int(st.stats[S_NODES])
             if st.stats[S_STOPPED]:
                 return score, nodes, True
