@@ -222,9 +222,11 @@ def test_a_game_that_kills_every_worker_stops_the_run_with_one_line_naming_it(cl
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
-def test_ctrl_c_in_a_terminal_stops_a_dask_run_with_one_line(tmp_path: Path) -> None:
-    # a SIGINT to the whole process group, as a terminal sends it: the LocalCluster's workers
-    # ignore it; the driver cancels the games in flight, saves the finished ones and closes it
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_to_the_group_stops_a_dask_run_with_one_line(tmp_path: Path, signum: int) -> None:
+    # a SIGINT to the whole process group, as a terminal sends it, or a SIGTERM to it (a batch
+    # system's stop): the LocalCluster's workers ignore both; the driver cancels the games in
+    # flight, saves the finished ones and closes the cluster
     out = tmp_path / "long"
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "selfplay", "gm", "--out", str(out), "--games", "4",
                              "--nodes", "200000", "--executor", "dask", "--workers", "2", "--no-progress"],
@@ -238,14 +240,14 @@ def test_ctrl_c_in_a_terminal_stops_a_dask_run_with_one_line(tmp_path: Path) -> 
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
         time.sleep(3)  # the workers are playing their first games
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signum)
         started = time.monotonic()
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert time.monotonic() - started < 20
-    assert proc.returncode == 130, err
+    assert proc.returncode == (130 if signum == signal.SIGINT else 143), err
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines[0].startswith("dask: 2 worker(s) at a LocalCluster of 2 worker processes"), err
     assert len(lines) == 2 and "interrupted: 0 games saved" in lines[1] and "--resume" in lines[1], err
