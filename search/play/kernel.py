@@ -32,7 +32,11 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
   history; re-searched at full depth when they beat alpha;
 * move ordering: the table's move, winning and equal captures by MVV/LVA, the killers, the
   countermove, quiet moves by their history (``P_HISTORY``: history and countermove on), and
-  losing captures last (``P_SEE_ORDER``);
+  losing captures last (``P_SEE_ORDER``); with ``P_CONT_HIST`` a quiet move's history adds its
+  continuation history after the moves one and two plies back (Stockfish's ``continuationHistory``,
+  Ethereal's counter-move and follow-up histories: a table by the earlier move's colour, piece
+  and square and this move's), rewarded and punished with the butterfly history, and used by
+  the late-move reductions too;
 * quiescence: the exact search's moves (captures not losing by SEE, queen promotions; every
   evasion in check) with delta pruning (``P_DELTA``: a capture that cannot bring the score
   within 200 centipawns of alpha is skipped), and with ``P_QS_TT`` the table: a node's entry
@@ -75,11 +79,11 @@ N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
 (P_TT_CUT, P_PVS, P_CHECK_EXT, P_MDP, P_RFP, P_NULL, P_IIR, P_LMP, P_FUTILITY, P_SEE_PRUNE, P_LMR, P_HISTORY,
- P_SEE_ORDER, P_DELTA, P_QS_TT, P_SCALE) = range(16)
-N_PARAMS = 16
+ P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_SCALE) = range(17)
+N_PARAMS = 17
 #: the features' names, in ``params`` order (``docs/search.md`` measures each)
 FEATURES = ("tt_cut", "pvs", "check_ext", "mdp", "rfp", "null_move", "iir", "lmp", "futility", "see_prune",
-            "lmr", "history", "see_order", "delta", "qs_tt")
+            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist")
 
 # move-ordering keys (higher first)
 _ORDER_TT = np.int64(1) << np.int64(40)
@@ -98,6 +102,8 @@ DELTA_MARGIN = 200
 NULL_DIVISOR = 200
 _ZERO = np.int64(0)
 _ONE = np.int64(1)
+#: rows (and columns) of the continuation history: a mover's colour, piece type and target square
+CONT_ROWS = 2 * 6 * 64
 
 
 class PlayState(NamedTuple):
@@ -111,6 +117,7 @@ class PlayState(NamedTuple):
     killers: np.ndarray  #: int32[MAX_PLY + 2, 2]
     history: np.ndarray  #: int64[2, 64, 64], quiet moves' history by colour, from, to
     counter: np.ndarray  #: int32[64, 64], the countermove of the previous move's from, to
+    cont: np.ndarray  #: int16[CONT_ROWS, CONT_ROWS], continuation history (:func:`_cont_row`)
     played: np.ndarray  #: int32[MAX_PLY + 1], the move played at each ply (0: a null move)
     statics: np.ndarray  #: int64[MAX_PLY + 1], static evaluation at each ply (NO_STATIC in check)
     tt: np.ndarray  #: int64[2**k, 4], the transposition table (:mod:`search.play.tables`)
@@ -132,6 +139,7 @@ def new_state(params: np.ndarray, tt: np.ndarray, lmr: np.ndarray) -> PlayState:
         killers=np.zeros((MAX_PLY + 2, 2), dtype=np.int32),
         history=np.zeros((2, 64, 64), dtype=np.int64),
         counter=np.zeros((64, 64), dtype=np.int32),
+        cont=np.zeros((CONT_ROWS, CONT_ROWS), dtype=np.int16),
         played=np.zeros(MAX_PLY + 1, dtype=np.int32),
         statics=np.zeros(MAX_PLY + 1, dtype=np.int64),
         tt=tt,
@@ -184,6 +192,48 @@ def _non_pawn_material(b, colour):  # type: ignore[no-untyped-def]
     """Whether ``colour`` has a piece other than pawns and its king (the null move's guard)."""
     own = b[W_OCC + colour]
     return (own & ~(b[PAWN] | b[KING])) != np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def _cont_index(colour, m):  # type: ignore[no-untyped-def]
+    """Row (or column) of move ``m`` by ``colour`` in the continuation history."""
+    return (colour * 6 + move_piece(m)) * 64 + ((m >> 6) & 63)
+
+
+@njit(cache=True, inline="always")
+def _cont_row(st, ply, back, colour):  # type: ignore[no-untyped-def]
+    """The continuation history's row of the move played ``back`` (1 or 2) plies before ``ply``,
+    where ``colour`` is to move, or -1 when there is none (the root's past, a null move):
+    Stockfish's continuation history at one and two plies (``search.cpp``)."""
+    row = -1
+    if ply >= back:
+        m = st.played[ply - back]
+        if m != 0:
+            row = _cont_index(colour if back == 2 else 1 - colour, m)
+    return row
+
+
+@njit(cache=True)
+def _cont_sum(cont, row1, row2, col):  # type: ignore[no-untyped-def]
+    """Column ``col``'s continuation history in rows ``row1`` and ``row2`` (those >= 0). Kernels
+    of the continuation history are called, not inlined: inlined, their code cost the search
+    a quarter of its speed with the feature off (``docs/search.md``)."""
+    h = np.int64(0)
+    if row1 >= 0:
+        h += cont[row1, col]
+    if row2 >= 0:
+        h += cont[row2, col]
+    return h
+
+
+@njit(cache=True)
+def _add_cont_keys(cont, moves, order, n, row1, row2, colour, tt_move, k1, k2, cm):  # type: ignore[no-untyped-def]
+    """Add to the ordering keys ``order[:n]`` of the quiet moves ``moves[:n]`` ordered by their
+    history (not the table's move, the killers or the countermove) their continuation history."""
+    for i in range(n):
+        m = moves[i]
+        if _is_quiet(m) and m != tt_move and m != k1 and m != k2 and m != cm:
+            order[i] += _cont_sum(cont, row1, row2, _cont_index(colour, m))
 
 
 @njit(cache=True)
@@ -273,8 +323,9 @@ def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _order_moves(st, ply, n, b, tt_move):  # type: ignore[no-untyped-def]
-    """Ordering keys of the ``n`` moves at ``ply`` (module docstring)."""
+def _order_moves(st, ply, n, b, tt_move, row1, row2):  # type: ignore[no-untyped-def]
+    """Ordering keys of the ``n`` moves at ``ply`` (module docstring); ``row1``, ``row2``: the
+    continuation history's rows (:func:`_cont_row`, -1: none)."""
     moves = st.moves
     order = st.order
     params = st.params
@@ -311,6 +362,8 @@ def _order_moves(st, ply, n, b, tt_move):  # type: ignore[no-untyped-def]
         else:
             key = np.int64(0)
         order[ply, i] = key
+    if row1 >= 0 or row2 >= 0:
+        _add_cont_keys(st.cont, moves[ply], order[ply], n, row1, row2, colour, tt_move, k1, k2, cm)
 
 
 @njit(cache=True, inline="always")
@@ -433,7 +486,12 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
     n = generate_moves(b, moves[ply], ALL_MOVES)
     if n == 0:
         return -(MATE - ply) if checked else np.int64(0)
-    _order_moves(st, ply, n, b, tt_move)
+    row1 = -1
+    row2 = -1
+    if params[P_HISTORY] != 0 and params[P_CONT_HIST] != 0:
+        row1 = _cont_row(st, ply, 1, colour)
+        row2 = _cont_row(st, ply, 2, colour)
+    _order_moves(st, ply, n, b, tt_move, row1, row2)
     alpha0 = alpha
     best = -INF
     best_move = np.int32(0)
@@ -476,7 +534,10 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
                 if key_o >= _ORDER_COUNTER:
                     r -= 1
                 if quiet and params[P_HISTORY] != 0:
-                    r -= st.history[colour, m & 63, (m >> 6) & 63] // 6000
+                    h = st.history[colour, m & 63, (m >> 6) & 63]
+                    if row1 >= 0 or row2 >= 0:
+                        h += _cont_sum(st.cont, row1, row2, _cont_index(colour, m))
+                    r -= h // 6000
                 r = min(max(r, 0), new_depth - 1)
             v = -negamax(st, es, ev, ply + 1, new_depth - r, -alpha - 1, -alpha, _ONE, _ONE)
             if v > alpha and r > 0 and stats[S_STOPPED] == 0:
@@ -502,7 +563,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
                 alpha = v
                 if v >= beta:
                     if quiet:
-                        _reward_quiet(st, ply, colour, m, depth, i)
+                        _reward_quiet(st, ply, colour, m, depth, i, row1, row2)
                     break
             elif searched == 1:
                 _back_up_pv(st, ply, m)  # fail low: keep the first move's line as a PV to report
@@ -518,10 +579,11 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
 
 
 @njit(cache=True, inline="always")
-def _reward_quiet(st, ply, colour, m, depth, i):  # type: ignore[no-untyped-def]
+def _reward_quiet(st, ply, colour, m, depth, i, row1, row2):  # type: ignore[no-untyped-def]
     """Quiet move ``m``, the ``i``-th tried at ``ply``, caused a cutoff at ``depth``: make it the
-    first killer and the countermove of the previous move, raise its history and lower that of
-    the quiet moves tried before it."""
+    first killer and the countermove of the previous move, raise its history (and its
+    continuation history after the moves of rows ``row1``, ``row2``, where >= 0) and lower
+    those of the quiet moves tried before it."""
     killers = st.killers
     if killers[ply, 0] != m:
         killers[ply, 1] = killers[ply, 0]
@@ -539,6 +601,27 @@ def _reward_quiet(st, ply, colour, m, depth, i):  # type: ignore[no-untyped-def]
         q = moves[ply, j]
         if _is_quiet(q):
             history_update(st.history, colour, q, -bonus)
+    if row1 >= 0 or row2 >= 0:
+        _reward_cont(st.cont, moves[ply], i, row1, row2, colour, bonus)
+
+
+@njit(cache=True)
+def _reward_cont(cont, moves, i, row1, row2, colour, bonus):  # type: ignore[no-untyped-def]
+    """The continuation history's share of :func:`_reward_quiet`: ``bonus`` with gravity
+    (:func:`search.play.tables.history_update`) to ``moves[i]``'s column of rows ``row1``,
+    ``row2`` (those >= 0), and ``-bonus`` to the quiet moves before it."""
+    for j in range(i + 1):
+        q = moves[j]
+        if j < i and not _is_quiet(q):
+            continue
+        b = bonus if j == i else -bonus
+        col = _cont_index(colour, q)
+        if row1 >= 0:
+            h = np.int64(cont[row1, col])
+            cont[row1, col] = h + b - h * abs(b) // HISTORY_MAX
+        if row2 >= 0:
+            h = np.int64(cont[row2, col])
+            cont[row2, col] = h + b - h * abs(b) // HISTORY_MAX
 
 
 @njit(cache=True, inline="always")
@@ -546,7 +629,7 @@ def _borrow_state(st):  # type: ignore[no-untyped-def]
     """``st`` with every array borrowed (:mod:`search.tree.borrow`): the recursion then counts
     no references (atomic operations) when it reads the bundle's arrays."""
     return PlayState(borrowed(st.boards), borrowed(st.moves), borrowed(st.order), borrowed(st.pv),
-                     borrowed(st.pvlen), borrowed(st.killers), borrowed(st.history), borrowed(st.counter),
+                     borrowed(st.pvlen), borrowed(st.killers), borrowed(st.history), borrowed(st.counter), borrowed(st.cont),
                      borrowed(st.played), borrowed(st.statics), borrowed(st.tt), borrowed(st.stats), borrowed(st.params), borrowed(st.lmr), borrowed(st.hist), borrowed(st.gain))
 
 
@@ -582,6 +665,7 @@ def clear_tables(st):  # type: ignore[no-untyped-def]
     st.tt[:] = 0
     st.history[:] = 0
     st.counter[:] = 0
+    st.cont[:] = 0
     st.killers[:] = 0
 
 
@@ -592,6 +676,10 @@ def age_history(st):  # type: ignore[no-untyped-def]
         for f in range(64):
             for t in range(64):
                 st.history[c, f, t] //= 2
+    cont = st.cont
+    for r in range(cont.shape[0]):
+        for k in range(cont.shape[1]):
+            cont[r, k] = cont[r, k] // 2
     st.killers[:] = 0
 
 

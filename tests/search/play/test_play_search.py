@@ -21,7 +21,7 @@ from search.evaluation.static_eval import eval_null, eval_root, new_eval_state, 
 from search.params.weights import load_weights
 from search.play.kernel import FEATURES
 from search.play.searcher import PlaySearcher
-from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_PACKED, TT_SCORE, TT_STATIC, new_table,
+from search.play.tables import (HISTORY_MAX, BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_PACKED, TT_SCORE, TT_STATIC, new_table,
                                 score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import MATE, MATE_BOUND
 from search.tree.iterative import Searcher, TimePlan
@@ -240,6 +240,29 @@ def _null_then_score(ev, es, boards, scratch):  # type: ignore[no-untyped-def]
     make_null_move(boards[0], boards[1])
     eval_null(es, 0)
     return static_score(ev, es, 1, boards[1], scratch)
+
+
+def test_continuation_history_learns_only_when_switched_on(positions: list[chess.Board]) -> None:
+    ev = load_evaluator("nnue")
+    board = from_chess(positions[3])
+    on = PlaySearcher(ev, tt_bits=14)
+    off = PlaySearcher(ev, tt_bits=14, features={"cont_hist": False})
+    no_history = PlaySearcher(ev, tt_bits=14, features={"history": False})
+    for searcher in (on, off, no_history):
+        searcher.think(board, [], max_depth=7)
+    cont = on.state.cont
+    assert np.count_nonzero(cont) > 100 and (cont > 0).any() and (cont < 0).any()  # rewards and maluses
+    assert np.abs(cont.astype(np.int64)).max() <= HISTORY_MAX
+    # a row is a move's (colour, piece, square): no pawn reaches its first rank, so a pawn's row for
+    # white's 1st rank (and black's 8th) stays empty, in rows and in columns
+    white_pawn_rank1 = [(0 * 6 + 0) * 64 + sq for sq in range(8)]
+    black_pawn_rank8 = [(1 * 6 + 0) * 64 + sq for sq in range(56, 64)]
+    for idx in white_pawn_rank1 + black_pawn_rank8:
+        assert not cont[idx].any() and not cont[:, idx].any()
+    assert not off.state.cont.any() and not no_history.state.cont.any()
+    assert on.searched_nodes != off.searched_nodes  # it orders and reduces differently
+    on.clear()
+    assert not on.state.cont.any()
 
 
 def test_a_null_move_keeps_the_network_accumulators(positions: list[chess.Board]) -> None:
