@@ -281,7 +281,7 @@ def gives_check(b: np.ndarray, m: Move) -> bool:
     playing it: the king of the side not to move attacked, after the move, by the mover's pieces
     (the moved piece on its new square as its new type, discovered lines, the rook of a
     castling, the pawn an en-passant capture removes). Equal to ``in_check`` of the board
-    after the move (``tests/search/core/test_gives_check.py``)."""
+    after the move (``tests/search/core/test_board_gives_check.py``)."""
     us = np.int64(b[W_STM])
     them = 1 - us
     frm, to, promo, flag, pt, cap = decode_move(m)
