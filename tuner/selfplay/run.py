@@ -442,10 +442,14 @@ def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     ignore SIGINT and SIGTERM), minutes on a loaded machine."""
     workers = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
-    pool.shutdown(wait=False, cancel_futures=True)
+    # the workers first: the manager thread then finds the pool broken and closes the call
+    # queue's reader (CPython gh-94777), which frees its feeder thread if it was blocked writing
+    # a task no worker will read; shut down first, the manager could take the orderly path
+    # and wait for that feeder for ever, and the exit with it (seen once under a full test run)
     for proc in workers:
         if proc.is_alive():
             proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
     for proc in workers:
         proc.join(timeout=5)
     # the pool's manager thread sees the ended workers and closes its pipes: let it finish now,
