@@ -216,8 +216,7 @@ def _cont_row(st, ply, back, colour):  # type: ignore[no-untyped-def]
 @njit(cache=True)
 def _cont_sum(cont, row1, row2, col):  # type: ignore[no-untyped-def]
     """Column ``col``'s continuation history in rows ``row1`` and ``row2`` (those >= 0). Kernels
-    of the continuation history are called, not inlined: inlined, their code cost the search
-    a quarter of its speed with the feature off (``docs/search.md``)."""
+    of the continuation history are called, not inlined (``docs/search.md`` measures why)."""
     h = np.int64(0)
     if row1 >= 0:
         h += cont[row1, col]
