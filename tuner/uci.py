@@ -54,14 +54,15 @@ The numba kernels load in a background thread from the first command on (after t
 to ``uci``), and again after an option that changes the evaluator kind or the search. On a cold numba cache (the first run after an install or an update)
 loading means compiling, for up to a minute: in a child process (:mod:`tuner.compile_apart`),
 which fills numba's cache on the other core and keeps this process's interpreter free (``quit``
-ends it), then they load from the cache; the handshake never waits for it (``uci`` and
+ends it), then they load from the cache; the handshake never waits for the compiling (``uci`` and
 ``isready`` are answered at once, ``position`` is read by python-chess until the kernels that
 convert it are loaded), and a ``go`` with a time limit (``movetime``, a clock) that arrives
 before the kernels are ready is answered by :func:`tuner.quickmove.quick_move`, a plain-Python
 search within half of that limit (the other half is left to loading the kernels), with an ``info string`` saying so; a ``go`` without one
 (``depth``, ``nodes``, ``mate``, ``infinite``) says that the kernels compile and waits for
 them, or plays the quick search's move at ``stop``. While the kernels load from the cache
-(no compiling), a timed ``go`` waits for them up to a quarter of its time. Once loaded, every
+(no compiling, about 0.7 s), ``isready`` waits for them (up to 5 s), so that a match runner's
+first ``go`` gets the numba search, and a timed ``go`` waits for them up to a quarter of its time. Once loaded, every
 ``go`` uses the numba search. ``tuner warmup`` compiles them ahead.
 
 Malformed or unknown commands are answered with ``info string ...``, never a crash. Every
@@ -144,6 +145,9 @@ _LOAD_WAIT_SHARE = 0.25
 #: the share of a timed ``go``'s soft limit the quick search thinks (the rest of the interpreter's
 #: time goes to the compilation: the numba search takes over sooner)
 _QUICK_SHARE = 0.5
+#: how long ``isready`` waits, at most, for kernels that load from numba's cache (seconds; they take
+#: about 0.7 s on a warm cache, python-chess waits 10 s for ``readyok``)
+_READY_LOAD_WAIT = 5.0
 #: how long a stopped ``go`` without a time limit lets the quick search think (seconds)
 _STOPPED_QUICK_SECONDS = 0.05
 
@@ -489,7 +493,15 @@ class UciEngine:
         return self._apart.is_set() or compile_count() > self._warm_count
 
     def _cmd_isready(self, args: list[str]) -> None:
-        self.send("readyok")  # never waits for the kernels: a go before they are ready is answered anyway
+        """``readyok`` once the kernels have loaded from numba's cache (up to
+        :data:`_READY_LOAD_WAIT`), at once while they compile: a match runner that waits for
+        ``readyok`` before its first ``go`` then gets the numba search on move one (at 100 ms a
+        move, the quick search answered the first move of each engine process and lost games)."""
+        warm = self._warmup
+        until = time.perf_counter() + _READY_LOAD_WAIT
+        while warm.is_alive() and not self._compiling() and time.perf_counter() < until:
+            warm.join(0.005)
+        self.send("readyok")
 
     def _searching(self) -> bool:
         """Whether a search has not yet answered ``bestmove``."""

@@ -302,6 +302,50 @@ def test_a_position_never_waits_for_kernels_that_load(monkeypatch: pytest.Monkey
         release.set()
 
 
+def test_isready_waits_for_kernels_that_load_from_the_cache_but_not_for_a_compile(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wave five, found in a match against Stockfish at 100 ms a move: ``readyok`` came at once
+    while the kernels loaded from the cache (about 0.7 s), so the runner's first ``go`` of each
+    engine process was answered by the quick search (depth 1, a lost rook in one game). Now
+    ``isready`` waits for a load (up to ``_READY_LOAD_WAIT``), never for a compile."""
+    import io
+
+    import tuner.uci as uci
+    from search.params.weights import load_weights
+
+    release = threading.Event()
+    monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self, after=None, boundary=False: release.wait(30))
+    compiling = [False]
+    monkeypatch.setattr(uci.UciEngine, "_compiling", lambda self: compiling[0])
+    out = io.StringIO()
+    engine = uci.UciEngine(load_weights("classic").values, out=out)
+    engine.handle("uci")
+    threading.Timer(0.3, release.set).start()
+    started = time.perf_counter()
+    engine.handle("isready")  # loading: answered once the load ends
+    assert 0.25 < time.perf_counter() - started < 3 and out.getvalue().endswith("readyok\n")
+    assert not engine.kernels_loading()
+
+    held = threading.Event()  # a second engine whose load never ends: readyok after the cap
+    monkeypatch.setattr(uci.UciEngine, "_warm_up", lambda self, after=None, boundary=False: held.wait(30))
+    monkeypatch.setattr(uci, "_READY_LOAD_WAIT", 0.2)
+    out = io.StringIO()
+    engine = uci.UciEngine(load_weights("classic").values, out=out)
+    try:
+        engine.handle("uci")
+        started = time.perf_counter()
+        engine.handle("isready")
+        assert 0.15 < time.perf_counter() - started < 2 and out.getvalue().endswith("readyok\n")
+        compiling[0] = True  # compiling: at once
+        monkeypatch.setattr(uci, "_READY_LOAD_WAIT", 20.0)
+        started = time.perf_counter()
+        engine.handle("isready")
+        assert time.perf_counter() - started < 0.15 and out.getvalue().endswith("readyok\nreadyok\n")
+        assert engine.kernels_loading()
+    finally:
+        held.set()
+
+
 @pytest.mark.parametrize(("fen", "expected"), [
     ("8/8/8/8/8/8/8/K6k w - - 0 99999999999999999999", "read as"),
     ("qqqqkqqq/qqqqqqqq/8/8/8/8/QQQQQQQQ/QQQQKQQQ w - - 0 1", "quick python-chess search"),

@@ -73,7 +73,7 @@ from search.core.convert import from_fen, move_to_uci
 from search.core.input_limits import InputLimitError, read_capped
 from tuner.errors import TunerError
 from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
-from tuner.arena.players import Engine, Searchable, checked_player, new_engine
+from tuner.arena.players import Engine, Searchable, checked_player, load_kernels, new_engine
 from search.core.validate import check_board
 from tuner.limits import SearchLimits
 from tuner.uci import DEFAULT_HASH_MB
@@ -352,9 +352,8 @@ def engine_answer(searcher: Engine, fen: str, limits: SearchLimits) -> Answer:
 def _new_searcher(player: Searchable) -> Engine:
     """An engine with its kernel loaded (as ``tuner uci`` warms up before the first ``go``), so
     that loading it from numba's cache does not eat the first position's ``movetime``."""
-    searcher = new_engine(player, _tt_bits())
-    searcher.think(from_fen(chess.STARTING_FEN), [], max_depth=1)
-    return searcher
+    load_kernels(player)
+    return new_engine(player, _tt_bits())
 
 
 def _answer_chunk(weights: Searchable, limits: SearchLimits, fens: Sequence[str]) -> list[Answer]:

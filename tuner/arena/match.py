@@ -72,7 +72,7 @@ from tuner.cores import check_workers, resolve_workers
 from tuner.limits import SearchLimits, check_limits
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineFailure, EngineSpec, ExternalEngine
-from tuner.arena.players import Engine, PlayPlayer, PlsPlayer, checked_player, new_engine
+from tuner.arena.players import Engine, PlayPlayer, PlsPlayer, checked_player, load_kernels, new_engine
 from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan
 
 #: the openings shipped with the repository
@@ -420,6 +420,7 @@ def play_game(task: PairTask, white: str, round_name: str,
                 running.new_game()
                 engines[side] = running
             else:
+                load_kernels(player)  # not on the first move's clock
                 engines[side] = new_engine(player, _TT_BITS)
         return play_with_engines(task, white, round_name, engines)
     finally:

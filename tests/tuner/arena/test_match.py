@@ -115,6 +115,39 @@ def test_checkmate_is_found_and_scored() -> None:
     assert game.points_a == 1.0 and game.scores[0][0] == 100_001  # mate in 1, White's view
 
 
+def test_the_kernels_load_before_the_first_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wave five, found against Stockfish at 100 ms a move: loading the kernels from numba's
+    cache (about 0.7 s) ate the first move's time of each match worker, whose move then came from
+    an iteration cut at depth 1. Now both in-process players load them before the game."""
+    loaded: list[tuple[object, int]] = []
+    moves_made: list[int] = []
+    real_new_engine = match_module.new_engine
+
+    def counting_engine(player, tt_bits):  # type: ignore[no-untyped-def]
+        engine = real_new_engine(player, tt_bits)
+        think = engine.think
+
+        def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+            moves_made.append(1)
+            return think(*args, **kwargs)
+        engine.think = counted  # type: ignore[method-assign]
+        return engine
+
+    monkeypatch.setattr(match_module, "load_kernels", lambda player: loaded.append((player, len(moves_made))))
+    monkeypatch.setattr(match_module, "new_engine", counting_engine)
+    game = play_game(task(chess.STARTING_FEN, adjudicate_moves=0, max_plies=2), "A", "1.1")
+    assert len(game.moves) == 2 and len(moves_made) == 2
+    assert [before for _, before in loaded] == [0, 0]  # both before the first move
+    assert {id(p) for p, _ in loaded} == {id(CLASSIC), id(MATERIAL)}
+
+
+def test_load_kernels_answers_for_every_search() -> None:
+    from tuner.arena.players import as_player, load_kernels
+
+    for search in ("play", "exact", "pls"):
+        load_kernels(as_player(CLASSIC, search))
+
+
 def test_adjudication_rules() -> None:
     fen = "4k3/8/8/8/8/8/QQ6/4K3 w - - 0 1"
     won = play_game(task(fen, adjudicate_moves=1), "B", "1.2")
