@@ -5,7 +5,9 @@ A self-play folder ``DIR`` holds:
 
 * ``selfplay.json``: the player, its file's SHA-256, the settings (checked on ``--resume``);
 * ``games/part-NNNNN.parquet`` and ``games/part-NNNNN.json``: the rows (position-set columns) and
-  the summaries of a batch of finished games, each written to a temporary name and renamed, the
+  the summaries of a batch of finished games (with the fingerprint of the search that played
+  them, :func:`search_sha256`: a resumed run may play on with changed code, and the manifest's
+  ``selfplay.searches`` counts the games of each version), each written to a temporary name and renamed, the
   summaries last: a part counts once both are there, so a run killed at any point keeps every
   part it finished and loses only the games since (at most :data:`FLUSH_GAMES` games or
   :data:`FLUSH_SECONDS` seconds of play); Ctrl-C saves the games finished before it;
@@ -91,6 +93,20 @@ def file_sha256(path: Path) -> str:
 _MOVER: Mover | None = None
 
 
+def search_sha256() -> str:
+    """A fingerprint of the code that chooses self-play's moves: the SHA-256 (16 hex digits) of
+    the ``search`` package's Python sources, in path order. Each part of the journal records the
+    one it was played with, so a generation resumed across a change of the search (a new feature,
+    a fix) says in its manifest how many of its games each version played."""
+    import search  # noqa: PLC0415
+
+    root = Path(search.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def _init_worker(player: Searchable | EngineSpec, timeout: float) -> None:
     """Worker initializer: Ctrl-C and SIGTERM are the parent's to handle (it saves the finished
     games, then kills the workers: :func:`_stop_pool`); the worker's engine is made once and kept
@@ -137,19 +153,26 @@ def _rows_frame(records: list[GameRecord], player: str) -> pl.DataFrame:
 class Journal:
     """The parts of a self-play folder: which games are finished, and writing new parts."""
 
-    def __init__(self, folder: Path, player: str) -> None:
+    def __init__(self, folder: Path, player: str, search: str | None = None) -> None:
         self.folder = folder / PARTS
         self.player = player
+        #: the :func:`search_sha256` new parts record (None: an external engine plays)
+        self.search = search
         self.folder.mkdir(parents=True, exist_ok=True)
         self.summaries: dict[int, dict[str, Any]] = {}
+        #: each finished game's :func:`search_sha256` (None: not recorded, or an external engine)
+        self.search_of: dict[int, str | None] = {}
         self.parts = 0
         for meta in sorted(self.folder.glob("part-*.json")):
             rows = meta.with_suffix(".parquet")
             if not rows.is_file():
                 continue
             try:
-                games = loads_json(read_capped(meta).decode("utf-8"), str(meta))["games"]
-                summaries = {_checked_summary(g)["game"]: g for g in games}
+                part = loads_json(read_capped(meta).decode("utf-8"), str(meta))
+                summaries = {_checked_summary(g)["game"]: g for g in part["games"]}
+                search = part.get("search_sha256")
+                if search is not None and not isinstance(search, str):
+                    raise TypeError(f"its search_sha256 is {search!r}")
             except InputLimitError as exc:
                 raise TunerError(f"{exc}; remove it and its .parquet to replay its games") from None
             except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -157,6 +180,7 @@ class Journal:
                                  "remove it and its .parquet to replay its games") from None
             _check_rows(rows)
             self.summaries.update(summaries)
+            self.search_of.update(dict.fromkeys(summaries, search))
             self.parts = max(self.parts, int(meta.stem.split("-")[1]) + 1)
 
     def write(self, records: list[GameRecord]) -> None:
@@ -173,10 +197,17 @@ class Journal:
         _rows_frame(records, self.player).write_parquet(tmp_rows, compression="zstd")
         os.replace(tmp_rows, rows)
         games = [r.summary() for r in sorted(records, key=lambda r: r.index)]
-        atomic_write_text(meta, json.dumps({"games": games}) + "\n")
+        atomic_write_text(meta, json.dumps({"search_sha256": self.search, "games": games}) + "\n")
         self.parts += 1
         for g in games:
             self.summaries[g["game"]] = g
+            self.search_of[g["game"]] = self.search
+
+    def searches(self, games: int) -> dict[str, int]:
+        """How many of games ``0 .. games - 1`` each search played (:func:`search_sha256`;
+        ``"unrecorded"``: parts written before it was recorded, or by an external engine)."""
+        counts = Counter(self.search_of[g] or "unrecorded" for g in self.summaries if g < games)
+        return dict(sorted(counts.items()))
 
     def rows(self, games: int) -> pl.DataFrame:
         """The rows of games ``0 .. games - 1`` in game order (only parts whose summaries were
@@ -390,7 +421,8 @@ def _selfplay_on(player: Searchable | EngineSpec, player_name: str, folder: Path
                  progress: bool | None, log: TextIO, engine_timeout: float, split_format: str) -> dict[str, Any]:
     """:func:`selfplay` with its Dask cluster open (``cluster``, None for the local pool)."""
     _prepare(folder, settings, resume=resume, overwrite=overwrite)
-    journal = Journal(folder, player_name)
+    search = None if isinstance(player, EngineSpec) else search_sha256()
+    journal = Journal(folder, player_name, search)
     tally = _Tally()
     for summary in journal.summaries.values():
         if summary["game"] < config.games:
@@ -399,6 +431,10 @@ def _selfplay_on(player: Searchable | EngineSpec, player_name: str, folder: Path
     todo = [GameTask(i, chosen[i], player, config) for i in range(config.games) if i not in journal.summaries]
     if resume and journal.summaries:
         print(one_line(f"selfplay: {len(journal.summaries)} games already in {folder}, {len(todo)} to play"), file=log)
+        before = set(journal.searches(MAX_GAMES)) - {search or "unrecorded"}
+        if todo and before:
+            print(one_line(f"selfplay: the search changed since some of these games were played (now {search}, "
+                           f"before {', '.join(sorted(before))}); the manifest counts the games of each"), file=log)
     played_positions = 0
     play_started = time.perf_counter()
     if todo:
@@ -620,7 +656,7 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
                          "results": {"1-0": tally.results["1-0"], "1/2-1/2": tally.results["1/2-1/2"],
                                      "0-1": tally.results["0-1"]},
                          "terminations": dict(sorted(tally.terminations.items())),
-                         "nodes": tally.nodes, **now},
+                         "nodes": tally.nodes, "searches": journal.searches(config.games), **now},
         }
         if split_format == "compact":
             from tuner.ingest.convert import compact_splits  # noqa: PLC0415 - only for a compact set
@@ -634,4 +670,4 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
     return manifest
 
 
-__all__ = ["FLUSH_GAMES", "Journal", "Recorder", "SETTINGS", "file_sha256", "selfplay"]
+__all__ = ["FLUSH_GAMES", "Journal", "Recorder", "SETTINGS", "file_sha256", "search_sha256", "selfplay"]

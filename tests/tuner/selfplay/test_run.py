@@ -3,6 +3,7 @@ workers and of interruptions, resume, and the refusals."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -77,6 +78,40 @@ def test_one_worker_and_a_resumed_interrupted_run_give_the_same_set(two_workers:
     manifest = _run(part, 6, 2, resume=True)
     assert manifest["selfplay"]["games_played_now"] == 4  # type: ignore[index]
     assert all(want[n].equals(f) for n, f in _frames(part).items())
+
+
+def test_each_part_records_its_search_and_a_resume_after_a_change_is_counted(two_workers: Path,
+                                                                              tmp_path: Path) -> None:
+    """Issue 60 item 5 carries a generation across sessions whose search changes: each part
+    records the search's fingerprint, and the manifest counts the games each version played."""
+    from tuner.selfplay.run import search_sha256
+
+    now = search_sha256()
+    assert len(now) == 16 and int(now, 16) >= 0
+    metas = sorted((two_workers / PARTS).glob("part-*.json"))
+    assert {json.loads(m.read_text())["search_sha256"] for m in metas} == {now}
+    assert read_manifest(two_workers)["selfplay"]["searches"] == {now: 6}
+    folder = tmp_path / "changed"
+    _run(folder, 3, 1)
+    _run(folder, 6, 1, resume=True)  # two parts
+    for meta, old in zip(sorted((folder / PARTS).glob("part-*.json")), ("0123456789abcdef", None), strict=True):
+        part = json.loads(meta.read_text())  # as if played by an older search, or before it was recorded
+        part.pop("search_sha256")
+        meta.write_text(json.dumps({"search_sha256": old, **part} if old else part))
+    recorded = Journal(folder, "gm").search_of
+    assert sorted(recorded) == list(range(6)) and None in recorded.values()
+    log = io.StringIO()
+    cfg = SelfplayConfig(games=8, workers=1, **CFG)  # type: ignore[arg-type]
+    manifest = selfplay(load_evaluator("gm"), "gm", None, folder, cfg, load_openings(DEFAULT_OPENINGS),
+                        "openings.epd", resume=True, progress=False, log=log)
+    counts = manifest["selfplay"]["searches"]
+    assert counts == {now: 2, "0123456789abcdef": 3, "unrecorded": 3}
+    assert f"the search changed since some of these games were played (now {now}" in log.getvalue()
+    assert read_manifest(folder)["selfplay"]["searches"] == counts
+    meta = sorted((folder / PARTS).glob("part-*.json"))[0]
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "search_sha256": 7}))
+    with pytest.raises(TunerError, match=r"part-00000\.json: not a readable self-play part.*search_sha256 is 7"):
+        Journal(folder, "gm")
 
 
 def test_a_new_run_refuses_a_folder_that_is_not_empty_and_resume_refuses_other_settings(two_workers: Path,
