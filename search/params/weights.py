@@ -65,6 +65,8 @@ BUILTIN_SETS = ("material", "classic", "gm", "gm-sp")
 #: output of the recipe ``tuner/recipes/gm-nn.toml``, docs/quality.md; ``nnue``, a pure network, of
 #: ``tuner/recipes/nnue.toml`` on self-play data, docs/network.md)
 BUILTIN_NETWORKS = ("gm-nn", "nnue")
+#: every built-in name a player or ``--weights`` takes, as the commands' help lists them
+BUILTIN_NAMES = (*BUILTIN_SETS, *BUILTIN_NETWORKS)
 
 
 def builtin_network(spec: str) -> Path | None:
@@ -217,6 +219,6 @@ def resolve(spec: str | Path) -> Path:
     return Path(spec)
 
 
-__all__ = ["BUILTIN_DIR", "BUILTIN_NETWORKS", "BUILTIN_SETS", "CatalogMigrationWarning", "SCHEMA", "SCHEMA_VERSION", "Weights",
+__all__ = ["BUILTIN_DIR", "BUILTIN_NAMES", "BUILTIN_NETWORKS", "BUILTIN_SETS", "CatalogMigrationWarning", "SCHEMA", "SCHEMA_VERSION", "Weights",
            "WeightsFileError", "atomic_write_bytes", "atomic_write_text", "builtin_network", "catalogue_names", "dumps", "load_weights",
            "parse_document", "resolve", "save_weights", "to_document", "warn_migrated"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,46 @@ def test_another_runtime_error_is_not_taken_for_a_symlink_loop(monkeypatch: pyte
     monkeypatch.setattr(perft, "run", boom)
     with pytest.raises(RuntimeError, match="a bug"):
         main(["perft", "startpos", "1"])
+
+
+def _help_texts(parser: argparse.ArgumentParser, prog: str = "tuner") -> Iterator[tuple[str, str]]:
+    """(where, text) of every description, epilog and argument help of ``parser`` and its
+    subcommands, recursively."""
+    for where, text in ((prog, parser.description), (f"{prog} epilog", parser.epilog)):
+        if text:
+            yield where, " ".join(text.split())
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _help_texts(sub, f"{prog} {name}")
+        elif action.help and action.help != argparse.SUPPRESS:
+            yield f"{prog} {'/'.join(action.option_strings) or action.dest}", " ".join(action.help.split())
+
+
+def test_every_help_that_lists_built_in_sets_lists_them_all_and_names_every_search() -> None:
+    """Wave five ("commands keeping their word"): ``tuner uci --help`` described the exact search
+    as the one it plays with, and listed the built-in sets without the networks; ``bench match``,
+    ``export``, ``eval`` and ``compare`` each listed another subset. The lists now come from
+    :data:`search.params.weights.BUILTIN_NAMES`, and a help that names one player suffix names
+    them all."""
+    from search.params.weights import BUILTIN_NAMES
+    from tuner.arena.players import SEARCHES
+    from tuner.cli import build_parser
+
+    texts = list(_help_texts(build_parser()))
+    assert len(texts) > 300
+    listing = [(where, text) for where, text in texts if "gm-sp" in text or "gm-nn" in text]
+    assert len(listing) >= 10
+    for where, text in listing:
+        missing = [name for name in BUILTIN_NAMES if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)]
+        assert not missing, f"{where}: lists built-in sets without {missing}: {text}"
+    suffixes = [(where, text) for where, text in texts if "NAME@" in text]
+    assert len(suffixes) >= 5
+    for where, text in suffixes:
+        assert all(f"NAME@{s}" in text for s in SEARCHES), f"{where}: {text}"
+    assert sum("NAME@play-FEATURE" in text for _, text in suffixes) >= 5  # every player argument
+    uci = " ".join(text for where, text in texts if where.startswith("tuner uci"))
+    assert "playing search" in uci and "alpha-beta (iterative deepening, transposition table for move ordering)" not in uci
+    from tuner.uci import OPTIONS
+
+    assert all(o.name in uci for o in OPTIONS)

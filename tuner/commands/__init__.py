@@ -25,6 +25,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: what a player spec may add to a weight set's name (:func:`tuner.arena.players.split_search`),
+#: as the help of the commands that play says it
+PLAYER_SUFFIXES_HELP = ("NAME@play, NAME@exact or NAME@pls: with that search; NAME@play-FEATURE,...: the playing "
+                        "search without those features (docs/search.md)")
+
+
+def builtins_help() -> str:
+    """The built-in weight sets and networks (:data:`search.params.weights.BUILTIN_NAMES`), as a
+    command's help lists them."""
+    from search.params.weights import BUILTIN_NAMES  # noqa: PLC0415 - numpy, only for a command's parser
+
+    return ", ".join(BUILTIN_NAMES)
+
+
 def command_help(name: str) -> str:
     """The ``tuner --help`` line of command ``name`` (``tune``'s names the registered methods)."""
     text = COMMANDS[name][1]

@@ -13,14 +13,17 @@ from search.pls.move_model import MoveModel, load_move_model
 from tuner.limits import SearchLimits
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, STATIC_PRIOR, check_model_above, load_leaf_model
 from tuner.arena.players import DEFAULT_MOVE_MODEL, DEFAULT_SEARCH, SEARCH_CHOICES, Searchable, as_player, player_label, split_search
+from tuner.commands import PLAYER_SUFFIXES_HELP, builtins_help
 from tuner.errors import TunerError
 from tuner.arena.sprt import Sprt, parse_sprt
 
 
-def add_weights_argument(p: argparse.ArgumentParser) -> None:
-    """``--weights W...``: one or more weights files or built-in sets (required)."""
+def add_weights_argument(p: argparse.ArgumentParser, *, players: bool = False) -> None:
+    """``--weights W...``: one or more weights files or built-in sets (required); ``players``:
+    each may name its search (:func:`load_players`)."""
     p.add_argument("--weights", nargs="+", required=True, metavar="W",
-                   help="weights files, network files (.mtnn) or built-in sets (material, classic, gm, gm-sp, gm-nn, nnue)")
+                   help=f"weights files, network files (.mtnn) or built-in sets ({builtins_help()})"
+                        + (f"; {PLAYER_SUFFIXES_HELP}" if players else ""))
 
 
 def load_weight_sets(names: list[str]) -> list[tuple[str, Evaluator]]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from search.params.weights import load_weights
-from tuner.commands import command_help
+from tuner.commands import PLAYER_SUFFIXES_HELP, builtins_help, command_help
 from tuner.commands import bench_compare, bench_epd, bench_ladder, bench_openings
 from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, add_weights_argument, check_sweep_options,
                                       load_players, load_weight_sets, sprt_of)
@@ -194,13 +194,13 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
         description="Play games between weight sets A and B: each opening twice with colours "
                     "swapped, both sides searching to --depth plies (or --nodes or --movetime per move, or on "
                     "a --tc clock) with the "
-                    "same search (--search pls, or per player NAME@pls: the probability-limited one). "
+                    "same search (--search, or per player a suffix: see A). "
                     "Prints W/D/L from A's view, the score and the Elo difference with a 95% interval, "
                     "and writes the games as PGN.",
         epilog=MATCH_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("a", metavar="A", nargs="?", help="weights file or built-in set (material, classic, gm, gm-sp); "
-                                                      "NAME@pls: with the probability-limited search")
-    p.add_argument("b", metavar="B", nargs="?", help="weights file or built-in set to play against (NAME@pls too)")
+    p.add_argument("a", metavar="A", nargs="?", help=f"weights file, network file or built-in set ({builtins_help()}); "
+                                                      f"{PLAYER_SUFFIXES_HELP}")
+    p.add_argument("b", metavar="B", nargs="?", help="weights file, network file or built-in set to play against (as A)")
     add_engine_arguments(p)
     add_search_arguments(p)
     add_arguments(p, MatchConfig)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tuner.commands import PLAYER_SUFFIXES_HELP, builtins_help
 from tuner.commands.arguments import (MoveModels, add_limit_arguments, add_search_arguments, add_sprt_argument,
                                       check_sweep_options, check_workers, leaf_models, sprt_of)
 from tuner.config import add_arguments, from_namespace, seed_option
@@ -24,7 +25,7 @@ from tuner.outputs import check_output_files
 from tuner.arena.match import MatchConfig
 
 COMPARE_EPILOG = """\
-entrants: a built-in set (material, classic, gm, gm-sp), a weights JSON file, a run folder of 'tuner tune'
+entrants: a built-in set ({builtins}), a weights or network file, a run folder of 'tuner tune'
 (weights.json, config.toml, metrics.jsonl: its method, and its tuning time = the sum of
 iteration_seconds), or an external UCI engine (--engine; games only).
 figures, each as its single command computes it (same seeds: same figures):
@@ -59,8 +60,9 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description="Measure several weight sets, run folders and external engines with the figures of "
                     "'bench move-match', 'bench match' (a round robin, with Elo ratings) and 'bench epd', "
                     "and print one Markdown table; write compare.json and compare.png to --out.",
-        epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("entrants", nargs="*", metavar="RUN_OR_WEIGHTS", help="run folders, weights files or built-in sets; NAME@pls: with the probability-limited search")
+        epilog=COMPARE_EPILOG.format(builtins=builtins_help()), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("entrants", nargs="*", metavar="RUN_OR_WEIGHTS",
+                   help=f"run folders, weights or network files or built-in sets; {PLAYER_SUFFIXES_HELP}")
     p.add_argument("--data", required=True, metavar="DIR", help="position set written by 'tuner ingest'")
     p.add_argument("--split", default="test", choices=("train", "validation", "test"),
                    help="the split for move-match (default: test)")

@@ -60,7 +60,7 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                     "theme, with 95% intervals.",
         epilog=EPD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="EPD file")
-    add_weights_argument(p)
+    add_weights_argument(p, players=True)
     add_limit_arguments(p, required=True)
     add_search_arguments(p)
     p.add_argument("--workers", type=int, default=1, metavar="N",

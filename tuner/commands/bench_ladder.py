@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tuner.commands import PLAYER_SUFFIXES_HELP, builtins_help
 from tuner.commands.arguments import add_search_arguments, load_players
 from tuner.config import add_arguments, from_namespace
 from tuner.errors import TunerError, one_line
@@ -48,7 +49,8 @@ def register(bench_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                     "of games each, and fit its rating on the engines' published scale by maximum likelihood, "
                     "with a 95% interval; write the games as PGN and a PNG of the score against each opponent.",
         epilog=LADDER_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("player", metavar="PLAYER", help="weights file or built-in set (NAME@pls: probability-limited)")
+    p.add_argument("player", metavar="PLAYER", help=f"weights file, network file or built-in set ({builtins_help()}); "
+                                                        f"{PLAYER_SUFFIXES_HELP}")
     p.add_argument("--ladder", required=True, metavar="FILE", help="the ladder file (TOML), e.g. "
                                                                     "datasets/ladder/debian.toml")
     add_search_arguments(p)

@@ -11,7 +11,7 @@ from search.evaluation.evaluation_api import evaluate, features
 from search.evaluation.feature_kernels import phase_of
 from search.evaluation.evaluators import load_evaluator, network_parts, static_scores
 from search.evaluation.network import QuantizedNetwork
-from tuner.commands import command_help
+from tuner.commands import builtins_help, command_help
 from tuner.errors import TunerError
 
 
@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "and the features that contribute most to it.")
     p.add_argument("fen", metavar="FEN", help="position in FEN, or 'startpos'")
     p.add_argument("--weights", default="classic", metavar="FILE",
-                   help="weights file (JSON or text view), network file (.mtnn), or a built-in set: material, "
-                        "classic, gm, gm-nn, nnue (default: classic)")
+                   help=f"weights file (JSON or text view), network file (.mtnn), or a built-in set: "
+                        f"{builtins_help()} (default: classic)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="how many terms to list (default: 10)")
     p.set_defaults(func=run)
 

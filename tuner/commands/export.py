@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from search.params.weights import atomic_write_text, builtin_network, load_weights, resolve
-from tuner.commands import command_help
+from tuner.commands import builtins_help, command_help
 from tuner.errors import TunerError, one_line
 from tuner.export.formats import FORMATS, display_name, export
 from tuner.outputs import add_overwrite_argument, check_output
@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "as one C99 header holding its parameters and the reference forward pass (c), or as the "
                     "documented binary file again (mtnn); see docs/network.md.")
     p.add_argument("weights", metavar="WEIGHTS",
-                   help="weights file (JSON or a text view), a built-in set (material, classic, gm, gm-sp), "
-                        "a network file (.mtnn) or the built-in network gm-nn")
+                   help=f"weights file (JSON or a text view), a network file (.mtnn) or a built-in set "
+                        f"({builtins_help()})")
     p.add_argument("--format", choices=(*FORMATS, "mtnn"), default=None,
                    help="output format (default: json for weights, c for a network)")
     p.add_argument("--out", metavar="FILE", default=None,

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuner.commands import command_help
+from tuner.commands import PLAYER_SUFFIXES_HELP, builtins_help, command_help
 from tuner.config import add_arguments, from_namespace, load_toml
 from tuner.errors import TunerError, one_line
 from tuner.outputs import check_output
@@ -51,8 +51,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("selfplay", help=command_help("selfplay"), description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("weights", nargs="?", metavar="WEIGHTS",
-                   help="weights file, network file or built-in set (material, classic, gm, gm-sp, gm-nn, nnue); NAME@pls: "
-                        "the probability-limited search; or give --engine instead")
+                   help=f"weights file, network file or built-in set ({builtins_help()}); {PLAYER_SUFFIXES_HELP}; "
+                        "or give --engine instead")
     p.add_argument("--out", required=True, metavar="DIR", help="the self-play folder (games, then the position set)")
     p.add_argument("--resume", action="store_true", help="go on with the games of DIR, with the settings it was "
                                                          "started with (the same player; --games may grow; --workers, "

@@ -5,23 +5,28 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 
-from tuner.commands import command_help
+from tuner.commands import builtins_help, command_help
 from tuner.errors import TunerError
-from tuner.uci import serve
+from tuner.uci import OPTIONS, serve
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    options = "\n".join(textwrap.fill(o.doc, 78, initial_indent=f"  {o.name:<15}", subsequent_indent=" " * 17)
+                        for o in OPTIONS)
     p = sub.add_parser(
         "uci", help=command_help("uci"),
-        description="Speak the UCI protocol on standard input/output, searching with the numba "
-                    "alpha-beta (iterative deepening, transposition table for move ordering) and "
-                    "evaluating with WEIGHTS. Options: Weights, Hash (MiB), MoveOverhead (ms), "
-                    "Search (depth|pls: the probability-limited search), MoveModel, PlsStart, PlsModelAbove. While "
-                    "the kernels compile (the first run after installing; 'tuner warmup' compiles "
-                    "them ahead) a quick plain-Python search answers timed go commands.")
+        description=textwrap.fill(
+            "Speak the UCI protocol on standard input/output: evaluate with WEIGHTS and search with the "
+            "playing search (selective alpha-beta: docs/search.md), or with the option Search, the exact "
+            "one training uses or the probability-limited one. While the kernels compile (the first run "
+            "after installing; 'tuner warmup' compiles them ahead) a quick plain-Python search answers "
+            "timed go commands.", 78),
+        epilog=f"UCI options (setoption name NAME value V):\n{options}",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--weights", default="classic", metavar="FILE",
-                   help="weights file (JSON or text view), or a built-in set: material, classic, gm, gm-sp "
+                   help=f"weights file (JSON or text view), network file (.mtnn) or a built-in set: {builtins_help()} "
                         "(default: classic)")
     p.set_defaults(func=run)
 

@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "small inputs in a temporary folder: search (tuner uci, bench match, bench epd), "
                     "ingest (the sample games), tune (one iteration of every method). On a fresh "
                     "install this takes a few minutes; afterwards it takes seconds, and no command "
-                    "waits for numba (tuner uci answers readyok at once).")
+                    "waits for numba to compile (tuner uci's readyok waits only for loading them from the cache, "
+                    "under a second).")
     p.add_argument("--steps", default=",".join(STEPS), metavar="LIST",
                    help=f"comma-separated steps to run (default: {','.join(STEPS)})")
     p.set_defaults(func=run)

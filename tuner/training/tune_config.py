@@ -12,6 +12,7 @@ from typing import Any
 
 from search.tree.search_api import DEFAULT_BUDGET, MAX_BUDGET
 from search.params.catalog import GROUPS
+from search.params.weights import BUILTIN_NETWORKS, BUILTIN_SETS
 from search.evaluation.evaluators import Evaluator, copy_evaluator, load_evaluator
 from tuner.config import help_field
 from tuner.cores import check_threads, check_workers
@@ -28,8 +29,9 @@ class TuneConfig:
     method: str = help_field("mmto", "tuning method (see the method sections below)")
     data: str = help_field("", "position set written by 'tuner ingest' (a folder)", metavar="DIR")
     out: str = help_field("", "run folder for config.toml, metrics.jsonl, weights.json", metavar="RUN")
-    start: str = help_field("material", "weights to start from: a weights file or material, classic, gm, gm-sp; a "
-                                        "network file (.mtnn), gm-nn, or a new network network:H[xH2xH3][/4][/oN][+LINEAR] "
+    start: str = help_field("material", f"weights to start from: a weights file or {', '.join(BUILTIN_SETS)}; a "
+                                        f"network file (.mtnn), {', '.join(BUILTIN_NETWORKS)}, or a new network "
+                                        "network:H[xH2xH3][/4][/oN][+LINEAR] "
                                         "(e.g. network:64x16x16+gm: a hybrid that starts as gm; network:256/o8: "
                                         "a direct network with 8 output buckets by the number of pieces)",
                             metavar="WEIGHTS")
