@@ -42,6 +42,10 @@ LABEL_DEPTH = (1, MAX_LABEL_DEPTH)
 NODES = (1, MAX_NODES)
 #: milliseconds per move
 MOVETIME = (1, MAX_MOVETIME)
+#: megabytes of an engine's transposition table: ``tuner uci``'s ``Hash`` option (its default and
+#: range), and the table of every in-process player of ``tuner bench match|compare|ladder|epd``
+DEFAULT_HASH_MB = 16
+HASH_MB = (1, 1024)
 
 
 def check_range(what: str, value: int, bounds: tuple[int, int], unit: str = "") -> int:

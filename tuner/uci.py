@@ -95,7 +95,7 @@ from search.core.board import W_FULLMOVE, W_KEY, W_STM
 from search.core.convert import (MAX_FEN_COUNTER, STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
                             move_from_uci, move_to_uci, push, to_chess)
 from search.tree.iterative import MAX_DEPTH, UNLIMITED, ClockPlanned, Iteration, TimePlan, tt_bits_for
-from tuner.limits import DEPTH, MAX_MOVETIME
+from tuner.limits import DEFAULT_HASH_MB, DEPTH, HASH_MB, MAX_MOVETIME
 from search.evaluation.evaluators import Evaluator, checked_evaluator, load_evaluator
 from search.pls.move_model import MoveModel, load_move_model
 from search.pls.pls import LEAF_MODEL_PLAY, MODEL_ABOVE_PLAY, START, STATIC_PRIOR, check_model_above, load_leaf_model
@@ -111,10 +111,8 @@ from tuner.quickmove import uci_score as quick_score
 
 ENGINE_NAME = f"movetuner {__version__}"
 ENGINE_AUTHOR = "the movetuner authors"
-#: the ``Hash`` option's default and range (megabytes of transposition table)
-DEFAULT_HASH_MB = 16
-MIN_HASH_MB = 1
-MAX_HASH_MB = 1024
+#: the ``Hash`` option's default and range (megabytes of transposition table; :mod:`tuner.limits`)
+MIN_HASH_MB, MAX_HASH_MB = HASH_MB
 #: the ``Threads`` option's default and range (Lazy SMP threads of the playing search)
 DEFAULT_THREADS = 1
 MAX_THREADS = 64

@@ -76,7 +76,7 @@ from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
 from tuner.arena.players import Engine, Searchable, checked_player, load_kernels, new_engine
 from search.core.validate import check_board
 from tuner.limits import SearchLimits
-from tuner.uci import DEFAULT_HASH_MB
+from tuner.limits import DEFAULT_HASH_MB
 
 Uci = str
 """A move in UCI notation (castling as the king's two-square move)."""

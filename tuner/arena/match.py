@@ -69,16 +69,14 @@ from search.core.input_limits import InputLimitError, read_capped
 from search.evaluation.network import QuantizedNetwork
 from tuner.config import help_field
 from tuner.cores import check_workers, resolve_workers
-from tuner.limits import SearchLimits, check_limits
+from tuner.limits import DEFAULT_HASH_MB, HASH_MB, SearchLimits, check_limits, check_range
 from tuner.arena.sprt import INCONCLUSIVE, Sprt
 from tuner.arena.engines import DEFAULT_TIMEOUT, EngineFailure, EngineSpec, ExternalEngine
 from tuner.arena.players import Engine, PlayPlayer, PlsPlayer, checked_player, load_kernels, new_engine
-from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan
+from search.tree.iterative import MAX_DEPTH, Iteration, TimePlan, tt_bits_for
 
 #: the openings shipped with the repository
 DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "datasets" / "openings" / "openings.epd"
-#: move-ordering table per engine and game (2**16 entries, 768 KiB)
-_TT_BITS = 16
 #: a mate score in the adjudication record, in centipawns: +-(MATE_CP + n) for a mate in n moves
 MATE_CP = 100_000
 #: what a numba engine on a clock (``--tc``) keeps back for the Python around its search (seconds)
@@ -121,6 +119,9 @@ class MatchConfig(SearchLimits):
     forfeit: bool = help_field(False, "an external engine that fails (cannot start, exits, exceeds "
                                       "--engine-timeout, answers an illegal move) loses that game and is restarted, "
                                       "instead of stopping the match")
+    hash: int = help_field(DEFAULT_HASH_MB, "transposition table of each of movetuner's own players, in MiB (as "
+                                            "tuner uci's Hash option, whose default it takes; an external --engine "
+                                            "sets its own with --engine-options)", metavar="MB")
 
     def validate(self) -> None:
         if self.games < 2 or self.games % 2:
@@ -133,6 +134,7 @@ class MatchConfig(SearchLimits):
         if not self.engine_timeout > 0:
             raise ValueError(f"engine_timeout must be positive, not {self.engine_timeout}")
         check_workers(self.workers)
+        check_range("hash", self.hash, HASH_MB, " MiB")
         if self.max_plies < 1:
             raise ValueError(f"max_plies must be positive, not {self.max_plies}")
         if self.adjudicate_cp < 1 or self.adjudicate_moves < 0:
@@ -351,6 +353,8 @@ class PairTask:
     tc: tuple[float, float] | None = None
     #: a failing external engine loses its game (:attr:`MatchConfig.forfeit`) instead of raising
     forfeit: bool = False
+    #: the transposition table of each in-process player, MiB (:attr:`MatchConfig.hash`)
+    hash_mb: int = DEFAULT_HASH_MB
 
     def limit(self, clocks: dict[bool, float] | None = None) -> chess.engine.Limit:
         """The search limit as python-chess gives it to an external engine; with :attr:`tc`,
@@ -421,7 +425,7 @@ def play_game(task: PairTask, white: str, round_name: str,
                 engines[side] = running
             else:
                 load_kernels(player)  # not on the first move's clock
-                engines[side] = new_engine(player, _TT_BITS)
+                engines[side] = new_engine(player, tt_bits_for(task.hash_mb))
         return play_with_engines(task, white, round_name, engines)
     finally:
         for engine in own.values():
@@ -788,7 +792,7 @@ def run_match(weights_a: Player, weights_b: Player, openings: Sequence[Opening],
     chosen = choose_openings(openings, config.games // 2, config.seed)
     tc = parse_tc(config.tc) if config.tc is not None else None
     tasks = [PairTask(i, op, wa, wb, config.depth, config.nodes, config.max_plies, config.adjudicate_cp,
-                      config.adjudicate_moves, config.movetime, config.engine_timeout, tc, config.forfeit)
+                      config.adjudicate_moves, config.movetime, config.engine_timeout, tc, config.forfeit, config.hash)
              for i, op in enumerate(chosen)]
     workers = min(resolve_workers(config.workers), len(tasks))
     results = _Prefix(len(tasks), sprt, on_pair)

@@ -1,7 +1,7 @@
 """External UCI engines in ``tuner bench match`` (:mod:`tuner.arena.engines`).
 
 No Stockfish needed: the external engine is a second ``tuner uci`` process. With the same
-weights and the table size matches use (``Hash=1``: 2**16 entries), it searches exactly as the
+weights and the same table size (``Hash=1``, and the match's ``--hash 1``: 2**16 entries), it searches exactly as the
 internal player does (same iterative deepening, history, cleared table at each new game), so
 its games must be the internal games move for move, with the same scores and depths: the
 strongest assertion there is, and it holds. Failures (no such command, exit mid-game, hang,
@@ -33,20 +33,20 @@ TUNER_UCI = f"{sys.executable} -m tuner uci --weights classic"
 def test_external_tuner_uci_plays_the_internal_games_move_for_move() -> None:
     openings = load_openings(DEFAULT_OPENINGS)
     external = engine_specs([TUNER_UCI], ["Hash=1"])[0]
-    config = MatchConfig(games=4, depth=2, workers=1, seed=7)
+    config = MatchConfig(games=4, depth=2, workers=1, seed=7, hash=1)  # the external's Hash
     # tuner uci plays the playing search by default: the internal side does too
     internal = run_match(PlayPlayer(CLASSIC), MATERIAL, openings, config)
     mixed = run_match(external, MATERIAL, openings, config)
     assert mixed == internal  # moves, (score, depth) per move, results, terminations, openings
     assert sum(len(g.moves) for pair in internal for g in pair) > 40
     # the external side as B, with a node limit (the same nodes are counted) and two workers
-    config = MatchConfig(games=2, nodes=2000, workers=1, seed=3)
+    config = MatchConfig(games=2, nodes=2000, workers=1, seed=3, hash=1)
     assert run_match(MATERIAL, external, openings, config) == run_match(MATERIAL, PlayPlayer(CLASSIC), openings, config)
 
 
 def test_match_command_with_an_engine_reports_what_the_internal_match_reports(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    common = ["--games", "2", "--depth", "1", "--seed", "5", "--workers", "1", "--json"]
+    common = ["--games", "2", "--depth", "1", "--seed", "5", "--workers", "1", "--json", "--hash", "1"]
     assert tuner_main(["bench", "match", "material", "classic", *common, "--out", str(tmp_path / "a.pgn")]) == 0
     internal = json.loads(capsys.readouterr().out)
     assert tuner_main(["bench", "match", "material", "--engine", TUNER_UCI, "--engine-options", "Hash=1", *common,

@@ -1,8 +1,8 @@
 """``tuner bench ladder`` (:mod:`tuner.arena.ladder`): a gauntlet against rated engines.
 
-The opponents are ``tuner uci`` processes of known weights (``material`` and ``gm``; at
-``Hash=1`` they play exactly the games of the same weights played internally, see
-``test_engines.py``) and the tiny XBoard test engine, never an installed program. The rating is
+The opponents are ``tuner uci`` processes of known weights (``material`` and ``gm``; with
+their default ``Hash``, 16 MiB as the internal match's default ``--hash``, they play exactly the
+games of the same weights played internally, see ``test_engines.py``) and the tiny XBoard test engine, never an installed program. The rating is
 re-computed here from the PGN the command wrote, and each opponent's score from an internal
 match of the same weights."""
 
@@ -28,7 +28,6 @@ LADDER = f"""\
 [[engine]]
 name = "material"
 command = "{sys.executable} -m tuner uci --weights material"
-options = {{ Hash = 1 }}
 rating = 1000
 source = "test: assumed"
 
@@ -36,7 +35,6 @@ source = "test: assumed"
 name = "gm"
 command = "{sys.executable} -m tuner uci --weights gm"
 protocol = "uci"
-options = {{ Hash = 1 }}
 rating = 1600
 source = "test: assumed"
 

@@ -15,7 +15,7 @@ import pytest
 
 import tuner.arena.match as match_module
 from search.core.convert import legal_moves, move_from_uci
-from search.tree.iterative import ClockPlanned, Iteration, TimePlan
+from search.tree.iterative import ClockPlanned, Iteration, TimePlan, tt_bits_for
 from search.params.weights import load_weights
 from tuner.cli import main as tuner_main
 from tuner.arena.match import (
@@ -123,7 +123,10 @@ def test_the_kernels_load_before_the_first_move(monkeypatch: pytest.MonkeyPatch)
     moves_made: list[int] = []
     real_new_engine = match_module.new_engine
 
+    sizes: list[int] = []
+
     def counting_engine(player, tt_bits):  # type: ignore[no-untyped-def]
+        sizes.append(tt_bits)
         engine = real_new_engine(player, tt_bits)
         think = engine.think
 
@@ -139,6 +142,13 @@ def test_the_kernels_load_before_the_first_move(monkeypatch: pytest.MonkeyPatch)
     assert len(game.moves) == 2 and len(moves_made) == 2
     assert [before for _, before in loaded] == [0, 0]  # both before the first move
     assert {id(p) for p, _ in loaded} == {id(CLASSIC), id(MATERIAL)}
+    # the table: tuner uci's default Hash (16 MiB), or the match's --hash (was 2**16 entries,
+    # a sixteenth of it, for the playing search a 512 KiB table at 100,000 nodes a move)
+    assert sizes == [tt_bits_for(16)] * 2 == [20, 20]
+    play_game(task(chess.STARTING_FEN, adjudicate_moves=0, max_plies=1, hash_mb=1), "A", "1.1")
+    assert sizes[2:] == [tt_bits_for(1)] * 2
+    with pytest.raises(ValueError, match="hash must be between 1 and 1024 MiB, not 0"):
+        MatchConfig(games=2, depth=1, hash=0).validate()
 
 
 def test_load_kernels_answers_for_every_search() -> None:
