@@ -95,14 +95,19 @@ _MOVER: Mover | None = None
 
 def search_sha256() -> str:
     """A fingerprint of the code that chooses self-play's moves: the SHA-256 (16 hex digits) of
-    the ``search`` package's Python sources, in path order. Each part of the journal records the
-    one it was played with, so a generation resumed across a change of the search (a new feature,
-    a fix) says in its manifest how many of its games each version played."""
+    the ``search`` package's Python sources and of the modules that make a game's engine
+    (:mod:`tuner.selfplay.game`, :mod:`tuner.arena.players`: its table size), in path order.
+    Each part of the journal records the one it was played with, so a generation resumed across
+    a change of the search (a new feature, a fix) says in its manifest how many of its games each
+    version played."""
     import search  # noqa: PLC0415
+    import tuner  # noqa: PLC0415
 
-    root = Path(search.__file__).parent
+    root = Path(search.__file__).parent.parent
+    package = Path(tuner.__file__).parent
+    files = [*Path(search.__file__).parent.rglob("*.py"), package / "selfplay" / "game.py", package / "arena" / "players.py"]
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(files):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
