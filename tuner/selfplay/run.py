@@ -7,8 +7,8 @@ A self-play folder ``DIR`` holds:
 * ``games/part-NNNNN.parquet`` and ``games/part-NNNNN.json``: the rows (position-set columns) and
   the summaries of a batch of finished games (with the fingerprint of the search that played
   them, :func:`search_sha256`: a resumed run may play on with changed code, and the manifest's
-  ``selfplay.searches`` counts the games of each version), each written to a temporary name and renamed, the
-  summaries last: a part counts once both are there, so a run killed at any point keeps every
+  ``selfplay.searches`` counts the games of each version), each written to a temporary name
+  and renamed, the summaries last: a part counts once both are there, so a run killed at any point keeps every
   part it finished and loses only the games since (at most :data:`FLUSH_GAMES` games or
   :data:`FLUSH_SECONDS` seconds of play); Ctrl-C saves the games finished before it;
 * the position set, once every game is played: ``train.parquet``, ``validation.parquet``,
@@ -105,7 +105,8 @@ def search_sha256() -> str:
 
     root = Path(search.__file__).parent.parent
     package = Path(tuner.__file__).parent
-    files = [*Path(search.__file__).parent.rglob("*.py"), package / "selfplay" / "game.py", package / "arena" / "players.py"]
+    files = [*Path(search.__file__).parent.rglob("*.py"),
+             package / "selfplay" / "game.py", package / "arena" / "players.py"]
     digest = hashlib.sha256()
     for path in sorted(files):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
