@@ -27,7 +27,7 @@ from tuner.commands.arguments import (add_search_arguments, add_sprt_argument, a
                                       load_players, load_weight_sets, sprt_of)
 from tuner.commands.bench_compare import add_engine_arguments
 from tuner.config import add_arguments, from_namespace, seed_option
-from tuner.errors import TunerError, one_line
+from tuner.errors import TunerError, is_interrupt, one_line
 from tuner.outputs import add_overwrite_argument, check_output, check_output_files
 from tuner.progress import RunningLog, progress_bar
 from tuner.training.executor import EXECUTORS, DaskExecutor
@@ -207,7 +207,8 @@ def _register_match(bench_sub: argparse._SubParsersAction[argparse.ArgumentParse
     add_sprt_argument(p)
     p.add_argument("--pgn", dest="out", default=argparse.SUPPRESS, metavar="PGN", help="same as --out")
     add_overwrite_argument(p, "the --out PGN")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON line (Ctrl-C or SIGTERM: "
+                                                       "of the game pairs finished, with \"interrupted\": true)")
     p.add_argument("--chosen-by", metavar="JSON", default=None,
                    help="a confirmation match: the JSON summary (file) of the match that chose its candidate; "
                         "refused when this match would reuse its openings file and seed (docs/strength.md)")
@@ -266,15 +267,31 @@ def run_match_command(args: argparse.Namespace) -> int:
             if exc.filename is None or Path(exc.filename) != Path(out):
                 raise
             raise TunerError(f"{out}: cannot write the PGN ({exc.strerror or exc})") from None
-    seconds = time.perf_counter() - start
+        except BaseException as exc:  # Ctrl-C or SIGTERM: the figures of the pairs finished, then stop
+            if is_interrupt(exc) and played:
+                bar.close()
+                _report_match(args, limit, record, list(played), sprt, time.perf_counter() - start, out,
+                              interrupted=config.games)
+            raise
+    _report_match(args, limit, record, pairs, sprt, time.perf_counter() - start, out)
+    return 0
+
+
+def _report_match(args: argparse.Namespace, limit: str, record: dict[str, Any], pairs: list[Any], sprt: Any,
+                  seconds: float, out: str, interrupted: int | None = None) -> None:
+    """Print a match's figures (``--json``: one line) from its finished game ``pairs``; with
+    ``interrupted`` (the games asked for), of a match stopped before its end."""
     summary = summarize(pairs)
     test = sprt.check(summary.pentanomial) if sprt is not None else None
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, "limit": limit, **record, **summary.to_json(),
                           "sprt": test.to_json() if test is not None else None,
-                          "seconds": round(seconds, 2), "pgn": out}))
-        return 0
+                          "seconds": round(seconds, 2), "pgn": out, "interrupted": interrupted is not None}),
+              flush=True)
+        return
     s = summary
+    if interrupted is not None:
+        print(f"interrupted: the figures of the {s.games} games finished (of {interrupted})")
     print(f"{args.a} vs {args.b}: {s.games} games ({s.games // 2} openings x 2 colours), {limit}, "
           f"{seconds:.1f} s")
     print(one_line(f"openings {record['openings']} (sha256 {str(record['openings_sha256'])[:12]}), seed {record['seed']}"))
@@ -286,8 +303,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     print("terminations: " + ", ".join(f"{k} {v}" for k, v in s.terminations.items()))
     if test is not None:
         print(test.describe())
-    print(one_line(f"PGN written to {out}"))
-    return 0
+    print(one_line(f"PGN written to {out}"), flush=True)
 
 
 # ---------------------------------------------------------------- plot

@@ -149,3 +149,31 @@ def test_every_help_text_prints_percent_signs_once() -> None:
     for name, p in found:
         assert "%%" not in p.format_help(), name
     assert "with 95% intervals" in dict(found)["tuner bench epd"].format_help()
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_a_match_stopped_by_ctrl_c_prints_the_figures_of_the_pairs_finished(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, as_json: bool) -> None:
+    """A long match or SPRT stopped by Ctrl-C (or SIGTERM) printed only "interrupted": its PGN kept
+    the finished pairs, but their W/D/L and Elo had to be counted again from it. Now the command
+    prints them (``interrupted`` in the JSON), then stops with the usual exit code."""
+    import tuner.commands.bench as bench
+    from tuner.arena.match import GameRecord, Opening
+
+    def stopped(*args, on_pair, **kwargs):  # type: ignore[no-untyped-def]
+        opening = Opening("test", chess.STARTING_FEN)
+        on_pair(0, (GameRecord("1.1", opening, "A", ("e2e4",), ((30, 5),), "1-0", "checkmate"),
+                    GameRecord("1.2", opening, "B", ("e2e4",), ((30, 5),), "1/2-1/2", "stalemate")))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "run_match", stopped)
+    argv = ["bench", "match", "classic", "material", "--games", "4", "--depth", "1", "--workers", "1",
+            "--out", str(tmp_path / "g.pgn")]
+    assert main([*argv, "--json"] if as_json else argv) == 130
+    out = capsys.readouterr().out
+    if as_json:
+        doc = json.loads(out)
+        assert (doc["games"], doc["wins"], doc["draws"], doc["losses"], doc["interrupted"]) == (2, 1, 1, 0, True)
+    else:
+        assert out.startswith("interrupted: the figures of the 2 games finished (of 4)\n")
+        assert "W/D/L from classic's view: 1 / 1 / 0" in out
