@@ -495,10 +495,7 @@ class UciEngine:
         :data:`_READY_LOAD_WAIT`), at once while they compile: a match runner that waits for
         ``readyok`` before its first ``go`` then gets the numba search on move one (at 100 ms a
         move, the quick search answered the first move of each engine process and lost games)."""
-        warm = self._warmup
-        until = time.perf_counter() + _READY_LOAD_WAIT
-        while warm.is_alive() and not self._compiling() and time.perf_counter() < until:
-            warm.join(0.005)
+        self._wait_for_load(time.perf_counter() + _READY_LOAD_WAIT)
         self.send("readyok")
 
     def _searching(self) -> bool:
@@ -802,9 +799,15 @@ class UciEngine:
                         self.info(COMPILING_INFO)
                 warm.join(0.01)
             return not warm.is_alive()
-        until = start + _LOAD_WAIT_SHARE * plan.soft
+        return self._wait_for_load(start + _LOAD_WAIT_SHARE * plan.soft, stoppable=True)
+
+    def _wait_for_load(self, until: float, *, stoppable: bool = False) -> bool:
+        """Wait while the kernels load from numba's cache, up to ``until`` (``perf_counter``
+        seconds): not while they compile, nor, when ``stoppable``, once ``stop`` came. Whether
+        they are loaded."""
+        warm = self._warmup
         while warm.is_alive():
-            if self._compiling() or self._stop.is_set() or time.perf_counter() >= until:
+            if self._compiling() or (stoppable and self._stop.is_set()) or time.perf_counter() >= until:
                 return False
             warm.join(0.005)
         return True
