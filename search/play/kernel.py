@@ -66,7 +66,7 @@ from search.evaluation.static_eval import eval_move, eval_null, eval_root, stati
 from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, history_update,
                                 score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import INF, MATE, MATE_BOUND, MAX_PLY, rule_verdict, verdict_score
-from search.tree.borrow import borrowed
+from search.tree.borrow import borrowed, load_ref, stack_ref
 from search.tree.quiescence import SEE_VALUE, quiescence_moves, see
 
 #: the pv row that keeps the root record
@@ -236,8 +236,10 @@ def _add_cont_keys(cont, moves, order, n, row1, row2, colour, tt_move, k1, k2, c
 
 
 @njit(cache=True)
-def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
-    """Quiescence at ``ply`` with window (alpha, beta), fail-soft (module docstring)."""
+def qsearch(ctx, ply, alpha, beta):  # type: ignore[no-untyped-def]
+    """Quiescence at ``ply`` with window (alpha, beta), fail-soft (module docstring); ``ctx``:
+    the stack reference to ``(st, es, ev)`` (:func:`search_root`)."""
+    st, es, ev = load_ref(ctx)
     if _stop(st):
         return np.int64(0)
     stats = st.stats
@@ -304,7 +306,7 @@ def qsearch(st, es, ev, ply, alpha, beta):  # type: ignore[no-untyped-def]
         if use_tt:
             tt_prefetch(st.tt, boards[ply + 1, W_KEY])
         eval_move(es, ply, m)
-        v = -qsearch(st, es, ev, ply + 1, -beta, -alpha)
+        v = -qsearch(ctx, ply + 1, -beta, -alpha)
         if stats[S_STOPPED] != 0:
             return np.int64(0)
         if v > best:
@@ -412,14 +414,17 @@ def _record_root(st, v, m):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no-untyped-def]
+def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no-untyped-def]
     """The value of the node at ``ply`` searched ``depth`` plies with window (alpha, beta),
     fail-soft (module docstring). ``cut_node`` (0 or 1): expected to fail high (reduced more);
     ``null_ok`` (0 or 1): a null move may be tried (not right after one). Every argument but the
-    first three is an int64, at every call: numba compiles one version of a recursive function
-    per argument types, and a second version loaded from the cache crashed the process."""
+    first is an int64, at every call: numba compiles one version of a recursive function per
+    argument types, and a second version loaded from the cache crashed the process. ``ctx``: the
+    stack reference to ``(st, es, ev)`` (:func:`search_root`): one word a call where the bundles
+    themselves were about 350 (:mod:`search.tree.borrow`)."""
     if depth <= 0:
-        return qsearch(st, es, ev, ply, alpha, beta)
+        return qsearch(ctx, ply, alpha, beta)
+    st, es, ev = load_ref(ctx)
     if _stop(st):
         return np.int64(0)
     stats = st.stats
@@ -474,7 +479,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
             tt_prefetch(st.tt, boards[ply + 1, W_KEY])
             eval_null(es, ply)
             st.played[ply] = 0
-            v = -negamax(st, es, ev, ply + 1, depth - 1 - r, -beta, -beta + 1, _ONE - cut_node, _ZERO)
+            v = -negamax(ctx, ply + 1, depth - 1 - r, -beta, -beta + 1, _ONE - cut_node, _ZERO)
             if stats[S_STOPPED] != 0:
                 return np.int64(0)
             if v >= beta:
@@ -523,7 +528,7 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
         st.played[ply] = m
         new_depth = depth - 1
         if searched == 0 or params[P_PVS] == 0:
-            v = -negamax(st, es, ev, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE)
+            v = -negamax(ctx, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE)
         else:
             r = 0
             if params[P_LMR] != 0 and depth >= 3 and searched >= 1 + pv_node and (quiet or key_o < 0):
@@ -538,11 +543,11 @@ def negamax(st, es, ev, ply, depth, alpha, beta, cut_node, null_ok):  # type: ig
                         h += _cont_sum(st.cont, row1, row2, _cont_index(colour, m))
                     r -= h // 6000
                 r = min(max(r, 0), new_depth - 1)
-            v = -negamax(st, es, ev, ply + 1, new_depth - r, -alpha - 1, -alpha, _ONE, _ONE)
+            v = -negamax(ctx, ply + 1, new_depth - r, -alpha - 1, -alpha, _ONE, _ONE)
             if v > alpha and r > 0 and stats[S_STOPPED] == 0:
-                v = -negamax(st, es, ev, ply + 1, new_depth, -alpha - 1, -alpha, _ONE - cut_node, _ONE)
+                v = -negamax(ctx, ply + 1, new_depth, -alpha - 1, -alpha, _ONE - cut_node, _ONE)
             if v > alpha and v < beta and stats[S_STOPPED] == 0:
-                v = -negamax(st, es, ev, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE)
+                v = -negamax(ctx, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE)
         if stats[S_STOPPED] != 0:
             return np.int64(0)
         searched += 1
@@ -655,7 +660,8 @@ def search_root(st, es, ev, root, depth, alpha, beta, budget, nhist):  # type: i
         boards[0, k] = root[k]
     st.statics[0] = NO_STATIC
     eval_root(es, root)
-    return negamax(st, es, ev, _ZERO, np.int64(depth), np.int64(alpha), np.int64(beta), _ZERO, _ZERO)
+    ctx = stack_ref((st, es, ev))
+    return negamax(ctx, _ZERO, np.int64(depth), np.int64(alpha), np.int64(beta), _ZERO, _ZERO)
 
 
 @njit(cache=True)
