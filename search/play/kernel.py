@@ -66,7 +66,7 @@ from search.evaluation.static_eval import eval_move, eval_null, eval_root, stati
 from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, history_update,
                                 score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import INF, MATE, MATE_BOUND, MAX_PLY, rule_verdict, verdict_score
-from search.tree.borrow import borrowed, load_ref, stack_ref
+from search.tree.borrow import load_ref, stack_ref
 from search.tree.quiescence import SEE_VALUE, quiescence_moves, see
 
 #: the pv row that keeps the root record
@@ -291,11 +291,9 @@ def qsearch(ctx, ply, alpha, beta):  # type: ignore[no-untyped-def]
         order[ply, i] = _tactical_key(m) if not _is_quiet(m) else np.int64(-1000)
     delta = st.params[P_DELTA] != 0 and not checked
     margin = DELTA_MARGIN * st.params[P_SCALE]
+    keys = order[ply]
     for i in range(n):
-        bi = i
-        for j in range(i + 1, n):
-            if order[ply, j] > order[ply, bi]:
-                bi = j
+        bi = _best_index(keys, i, n)
         m = moves[ply, bi]
         moves[ply, bi] = moves[ply, i]
         order[ply, bi] = order[ply, i]
@@ -368,14 +366,27 @@ def _order_moves(st, ply, n, b, tt_move, row1, row2):  # type: ignore[no-untyped
 
 
 @njit(cache=True, inline="always")
+def _best_index(keys, i, n):  # type: ignore[no-untyped-def]
+    """The index of the first largest of ``keys[i:n]`` (int64[MAX_MOVES], ``0 <= i < n``). The
+    best key so far is held in a register and the indices are unsigned, so that numba adds no
+    negative-index wraparound to the loop (measured in ``docs/search.md``)."""
+    u = np.uint64(i)
+    bi = u
+    best = keys[u]
+    for j in range(u + np.uint64(1), np.uint64(n)):
+        k = keys[j]
+        if k > best:
+            best = k
+            bi = np.uint64(j)
+    return np.int64(bi)
+
+
+@njit(cache=True, inline="always")
 def _pick(st, ply, i, n):  # type: ignore[no-untyped-def]
     """Bring the best-ordered of moves ``i:n`` at ``ply`` to ``i``; return it and its key."""
     moves = st.moves
     order = st.order
-    bi = i
-    for j in range(i + 1, n):
-        if order[ply, j] > order[ply, bi]:
-            bi = j
+    bi = _best_index(order[ply], i, n)
     m = moves[ply, bi]
     o = order[ply, bi]
     moves[ply, bi] = moves[ply, i]
@@ -518,9 +529,11 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
             elif (params[P_SEE_PRUNE] != 0 and depth <= 6 and key_o < 0
                   and see(b, m, st.gain) < -SEE_PRUNE_PER_DEPTH * depth):
                 continue
-        checking = gives_check(b, m)
-        if prune_ok and searched > 0 and best > -MATE_BOUND and quiet and futile and not checking:
-            continue
+        checking = -1  # whether m gives check (0, 1), found only where futility or a reduction reads it
+        if prune_ok and searched > 0 and best > -MATE_BOUND and quiet and futile:
+            if not gives_check(b, m):
+                continue
+            checking = 1
         child = boards[ply + 1]
         make_move(b, child, m)
         tt_prefetch(st.tt, child[W_KEY])
@@ -534,7 +547,9 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
             if params[P_LMR] != 0 and depth >= 3 and searched >= 1 + pv_node and (quiet or key_o < 0):
                 r = st.lmr[min(depth, 63), min(searched, 255)]
                 r += (not pv_node) + cut_node
-                r -= int(improving) + int(checking)  # ints: numpy bools add as a logical or (the Python run)
+                if checking < 0:
+                    checking = int(gives_check(b, m))
+                r -= int(improving) + checking  # ints: numpy bools add as a logical or (the Python run)
                 if key_o >= _ORDER_COUNTER:
                     r -= 1
                 if quiet and params[P_HISTORY] != 0:
@@ -628,22 +643,12 @@ def _reward_cont(cont, moves, i, row1, row2, colour, bonus):  # type: ignore[no-
             cont[row2, col] = h + b - h * abs(b) // HISTORY_MAX
 
 
-@njit(cache=True, inline="always")
-def _borrow_state(st):  # type: ignore[no-untyped-def]
-    """``st`` with every array borrowed (:mod:`search.tree.borrow`): the recursion then counts
-    no references (atomic operations) when it reads the bundle's arrays."""
-    return PlayState(borrowed(st.boards), borrowed(st.moves), borrowed(st.order), borrowed(st.pv),
-                     borrowed(st.pvlen), borrowed(st.killers), borrowed(st.history), borrowed(st.counter), borrowed(st.cont),
-                     borrowed(st.played), borrowed(st.statics), borrowed(st.tt), borrowed(st.stats), borrowed(st.params), borrowed(st.lmr), borrowed(st.hist), borrowed(st.gain))
-
-
 @njit(cache=True, nogil=True)
 def search_root(st, es, ev, root, depth, alpha, beta, budget, nhist):  # type: ignore[no-untyped-def]
     """Search ``root`` (uint64[BOARD_WORDS]) to ``depth`` with the root window (alpha, beta)
     and a node ``budget``; ``nhist`` keys of ``st.hist`` are the game's history. Resets the
     node count and the root record (not the tables: they carry over between iterations and
     moves). Returns the score (fail-soft); the PV is ``st.pv[0, :st.pvlen[0]]``."""
-    st, es, ev = _borrow_state(st), borrowed(es), borrowed(ev)
     stats = st.stats
     stats[S_NODES] = 0
     stats[S_STOPPED] = 0

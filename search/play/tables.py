@@ -2,7 +2,8 @@
 the late-move reduction table, as plain arrays with the kernels that read and write them.
 
 Transposition table: ``tt`` int64[2**k, 4], one entry a row of 32 bytes (the key's low bits pick
-it), so that a probe touches one cache line (``docs/search.md`` measures what that saved):
+it) and the table aligned to a cache line (:func:`new_table`), so that a probe touches one line
+(``docs/search.md`` measures what that saved):
 
 * ``tt[s, TT_KEY]``: the key (its bits), XORed with the three data words (below);
 * ``tt[s, TT_SCORE]``: the score in eval units, a mate score stored relative to the node
@@ -49,9 +50,20 @@ NO_STATIC = 1 << 50
 _MOVE_MASK = np.int64((1 << 24) - 1)
 
 
+#: the alignment of the table's first entry (a cache line), so that no entry spans two lines
+TT_ALIGN_BYTES = 64
+
+
 def new_table(bits: int) -> np.ndarray:
-    """An empty table of ``2**bits`` entries: int64[2**bits, TT_COLUMNS]."""
-    return np.zeros((1 << bits, TT_COLUMNS), dtype=np.int64)
+    """An empty table of ``2**bits`` entries: int64[2**bits, TT_COLUMNS], C-contiguous, its first
+    entry on a cache line's start. numpy's large arrays start 16 bytes past one (the allocator's
+    header), which put every other 32-byte entry across two lines: its probe loaded two lines,
+    and the prefetch (:func:`tt_prefetch`) fetched only the first (``docs/search.md``)."""
+    n = (1 << bits) * TT_COLUMNS
+    spare = TT_ALIGN_BYTES // 8
+    raw = np.zeros(n + spare, dtype=np.int64)
+    skip = (-raw.ctypes.data % TT_ALIGN_BYTES) // 8
+    return raw[skip: skip + n].reshape(1 << bits, TT_COLUMNS)
 
 
 def table_bits_for(mb: int) -> int:

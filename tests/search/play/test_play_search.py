@@ -16,13 +16,14 @@ from tests.oracles.minimax import Oracle
 
 from search.core.board import make_null_move
 from search.core.convert import from_chess, legal_moves, move_to_chess, move_to_uci
+from search.core.movegen import MAX_MOVES
 from search.evaluation.evaluators import load_evaluator
 from search.evaluation.static_eval import eval_null, eval_root, new_eval_state, static_score
 from search.params.weights import load_weights
-from search.play.kernel import FEATURES
+from search.play.kernel import FEATURES, _best_index
 from search.play.searcher import PlaySearcher
-from search.play.tables import (HISTORY_MAX, BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_PACKED, TT_SCORE, TT_STATIC, new_table,
-                                score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
+from search.play.tables import (HISTORY_MAX, BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_ALIGN_BYTES, TT_PACKED,
+                                TT_SCORE, TT_STATIC, new_table, score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import MATE, MATE_BOUND
 from search.tree.iterative import Searcher, TimePlan
 from search.tree.search_api import mate_in
@@ -201,6 +202,29 @@ def test_table_entries_round_trip_and_the_replacement_rule() -> None:
     assert tt_read(tt, other)[0] is False
     tt_write(tt, other, np.int32(9), 1, BOUND_LOWER, 1, 1, 2)
     assert tt_read(tt, other)[:2] == (True, 9)
+
+
+@pytest.mark.parametrize("bits", [0, 4, 16, 20])
+def test_a_new_table_is_empty_contiguous_and_starts_on_a_cache_line(bits: int) -> None:
+    """numpy's large arrays start 16 bytes past a cache line; the table must not (every other
+    32-byte entry would span two lines)."""
+    tt = new_table(bits)
+    assert tt.shape == (1 << bits, 4) and tt.dtype == np.int64 and tt.flags.c_contiguous
+    assert tt.ctypes.data % TT_ALIGN_BYTES == 0 and TT_ALIGN_BYTES % 32 == 0
+    assert not tt.any()
+
+
+def test_the_next_move_picked_is_the_first_of_the_largest_keys() -> None:
+    """``_best_index`` (the move picker, unsigned indices) against a plain Python argmax from
+    ``i``: the first of equal keys wins, so ties keep the order they had."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        keys = rng.integers(-3, 4, size=MAX_MOVES).astype(np.int64) << np.int64(rng.integers(0, 40))
+        i = int(rng.integers(0, n))
+        want = i + int(np.argmax(keys[i:n]))
+        assert _best_index(keys, i, n) == want
+        assert _best_index.py_func(keys, i, n) == want
 
 
 def test_a_torn_table_entry_reads_as_absent() -> None:
