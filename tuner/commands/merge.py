@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from tuner.commands import command_help
+from tuner.cores import available_cores
 from tuner.errors import one_line
 
 DESCRIPTION = """\
@@ -47,6 +48,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the position set's split files: parquet (train.parquet ..., every column) or compact "
                         "(train.mtpos ..., 40 bytes a position: no ratings, tags or source; tuner convert turns one "
                         "into the other) (default: parquet)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help=f"processes that read the positions (the output does not depend on it; default: the cores "
+                        f"available, here {available_cores()})")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                    help="no progress bar on a terminal, no progress lines in a log")
     p.set_defaults(func=run)
@@ -56,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from tuner.ingest.merge import merge_sets  # noqa: PLC0415 - polars: only when the command runs
 
     manifest = merge_sets(args.sets, args.out, dedup=args.dedup, overwrite=args.overwrite, mirror=args.mirror,
-                          progress=args.progress, split_format=args.format)
+                          progress=args.progress, split_format=args.format,
+                          workers=args.workers)
     pos, splits = manifest["positions"], manifest["splits"]
     print(one_line(f"merge: {len(manifest['inputs'])} sets, {pos['read']} positions read, {pos['kept']} kept "
                    f"({pos['dropped_by_reason']['duplicate']} repeated, "

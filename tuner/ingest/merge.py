@@ -7,7 +7,13 @@ games so that ids of different inputs never meet (each input's ids are shifted p
 previous inputs' largest), and drops repeated (position, move) pairs in input order, as
 ``tuner ingest`` does: the first input's row is kept. A row whose played move is not legal in
 its position (an edited or damaged set) is dropped and counted, as ingest drops such lines. Rows are read and written in chunks, so
-memory holds one chunk plus the set of keys (about 70 bytes per kept position).
+memory holds a few chunks plus the set of keys (about 70 bytes per kept position).
+
+Reading each position with python-chess (its move's legality, its mirror) is most of a merge's
+time: :func:`check_rows` does it once a row, in ``workers`` processes
+(:func:`tuner.ordered_pool.ordered_map`, results in chunk order, so the output does not depend
+on their number). With ``--mirror`` the mirrored rows wait in the staging folder until every
+input's own rows are in.
 
 The output is a position set like any other (:mod:`tuner.ingest.schema`), written through the
 same staging folder and atomic rename as ``tuner ingest``: an interrupted merge leaves the
@@ -21,14 +27,16 @@ import hashlib
 import shutil
 import sys
 import time
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 import polars as pl
 
 import tuner
+from tuner.cores import resolve_workers
 from tuner.errors import TunerError, one_line
 from tuner.ingest.positions import SPLIT_COLUMN
 from tuner.ingest.reader import check_split_file, is_compact, read_manifest, read_split, split_path, split_rows
@@ -43,10 +51,71 @@ from tuner.ingest.writer import (
     staging_path,
     write_manifest,
 )
+from tuner.ordered_pool import ordered_map
 from tuner.progress import progress_bar
 
-#: rows read from an input split at a time
-CHUNK_ROWS = 200_000
+#: rows read from an input split at a time: one worker's job (about 3 s of python-chess for
+#: training rows with ``--mirror``, so that an interrupt is not kept waiting)
+CHUNK_ROWS = 50_000
+
+
+class CheckedRows(NamedTuple):
+    """What :func:`check_rows` found in a chunk's rows (indices into the chunk, ascending)."""
+
+    bad: list[int]  #: rows whose move is not legal in their position, or unreadable
+    mirrored: list[int]  #: the legal rows mirrored (those without a castling right, when asked)
+    fens: list[str]  #: the mirrors' FENs
+    moves: list[str | None]  #: the mirrors' moves (UCI)
+    keys: list[int]  #: the mirrors' Zobrist keys (python-chess's polyglot hash)
+
+
+def check_rows(fens: list[str], moves: list[str | None], mirror: bool) -> CheckedRows:
+    """One pass over a chunk's rows, each position read once (python-chess): which to drop
+    (:func:`legal_rows`) and, with ``mirror``, the mirrors of the others (:func:`mirror_rows`).
+    Plain lists in and out: this runs in :func:`tuner.ordered_pool.ordered_map`'s workers.
+
+    A row without a move stays without its position being read (as ``tuner ingest`` keeps
+    one), and is mirrored only if its position reads."""
+    import chess  # noqa: PLC0415
+    import chess.polyglot  # noqa: PLC0415
+
+    out = CheckedRows([], [], [], [], [])
+    for i, (fen, move) in enumerate(zip(fens, moves, strict=True)):
+        board: chess.Board | None = None
+        if move is not None:
+            try:
+                board = chess.Board(fen)
+                legal = board.is_legal(chess.Move.from_uci(move))
+            except ValueError:  # an unreadable FEN or move (python-chess's errors subclass ValueError)
+                legal = False
+            if not legal:
+                out.bad.append(i)
+                continue
+        if not mirror or fen.split(" ")[2] != "-":
+            continue
+        try:
+            flipped = (board or chess.Board(fen)).transform(chess.flip_horizontal)
+        except ValueError:
+            continue
+        out.mirrored.append(i)
+        out.fens.append(flipped.fen())
+        out.keys.append(chess.polyglot.zobrist_hash(flipped))
+        out.moves.append(None if move is None else _mirror_move(move))
+    return out
+
+
+def _without(frame: pl.DataFrame, bad: list[int]) -> pl.DataFrame:
+    if not bad:
+        return frame
+    keep = np.ones(frame.height, dtype=bool)
+    keep[bad] = False
+    return frame.filter(pl.Series(keep))
+
+
+def _mirrors(frame: pl.DataFrame, checked: CheckedRows) -> pl.DataFrame:
+    return frame[checked.mirrored].with_columns(pl.Series("fen", checked.fens, dtype=pl.Utf8()),
+                                                pl.Series("move", checked.moves, dtype=pl.Utf8()),
+                                                pl.Series("zobrist", checked.keys, dtype=pl.UInt64()))
 
 
 def mirror_rows(frame: pl.DataFrame) -> pl.DataFrame:
@@ -55,27 +124,17 @@ def mirror_rows(frame: pl.DataFrame) -> pl.DataFrame:
     of the same value, with the same side to move, result, score (White's view), legal move
     count and ply, its move mirrored and its Zobrist key recomputed. Rows with a castling right
     are left out (the mirror would move the king's rook the other way)."""
-    import chess  # noqa: PLC0415
-    import chess.polyglot  # noqa: PLC0415
+    checked = check_rows(frame["fen"].to_list(), [None] * frame.height, True)
+    moves = frame["move"].to_list()
+    mirrored_moves = [None if moves[i] is None else _mirror_move(moves[i]) for i in checked.mirrored]
+    return _mirrors(frame, checked._replace(moves=mirrored_moves))
 
-    keep: list[int] = []
-    fens: list[str] = []
-    moves: list[str | None] = []
-    keys: list[int] = []
-    for i, (fen, move) in enumerate(zip(frame["fen"].to_list(), frame["move"].to_list(), strict=True)):
-        if fen.split(" ")[2] != "-":
-            continue
-        board = chess.Board(fen).transform(chess.flip_horizontal)
-        keep.append(i)
-        fens.append(board.fen())
-        keys.append(chess.polyglot.zobrist_hash(board))
-        if move is None:
-            moves.append(None)
-        else:
-            m = chess.Move.from_uci(move)
-            moves.append(chess.Move(m.from_square ^ 7, m.to_square ^ 7, m.promotion).uci())
-    return frame[keep].with_columns(pl.Series("fen", fens, dtype=pl.Utf8()), pl.Series("move", moves, dtype=pl.Utf8()),
-                                    pl.Series("zobrist", keys, dtype=pl.UInt64()))
+
+def _mirror_move(move: str) -> str:
+    import chess  # noqa: PLC0415
+
+    m = chess.Move.from_uci(move)
+    return chess.Move(m.from_square ^ 7, m.to_square ^ 7, m.promotion).uci()
 
 
 def legal_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
@@ -83,32 +142,12 @@ def legal_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     whose FEN or move cannot be read), and how many were dropped; rows without a move stay. A
     position set written by ``tuner ingest`` or ``tuner selfplay`` has none, but an edited or
     damaged one may, and ``tune`` refuses a set holding one (issue 58 item 17)."""
-    import chess  # noqa: PLC0415
-
-    bad: list[int] = []
-    for i, (fen, move) in enumerate(zip(frame["fen"].to_list(), frame["move"].to_list(), strict=True)):
-        if move is None:
-            continue
-        try:
-            if not chess.Board(fen).is_legal(chess.Move.from_uci(move)):
-                bad.append(i)
-        except ValueError:  # an unreadable FEN or move (python-chess's errors subclass ValueError)
-            bad.append(i)
-    if not bad:
-        return frame, 0
-    keep = np.ones(frame.height, dtype=bool)
-    keep[bad] = False
-    return frame.filter(pl.Series(keep)), len(bad)
+    bad = check_rows(frame["fen"].to_list(), frame["move"].to_list(), False).bad
+    return _without(frame, bad), len(bad)
 
 
 def _split_rows(folder: Path, split: str) -> int:
     return split_rows(folder, split)
-
-
-def _chunks(folder: Path, split: str, n_rows: int) -> Iterator[pl.DataFrame]:
-    """The ``n_rows`` rows of ``folder``'s ``split`` in frames of :data:`CHUNK_ROWS`."""
-    for lo in range(0, n_rows, CHUNK_ROWS):
-        yield read_split(folder, split, rows=np.arange(lo, min(lo + CHUNK_ROWS, n_rows), dtype=np.int64))
 
 
 def _max_game_id(folder: Path) -> int:
@@ -127,6 +166,19 @@ def _max_game_id(folder: Path) -> int:
         if value is not None:
             top = max(top, int(value))
     return top
+
+
+#: the staging folder's subfolder holding the mirrored rows until every input is in
+_SPILL = "mirrors.tmp"
+
+
+def _chunk_plan(folders: list[Path], sizes: list[dict[str, int]],
+                mirror: bool) -> Iterator[tuple[int, str, int, int, bool]]:
+    """The chunks to read, in merge order: ``(input, split, first row, end row, mirror it)``."""
+    for k, (folder, size) in enumerate(zip(folders, sizes, strict=True)):
+        for split in SPLITS:
+            for lo in range(0, size[split], CHUNK_ROWS):
+                yield k, split, lo, min(lo + CHUNK_ROWS, size[split]), mirror and split == "train"
 
 
 def check_inputs(sets: list[Path], out: Path, *, single: bool = False) -> list[dict[str, Any]]:
@@ -152,7 +204,7 @@ def check_inputs(sets: list[Path], out: Path, *, single: bool = False) -> list[d
 
 def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, overwrite: bool = False,
                mirror: bool = False, progress: bool | None = None, log: TextIO = sys.stderr,
-               split_format: str = "parquet") -> dict[str, Any]:
+               split_format: str = "parquet", workers: int | None = None) -> dict[str, Any]:
     """Write the position sets ``sets`` as one set in ``out``; return its manifest.
 
     Parameters
@@ -167,6 +219,8 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
     progress : a tqdm bar over the rows (None: only on a terminal).
     split_format : ``parquet`` or ``compact`` (the output's splits as ``.mtpos`` files,
         :mod:`tuner.ingest.compact`); the inputs may be either.
+    workers : processes that read the positions (legality, mirrors: python-chess, most of a
+        merge's time); None or 0: one per core. The output does not depend on it.
 
     Raises
     ------
@@ -175,6 +229,10 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
     """
     started = time.perf_counter()
     check_split_format(split_format)
+    try:
+        workers = resolve_workers(workers)
+    except ValueError as exc:
+        raise TunerError(str(exc)) from None
     folders = [Path(s) for s in sets]
     out = Path(out)
     manifests = check_inputs(folders, out, single=mirror)
@@ -188,7 +246,22 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         keep_others = check_output(out, overwrite=overwrite)
         staging = staging_dir(out)
         writer = PositionWriter(staging, dedup=dedup)
-        offsets, dropped, illegal, offset = [], 0, 0, 0
+        offsets, offset = [], 0
+        for folder in folders:
+            offsets.append(offset)
+            offset += _max_game_id(folder) + 1
+        spill = staging / _SPILL
+        dropped, illegal, mirrored = 0, 0, 0
+        parts: list[tuple[int, Path, int]] = []
+        sent: deque[tuple[pl.DataFrame, int, str, bool]] = deque()
+
+        def jobs() -> Iterator[tuple[list[str], list[str | None], bool]]:
+            """Each chunk's rows for :func:`check_rows`, in merge order (the frames wait in ``sent``)."""
+            for k, split, lo, hi, with_mirrors in _chunk_plan(folders, sizes, mirror):
+                frame = read_split(folders[k], split, rows=np.arange(lo, hi, dtype=np.int64))
+                sent.append((frame, k, split, with_mirrors))
+                yield frame["fen"].to_list(), frame["move"].to_list(), with_mirrors
+
         with progress_bar(total=total, unit="pos", desc="merge", file=sys.stderr, leave=False,
                           disable=progress is False) as bar:
             def add(frame: pl.DataFrame, shift: int, split: int) -> int:
@@ -197,24 +270,26 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
                 return writer.add(frame.with_columns(pl.col("game_id") + shift,
                                                      pl.lit(split, dtype=pl.Int8()).alias(SPLIT_COLUMN)))
 
-            for folder, size in zip(folders, sizes, strict=True):
-                offsets.append(offset)
-                for k, split in enumerate(SPLITS):
-                    for frame in _chunks(folder, split, size[split]):
-                        kept, bad = legal_rows(frame)
-                        illegal += bad
-                        dropped += add(kept, offset, k)
-                        bar.update(frame.height)
-                offset += _max_game_id(folder) + 1
-            # the mirrors come after every input, so that an input's own row wins a repeat
-            mirrored = 0
-            if mirror:
-                for folder, size, shift in zip(folders, sizes, offsets, strict=True):
-                    for frame in _chunks(folder, "train", size["train"]):
-                        mirrors = mirror_rows(legal_rows(frame)[0])  # counted once, above
-                        mirrored += mirrors.height
-                        dropped += add(mirrors, offset + shift, 0)
-                        bar.update(frame.height)
+            for checked in ordered_map(check_rows, jobs(), workers, failure="a merge worker process died"):
+                frame, k, split, with_mirrors = sent.popleft()
+                illegal += len(checked.bad)
+                dropped += add(_without(frame, checked.bad), offsets[k], SPLITS.index(split))
+                bar.update(frame.height)
+                if with_mirrors:
+                    # the mirrors come after every input, so that an input's own row wins a
+                    # repeat: they wait on disk in the staging folder
+                    spill.mkdir(exist_ok=True)
+                    part = spill / f"part-{len(parts):06d}.parquet"
+                    _mirrors(frame, checked).write_parquet(part)
+                    parts.append((k, part, frame.height))
+            for k, part, source_rows in parts:
+                mirrors = pl.read_parquet(part)
+                mirrored += mirrors.height
+                dropped += add(mirrors, offset + offsets[k], 0)
+                part.unlink()
+                bar.update(source_rows)
+            if spill.exists():
+                shutil.rmtree(spill)
         empty = {split: np.zeros(0, dtype=np.int64) for split in SPLITS}
         counts = writer.finish(empty)
         if not sum(counts.values()):

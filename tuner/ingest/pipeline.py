@@ -7,7 +7,7 @@ The parent process cuts the inputs into game chunks and blocks of lines
 results are consumed in submission order, so deduplication, the tallies and the split are
 computed in reading order and the files are byte-for-byte the same whatever the number of
 workers. Workers die with the parent, even when it is killed by a signal
-(:func:`_die_with_parent`).
+(:func:`tuner.ordered_pool.die_with_parent`).
 
 Every failure is a :class:`tuner.errors.TunerError` with a one-line message, the output folder
 left as it was: a bad input or output before any work, a PGN input that yields no game or a
@@ -16,18 +16,11 @@ position file that yields no valid position, a full or read-only disk while writ
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing
-import os
 import shutil
-import signal
 import sys
-import threading
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -69,6 +62,7 @@ from tuner.ingest.writer import (
     staging_path,
     write_manifest,
 )
+from tuner.ordered_pool import ordered_map
 from tuner.progress import Progress, progress_bar
 
 #: Games per batch sent to a worker (and bytes, whichever is reached first).
@@ -77,39 +71,6 @@ BATCH_BYTES = 512 * 1024
 #: Problems printed to stderr / listed in the manifest.
 PRINTED_PROBLEMS = 10
 LISTED_PROBLEMS = 20
-
-
-#: prctl(2) option: the signal a process gets when its parent dies (Linux).
-_PR_SET_PDEATHSIG = 1
-#: Seconds between the parent checks of a worker where prctl is not available.
-_PARENT_POLL = 0.5
-
-
-def _die_with_parent(parent: int) -> None:
-    """Worker initializer: end this worker when process ``parent`` dies.
-
-    A parent killed by a signal (SIGKILL, the OOM killer) runs no clean-up, and the pool's
-    workers would otherwise live on, orphaned. On Linux the kernel sends SIGKILL to the worker
-    (``prctl(PR_SET_PDEATHSIG)``); elsewhere a daemon thread checks ``os.getppid()`` every
-    half second. Workers write nothing, so ending them abruptly loses nothing.
-    """
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            armed = False
-        if armed:
-            if os.getppid() != parent:  # the parent died before the signal was armed
-                os._exit(1)
-            return
-    threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
-
-
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(_PARENT_POLL)
-    os._exit(1)
 
 
 @dataclass
@@ -168,33 +129,18 @@ def _process(batch: _Batch, config: IngestConfig) -> IngestedBatch | LinesOutcom
 
 def _run(batches: Iterable[_Batch], config: IngestConfig,
          workers: int) -> Iterator[tuple[_Batch, IngestedBatch | LinesOutcome]]:
-    """Process batches (in a pool when ``workers > 1``), yielding results in batch order."""
-    if workers == 1:
+    """Process batches (in a pool when ``workers > 1``: :func:`tuner.ordered_pool.ordered_map`,
+    whose workers never touch polars or tqdm, so forking them is safe), yielding results in
+    batch order."""
+    sent: deque[_Batch] = deque()
+
+    def jobs() -> Iterator[tuple[_Batch, IngestConfig]]:
         for batch in batches:
-            yield batch, _process(batch, config)
-        return
-    # fork where it exists: workers start at once with the kernels loaded; they never touch
-    # polars or tqdm (whose threads may live in the parent), so forking is safe
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
-                             initargs=(os.getpid(),)) as pool:
-        pending: deque[tuple[_Batch, Future[IngestedBatch | LinesOutcome]]] = deque()
-        try:
-            for batch in batches:
-                pending.append((batch, pool.submit(_process, batch, config)))
-                if len(pending) > 2 * workers:
-                    done, future = pending.popleft()
-                    yield done, future.result()
-            while pending:
-                done, future = pending.popleft()
-                yield done, future.result()
-        except BrokenProcessPool as exc:
-            raise TunerError(f"a parser process died ({exc}); rerun with --workers 1 to see why") from None
-        except BaseException:
-            for _, future in pending:
-                future.cancel()
-            raise
+            sent.append(batch)
+            yield batch, config
+
+    for result in ordered_map(_process, jobs(), workers, failure="a parser process died"):
+        yield sent.popleft(), result
 
 
 @dataclass

@@ -120,9 +120,9 @@ def _init_worker(player: Searchable | EngineSpec, timeout: float) -> None:
     global _MOVER  # noqa: PLW0603  (one engine per worker process)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` and `kill -- -PGID` signal the whole group
-    from tuner.ingest.pipeline import _die_with_parent  # noqa: PLC0415
+    from tuner.ordered_pool import die_with_parent  # noqa: PLC0415
 
-    _die_with_parent(os.getppid())
+    die_with_parent(os.getppid())
     _MOVER = Mover(player, timeout)
     # an external engine's thread would keep the worker from exiting: close it when the pool
     # ends the worker (finalizers with a priority run before the interpreter waits for threads)

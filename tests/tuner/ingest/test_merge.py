@@ -166,3 +166,46 @@ def test_mirror_adds_each_training_position_without_castling_rights_mirrored(sam
             assert row[name] == orig[name]
     with pytest.raises(TunerError, match="at least two"):
         merge_sets([sample_set], tmp_path / "one")
+
+
+def test_merge_writes_the_same_set_whatever_the_workers(sample_set: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many small chunks (their results must come back in order), an input with illegal rows
+    (dropped, and never mirrored) and mirrors (held on disk until every input is in): one
+    worker and two write the same files, and both equal the rows computed here one by one."""
+    import chess  # noqa: PLC0415
+
+    import tuner.ingest.merge as merge_module  # noqa: PLC0415
+
+    monkeypatch.setattr(merge_module, "CHUNK_ROWS", 97)
+    edited = tmp_path / "edited"
+    shutil.copytree(sample_set, edited)
+    train = read_split(edited, "train")
+    no_castling = [i for i, fen in enumerate(train["fen"].to_list()) if fen.split(" ")[2] == "-"]
+    moves = train["move"].to_list()
+    for i in no_castling[:3]:
+        moves[i] = "a1a1"  # never legal
+    train.with_columns(pl.Series("move", moves, dtype=pl.Utf8())).write_parquet(edited / "train.parquet")
+    made = {}
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        manifest = merge_sets([sample_set, edited], out, mirror=True, dedup=False, progress=False, workers=workers)
+        assert sorted(p.name for p in out.iterdir()) == sorted(["manifest.json", *(f"{s}.parquet" for s in SPLITS)])
+        made[workers] = ({name: (out / name).read_bytes() for name in (f"{s}.parquet" for s in SPLITS)},
+                         {k: v for k, v in manifest.items() if k != "elapsed_seconds"})
+    assert made[1] == made[2]
+    manifest = made[1][1]
+    assert manifest["positions"]["dropped_by_reason"]["illegal_move"] == 3
+    # the rows, one by one: each input's legal rows, then each input's mirrors of them
+    a, b = read_split(sample_set, "train"), read_split(edited, "train")
+    legal_b = b.filter(pl.Series([i not in no_castling[:3] for i in range(b.height)]))
+    offset_b = manifest["inputs"][1]["game_id_offset"]
+    mirror_offset = manifest["positions"]["mirror_game_id_offset"]
+    want = pl.concat([a, legal_b.with_columns(pl.col("game_id") + offset_b),
+                      merge_module.mirror_rows(a).with_columns(pl.col("game_id") + mirror_offset),
+                      merge_module.mirror_rows(legal_b).with_columns(pl.col("game_id") + mirror_offset + offset_b)])
+    got = read_split(tmp_path / "w1", "train")
+    assert got.sort("game_id", "ply", "fen").equals(want.sort("game_id", "ply", "fen"))
+    assert manifest["positions"]["mirrored"] == want.height - a.height - legal_b.height
+    for fen, move in zip(got["fen"].to_list(), got["move"].to_list(), strict=True):
+        assert move is None or chess.Board(fen).is_legal(chess.Move.from_uci(move))

@@ -163,7 +163,7 @@ def _running(kid: tuple[int, str]) -> bool:
 
 #: ``python -c`` driver that disables prctl(PR_SET_PDEATHSIG) (an invalid option), so the
 #: workers fall back on watching their parent's pid.
-_NO_PRCTL = ("import sys, tuner.ingest.pipeline as p; p._PR_SET_PDEATHSIG = 0x7fff; "
+_NO_PRCTL = ("import sys, tuner.ordered_pool as p; p._PR_SET_PDEATHSIG = 0x7fff; "
              "from tuner.cli import main; sys.exit(main(sys.argv[1:]))")
 
 
