@@ -3,7 +3,7 @@
 
 :func:`ordered_map` runs ``fn`` on each item of a stream in a process pool (or in this process,
 for one worker), keeps at most two jobs a worker in flight (memory stays flat however long the
-stream) and yields the results in the stream's order. Workers are forked where the platform
+stream) and yields each item with its result, in the stream's order. Workers are forked where the platform
 can (they start at once, with the parent's modules and kernels loaded) and end with the parent
 (:func:`die_with_parent`). A job's function must not touch polars or tqdm, whose threads may
 live in a forked parent: it takes and returns plain Python objects.
@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from tuner.errors import TunerError
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 #: prctl(2) option: the signal a process gets when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
@@ -63,31 +64,35 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def ordered_map(fn: Callable[..., R], jobs: Iterable[tuple[Any, ...]], workers: int, *,
-                failure: str = "a worker process died") -> Iterator[R]:
-    """``fn(*job)`` for each of ``jobs``, in their order, computed by ``workers`` processes
-    (``1``: here, one after the other). ``fn`` must be a module-level function (it is pickled by
-    name). A worker that dies raises a one-line :class:`TunerError` starting with ``failure``;
-    an error raised by ``fn`` reaches the caller as it was raised."""
+def ordered_map(fn: Callable[..., R], items: Iterable[T], workers: int, *, args: Callable[[T], tuple[Any, ...]],
+                failure: str = "a worker process died") -> Iterator[tuple[T, R]]:
+    """``(item, fn(*args(item)))`` for each of ``items``, in their order, ``fn`` computed by
+    ``workers`` processes (``1``: here, one after the other). ``args`` runs here and makes the
+    job's arguments (plain objects, pickled); ``fn`` must be a module-level function (it is
+    pickled by name). The item stays here, so the caller gets it back with its result. A worker
+    that dies raises a one-line :class:`TunerError` starting with ``failure``; an error raised
+    by ``fn`` reaches the caller as it was raised."""
     if workers <= 1:
-        for job in jobs:
-            yield fn(*job)
+        for item in items:
+            yield item, fn(*args(item))
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
                              initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        pending: deque[Future[R]] = deque()
+        pending: deque[tuple[T, Future[R]]] = deque()
         try:
-            for job in jobs:
-                pending.append(pool.submit(fn, *job))
+            for item in items:
+                pending.append((item, pool.submit(fn, *args(item))))
                 if len(pending) > IN_FLIGHT_PER_WORKER * workers:
-                    yield pending.popleft().result()
+                    done, future = pending.popleft()
+                    yield done, future.result()
             while pending:
-                yield pending.popleft().result()
+                done, future = pending.popleft()
+                yield done, future.result()
         except BrokenProcessPool as exc:
             raise TunerError(f"{failure} ({exc}); rerun with --workers 1 to see why") from None
         except BaseException:
-            for future in pending:
+            for _, future in pending:
                 future.cancel()
             raise
 

@@ -27,7 +27,6 @@ import hashlib
 import shutil
 import sys
 import time
-from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
@@ -69,20 +68,20 @@ class CheckedRows(NamedTuple):
     keys: list[int]  #: the mirrors' Zobrist keys (python-chess's polyglot hash)
 
 
-def check_rows(fens: list[str], moves: list[str | None], mirror: bool) -> CheckedRows:
+def check_rows(fens: list[str], moves: list[str | None], mirror: bool, legality: bool = True) -> CheckedRows:
     """One pass over a chunk's rows, each position read once (python-chess): which to drop
     (:func:`legal_rows`) and, with ``mirror``, the mirrors of the others (:func:`mirror_rows`).
     Plain lists in and out: this runs in :func:`tuner.ordered_pool.ordered_map`'s workers.
 
-    A row without a move stays without its position being read (as ``tuner ingest`` keeps
-    one), and is mirrored only if its position reads."""
+    A row without a move (or every row, without ``legality``) stays without its move being
+    checked (as ``tuner ingest`` keeps one), and is mirrored only if its position reads."""
     import chess  # noqa: PLC0415
     import chess.polyglot  # noqa: PLC0415
 
     out = CheckedRows([], [], [], [], [])
     for i, (fen, move) in enumerate(zip(fens, moves, strict=True)):
         board: chess.Board | None = None
-        if move is not None:
+        if legality and move is not None:
             try:
                 board = chess.Board(fen)
                 legal = board.is_legal(chess.Move.from_uci(move))
@@ -124,10 +123,7 @@ def mirror_rows(frame: pl.DataFrame) -> pl.DataFrame:
     of the same value, with the same side to move, result, score (White's view), legal move
     count and ply, its move mirrored and its Zobrist key recomputed. Rows with a castling right
     are left out (the mirror would move the king's rook the other way)."""
-    checked = check_rows(frame["fen"].to_list(), [None] * frame.height, True)
-    moves = frame["move"].to_list()
-    mirrored_moves = [None if moves[i] is None else _mirror_move(moves[i]) for i in checked.mirrored]
-    return _mirrors(frame, checked._replace(moves=mirrored_moves))
+    return _mirrors(frame, check_rows(frame["fen"].to_list(), frame["move"].to_list(), True, legality=False))
 
 
 def _mirror_move(move: str) -> str:
@@ -253,14 +249,11 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
         spill = staging / _SPILL
         dropped, illegal, mirrored = 0, 0, 0
         parts: list[tuple[int, Path, int]] = []
-        sent: deque[tuple[pl.DataFrame, int, str, bool]] = deque()
 
-        def jobs() -> Iterator[tuple[list[str], list[str | None], bool]]:
-            """Each chunk's rows for :func:`check_rows`, in merge order (the frames wait in ``sent``)."""
+        def chunks() -> Iterator[tuple[pl.DataFrame, int, str, bool]]:
+            """Each chunk's rows, read in merge order: ``(frame, input, split, mirror it)``."""
             for k, split, lo, hi, with_mirrors in _chunk_plan(folders, sizes, mirror):
-                frame = read_split(folders[k], split, rows=np.arange(lo, hi, dtype=np.int64))
-                sent.append((frame, k, split, with_mirrors))
-                yield frame["fen"].to_list(), frame["move"].to_list(), with_mirrors
+                yield read_split(folders[k], split, rows=np.arange(lo, hi, dtype=np.int64)), k, split, with_mirrors
 
         with progress_bar(total=total, unit="pos", desc="merge", file=sys.stderr, leave=False,
                           disable=progress is False) as bar:
@@ -270,8 +263,9 @@ def merge_sets(sets: list[str | Path], out: str | Path, *, dedup: bool = True, o
                 return writer.add(frame.with_columns(pl.col("game_id") + shift,
                                                      pl.lit(split, dtype=pl.Int8()).alias(SPLIT_COLUMN)))
 
-            for checked in ordered_map(check_rows, jobs(), workers, failure="a merge worker process died"):
-                frame, k, split, with_mirrors = sent.popleft()
+            for (frame, k, split, with_mirrors), checked in ordered_map(
+                    check_rows, chunks(), workers, args=lambda c: (c[0]["fen"].to_list(), c[0]["move"].to_list(), c[3]),
+                    failure="a merge worker process died"):
                 illegal += len(checked.bad)
                 dropped += add(_without(frame, checked.bad), offsets[k], SPLITS.index(split))
                 bar.update(frame.height)

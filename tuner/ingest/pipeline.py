@@ -19,7 +19,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -132,15 +132,8 @@ def _run(batches: Iterable[_Batch], config: IngestConfig,
     """Process batches (in a pool when ``workers > 1``: :func:`tuner.ordered_pool.ordered_map`,
     whose workers never touch polars or tqdm, so forking them is safe), yielding results in
     batch order."""
-    sent: deque[_Batch] = deque()
-
-    def jobs() -> Iterator[tuple[_Batch, IngestConfig]]:
-        for batch in batches:
-            sent.append(batch)
-            yield batch, config
-
-    for result in ordered_map(_process, jobs(), workers, failure="a parser process died"):
-        yield sent.popleft(), result
+    return ordered_map(_process, batches, workers, args=lambda batch: (batch, config),
+                       failure="a parser process died")
 
 
 @dataclass
