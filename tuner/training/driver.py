@@ -266,7 +266,7 @@ class _Run:
         assert best is not None
         log(f"{name}: {unit} {start - 1}: validation move-match {_fmt(vm)}"
             + (_ci(self.match_ci95) if start == 1 else ""))
-        bar = progress_bar(range(start, self.total + 1), desc=name, unit=unit[:4], disable=not self.ctx.progress,
+        bar = progress_bar(range(start, self.total + 1), desc=name, unit=unit, disable=not self.ctx.progress,
                            initial=start - 1, total=self.total)
         for it in bar:
             self.next_stage_if_due(it)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,17 @@ def test_a_registered_toy_method_runs_through_the_cli_with_resume(toy: Any, samp
     bad.write_text("method = 'toy'\n[nosuch]\nx = 1\n")
     assert main(["tune", "--config", str(bad), "--out", str(tmp_path / "y")]) == 2
     assert "unknown table(s) [nosuch]" in capsys.readouterr().err
+
+
+def test_the_progress_lines_name_the_unit_whole(toy: Any, sample_set: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # off a terminal the driver's bar prints plain lines: "toy: 2/2 round (100 %)", not "roun"
+    monkeypatch.setattr("tuner.progress.MIN_SECONDS", 0.0)  # a line at each tenth, however quick
+    assert main(["tune", "--method", "toy", "--out", str(tmp_path / "run"), "--data", str(sample_set),
+                 "--rounds", "2", "--max-validation", "100"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"toy: 2/2 round \(100 %\)", err), err
 
 
 def test_early_stop_and_kept_weights(toy: Any, sample_set: Path, tmp_path: Path) -> None:
