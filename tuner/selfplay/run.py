@@ -13,7 +13,8 @@ A self-play folder ``DIR`` holds:
   :data:`FLUSH_SECONDS` seconds of play); Ctrl-C saves the games finished before it;
 * the position set, once every game is played: ``train.parquet``, ``validation.parquet``,
   ``test.parquet`` and ``manifest.json`` as ``tuner ingest`` writes them (split by game with
-  :func:`tuner.ingest.split.assign_splits`; a (position, move) pair kept once, the first time it is
+  :func:`tuner.ingest.split.stable_splits`, so games added by ``--resume --games N`` leave
+  the earlier games' splits as they were; a (position, move) pair kept once, the first time it is
   met in game order, unless ``dedup`` is off), built in a staging folder and moved in with the
   manifest last.
 
@@ -56,7 +57,7 @@ from tuner.config import from_mapping
 from tuner.cores import resolve_workers
 from tuner.errors import DeferredSigint, Interrupted, TunerError, one_line
 from tuner.ingest.schema import FORMAT, MANIFEST, SCHEMA, SCHEMA_VERSION, SPLITS, check_split_format, split_file
-from tuner.ingest.split import assign_splits
+from tuner.ingest.split import stable_splits
 from tuner.ingest.writer import check_output, clean_leftovers, commit, staging_dir, write_manifest
 from tuner.progress import PlainProgress, progress_bar
 from tuner.selfplay.config import MAX_GAMES, SelfplayConfig
@@ -641,7 +642,7 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
         if config.dedup and total:
             rows = rows.unique(subset=["zobrist", "move"], keep="first", maintain_order=True)
         game_ids = sorted(g for g in journal.summaries if g < config.games)
-        splits = assign_splits(game_ids, config.split, config.seed)
+        splits = stable_splits(game_ids, config.split, config.seed)  # a grown set keeps each game's split
         counts = {}
         for name in SPLITS:
             part = rows.filter(pl.col("game_id").is_in(pl.Series(splits[name]).implode()))

@@ -27,7 +27,6 @@ from tuner.cli import main
 from tuner.errors import TunerError
 from tuner.ingest import SCHEMA, SPLITS, IngestConfig, ingest, read_manifest, read_split
 from search.core.replay import replay
-from tuner.ingest.split import split_counts
 
 # ---------------------------------------------------------------------------------------------
 # building PGN text
@@ -415,14 +414,6 @@ def test_splits_are_disjoint_by_game_and_follow_the_fractions(tmp_path: Path) ->
     other = {s: set(read_split(tmp_path / "other", s, ["game_id"])["game_id"].to_list()) for s in SPLITS}
     assert same == ids
     assert [len(other[s]) for s in SPLITS] == [20, 10, 10] and other["test"] != ids["test"]
-
-
-def test_split_counts() -> None:
-    assert split_counts(10, (0.8, 0.1, 0.1)) == [8, 1, 1]
-    assert split_counts(5, (0.8, 0.1, 0.1)) == [3, 1, 1]
-    assert split_counts(2, (0.8, 0.1, 0.1)) == [2, 0, 0]
-    assert split_counts(7, (1.0, 0.0, 0.0)) == [7, 0, 0]
-    assert sum(split_counts(1234, (0.7, 0.2, 0.1))) == 1234
 
 
 def test_rerun_is_byte_identical_and_one_vs_two_workers(tmp_path: Path, broken: tuple[Path, dict[str, int], bytes]) -> None:

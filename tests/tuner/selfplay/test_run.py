@@ -21,6 +21,7 @@ from tuner.arena.match import DEFAULT_OPENINGS, load_openings
 from tuner.errors import TunerError
 from tuner.ingest.reader import read_manifest, read_split
 from tuner.ingest.schema import SCHEMA, SPLITS
+from tuner.ingest.split import stable_splits
 from tuner.selfplay import SelfplayConfig, selfplay
 from tuner.selfplay.run import PARTS, Journal
 
@@ -108,6 +109,13 @@ def test_each_part_records_its_search_and_a_resume_after_a_change_is_counted(two
     assert counts == {now: 2, "0123456789abcdef": 3, "unrecorded": 3}
     assert f"the search changed since some of these games were played (now {now}" in log.getvalue()
     assert read_manifest(folder)["selfplay"]["searches"] == counts
+    # each game's split comes from its number alone (stable_splits), so the grown set (8 games)
+    # keeps the split of each of the 6 games of the same seed
+    grown, six = _frames(folder), _frames(two_workers)
+    want = stable_splits(range(8), SelfplayConfig().split, CFG["seed"])
+    for name in SPLITS:
+        assert sorted(set(grown[name]["game_id"])) == want[name].tolist()
+        assert sorted(set(grown[name].filter(pl.col("game_id") < 6)["game_id"])) == sorted(set(six[name]["game_id"]))
     meta = sorted((folder / PARTS).glob("part-*.json"))[0]
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "search_sha256": 7}))
     with pytest.raises(TunerError, match=r"part-00000\.json: not a readable self-play part.*search_sha256 is 7"):
