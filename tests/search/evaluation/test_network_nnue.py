@@ -39,8 +39,8 @@ def test_nnue_loads_by_name_with_its_provenance_and_recipe() -> None:
     cfg = meta["config"]
     assert cfg["start"] == recipe["start"] == "network:128"
     assert (cfg["keep"], cfg["max_validation"]) == (recipe["keep"], recipe["max_validation"])
-    # the network was made before the stream setting existed, in memory: what stream = "off" pins
-    assert {k: cfg.get(k, "off" if k == "stream" else None) for k in recipe["texel"]} == recipe["texel"]
+    assert {k: cfg.get(k) for k in recipe["texel"]} == recipe["texel"]
+    assert cfg["stream"] == "on"  # 33 M training rows, read a window of chunks at a time
     # kept on validation: the best epoch's figures are the ones recorded
     assert meta["kept"] == "best" and meta["best_by"] == "e_validation"
     assert 1 <= meta["best_iteration"] <= recipe["texel"]["epochs"]
