@@ -234,6 +234,7 @@ class NetworkTexelTrainer:
     def step(self, iteration: int) -> dict[str, Any]:
         assert self.table is not None
         cfg, table, n = self.cfg, self.table, len(self.train)
+        self.opt.lr = cfg.network_lr_of(iteration)
         t = time.perf_counter()
         batches: list[NetworkLeafTable]
         if cfg.batch_size > 0:
@@ -252,7 +253,8 @@ class NetworkTexelTrainer:
                 check_interrupt()
         self.q = quantize(self.float, dict(self.q.metadata))
         t_update = time.perf_counter() - t
-        return {**self._measure(), "updates": len(batches), "update_seconds": round(t_update, 3)}
+        return {**self._measure(), "updates": len(batches), "update_seconds": round(t_update, 3),
+                "network_lr": self.opt.lr}
 
     def weights(self) -> QuantizedNetwork:
         return self.q
@@ -322,6 +324,7 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
 
     def step(self, iteration: int) -> dict[str, Any]:
         cfg, tally = self.cfg, StreamTally()
+        self.opt.lr = cfg.network_lr_of(iteration)
         for pos in stream_windows(self.stream, cfg, iteration, self.common.seed, tally, self.ctx.threads,
                                   keep=self.teacher is None):
             t = time.perf_counter()
@@ -357,7 +360,7 @@ class StreamedNetworkTexelTrainer(NetworkTexelTrainer):
             e_val = loss_of_scores(v_scores.astype(np.float64), self.targets_validation, self.k, PHASE_MAX)
         tally.search_seconds += time.perf_counter() - t
         return {**tally.metrics(), "e_validation": e_val, "k": self.k, "nodes": tally.nodes,
-                "search_seconds": round(tally.search_seconds, 3)}
+                "search_seconds": round(tally.search_seconds, 3), "network_lr": self.opt.lr}
 
 
 def _rows(table: NetworkLeafTable, rows: np.ndarray) -> NetworkLeafTable:

@@ -65,6 +65,9 @@ class TexelConfig:
     network_lr: float = help_field(0.002, "a network's Adam step (--start network:... or a .mtnn file), in "
                                           "units of its clipped activations (the output layer's in pawns; "
                                           "docs/network.md has the runs behind the default)")
+    network_lr_end: float = help_field(0.0, "a network's Adam step in the last epoch: the step falls from network_lr to "
+                                            "it along a half cosine over the epochs, one value an epoch (0: "
+                                            "network_lr throughout)")
     teacher: str = help_field("", "networks: distil from these weights instead of the game results: the target "
                                   "of a position is sigma(K q_teacher), q_teacher its quiescence value under "
                                   "the teacher (a built-in name, a weights file or a network file; "
@@ -89,6 +92,15 @@ class TexelConfig:
     stream_buffer: int = help_field(16, "streamed: chunks held and shuffled together (a compact set's chunk is "
                                         "65,536 positions, a Parquet set's is read in as many)", metavar="CHUNKS")
 
+    def network_lr_of(self, epoch: int) -> float:
+        """The network's Adam step in epoch ``epoch`` (1 .. epochs): ``network_lr`` without a
+        schedule, else ``end + (network_lr - end) (1 + cos(pi (epoch - 1) / (epochs - 1))) / 2``
+        (the first epoch's is ``network_lr`` whatever the epochs, the last's ``network_lr_end``)."""
+        if self.network_lr_end == 0.0 or self.epochs <= 1 or epoch <= 1:
+            return self.network_lr
+        f = min(max((epoch - 1) / (self.epochs - 1), 0.0), 1.0)
+        return self.network_lr_end + (self.network_lr - self.network_lr_end) * 0.5 * (1.0 + math.cos(math.pi * f))
+
     def validate(self) -> None:
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"lam must be between 0 and 1, not {self.lam}")
@@ -110,7 +122,7 @@ class TexelConfig:
             raise ValueError(f"stream_buffer must be >= 1, not {self.stream_buffer}")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be adam or sgd, not {self.optimizer!r}")
-        for name in ("lr", "beta1", "beta2", "momentum", "k", "l1", "l2", "network_lr"):
+        for name in ("lr", "beta1", "beta2", "momentum", "k", "l1", "l2", "network_lr", "network_lr_end"):
             if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, not {getattr(self, name)}")
         if self.k > K_HI:

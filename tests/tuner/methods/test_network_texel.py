@@ -109,6 +109,18 @@ def test_texel_trains_a_network_and_resume_equals_an_uninterrupted_run(sample_se
     assert a.metadata["method"] == "texel"
 
 
+def test_a_scheduled_step_is_recorded_each_epoch_and_resumes_alike(sample_set: Path, tmp_path: Path) -> None:
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    common = ["--data", str(sample_set), "--start", "network:16x8x8", "--keep", "last", *NET,
+              "--network-lr-end", "0.001"]
+    assert main(["tune", "--out", str(whole), "--epochs", "3", *common]) == 0
+    assert [r["network_lr"] for r in _lines(whole)[1:]] == pytest.approx([0.01, 0.0055, 0.001])
+    assert main(["tune", "--out", str(part), "--epochs", "1", *common]) == 0
+    assert main(["tune", "--resume", str(part), "--epochs", "3", "--quiet"]) == 0
+    assert _lines(part) == _lines(whole)
+    assert same_evaluator(read_network(whole / "weights.mtnn"), read_network(part / "weights.mtnn"))
+
+
 def test_distillation_learns_the_teachers_values(sample_set: Path, tmp_path: Path) -> None:
     run = tmp_path / "distil"
     assert main(["tune", "--data", str(sample_set), "--out", str(run), "--start", "network:16x8x8", "--teacher", "gm",

@@ -3,6 +3,8 @@ lam * sigma(K score) + (1 - lam) * result."""
 
 from __future__ import annotations
 
+import math
+
 import chess
 import numpy as np
 import pytest
@@ -74,7 +76,22 @@ def test_lam_one_needs_no_results_and_results_are_needed_otherwise(base: Positio
         value_positions(_with(base, None, scores), TexelConfig(lam=0.5), "training")
 
 
-@pytest.mark.parametrize("bad", [{"lam": 1.5}, {"lam": -0.1}, {"score_cap": 0}, {"l2_start": -1.0}])
+@pytest.mark.parametrize("bad", [{"lam": 1.5}, {"lam": -0.1}, {"score_cap": 0}, {"l2_start": -1.0},
+                                 {"network_lr_end": -0.001}, {"network_lr_end": float("nan")}])
 def test_settings_out_of_range_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         TexelConfig(**bad).validate()  # type: ignore[arg-type]
+
+
+def test_the_network_step_falls_along_a_half_cosine_over_the_epochs() -> None:
+    cfg = TexelConfig(epochs=5, network_lr=0.004, network_lr_end=0.0004)
+    got = [cfg.network_lr_of(e) for e in range(1, 6)]
+    want = [0.0004 + 0.0036 * (1 + math.cos(math.pi * (e - 1) / 4)) / 2 for e in range(1, 6)]
+    assert got == pytest.approx(want, rel=1e-12)
+    assert got[0] == 0.004 and got[2] == pytest.approx(0.0022) and got[4] == pytest.approx(0.0004)
+    assert all(a > b for a, b in zip(got, got[1:]))
+    # the first epoch's step whatever the epochs (a run resumed to more epochs begins alike); none past the end
+    assert TexelConfig(epochs=1, network_lr=0.004, network_lr_end=0.0004).network_lr_of(1) == 0.004
+    assert cfg.network_lr_of(9) == pytest.approx(0.0004)
+    # without a schedule, network_lr throughout
+    assert {TexelConfig(epochs=5, network_lr=0.004).network_lr_of(e) for e in range(1, 6)} == {0.004}

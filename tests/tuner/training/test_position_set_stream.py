@@ -264,3 +264,12 @@ def test_streamed_distillation_learns_the_teachers_values(sets: dict[str, Path],
     lines = _lines(run)
     assert [r["train_positions"] for r in lines[1:]] == [1900] * 3  # a teacher labels every position
     assert lines[3]["e_train"] < 0.8 * lines[0]["e_train"]  # towards the teacher's values
+
+
+def test_a_streamed_network_run_follows_the_step_schedule(sets: dict[str, Path], tmp_path: Path) -> None:
+    run = tmp_path / "scheduled"
+    assert main(["tune", "--data", str(sets["compact"]), "--out", str(run), "--method", "texel",
+                 "--start", "network:16x8x8", "--epochs", "2", "--keep", "last", "--quiet", "--max-train", "600",
+                 "--max-validation", "100", "--batch-size", "256", "--network-lr", "0.02", "--network-lr-end",
+                 "0.002", "--stream", "on", "--k", "0.002", "--lam", "1"]) == 0
+    assert [r["network_lr"] for r in _lines(run)[1:]] == [0.02, 0.002]
