@@ -51,18 +51,17 @@ SPLIT_BLOCK = 100
 
 
 def _block_labels(block: int, counts: Sequence[int], wanted: Sequence[int], seed: int) -> np.ndarray:
-    """The split index (0 train, 1 validation, 2 test) of each of the ``len(counts)``-way slots
-    of block ``block``: ``counts[i]`` slots of split i, shuffled by the seed ``[seed, block]``.
+    """The split index (0 train, 1 validation, 2 test) of each of the ``sum(counts)`` slots of
+    block ``block``: ``counts[i]`` slots of split i, shuffled by the seed ``[seed, block]``.
     Block 0 starts with one slot of each split in ``wanted`` (in a seeded order), so a set of
     ``len(wanted)`` games or more has a game in each of them."""
     rng = np.random.default_rng([seed, block])
-    labels = np.repeat(np.arange(len(counts), dtype=np.int8), counts)
+    splits = np.arange(len(counts), dtype=np.int8)
     if block:
-        return rng.permutation(labels)
+        return rng.permutation(np.repeat(splits, counts))
     rest = np.asarray(counts, dtype=np.int64)
     rest[list(wanted)] -= 1  # one slot of each wanted split goes first
-    return np.concatenate([rng.permutation(np.asarray(wanted, dtype=np.int8)),
-                           rng.permutation(np.repeat(np.arange(len(counts), dtype=np.int8), rest))])
+    return np.concatenate([rng.permutation(splits[list(wanted)]), rng.permutation(np.repeat(splits, rest))])
 
 
 def stable_splits(game_ids: Sequence[int], fractions: Sequence[float], seed: int, *,
