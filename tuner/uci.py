@@ -93,7 +93,7 @@ import chess
 
 from search.core.board import W_FULLMOVE, W_KEY, W_STM
 from search.core.convert import (MAX_FEN_COUNTER, STARTING_FEN, Board, IllegalMoveError, InvalidFenError, from_fen, legal_moves,
-                            move_from_uci, move_to_uci, push, to_chess)
+                            move_from_uci, move_to_uci, push, status_problem, to_chess)
 from search.tree.iterative import MAX_DEPTH, UNLIMITED, ClockPlanned, Iteration, TimePlan, tt_bits_for
 from tuner.limits import DEFAULT_HASH_MB, DEPTH, HASH_MB, MAX_MOVETIME
 from search.evaluation.evaluators import Evaluator, checked_evaluator, load_evaluator
@@ -1055,7 +1055,7 @@ def _chess_position(fen: str, moves: Sequence[str]) -> chess.Board:
     except ValueError as exc:
         raise InvalidFenError(f"invalid FEN {fen!r}: {exc}") from None
     if not board.is_valid():
-        raise InvalidFenError(f"impossible position in FEN {fen!r} ({board.status()!r})")
+        raise InvalidFenError(f"impossible position in FEN {fen!r}: {status_problem(board.status()) or repr(board.status())}")
     for uci in moves:
         try:
             move = chess.Move.from_uci(uci)

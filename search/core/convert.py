@@ -156,11 +156,19 @@ def from_fen(fen: str) -> Board:
     return b
 
 
-def _check_possible(b: Board, fen: str) -> None:
-    status = to_chess(b).status()
+def status_problem(status: chess.Status) -> str | None:
+    """The first problem of python-chess's ``status()`` that makes a position impossible here, in
+    words (``"white has no king"``); ``None`` when it names none of them."""
     for flag, message in _STATUS_MESSAGES:
         if status & flag:
-            raise InvalidFenError(f"impossible position in FEN {fen!r}: {message}")
+            return message
+    return None
+
+
+def _check_possible(b: Board, fen: str) -> None:
+    problem = status_problem(to_chess(b).status())
+    if problem is not None:
+        raise InvalidFenError(f"impossible position in FEN {fen!r}: {problem}")
     try:
         check_board(b)  # the kernels' own rules, which add the material promotions can explain
     except InvalidBoardError as exc:
@@ -338,6 +346,7 @@ __all__ = [
     "move_to_uci",
     "play_uci",
     "push",
+    "status_problem",
     "to_chess",
     "to_fen",
     "uci_key",

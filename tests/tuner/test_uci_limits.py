@@ -20,7 +20,8 @@ from search.params.catalog import N_FEATURES
 from search.params.weights import Weights, load_weights, save_weights
 from search.core.convert import from_fen
 from search.tree.iterative import MAX_DEPTH, UNLIMITED, ClockPlanned, TimePlan
-from tuner.uci import DEFAULT_TIME_PLAN, OPTIONS, GoLimits, UciEngine, _game_ply, _Position, parse_go
+from tuner.uci import (DEFAULT_TIME_PLAN, OPTIONS, GoLimits, UciEngine, _chess_position, _core_position, _game_ply,
+                       _Position, parse_go)
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +88,23 @@ def test_a_search_without_limits_answers_after_stop(engine: RawEngine, position:
     line, _ = engine.expect("bestmove", timeout=10)
     assert _legal(line, chess.Board())
     engine.send("position startpos")
+
+
+@pytest.mark.parametrize(("fen", "problem"), [
+    ("8/8/8/8/8/8/8/8 w - - 0 1", "white has no king"),
+    ("4k3/8/8/8/8/8/8/8 w - - 0 1", "white has no king"),
+    ("4k3/8/8/8/8/8/8/4K2P w - - 0 1", "a pawn stands on the first or last rank"),
+    ("k6R/8/8/8/8/8/8/K7 w - - 0 1", "the side not to move is in check"),
+])
+def test_both_position_paths_name_an_impossible_position_alike(fen: str, problem: str) -> None:
+    """Before the kernels load, a position is checked by python-chess's board (``_chess_position``),
+    after by the search's (``_core_position``): the info string a refused FEN gets must not depend
+    on which (it once gave python-chess's status repr, ``<Status.NO_WHITE_KING|...>``, first)."""
+    with pytest.raises(ValueError) as before:
+        _chess_position(fen, [])
+    with pytest.raises(ValueError) as after:
+        _core_position(fen, [])
+    assert str(before.value) == str(after.value) == f"impossible position in FEN {fen!r}: {problem}"
 
 
 @pytest.mark.parametrize(("position", "reason", "kept"), [
