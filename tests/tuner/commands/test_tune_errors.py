@@ -200,11 +200,12 @@ def test_a_locked_run_folder_is_refused_naming_the_process_and_a_killed_holder_d
 def test_two_tune_processes_on_one_out_folder(sample_set: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
-    # a run that lasts until the SIGINT below: neither its iteration bound nor MMTO's patience rule (J_main not
-    # falling that many iterations in a row) can be reached first (with 50 of each it once finished before the
-    # signal came and exited 0; with the bound alone raised, patience ended it and released the folder)
+    # a run that lasts until the SIGINT below: no iteration bound, MMTO patience rule (J_main not falling that many
+    # iterations in a row) or early stop (the gm recipe's: 2 iterations without a better validation move-match) can
+    # end it first (with 50 iterations and patience and the recipe's early stop it once finished before the signal
+    # came, and exited 0)
     first = subprocess.Popen([sys.executable, "-m", "tuner", "tune", "--data", str(sample_set), "--out", str(run),
-                              *FAST, "--iterations", "1000000", "--patience", "1000000"],
+                              *FAST, "--iterations", "1000000", "--patience", "1000000", "--early-stop", "0"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # until iteration 0's checkpoint is written (its metric line comes first: a SIGINT between the two is
