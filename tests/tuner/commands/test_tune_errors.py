@@ -56,6 +56,14 @@ def _metrics(run: Path) -> list[dict]:  # type: ignore[type-arg]
             for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
+def _wait_for(proc: subprocess.Popen[str], path: Path, seconds: float) -> None:
+    """Until ``path`` exists, while ``proc`` runs (it must not exit first) for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+
+
 def _tune(sample_set: Path, run: Path, *extra: str) -> int:
     return main(["tune", "--data", str(sample_set), "--out", str(run), *FAST, *extra])
 
@@ -210,10 +218,7 @@ def test_two_tune_processes_on_one_out_folder(sample_set: Path, tmp_path: Path,
     try:
         # until iteration 0's checkpoint is written (its metric line comes first: a SIGINT between the two is
         # "interrupted before iteration 0 was completed"); a cold numba cache beside other work once took over 120 s
-        deadline = time.monotonic() + 600
-        while not (run / "state.json").exists():
-            assert first.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        _wait_for(first, run / "state.json", 600)
         assert _tune(sample_set, run, "--overwrite") == 2
         assert _one_line_error(capsys) == f"tuner tune: error: {run} is in use by process {first.pid}"
         assert main(["tune", "--resume", str(run), "--quiet"]) == 2
@@ -402,12 +407,10 @@ def test_ctrl_c_inside_the_mmto_kernels_stops_at_once_with_one_line(sample_set: 
     # SIGTERM (a batch system's stop) the same way, where Python used to die without its checkpoint
     run = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "tune", "--data", str(sample_set), "--out", str(run),
-                             "--inner-steps", "64", "--iterations", "20", "--patience", "20", "--quiet"],
+                             "--inner-steps", "64", "--iterations", "20", "--patience", "20", "--early-stop", "0",
+                             "--quiet"],  # no early stop: the gm recipe's (2 iterations) could end it before the signal
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 180
-    while not (run / "metrics.jsonl").exists():
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
+    _wait_for(proc, run / "metrics.jsonl", 180)
     time.sleep(0.5)
     sent = time.monotonic()
     proc.send_signal(signum)
