@@ -9,9 +9,6 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
 
 * transposition table (:mod:`search.play.tables`): the table's move first, and with
   ``P_TT_CUT`` a cutoff at non-PV nodes from an entry at least as deep whose bound allows it;
-  with ``P_TT_FIRST`` the table's move, once :func:`search.core.legality.is_legal` passes it, is
-  searched before the node's moves are generated (below the root), so a node it cuts generates
-  and orders none (the other moves are then ordered by the history as that search left it);
 * principal variation search (``P_PVS``): the first move with the full window, the others with a
   null window, re-searched with the full one when they beat alpha;
 * check extension (``P_CHECK_EXT``): a side in check searches one ply deeper, within twice the
@@ -64,7 +61,6 @@ from numba import njit
 
 from search.core.board import (BOARD_WORDS, KING, NO_PIECE, PAWN, W_KEY, W_OCC, W_STM, gives_check, in_check,
                                make_move, make_null_move, move_captured, move_piece, move_promo)
-from search.core.legality import is_legal
 from search.core.movegen import ALL_MOVES, MAX_MOVES, generate_moves
 from search.evaluation.static_eval import eval_move, eval_null, eval_root, static_score
 from search.play.tables import (BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, HISTORY_MAX, NO_STATIC, history_update,
@@ -83,11 +79,11 @@ N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
 (P_TT_CUT, P_PVS, P_CHECK_EXT, P_MDP, P_RFP, P_NULL, P_IIR, P_LMP, P_FUTILITY, P_SEE_PRUNE, P_LMR, P_HISTORY,
- P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_TT_FIRST, P_SCALE) = range(18)
-N_PARAMS = 18
+ P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_SCALE) = range(17)
+N_PARAMS = 17
 #: the features' names, in ``params`` order (``docs/search.md`` measures each)
 FEATURES = ("tt_cut", "pvs", "check_ext", "mdp", "rfp", "null_move", "iir", "lmp", "futility", "see_prune",
-            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist", "tt_first")
+            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist")
 
 # move-ordering keys (higher first)
 _ORDER_TT = np.int64(1) << np.int64(40)
@@ -501,20 +497,16 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
                 return beta if v >= MATE_BOUND else v
     if params[P_IIR] != 0 and depth >= 4 and tt_move == 0 and not root:
         depth -= 1
+    moves = st.moves
+    n = generate_moves(b, moves[ply], ALL_MOVES)
+    if n == 0:
+        return -(MATE - ply) if checked else np.int64(0)
     row1 = -1
     row2 = -1
     if params[P_HISTORY] != 0 and params[P_CONT_HIST] != 0:
         row1 = _cont_row(st, ply, 1, colour)
         row2 = _cont_row(st, ply, 2, colour)
-    moves = st.moves
-    # with P_TT_FIRST the table's move alone first (its legality checked, the others not generated
-    # yet); the loop below generates every move when it needs them (at once without it)
-    generated = False
-    n = 0
-    if params[P_TT_FIRST] != 0 and not root and tt_move != 0 and is_legal(b, tt_move):
-        n = 1
-        moves[ply, 0] = tt_move
-        st.order[ply, 0] = _ORDER_TT
+    _order_moves(st, ply, n, b, tt_move, row1, row2)
     alpha0 = alpha
     best = -INF
     best_move = np.int32(0)
@@ -525,19 +517,7 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
               and static + (FUTILITY_BASE + FUTILITY_PER_DEPTH * depth) * scale <= alpha)
     lmp_count = (3 + depth * depth) // (2 - improving)
     i = -1
-    while True:
-        if i + 1 >= n:
-            if generated:
-                break
-            generated = True
-            n = generate_moves(b, moves[ply], ALL_MOVES)
-            if n == 0:  # only before any move (a legal table move means n >= 1)
-                return -(MATE - ply) if checked else np.int64(0)
-            _order_moves(st, ply, n, b, tt_move, row1, row2)
-            if i == 0:  # the table's move was searched: put it first, as _pick does (its key is the largest)
-                _pick(st, ply, 0, n)
-                if n == 1:
-                    break
+    while i + 1 < n:
         i += 1
         m, key_o = _pick(st, ply, i, n)
         quiet = _is_quiet(m)
