@@ -14,12 +14,6 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
 * check extension (``P_CHECK_EXT``): a side in check searches one ply deeper, within twice the
   iteration's depth from the root (Stockfish's bound: unbounded, a line of checks would keep its
   depth to the stack's end);
-* singular extension (``P_SINGULAR``, Ethereal's ``singularity``): at a node of depth >= 8 below
-  the root whose table entry is a lower or exact bound at most 2 plies shallower, the node is
-  searched without the table move to depth / 2 - 1 with a null window 1 centipawn x depth below
-  the entry's score; when every other move fails low there the table move is searched one ply
-  deeper, and when the window is at or above beta and another move reaches it the node returns
-  (multi-cut); extended within twice the iteration's depth from the root, as checks are;
 * mate distance pruning (``P_MDP``);
 * at non-PV nodes not in check: reverse futility (``P_RFP``: static - margin x depth >= beta at
   depth <= 8 returns the static score), null move (``P_NULL``: depth >= 3, static >= beta, the
@@ -85,11 +79,11 @@ N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
 (P_TT_CUT, P_PVS, P_CHECK_EXT, P_MDP, P_RFP, P_NULL, P_IIR, P_LMP, P_FUTILITY, P_SEE_PRUNE, P_LMR, P_HISTORY,
- P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_SINGULAR, P_SCALE) = range(18)
-N_PARAMS = 18
+ P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_SCALE) = range(17)
+N_PARAMS = 17
 #: the features' names, in ``params`` order (``docs/search.md`` measures each)
 FEATURES = ("tt_cut", "pvs", "check_ext", "mdp", "rfp", "null_move", "iir", "lmp", "futility", "see_prune",
-            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist", "singular")
+            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist")
 
 # move-ordering keys (higher first)
 _ORDER_TT = np.int64(1) << np.int64(40)
@@ -106,9 +100,6 @@ FUTILITY_BASE, FUTILITY_PER_DEPTH = 80, 70
 SEE_PRUNE_PER_DEPTH = 100
 DELTA_MARGIN = 200
 NULL_DIVISOR = 200
-#: singular extensions (Ethereal's values): the least depth, how much shallower than the node the
-#: table's entry may be, and the margin below the table's score (centipawns a ply of depth)
-SINGULAR_DEPTH, SINGULAR_TT_SLACK, SINGULAR_MARGIN = 8, 2, 1
 _ZERO = np.int64(0)
 _ONE = np.int64(1)
 #: rows (and columns) of the continuation history: a mover's colour, piece type and target square
@@ -434,13 +425,10 @@ def _record_root(st, v, m):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type: ignore[no-untyped-def]
+def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no-untyped-def]
     """The value of the node at ``ply`` searched ``depth`` plies with window (alpha, beta),
     fail-soft (module docstring). ``cut_node`` (0 or 1): expected to fail high (reduced more);
-    ``null_ok`` (0 or 1): a null move may be tried (not right after one); ``excluded``: a move
-    left out (the singular search of ``P_SINGULAR``: the node without its table move, which
-    neither cuts on nor writes the table, and does not prune before its moves), 0 for none.
-    Every argument but the
+    ``null_ok`` (0 or 1): a null move may be tried (not right after one). Every argument but the
     first is an int64, at every call: numba compiles one version of a recursive function per
     argument types, and a second version loaded from the cache crashed the process. ``ctx``: the
     stack reference to ``(st, es, ev)`` (:func:`search_root`): one word a call where the bundles
@@ -475,7 +463,7 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type:
     found, tt_move, tt_depth, tt_bound, tt_score, tt_static = tt_read(st.tt, key)
     if found:
         tt_score = score_from_tt(tt_score, ply)
-    if found and not pv_node and params[P_TT_CUT] != 0 and tt_depth >= depth and excluded == 0:
+    if found and not pv_node and params[P_TT_CUT] != 0 and tt_depth >= depth:
         if ((tt_bound == BOUND_EXACT) or (tt_bound == BOUND_LOWER and tt_score >= beta)
                 or (tt_bound == BOUND_UPPER and tt_score <= alpha)):
             return tt_score
@@ -492,7 +480,7 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type:
             improving = static > st.statics[ply - 2]
     else:
         st.statics[ply] = NO_STATIC
-    if not pv_node and not checked and abs(beta) < MATE_BOUND and excluded == 0:
+    if not pv_node and not checked and abs(beta) < MATE_BOUND:
         if params[P_RFP] != 0 and depth <= 8 and static - RFP_MARGIN * scale * (depth - improving) >= beta:
             return static
         if (params[P_NULL] != 0 and null_ok != 0 and depth >= 3 and static >= beta
@@ -502,33 +490,13 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type:
             tt_prefetch(st.tt, boards[ply + 1, W_KEY])
             eval_null(es, ply)
             st.played[ply] = 0
-            v = -negamax(ctx, ply + 1, depth - 1 - r, -beta, -beta + 1, _ONE - cut_node, _ZERO, _ZERO)
+            v = -negamax(ctx, ply + 1, depth - 1 - r, -beta, -beta + 1, _ONE - cut_node, _ZERO)
             if stats[S_STOPPED] != 0:
                 return np.int64(0)
             if v >= beta:
                 return beta if v >= MATE_BOUND else v
     if params[P_IIR] != 0 and depth >= 4 and tt_move == 0 and not root:
         depth -= 1
-    singular = False
-    if (params[P_SINGULAR] != 0 and not root and excluded == 0 and depth >= SINGULAR_DEPTH and tt_move != 0
-            and tt_depth >= depth - SINGULAR_TT_SLACK and (tt_bound == BOUND_LOWER or tt_bound == BOUND_EXACT)
-            and abs(tt_score) < MATE_BOUND and ply < 2 * stats[S_ROOT_DEPTH]):
-        # singular extension (Ethereal's and Stockfish's): the node without its table move,
-        # searched to about half the depth with a null window below the table's score; when every
-        # other move fails low there, the table move alone holds the score and is searched a ply
-        # deeper; when another move also reaches the window and the window is at or above beta,
-        # the node fails high on two moves and returns (multi-cut). Run before this node's moves
-        # are generated: the singular search shares this ply's rows of the move and order arrays.
-        s_beta = tt_score - SINGULAR_MARGIN * scale * depth
-        v = negamax(ctx, ply, depth // 2 - 1, s_beta - 1, s_beta, cut_node, _ZERO, np.int64(tt_move))
-        if stats[S_STOPPED] != 0:
-            return np.int64(0)
-        st.pvlen[ply] = 0
-        st.statics[ply] = static
-        if v < s_beta:
-            singular = True
-        elif s_beta >= beta:
-            return s_beta
     moves = st.moves
     n = generate_moves(b, moves[ply], ALL_MOVES)
     if n == 0:
@@ -552,8 +520,6 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type:
     while i + 1 < n:
         i += 1
         m, key_o = _pick(st, ply, i, n)
-        if m == excluded:
-            continue
         quiet = _is_quiet(m)
         if prune_ok and searched > 0 and best > -MATE_BOUND:
             if quiet:
@@ -574,10 +540,8 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type:
         eval_move(es, ply, m)
         st.played[ply] = m
         new_depth = depth - 1
-        if singular and m == tt_move:
-            new_depth += 1
         if searched == 0 or params[P_PVS] == 0:
-            v = -negamax(ctx, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE, _ZERO)
+            v = -negamax(ctx, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE)
         else:
             r = 0
             if params[P_LMR] != 0 and depth >= 3 and searched >= 1 + pv_node and (quiet or key_o < 0):
@@ -594,11 +558,11 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type:
                         h += _cont_sum(st.cont, row1, row2, _cont_index(colour, m))
                     r -= h // 6000
                 r = min(max(r, 0), new_depth - 1)
-            v = -negamax(ctx, ply + 1, new_depth - r, -alpha - 1, -alpha, _ONE, _ONE, _ZERO)
+            v = -negamax(ctx, ply + 1, new_depth - r, -alpha - 1, -alpha, _ONE, _ONE)
             if v > alpha and r > 0 and stats[S_STOPPED] == 0:
-                v = -negamax(ctx, ply + 1, new_depth, -alpha - 1, -alpha, _ONE - cut_node, _ONE, _ZERO)
+                v = -negamax(ctx, ply + 1, new_depth, -alpha - 1, -alpha, _ONE - cut_node, _ONE)
             if v > alpha and v < beta and stats[S_STOPPED] == 0:
-                v = -negamax(ctx, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE, _ZERO)
+                v = -negamax(ctx, ply + 1, new_depth, -beta, -alpha, _ZERO, _ONE)
         if stats[S_STOPPED] != 0:
             return np.int64(0)
         searched += 1
@@ -622,8 +586,6 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok, excluded):  # type:
                     break
             elif searched == 1:
                 _back_up_pv(st, ply, m)  # fail low: keep the first move's line as a PV to report
-    if excluded != 0:
-        return best if searched > 0 else alpha  # no move but the excluded one: none reaches the window
     if best >= beta:
         bound = BOUND_LOWER
     elif best > alpha0:
@@ -704,7 +666,7 @@ def search_root(st, es, ev, root, depth, alpha, beta, budget, nhist):  # type: i
     st.statics[0] = NO_STATIC
     eval_root(es, root)
     ctx = stack_ref((st, es, ev))
-    return negamax(ctx, _ZERO, np.int64(depth), np.int64(alpha), np.int64(beta), _ZERO, _ZERO, _ZERO)
+    return negamax(ctx, _ZERO, np.int64(depth), np.int64(alpha), np.int64(beta), _ZERO, _ZERO)
 
 
 @njit(cache=True)

@@ -20,12 +20,11 @@ from search.core.movegen import MAX_MOVES
 from search.evaluation.evaluators import load_evaluator
 from search.evaluation.static_eval import eval_null, eval_root, new_eval_state, static_score
 from search.params.weights import load_weights
-from search.play.kernel import FEATURES, S_BUDGET, S_NHIST, S_NODES, S_ROOT_DEPTH, S_STOPPED, _best_index, negamax
+from search.play.kernel import FEATURES, _best_index
 from search.play.searcher import PlaySearcher
 from search.play.tables import (HISTORY_MAX, BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_ALIGN_BYTES, TT_PACKED,
                                 TT_SCORE, TT_STATIC, new_table, score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
-from search.tree.alphabeta import INF, MATE, MATE_BOUND
-from search.tree.borrow import stack_ref
+from search.tree.alphabeta import MATE, MATE_BOUND
 from search.tree.iterative import Searcher, TimePlan
 from search.tree.search_api import mate_in
 
@@ -311,56 +310,6 @@ def test_a_null_move_keeps_the_network_accumulators(positions: list[chess.Board]
         es2 = new_eval_state(ev, fresh)
         eval_root(es2, fresh[0])
         assert got == static_score(ev, es2, 0, fresh[0], scratch), board.fen()
-
-
-@njit
-def _search_without(st, es, ev, root, depth, excluded):  # type: ignore[no-untyped-def]
-    """The playing search's node ``root`` searched ``depth`` plies with the full window and
-    ``excluded`` left out (the singular extension's search), as the kernel runs it."""
-    stats = st.stats
-    stats[S_NODES] = 0
-    stats[S_STOPPED] = 0
-    stats[S_BUDGET] = 1 << 40
-    stats[S_NHIST] = 0
-    stats[S_ROOT_DEPTH] = depth
-    st.boards[0] = root
-    eval_root(es, root)
-    ctx = stack_ref((st, es, ev))
-    return negamax(ctx, np.int64(0), np.int64(depth), np.int64(-INF), np.int64(INF), np.int64(0), np.int64(0),
-                   np.int64(excluded))
-
-
-def test_the_singular_search_is_the_node_without_its_move(positions: list[chess.Board], oracle: Oracle) -> None:
-    # the search singular extensions run (a node with its table move left out), with every
-    # other feature off: the minimax oracle's best value over the other moves; with no other
-    # move, it fails low (alpha, here -INF)
-    from search.evaluation.static_eval import kernel_evaluator
-
-    differs = 0
-    for board in positions[::3]:
-        b = from_chess(board)
-        play = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False)
-        best = play.think(b, [], max_depth=2)
-        assert best is not None
-        left_out = move_to_chess(best.pv[0])
-        for depth in (1, 2):
-            want = -INF
-            for move in board.legal_moves:
-                if move != left_out:
-                    board.push(move)
-                    want = max(want, -oracle.value(board, depth - 1))
-                    board.pop()
-            got = _search_without(play.state, play.es, kernel_evaluator(CLASSIC), b, depth, best.pv[0])
-            assert got == want, (board.fen(), depth)
-        differs += got < best.score  # depth 2: the best move's value with it, lower without
-    assert differs >= 3  # leaving the best move out lowers the value: the move was left out
-    only = chess.Board("7k/8/8/8/8/8/6q1/7K w - - 0 1")  # in check, Kxg2 the one move
-    b = from_chess(only)
-    kxg2, = legal_moves(b)
-    assert move_to_uci(kxg2) == "h1g2"
-    play = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False)
-    assert _search_without(play.state, play.es, kernel_evaluator(CLASSIC), b, 2, kxg2) == -INF
-    assert _search_without(play.state, play.es, kernel_evaluator(CLASSIC), b, 2, 0) == oracle.value(only, 2)
 
 
 def test_it_plays_every_evaluator_kind(positions: list[chess.Board]) -> None:
