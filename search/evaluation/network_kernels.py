@@ -235,17 +235,23 @@ def forward_rows(acc, stm, o, w2t, b2, w3t, b3, w4, b4, hidden):  # type: ignore
 def forward_direct(acc, stm, o, w4, b4):  # type: ignore[no-untyped-def]
     """The direct form's part of the score (no hidden layers; eval units, side to move ``stm``'s
     view) with output bucket ``o``: ``out = b4[o] QA + sum_j x_j^2 W4[o, j]`` over ``x`` = the
-    clamped accumulators (side to move first), ``floor(out * PHASE_MAX / (QA^2 QO))``."""
+    clamped accumulators (side to move first), ``floor(out * PHASE_MAX / (QA^2 QO))``. The loops
+    run over one-dimensional rows (``acc[stm]``, ``w4[o, :h]``): numba then sees unit strides and
+    vectorizes them, 2.3 times faster than with the same sums indexed ``acc[stm, j]``
+    (``docs/search.md``)."""
     h = acc.shape[1]
-    other = 1 - stm
-    out = np.int64(b4[o]) * QA
+    s = np.int64(0)
+    x = acc[stm]
+    w = w4[o, :h]
     for j in range(h):
-        a = np.int64(min(max(acc[stm, j], 0), QA))
-        out += a * a * np.int64(w4[o, j])
+        a = np.int64(min(max(x[j], 0), QA))
+        s += a * a * np.int64(w[j])
+    x = acc[1 - stm]
+    w = w4[o, h:]
     for j in range(h):
-        a = np.int64(min(max(acc[other, j], 0), QA))
-        out += a * a * np.int64(w4[o, h + j])
-    return (out * PHASE_MAX) // (QA * QA * QO)
+        a = np.int64(min(max(x[j], 0), QA))
+        s += a * a * np.int64(w[j])
+    return ((np.int64(b4[o]) * QA + s) * PHASE_MAX) // (QA * QA * QO)
 
 
 @njit(cache=True)
