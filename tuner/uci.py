@@ -502,19 +502,22 @@ class UciEngine:
         """Whether a search has not yet answered ``bestmove``."""
         return self._busy.is_set()
 
-    def _refuse_while_searching(self, cmd: str) -> bool:
+    def _stop_before(self, cmd: str) -> None:
+        """``cmd`` changes what the next search plays (the position, an option, the game): a
+        search still running is stopped first and answers its ``bestmove``, as before a ``go``,
+        so that the command is never lost and the next ``go`` searches what it said (it used to
+        be ignored, with an ``info string``, and the next ``go`` searched the old position)."""
         if self._searching():
-            self.info(f"{cmd} ignored while searching; send stop first")
-            return True
-        return False
+            self.info(f"{cmd} while searching: the search stops first")
+            self._cmd_stop([])
 
     def _cmd_ucinewgame(self, args: list[str]) -> None:
-        if not self._refuse_while_searching("ucinewgame") and self._engine is not None:
+        self._stop_before("ucinewgame")
+        if self._engine is not None:
             self._engine.clear()
 
     def _cmd_setoption(self, args: list[str]) -> None:
-        if self._refuse_while_searching("setoption"):
-            return
+        self._stop_before("setoption")
         if not args or args[0] != "name":
             self.info("setoption: expected 'setoption name <id> [value <x>]'")
             return
@@ -618,8 +621,7 @@ class UciEngine:
         self.info(f"position: {reason}; no position until a valid one arrives (go answers bestmove 0000)")
 
     def _cmd_position(self, args: list[str]) -> None:
-        if self._refuse_while_searching("position"):
-            return
+        self._stop_before("position")
         if not args or args[0] not in ("startpos", "fen"):
             self._keep_position("expected 'position startpos|fen <fen> [moves ...]'", None, [])
             return

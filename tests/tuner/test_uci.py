@@ -214,6 +214,39 @@ def test_stop_ends_infinite_search(raw_engine: RawEngine) -> None:
     assert chess.Move.from_uci(line.split()[1]) in board.legal_moves
 
 
+def test_a_position_or_option_sent_while_searching_stops_the_search_and_is_not_lost(raw_engine: RawEngine) -> None:
+    """``position`` (or ``setoption``, ``ucinewgame``) during a search stops it first, as ``go``
+    does: the search answers a move legal where it searched, and the next ``go`` searches the new
+    position. (It used to be ignored with an ``info string``, and the next ``go`` searched the old
+    position: Black's move after 1. e4 as White's answer to 1. d4 d5.)"""
+    after_e4 = chess.Board()
+    after_e4.push_uci("e2e4")
+    after_d4_d5 = chess.Board()
+    for m in ("d2d4", "d7d5"):
+        after_d4_d5.push_uci(m)
+    raw_engine.send("position startpos moves e2e4")
+    raw_engine.send("go infinite")
+    time.sleep(0.3)
+    raw_engine.send("position startpos moves d2d4 d7d5")
+    line, before = raw_engine.expect("bestmove", timeout=10)
+    assert "info string position while searching: the search stops first" in before
+    assert chess.Move.from_uci(line.split()[1]) in after_e4.legal_moves
+    raw_engine.send("go infinite")
+    time.sleep(0.3)
+    raw_engine.send("setoption name Hash value 8")
+    line, before = raw_engine.expect("bestmove", timeout=10)
+    assert "info string setoption while searching: the search stops first" in before
+    assert chess.Move.from_uci(line.split()[1]) in after_d4_d5.legal_moves
+    raw_engine.send("go depth 3")
+    line, before = raw_engine.expect("bestmove", timeout=30)
+    assert not any("while searching" in b for b in before)
+    assert chess.Move.from_uci(line.split()[1]) in after_d4_d5.legal_moves
+    raw_engine.send("setoption name Hash value 16")
+    raw_engine.send("isready")
+    _, before = raw_engine.expect("readyok")
+    assert not any("while searching" in b for b in before)
+
+
 def test_mated_side_answers_null_move(raw_engine: RawEngine) -> None:
     raw_engine.send("position startpos moves f2f3 e7e5 g2g4 d8h4")  # fool's mate: White is mated
     raw_engine.send("go depth 2")
