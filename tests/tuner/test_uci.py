@@ -225,18 +225,16 @@ def test_a_position_or_option_sent_while_searching_stops_the_search_and_is_not_l
     for m in ("d2d4", "d7d5"):
         after_d4_d5.push_uci(m)
     raw_engine.send("position startpos moves e2e4")
-    raw_engine.send("go infinite")
-    time.sleep(0.3)
-    raw_engine.send("position startpos moves d2d4 d7d5")
-    line, before = raw_engine.expect("bestmove", timeout=10)
-    assert "info string position while searching: the search stops first" in before
-    assert chess.Move.from_uci(line.split()[1]) in after_e4.legal_moves
-    raw_engine.send("go infinite")
-    time.sleep(0.3)
-    raw_engine.send("setoption name Hash value 8")
-    line, before = raw_engine.expect("bestmove", timeout=10)
-    assert "info string setoption while searching: the search stops first" in before
-    assert chess.Move.from_uci(line.split()[1]) in after_d4_d5.legal_moves
+    # each command during a go infinite, and the position the stopped search had to answer in
+    cases = [("position startpos moves d2d4 d7d5", after_e4), ("setoption name Hash value 8", after_d4_d5),
+             ("ucinewgame", after_d4_d5)]
+    for command, searched in cases:
+        raw_engine.send("go infinite")
+        time.sleep(0.3)
+        raw_engine.send(command)
+        line, before = raw_engine.expect("bestmove", timeout=10)
+        assert f"info string {command.split()[0]} while searching: the search stops first" in before
+        assert chess.Move.from_uci(line.split()[1]) in searched.legal_moves
     raw_engine.send("go depth 3")
     line, before = raw_engine.expect("bestmove", timeout=30)
     assert not any("while searching" in b for b in before)
