@@ -32,10 +32,9 @@ from typing import Any
 STAGES = ("tt", "good_captures", "killers_counter", "quiets", "bad_captures")
 
 
-def _stage(key: int) -> int:
-    """The ordering class (an index of :data:`STAGES`) of a move's ordering key."""
-    import search.play.kernel as k  # noqa: PLC0415
-
+def _stage(key: int, k: Any) -> int:
+    """The ordering class (an index of :data:`STAGES`) of a move's ordering key; ``k``: the
+    module :mod:`search.play.kernel`, whose ``_ORDER_*`` bases the keys are built on."""
     if key >= k._ORDER_TT:
         return 0
     if key >= k._ORDER_GOOD - (1 << 20):  # MVV/LVA adds less than 2^20 to the class's base
@@ -71,7 +70,7 @@ def count(weights: str, depth: int, tt_bits: int) -> dict[str, Any]:
 
     def logged_pick(st: Any, ply: int, i: int, n: int) -> tuple[int, int]:
         m, o = pick(st, ply, i, n)
-        current[int(ply)].append(_stage(int(o)))
+        current[int(ply)].append(_stage(int(o), k))
         return m, o
 
     k._order_moves, k._pick = logged_order, logged_pick  # the Python run looks them up at each call

@@ -505,8 +505,7 @@ class UciEngine:
     def _stop_before(self, cmd: str) -> None:
         """``cmd`` changes what the next search plays (the position, an option, the game): a
         search still running is stopped first and answers its ``bestmove``, as before a ``go``,
-        so that the command is never lost and the next ``go`` searches what it said (it used to
-        be ignored, with an ``info string``, and the next ``go`` searched the old position)."""
+        so that the command is never lost and the next ``go`` searches what it said."""
         if self._searching():
             self.info(f"{cmd} while searching: the search stops first")
             self._cmd_stop([])
