@@ -27,6 +27,7 @@ interrupted and resumed (on either executor).
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import concurrent.futures.process
 import contextlib
@@ -95,12 +96,12 @@ _MOVER: Mover | None = None
 
 
 def search_sha256() -> str:
-    """A fingerprint of the code that chooses self-play's moves: the SHA-256 (16 hex digits) of
-    the ``search`` package's Python sources and of the modules that make a game's engine
-    (:mod:`tuner.selfplay.game`, :mod:`tuner.arena.players`: its table size), in path order.
-    Each part of the journal records the one it was played with, so a generation resumed across
-    a change of the search (a new feature, a fix) says in its manifest how many of its games each
-    version played."""
+    """A fingerprint of the code that chooses self-play's moves: :func:`code_sha256` of the
+    ``search`` package's Python sources and of the modules that make a game's engine
+    (:mod:`tuner.selfplay.game`, :mod:`tuner.arena.players`: its table size). Each part of the
+    journal records the one it was played with, so a generation resumed across a change of the
+    search (a new feature, a fix) says in its manifest how many of its games each version
+    played; a change of docstrings or comments alone is not one."""
     import search  # noqa: PLC0415
     import tuner  # noqa: PLC0415
 
@@ -108,9 +109,24 @@ def search_sha256() -> str:
     package = Path(tuner.__file__).parent
     files = [*Path(search.__file__).parent.rglob("*.py"),
              package / "selfplay" / "game.py", package / "arena" / "players.py"]
+    return code_sha256(files, root)
+
+
+def code_sha256(files: list[Path], root: Path) -> str:
+    """The SHA-256 (16 hex digits) of Python source ``files`` as code, in path order: each
+    file's path relative to ``root`` and its syntax tree (:func:`ast.dump`, without line numbers)
+    with every docstring taken out, so that comments, docstrings and layout change nothing and
+    any change to a statement, a name or a constant changes it."""
     digest = hashlib.sha256()
     for path in sorted(files):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                    and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + ast.dump(tree).encode() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -677,4 +693,5 @@ def _build_set(folder: Path, journal: Journal, config: SelfplayConfig, settings:
     return manifest
 
 
-__all__ = ["FLUSH_GAMES", "Journal", "Recorder", "SETTINGS", "file_sha256", "search_sha256", "selfplay"]
+__all__ = ["FLUSH_GAMES", "Journal", "Recorder", "SETTINGS", "code_sha256", "file_sha256", "search_sha256",
+           "selfplay"]

@@ -122,6 +122,41 @@ def test_each_part_records_its_search_and_a_resume_after_a_change_is_counted(two
         Journal(folder, "gm")
 
 
+def test_the_search_fingerprint_is_of_the_code_not_its_words(tmp_path: Path) -> None:
+    """A change of docstrings, comments or layout leaves :func:`code_sha256` as it was (a resumed
+    generation then does not report a changed search); a changed constant, statement or file
+    name changes it."""
+    from tuner.selfplay.run import code_sha256
+
+    base = '''"""A module."""
+
+LIMIT = 3
+
+
+class Mover:
+    """Moves."""
+
+    def best(self, x):
+        """The best of x."""
+        return max(x, LIMIT)  # at least LIMIT
+'''
+    reworded = base.replace('"""A module."""', '"""A module, reworded\n\nat length."""')
+    reworded = reworded.replace("# at least LIMIT", "# never below the limit").replace("\n\n\nclass", "\n\nclass")
+    reworded = reworded.replace('"""The best of x."""', "# no docstring now")
+    variants = {"base": base, "reworded": reworded, "constant": base.replace("LIMIT = 3", "LIMIT = 4"),
+                "statement": base.replace("max(x, LIMIT)", "min(x, LIMIT)"), "only_doc": '"""Words."""\n'}
+    digests = {}
+    for name, text in variants.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "m.py").write_text(text)
+        digests[name] = code_sha256([folder / "m.py"], folder)
+    assert digests["reworded"] == digests["base"]
+    assert len({digests[k] for k in ("base", "constant", "statement", "only_doc")}) == 4
+    (tmp_path / "base" / "n.py").write_text(base)
+    assert code_sha256([tmp_path / "base" / "n.py"], tmp_path / "base") != digests["base"]  # the path counts
+
+
 def test_a_new_run_refuses_a_folder_that_is_not_empty_and_resume_refuses_other_settings(two_workers: Path,
                                                                                         tmp_path: Path) -> None:
     with pytest.raises(TunerError, match="not empty"):
