@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -216,11 +216,12 @@ class _Search:
 
 
 def quick_move(board: chess.Board, deadline: float, *, stop: threading.Event | None = None,
-               max_depth: int = 64,
-               on_depth: Callable[[QuickResult], None] | None = None) -> QuickResult | None:
+               max_depth: int = 64, on_depth: Callable[[QuickResult], None] | None = None,
+               root_moves: Sequence[chess.Move] = ()) -> QuickResult | None:
     """The best move of ``board`` by iterative deepening until ``deadline`` (a
     ``time.perf_counter()`` reading), ``stop`` or ``max_depth``; ``None`` when ``board`` has no
-    legal move.
+    legal move. ``root_moves``: the legal moves to choose among (UCI's ``searchmoves``; empty:
+    all).
 
     A depth cut short still gives its best move when it has searched the previous depth's best
     move (searched first) in full; otherwise the previous depth's move stands. ``on_depth`` is called after each completed depth. ``board`` is left as it
@@ -228,7 +229,7 @@ def quick_move(board: chess.Board, deadline: float, *, stop: threading.Event | N
     that repeats a position of the game scores a draw).
     """
     work = board.copy()  # with the moves played: repetitions count as draws
-    root = list(work.legal_moves)
+    root = [m for m in work.legal_moves if not root_moves or m in root_moves]
     if not root:
         return None
     search = _Search(work, deadline, stop)

@@ -87,7 +87,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import chess
 
@@ -108,6 +108,8 @@ from tuner.compile_apart import KernelChild, load_engine_kernels
 from tuner.compiling import CompileRefused, compile_count, refuse_compiles
 from tuner.quickmove import QuickResult, quick_move
 from tuner.quickmove import uci_score as quick_score
+
+_M = TypeVar("_M")  # a move: the search's packed int or python-chess's Move
 
 ENGINE_NAME = f"movetuner {__version__}"
 ENGINE_AUTHOR = "the movetuner authors"
@@ -202,6 +204,8 @@ class GoLimits:
     movestogo: int | None = None
     mate: int | None = None
     infinite: bool = False
+    #: ``searchmoves``: the root moves to search, as UCI text (empty: all)
+    searchmoves: tuple[str, ...] = ()
 
     def max_depth(self) -> int:
         """The deepest iteration: ``depth``, and for ``mate N`` at most ``2N - 1`` plies (a mate
@@ -289,12 +293,14 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
     Never raises: as Stockfish does, a value out of range is clamped to the nearest valid one
     (``depth 0`` -> 1, ``nodes 0`` -> 1, ``movetime -5`` -> 1), a missing or non-integer value
     is replaced by the lowest valid one (``depth abc`` -> 1; a missing clock counts as 0 ms)
-    and an unknown word is ignored, each with a note. Unsupported parts (``ponder``,
-    ``searchmoves``) are noted and searched normally.
+    and an unknown word is ignored, each with a note. ``searchmoves`` takes the words after it
+    up to the next parameter (checked against the position when the search starts:
+    :func:`root_moves`). ``ponder`` is not supported: noted and searched normally.
     """
     values: dict[str, int] = {}
     infinite = False
     notes: list[str] = []
+    searchmoves: list[str] = []
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -326,18 +332,37 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
             notes.append("go: ponder is not supported, searching normally")
             i += 1
         elif tok == "searchmoves":
-            notes.append("go: searchmoves is not supported, searching all moves")
             i += 1
             while i < len(tokens) and tokens[i] not in _INT_PARAMS and tokens[i] not in _FLAGS:
+                searchmoves.append(tokens[i])
                 i += 1
+            if not searchmoves:
+                notes.append("go: searchmoves names no move; searching all moves")
         else:
             notes.append(f"go: unknown parameter {tok[:20]!r} ignored")
             i += 1
     limits = GoLimits(depth=values.get("depth"), nodes=values.get("nodes"), movetime=values.get("movetime"),
                       wtime=values.get("wtime"), btime=values.get("btime"), winc=values.get("winc", 0),
                       binc=values.get("binc", 0), movestogo=values.get("movestogo"), mate=values.get("mate"),
-                      infinite=infinite)
+                      infinite=infinite, searchmoves=tuple(searchmoves))
     return limits, notes
+
+
+def root_moves(texts: Sequence[str], legal: dict[str, _M]) -> tuple[list[_M], list[str]]:
+    """The moves of ``go searchmoves`` (UCI ``texts``) among a position's ``legal`` moves (by
+    their UCI text), in the order given and once each, and notes for the GUI: each word that is
+    not a legal move is ignored; when none is, every move is searched (an empty list)."""
+    chosen: list[_M] = []
+    notes = []
+    for text in texts:
+        move = legal.get(text)
+        if move is None:
+            notes.append(f"go: searchmoves: {text[:20]!r} is not a legal move here; ignored")
+        elif move not in chosen:
+            chosen.append(move)
+    if texts and not chosen:
+        notes.append("go: searchmoves names no legal move; searching all moves")
+    return chosen, notes
 
 
 class UciEngine:
@@ -840,7 +865,11 @@ class UciEngine:
             self.send(f"info depth {r.depth} score {quick_score(r.score)} nodes {r.nodes} "
                       f"nps {int(r.nodes * 1000 / ms)} time {ms} pv {' '.join(m.uci() for m in r.pv)}")
 
-        result = quick_move(board, deadline, stop=stop, max_depth=limits.max_depth(), on_depth=report)
+        only, notes = root_moves(limits.searchmoves, {m.uci(): m for m in board.legal_moves})
+        for text in notes:
+            self.info(text)
+        result = quick_move(board, deadline, stop=stop, max_depth=limits.max_depth(), on_depth=report,
+                            root_moves=only)
         if result is None:
             return "bestmove 0000"
         answer = f"bestmove {result.move.uci()}"
@@ -902,6 +931,15 @@ class UciEngine:
                       f"pv {' '.join(move_to_uci(m) for m in it.pv)}")
 
         best = None
+        only: list[int] = []
+        if board is not None and limits.searchmoves:
+            only, notes = root_moves(limits.searchmoves, {move_to_uci(int(m)): int(m) for m in legal_moves(board)})
+            if only and not isinstance(self.searcher, PlaySearcher):
+                notes.append(f"go: searchmoves: the {self.search} search searches every root move; only the "
+                             "play search keeps to searchmoves")
+                only = []
+            for text in notes:
+                self.info(text)
         try:
             if board is not None:
                 searcher = self.searcher
@@ -910,7 +948,7 @@ class UciEngine:
                 if isinstance(searcher, PlaySearcher):
                     # go mate N: the selective search deepens until it finds a mate in N or fewer
                     best = searcher.think(board, history, max_depth=limits.play_max_depth(), node_limit=limits.nodes,
-                                          plan=plan, on_iteration=report, mate_moves=limits.mate)
+                                          plan=plan, on_iteration=report, mate_moves=limits.mate, root_moves=only)
                 else:
                     best = searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
                                           plan=plan, on_iteration=report)
@@ -922,7 +960,7 @@ class UciEngine:
             self._stop.wait()  # UCI: in infinite mode, answer only after stop
         pv = best.pv if best is not None else ()
         if not pv and board is not None:
-            legal = legal_moves(board)
+            legal = only or legal_moves(board)
             pv = (int(legal[0]),) if len(legal) else ()
         answer = "bestmove " + (move_to_uci(pv[0]) if pv else "0000")
         if len(pv) > 1:

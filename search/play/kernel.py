@@ -46,10 +46,12 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
 Scores are eval units (centipawns x ``P_SCALE``), side to move's view; a mate at ``ply`` scores
 ``-(MATE - ply)`` for the side mated; repetitions since the last irreversible move (in the path
 or the game's history) and the fifty-move rule score 0 (:func:`search.tree.alphabeta.rule_verdict`).
-The search stops when ``stats[S_NODES]`` reaches ``stats[S_BUDGET]`` or ``stats[S_ABORT]`` is
-set (another thread); a stopped search's values are meaningless (it returns 0 up the tree) and
-the caller keeps the root record (``S_ROOT_*``): the best root move of the iteration that raised
-the root's alpha before the stop, with its score and PV (``pv[ROOT_ROW]``).
+With ``stats[S_ROOT_ONLY]`` = k > 0 the root searches only the k moves of ``root_only`` (UCI's
+``searchmoves``; the root's table entry is then at most a lower bound). The search stops when
+``stats[S_NODES]`` reaches ``stats[S_BUDGET]`` or ``stats[S_ABORT]`` is set (another thread); a
+stopped search's values are meaningless (it returns 0 up the tree) and the caller keeps the root
+record (``S_ROOT_*``): the best root move of the iteration that raised the root's alpha before the
+stop, with its score and PV (``pv[ROOT_ROW]``).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ ROOT_ROW = MAX_PLY + 1
 
 # stats entries
 S_NODES, S_BUDGET, S_ABORT, S_STOPPED, S_SELDEPTH, S_ROOT_DONE, S_ROOT_SCORE, S_ROOT_PVLEN = range(8)
-S_NHIST, S_GEN, S_ROOT_FOUND, S_ROOT_FIRST_NODES, S_ROOT_DEPTH = 8, 9, 10, 11, 12
+S_NHIST, S_GEN, S_ROOT_FOUND, S_ROOT_FIRST_NODES, S_ROOT_DEPTH, S_ROOT_ONLY = 8, 9, 10, 11, 12, 13
 N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
@@ -126,6 +128,7 @@ class PlayState(NamedTuple):
     lmr: np.ndarray  #: int64[64, 256], :func:`search.play.tables.lmr_table`
     hist: np.ndarray  #: uint64[>= 1], keys of the game's positions before the root (stats[S_NHIST] of them)
     gain: np.ndarray  #: int64[40] scratch (SEE, evaluation)
+    root_only: np.ndarray  #: int32[MAX_MOVES], the only root moves searched when stats[S_ROOT_ONLY] > 0
 
 
 def new_state(params: np.ndarray, tt: np.ndarray, lmr: np.ndarray) -> PlayState:
@@ -147,6 +150,7 @@ def new_state(params: np.ndarray, tt: np.ndarray, lmr: np.ndarray) -> PlayState:
         params=params, lmr=lmr,
         hist=np.zeros(1, dtype=np.uint64),
         gain=np.zeros(40, dtype=np.int64),
+        root_only=np.zeros(MAX_MOVES, dtype=np.int32),
     )
 
 
@@ -413,6 +417,15 @@ def _drop_quiets(st, ply, start, n):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
+def _root_listed(st, m):  # type: ignore[no-untyped-def]
+    """Whether root move ``m`` is one of the ``stats[S_ROOT_ONLY]`` moves of ``root_only``."""
+    for k in range(st.stats[S_ROOT_ONLY]):
+        if st.root_only[k] == m:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def _record_root(st, v, m):  # type: ignore[no-untyped-def]
     """A root move ``m`` searched in full scored ``v`` that raised the root's alpha: keep it."""
     stats = st.stats
@@ -520,6 +533,8 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
     while i + 1 < n:
         i += 1
         m, key_o = _pick(st, ply, i, n)
+        if root and stats[S_ROOT_ONLY] > 0 and not _root_listed(st, m):
+            continue  # not among the root moves to search (searchmoves)
         quiet = _is_quiet(m)
         if prune_ok and searched > 0 and best > -MATE_BOUND:
             if quiet:
@@ -592,6 +607,12 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
         bound = BOUND_EXACT
     else:
         bound = BOUND_UPPER
+    if root and stats[S_ROOT_ONLY] > 0:
+        # some root moves were left out: the best of the others is only a lower bound on the
+        # position's value, and a fail low bounds nothing
+        if best <= alpha0:
+            return best
+        bound = BOUND_LOWER
     tt_write(st.tt, key, best_move if bound != BOUND_UPPER else np.int32(0), depth, bound,
              score_to_tt(best, ply), static, stats[S_GEN])
     return best

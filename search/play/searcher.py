@@ -17,6 +17,7 @@ match`` and ``tuner selfplay`` (``--search play``, the default).
   cut (:attr:`Iteration.partial`, its score a lower bound); else the previous iteration's
   result stands. A search cut before its first iteration ended plays the best root move found,
   or the first legal move;
+* ``root_moves``: the root searches only these moves (UCI's ``searchmoves``), the helpers too;
 * ``mate_moves``: a mate in that many moves or fewer for the side to move ends the search
   (``go mate N``; the search deepens until it finds one or a limit ends it);
 * ``seldepth``: the deepest ply the iteration reached, quiescence included;
@@ -44,9 +45,9 @@ from search.core.validate import check_board
 from search.evaluation.evaluation_api import EVAL_SCALE
 from search.evaluation.static_eval import kernel_evaluator, new_eval_state
 from search.evaluation.validate import check_evaluator
-from search.play.kernel import (ROOT_ROW, S_ABORT, S_GEN, S_NODES, S_ROOT_FOUND, S_ROOT_PVLEN, S_ROOT_SCORE,
-                                S_SELDEPTH, S_STOPPED, PlayState, age_history, clear_tables, default_params,
-                                new_state, search_root)
+from search.play.kernel import (ROOT_ROW, S_ABORT, S_GEN, S_NODES, S_ROOT_FOUND, S_ROOT_ONLY, S_ROOT_PVLEN,
+                                S_ROOT_SCORE, S_SELDEPTH, S_STOPPED, PlayState, age_history, clear_tables,
+                                default_params, new_state, search_root)
 from search.play.tables import lmr_table, new_table
 from search.tree.alphabeta import INF
 from search.tree.iterative import (MAX_DEPTH, NPS_GUESS, UNLIMITED, ClockPlanned, Iteration, MoveStability, TimePlan,
@@ -85,12 +86,15 @@ class _Helper:
         self.nodes = 0
         self.thread: threading.Thread | None = None
 
-    def start(self, board: Board, hist: np.ndarray, nhist: int, generation: int) -> None:
+    def start(self, board: Board, hist: np.ndarray, nhist: int, generation: int, root_moves: np.ndarray) -> None:
+        """Search ``board`` (``root_moves``: the root moves to search, all when empty) until
+        :meth:`finish`."""
         self.stop.clear()
         self.nodes = 0
         st = self.state._replace(hist=hist)
         st.stats[S_GEN] = generation
         st.stats[S_ABORT] = 0
+        _restrict_root(st, root_moves)
         age_history(st)
         self.thread = threading.Thread(target=self._run, args=(st, board, nhist), daemon=True,
                                        name=f"play-helper-{self.k}")
@@ -167,15 +171,24 @@ class PlaySearcher(ClockPlanned):
     def think(self, board: Board, history: Sequence[int] | np.ndarray, *, max_depth: int = MAX_DEPTH,
               node_limit: int | None = None, plan: TimePlan | None = None,
               on_iteration: Callable[[Iteration], None] | None = None,
-              mate_moves: int | None = None) -> Iteration | None:
+              mate_moves: int | None = None, root_moves: Sequence[Move] | None = None) -> Iteration | None:
         """Iterative deepening from depth 1 to ``max_depth`` on ``board`` (module docstring);
-        ``history``: Zobrist keys of the game's positions before ``board``, oldest first.
-        Returns the last kept iteration (``None`` only for a position without legal moves)."""
+        ``history``: Zobrist keys of the game's positions before ``board``, oldest first;
+        ``root_moves``: legal moves of ``board``, the only ones the root searches (UCI's
+        ``searchmoves``; ``None`` or empty: all). Returns the last kept iteration (``None`` only
+        for a position without legal moves)."""
         board = check_board(board)
         hist = np.zeros(max(1, len(history)), dtype=np.uint64)
         hist[: len(history)] = np.asarray(history, dtype=np.uint64)
         st = self.state._replace(hist=hist)
         legal = legal_moves(board)
+        only = np.asarray(sorted({int(m) for m in root_moves or ()}), dtype=np.int32)
+        foreign = np.setdiff1d(only, legal)
+        if len(foreign):
+            raise ValueError(f"root_moves: {len(foreign)} of them are not legal moves of the board")
+        if len(only):
+            legal = legal[np.isin(legal, only)]  # the fallbacks below play one of them
+        _restrict_root(st, only)
         self._generation = (self._generation + 1) % 256
         st.stats[S_GEN] = self._generation
         st.stats[S_ABORT] = 1 if self._aborted.is_set() else 0
@@ -188,7 +201,7 @@ class PlaySearcher(ClockPlanned):
         stability = MoveStability()
         if len(legal) > 1:
             for h in self._helpers:
-                h.start(board, hist, len(history), self._generation)
+                h.start(board, hist, len(history), self._generation, only)
         try:
             for depth in range(1, max(1, min(max_depth, MAX_DEPTH)) + 1):
                 scale = stability.scale if self.adapt_time else 1.0
@@ -277,6 +290,12 @@ class PlaySearcher(ClockPlanned):
         if best is not None or len(legal) == 0:
             return best
         return Iteration(depth, 0, (int(legal[0]),), nodes, total, seconds, partial=True)
+
+
+def _restrict_root(st: PlayState, moves: np.ndarray) -> None:
+    """Make the root of searches on ``st`` search only ``moves`` (int32, legal; empty: all)."""
+    st.root_only[: len(moves)] = moves
+    st.stats[S_ROOT_ONLY] = len(moves)
 
 
 __all__ = ["ASPIRATION_CP", "ASPIRATION_DEPTH", "PlaySearcher"]

@@ -11,7 +11,7 @@ import chess
 import pytest
 from tests.tuner.test_uci import RawEngine, started_engine
 
-from tuner.uci import MISSING_CLOCK_MOVETIME_MS, GoLimits, parse_go
+from tuner.uci import MISSING_CLOCK_MOVETIME_MS, GoLimits, parse_go, root_moves
 
 #: White mates in two, and only with 1. Kc7 (checked with python-chess when the test was written)
 MATE_IN_TWO = "k7/8/2K5/8/8/8/8/1R6 w - - 0 1"
@@ -184,3 +184,42 @@ def test_bestmove_is_the_first_move_of_the_last_reported_pv(engine: RawEngine, g
     if partial is not None:
         assert ("lowerbound" in last) is partial and last[2] == ("6" if partial else "5"), search
         assert search[-2].startswith("info nodes 150000 ") if not partial else " nodes 300000 " in search[-2], search
+
+
+def test_searchmoves_are_parsed_up_to_the_next_parameter() -> None:
+    limits, notes = parse_go("searchmoves e2e4 d2d4 depth 5".split())
+    assert limits.searchmoves == ("e2e4", "d2d4") and limits.depth == 5 and notes == []
+    limits, notes = parse_go("depth 3 searchmoves infinite".split())
+    assert limits.searchmoves == () and limits.infinite
+    assert notes == ["go: searchmoves names no move; searching all moves"]
+
+
+def test_root_moves_keep_the_legal_ones_in_order_once_each() -> None:
+    legal = {"e2e4": 1, "d2d4": 2, "g1f3": 3}
+    assert root_moves(["d2d4", "e2e4", "d2d4"], legal) == ([2, 1], [])
+    assert root_moves(["e2e5", "g1f3"], legal) == ([3], ["go: searchmoves: 'e2e5' is not a legal move here; ignored"])
+    assert root_moves(["x"], legal) == ([], ["go: searchmoves: 'x' is not a legal move here; ignored",
+                                             "go: searchmoves names no legal move; searching all moves"])
+
+
+def test_go_searchmoves_plays_and_reports_only_those_moves(engine: RawEngine) -> None:
+    """UCI's ``searchmoves`` (it used to be noted and ignored: the engine answered any move):
+    the playing search's lines and ``bestmove`` keep to the legal moves named, a word that is
+    not one is noted; with none legal, or with the exact search, every move is searched."""
+    allowed = {chess.Move.from_uci(m) for m in ("a7a6", "h7h6")}
+    engine.send("position startpos moves e2e4")
+    engine.send("go depth 8 searchmoves a7a6 e2e4 h7h6")
+    (search,) = _answers(engine, 1, timeout=120)  # (the kernels may still be compiling)
+    assert "info string go: searchmoves: 'e2e4' is not a legal move here; ignored" in search
+    pvs = [line.split(" pv ")[1].split()[0] for line in search if line.startswith("info depth")]
+    assert len(pvs) >= 8 and {chess.Move.from_uci(m) for m in pvs} <= allowed
+    assert _move(search) in allowed
+    engine.send("go depth 2 searchmoves zz")
+    (search,) = _answers(engine, 1)
+    assert "info string go: searchmoves names no legal move; searching all moves" in search
+    assert _move(search) in _board("e2e4").legal_moves
+    engine.send("setoption name Search value exact")
+    engine.send("go depth 2 searchmoves a7a6")
+    (search,) = _answers(engine, 1)
+    assert any("only the play search keeps to searchmoves" in line for line in search)
+    engine.send("setoption name Search value play")

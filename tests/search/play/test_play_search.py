@@ -14,7 +14,7 @@ import pytest
 from numba import njit
 from tests.oracles.minimax import Oracle
 
-from search.core.board import make_null_move
+from search.core.board import W_KEY, make_null_move
 from search.core.convert import from_chess, legal_moves, move_to_chess, move_to_uci
 from search.core.movegen import MAX_MOVES
 from search.evaluation.evaluators import load_evaluator
@@ -59,6 +59,44 @@ def test_with_every_feature_off_it_is_the_exact_search(positions: list[chess.Boa
             if depth <= 2:
                 assert got.score == oracle.value(board, depth), board.fen()
                 oracle.check_line(board, depth, got.score, [move_to_chess(m) for m in got.pv])
+
+
+def test_root_moves_are_the_only_ones_searched_and_their_value_is_a_lower_bound(positions: list[chess.Board],
+                                                                                oracle: Oracle) -> None:
+    """``root_moves`` (UCI's searchmoves): with every feature off the score is the minimax
+    oracle's best over those moves alone, the move one of them, and the root's table entry a
+    lower bound (the moves left out may be better); with every feature on, and with a helper
+    thread, the move is still one of them; a move not legal at the root is refused."""
+    checked = 0
+    for board in positions[:10]:
+        b = from_chess(board)
+        legal = [int(m) for m in legal_moves(b)]
+        if len(legal) < 4:
+            continue
+        children = {}
+        for m in legal:
+            child = board.copy(stack=False)
+            child.push(move_to_chess(m))
+            children[m] = child
+        worst = sorted(legal, key=lambda m: -oracle.value(children[m], 0, ply=1))[:2]  # the best left out
+        for depth in (1, 2):
+            play = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False)
+            got = play.think(b, [], max_depth=depth, root_moves=worst)
+            assert got is not None and got.pv[0] in worst
+            assert got.score == max(-oracle.value(children[m], depth - 1, ply=1) for m in worst), board.fen()
+            found, move, _, bound, _, _ = tt_read(play.state.tt, b[W_KEY])
+            assert found and bound == BOUND_LOWER and move in worst
+            whole = play.think(b, [], max_depth=depth)
+            assert whole is not None and whole.score == oracle.value(board, depth), board.fen()
+            assert tt_read(play.state.tt, b[W_KEY])[3] == BOUND_EXACT
+        for threads in (1, 2):
+            it = PlaySearcher(CLASSIC, tt_bits=14, threads=threads).think(b, [], node_limit=20_000, root_moves=worst)
+            assert it is not None and it.pv[0] in worst
+        checked += 1
+    assert checked >= 8
+    other = next(m for m in legal_moves(from_chess(positions[1])) if m not in legal_moves(from_chess(positions[0])))
+    with pytest.raises(ValueError, match="not legal moves of the board"):
+        PlaySearcher(CLASSIC, tt_bits=12).think(from_chess(positions[0]), [], max_depth=1, root_moves=[int(other)])
 
 
 def test_the_quiescence_table_keeps_the_exact_score(positions: list[chess.Board]) -> None:
