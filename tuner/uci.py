@@ -159,7 +159,8 @@ class UciOption:
 
     #: its name as declared; ``setoption`` matches it ignoring case and spaces
     name: str
-    #: its UCI type: ``"string"``, ``"spin"`` (an integer in ``[min, max]``) or ``"combo"`` (one of ``vars``)
+    #: its UCI type: ``"string"``, ``"spin"`` (an integer in ``[min, max]``), ``"combo"`` (one of
+    #: ``vars``) or ``"check"`` (``true`` or ``false``)
     type: str
     #: the default declared; None for the engine's current value (``Weights``: what it plays with)
     default: str | None
@@ -206,6 +207,8 @@ class GoLimits:
     infinite: bool = False
     #: ``searchmoves``: the root moves to search, as UCI text (empty: all)
     searchmoves: tuple[str, ...] = ()
+    #: ``go ponder``: search until ``ponderhit`` (then with the other limits) or ``stop``
+    ponder: bool = False
 
     def max_depth(self) -> int:
         """The deepest iteration: ``depth``, and for ``mate N`` at most ``2N - 1`` plies (a mate
@@ -221,8 +224,9 @@ class GoLimits:
         return depth if self.mate is None else max(1, min(depth, 4 * self.mate + 8, MAX_DEPTH))
 
     def unbounded(self) -> bool:
-        """Whether nothing ends the search but ``stop`` (``go infinite``, or no limit at all)."""
-        return self.infinite or (self.depth is None and self.nodes is None and self.movetime is None
+        """Whether nothing ends the search but ``stop`` (``go infinite``, ``go ponder``, or no
+        limit at all)."""
+        return self.infinite or self.ponder or (self.depth is None and self.nodes is None and self.movetime is None
                                  and self.mate is None and self.wtime is None and self.btime is None)
 
     def for_side(self, white_to_move: bool) -> tuple[GoLimits, str | None]:
@@ -230,7 +234,7 @@ class GoLimits:
         saying so): the other side's time when it is given, else (clock parameters without
         any time) ``movetime`` :data:`MISSING_CLOCK_MOVETIME_MS` unless another limit binds."""
         own, other = (self.wtime, self.btime) if white_to_move else (self.btime, self.wtime)
-        if own is not None or self.infinite or self.movetime is not None:
+        if own is not None or self.infinite or self.ponder or self.movetime is not None:
             return self, None
         mine, theirs = ("wtime", "btime") if white_to_move else ("btime", "wtime")
         side = "White" if white_to_move else "Black"
@@ -295,10 +299,10 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
     is replaced by the lowest valid one (``depth abc`` -> 1; a missing clock counts as 0 ms)
     and an unknown word is ignored, each with a note. ``searchmoves`` takes the words after it
     up to the next parameter (checked against the position when the search starts:
-    :func:`root_moves`). ``ponder`` is not supported: noted and searched normally.
+    :func:`root_moves`). ``ponder`` sets :attr:`GoLimits.ponder`.
     """
     values: dict[str, int] = {}
-    infinite = False
+    infinite = ponder = False
     notes: list[str] = []
     searchmoves: list[str] = []
     i = 0
@@ -329,7 +333,7 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
             infinite = True
             i += 1
         elif tok == "ponder":
-            notes.append("go: ponder is not supported, searching normally")
+            ponder = True
             i += 1
         elif tok == "searchmoves":
             i += 1
@@ -344,7 +348,7 @@ def parse_go(tokens: Sequence[str]) -> tuple[GoLimits, list[str]]:
     limits = GoLimits(depth=values.get("depth"), nodes=values.get("nodes"), movetime=values.get("movetime"),
                       wtime=values.get("wtime"), btime=values.get("btime"), winc=values.get("winc", 0),
                       binc=values.get("binc", 0), movestogo=values.get("movestogo"), mate=values.get("mate"),
-                      infinite=infinite, searchmoves=tuple(searchmoves))
+                      infinite=infinite, searchmoves=tuple(searchmoves), ponder=ponder)
     return limits, notes
 
 
@@ -405,6 +409,12 @@ class UciEngine:
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._busy = threading.Event()  # set from go until just before its bestmove
+        #: the ``go ponder`` being searched: its words without ``ponder`` (None: not pondering),
+        #: what ``ponderhit`` searches with its clock; and, while ``ponderhit`` ends the pondering
+        #: search, set so that it ends without a ``bestmove`` (the search that follows gives it)
+        self._ponder_go: list[str] | None = None
+        self._ponder_hit = threading.Event()
+        self.ponder = False  # the Ponder option: GUIs ask for it before they send go ponder
         self._told_compiling = False  # whether a go said COMPILING_INFO for the running warm-up
         self._pls_warm = False  # whether the probability-limited search's kernel was warmed up
         #: set once the kernels that convert a position are loaded; whether they load from the cache
@@ -562,6 +572,13 @@ class UciEngine:
                 return
             self._set_option(option, choice)
             return
+        if option.type == "check":
+            flag = value.strip().lower()
+            if flag not in ("true", "false"):
+                self._refuse_option(option, f"{value[:20]!r} is not true or false")
+                return
+            self._set_option(option, flag == "true")
+            return
         if option.type != "spin":
             self._set_option(option, value)
             return
@@ -594,6 +611,9 @@ class UciEngine:
         self.weights_name = value
         self._rebuild(evaluator_changed=True)
         self.info(f"weights {value} loaded")
+
+    def _set_ponder(self, on: bool) -> None:
+        self.ponder = on  # nothing to change: the GUI decides when to send go ponder
 
     def _set_hash(self, megabytes: int) -> None:
         self.hash_mb = megabytes
@@ -733,6 +753,7 @@ class UciEngine:
         # that has just cleared its busy flag and not yet written its bestmove)
         self._cmd_stop([])
         limits, notes = parse_go(args)
+        self._ponder_go = [a for a in args if a != "ponder"] if limits.ponder else None
         board = None if self.board is None else self.board.copy()
         cboard = None if self.chess_board is None else self.chess_board.copy()
         white = cboard.turn == chess.WHITE if cboard is not None else board is None or int(board[W_STM]) == 0
@@ -765,7 +786,28 @@ class UciEngine:
         return False
 
     def _cmd_ponderhit(self, args: list[str]) -> None:
-        self.info("ponderhit: pondering is not supported")
+        """The opponent played the move pondered on: the pondering search ends without an
+        answer and the same ``go`` is searched again with its limits, the clock running from
+        now; the table keeps what the pondering found, so the new search's first iterations
+        are quick."""
+        words = self._ponder_go
+        if words is None or not self._busy.is_set():
+            self.info("ponderhit: no search is pondering; ignored")
+            return
+        self._ponder_hit.set()
+        try:
+            self._cmd_stop([])
+        finally:
+            self._ponder_hit.clear()
+        self._cmd_go(words)
+
+    def _answer(self, line: str) -> None:
+        """Send a search's ``bestmove`` ``line`` and mark the engine idle, unless ``ponderhit``
+        ended this (pondering) search: the search that follows answers its ``go``."""
+        if self._ponder_hit.is_set():
+            return
+        self._busy.clear()  # the GUI may send the next command as soon as it reads bestmove
+        self.send(line)
 
     def _cmd_debug(self, args: list[str]) -> None:
         pass
@@ -844,8 +886,7 @@ class UciEngine:
         answer = self._quick(board, limits, plan, start, note=note)
         if limits.unbounded():
             self._stop.wait()  # UCI: in infinite mode, answer only after stop
-        self._busy.clear()
-        self.send(answer)
+        self._answer(answer)
 
     def _quick(self, board: chess.Board | None, limits: GoLimits, plan: TimePlan | None, start: float,
                note: str | None = None) -> str:
@@ -879,7 +920,7 @@ class UciEngine:
         """The time plan of a ``go`` with ``limits`` at ``position`` (``None``: no time limit):
         :meth:`GoLimits.plan` with the move overhead, and on a clock the game's ply when the
         ``TimePlan`` option is ``ply``."""
-        if limits.infinite:
+        if limits.infinite or limits.ponder:
             return None
         return limits.plan(white_to_move, self.overhead_ms, _game_ply(position) if self.time_plan == "ply" else None)
 
@@ -900,8 +941,7 @@ class UciEngine:
             answer = self._quick(cboard, limits, plan, start)
             if limits.unbounded():
                 self._stop.wait()  # UCI: in infinite mode, answer only after stop
-            self._busy.clear()
-            self.send(answer)
+            self._answer(answer)
             return
         board, history = position.board, position.history
         if board is None and position.pending is not None:
@@ -965,8 +1005,7 @@ class UciEngine:
         answer = "bestmove " + (move_to_uci(pv[0]) if pv else "0000")
         if len(pv) > 1:
             answer += f" ponder {move_to_uci(pv[1])}"
-        self._busy.clear()  # the GUI may send the next command as soon as it reads bestmove
-        self.send(answer)
+        self._answer(answer)
 
 
 @dataclass(frozen=True)
@@ -1011,6 +1050,9 @@ OPTIONS: tuple[UciOption, ...] = (
     UciOption(name="Threads", type="spin", default=str(DEFAULT_THREADS), min=1, max=MAX_THREADS,
               set=UciEngine._set_threads, current=lambda e: e.threads,
               doc="threads of the playing search (Lazy SMP over one table; not deterministic above 1)"),
+    UciOption(name="Ponder", type="check", default="false", set=UciEngine._set_ponder,
+              current=lambda e: str(e.ponder).lower(),
+              doc="whether the GUI may let the engine think on the opponent's time (go ponder, ponderhit)"),
     UciOption(name="MoveOverhead", type="spin", default=str(DEFAULT_OVERHEAD_MS), min=MIN_OVERHEAD_MS,
               max=MAX_OVERHEAD_MS, set=UciEngine._set_overhead, current=lambda e: e.overhead_ms,
               doc="milliseconds kept back from each move's time for the GUI and the connection"),

@@ -257,7 +257,7 @@ def test_parse_go() -> None:
     assert limits == GoLimits(wtime=1000, btime=-20, winc=10, binc=0, movestogo=5)
     assert notes == []
     limits, notes = parse_go(["ponder", "depth", "4"])
-    assert limits.depth == 4 and len(notes) == 1
+    assert limits.depth == 4 and limits.ponder and notes == []
     for bad in (["depth"], ["depth", "x"], ["nodes", "0"], ["frobnicate"]):  # clamped or ignored, with a note
         limits, notes = parse_go(bad)
         assert len(notes) == 1 and limits.depth in (None, 1) and limits.nodes in (None, 1)

@@ -5,6 +5,7 @@ a ``go`` sent while a search runs. Each test drives the real subprocess and coun
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import chess
@@ -223,3 +224,40 @@ def test_go_searchmoves_plays_and_reports_only_those_moves(engine: RawEngine) ->
     (search,) = _answers(engine, 1)
     assert any("only the play search keeps to searchmoves" in line for line in search)
     engine.send("setoption name Search value play")
+
+
+def test_go_ponder_is_parsed_as_a_search_without_an_end() -> None:
+    limits, notes = parse_go("ponder wtime 1000 btime 1000".split())
+    assert limits.ponder and limits.unbounded() and limits.wtime == 1000 and notes == []
+    assert limits.for_side(True) == (limits, None)
+
+
+def test_go_ponder_waits_for_ponderhit_then_keeps_to_the_clock(engine: RawEngine) -> None:
+    """``go ponder`` (it used to be searched as a plain go, whose bestmove came while the GUI
+    still counted the engine as pondering): no answer while pondering, however long; after
+    ``ponderhit`` one ``bestmove`` within the clock's share, counted from the ponderhit; ``stop``
+    while pondering answers at once; a ``ponderhit`` without pondering is noted."""
+    engine.send("setoption name Ponder value true")
+    engine.send("setoption name Ponder value maybe")
+    engine.send("position startpos moves e2e4 e7e5")
+    engine.send("go ponder wtime 2000 btime 2000")
+    time.sleep(1.0)  # a 2-second clock gives a move far less than this
+    engine.send("isready")
+    _, before = engine.expect("readyok", timeout=30)
+    assert "info string setoption Ponder: 'maybe' is not true or false; keeping true" in before
+    assert not any(line.startswith("bestmove") for line in before), before
+    hit = time.monotonic()
+    engine.send("ponderhit")
+    (search,) = _answers(engine, 1, timeout=10)
+    assert time.monotonic() - hit < 1.0  # a 2 s clock's move, not a pondering search's
+    assert _move(search) in _board("e2e4 e7e5").legal_moves
+    engine.send("position startpos moves e2e4 e7e5")  # (the sentinel search of _answers moved it)
+    engine.send("go ponder wtime 2000 btime 2000")
+    time.sleep(0.3)
+    engine.send("stop")
+    (search,) = _answers(engine, 1, timeout=10)
+    assert _move(search) in _board("e2e4 e7e5").legal_moves
+    engine.send("ponderhit")
+    engine.send("isready")
+    _, before = engine.expect("readyok", timeout=10)
+    assert "info string ponderhit: no search is pondering; ignored" in before
