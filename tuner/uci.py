@@ -974,10 +974,6 @@ class UciEngine:
         only: list[int] = []
         if board is not None and limits.searchmoves:
             only, notes = root_moves(limits.searchmoves, {move_to_uci(int(m)): int(m) for m in legal_moves(board)})
-            if only and not isinstance(self.searcher, PlaySearcher):
-                notes.append(f"go: searchmoves: the {self.search} search searches every root move; only the "
-                             "play search keeps to searchmoves")
-                only = []
             for text in notes:
                 self.info(text)
         try:
@@ -985,6 +981,10 @@ class UciEngine:
                 searcher = self.searcher
                 if self._stop.is_set():
                     searcher.abort()  # a stop that came while the engine was made
+                if only and not isinstance(searcher, PlaySearcher):
+                    self.info(f"go: searchmoves: the {self.search} search searches every root move; only the "
+                              "play search keeps to searchmoves")
+                    only = []
                 if isinstance(searcher, PlaySearcher):
                     # go mate N: the selective search deepens until it finds a mate in N or fewer
                     best = searcher.think(board, history, max_depth=limits.play_max_depth(), node_limit=limits.nodes,
