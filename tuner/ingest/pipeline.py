@@ -262,8 +262,10 @@ def _check_position_files(inputs: list[InputFile], digests: list[FileDigest], ta
     """Refuse a position file none of whose lines holds a valid position (not a position file)."""
     for index, (inp, digest) in enumerate(zip(inputs, digests, strict=True)):
         if inp.kind == "positions" and not tally.valid_positions[index]:
+            first = next((f"; first problem at line {line}: {reason}" + (f" ({detail})" if detail else "")
+                          for f, line, reason, detail in tally.first if f == index), "")
             raise TunerError(f"{inp.path}: no valid position in its {digest.lines} line(s) (a line starts with a "
-                             "FEN, then a result such as [1.0] or c9 \"1-0\";); not a position file?")
+                             f"FEN, then a result such as [1.0] or c9 \"1-0\";){first}; not a position file?")
 
 
 def _check_kept(inputs: list[InputFile], tally: _Tally, counts: dict[str, int], out: Path) -> None:

@@ -187,6 +187,7 @@ def test_a_file_without_a_valid_position_is_refused(tmp_path: Path, capsys: pyte
     assert main(["ingest", "--no-progress", "--workers", "1", str(path), "--out", str(tmp_path / "set")]) == 2
     err = without_compile_note(capsys.readouterr().err.strip())
     assert err.startswith(f"tuner ingest: error: {path}: no valid position in its 2 line(s)") and "\n" not in err
+    assert "; first problem at line 1: bad_fen (" in err  # the place, as a game file's refusal names it
     assert not (tmp_path / "set").exists()
 
 
