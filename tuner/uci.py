@@ -118,6 +118,8 @@ MIN_HASH_MB, MAX_HASH_MB = HASH_MB
 #: the ``Threads`` option's default and range (Lazy SMP threads of the playing search)
 DEFAULT_THREADS = 1
 MAX_THREADS = 64
+#: the ``MultiPV`` option's highest value (lines of the playing search)
+MAX_MULTIPV = 64
 #: the ``MoveOverhead`` option's default and range (milliseconds kept back from each move's time)
 DEFAULT_OVERHEAD_MS = 30
 MIN_OVERHEAD_MS = 0
@@ -415,6 +417,7 @@ class UciEngine:
         self._ponder_go: list[str] | None = None
         self._ponder_hit = threading.Event()
         self.ponder = False  # the Ponder option: GUIs ask for it before they send go ponder
+        self.multipv = 1  # the MultiPV option: lines the playing search reports at each depth
         self._told_compiling = False  # whether a go said COMPILING_INFO for the running warm-up
         self._pls_warm = False  # whether the probability-limited search's kernel was warmed up
         #: set once the kernels that convert a position are loaded; whether they load from the cache
@@ -611,6 +614,9 @@ class UciEngine:
         self.weights_name = value
         self._rebuild(evaluator_changed=True)
         self.info(f"weights {value} loaded")
+
+    def _set_multipv(self, lines: int) -> None:
+        self.multipv = lines
 
     def _set_ponder(self, on: bool) -> None:
         self.ponder = on  # nothing to change: the GUI decides when to send go ponder
@@ -967,6 +973,7 @@ class UciEngine:
 
         def report(it: Iteration) -> None:
             sel = f" seldepth {it.seldepth}" if it.seldepth else ""
+            sel += f" multipv {it.multipv}" if self.multipv > 1 else ""
             self.send(f"info depth {it.depth}{sel} score {it.uci_score()} {counts(it.total_nodes)} "
                       f"pv {' '.join(move_to_uci(m) for m in it.pv)}")
 
@@ -985,10 +992,14 @@ class UciEngine:
                     self.info(f"go: searchmoves: the {self.search} search searches every root move; only the "
                               "play search keeps to searchmoves")
                     only = []
+                if self.multipv > 1 and not isinstance(searcher, PlaySearcher):
+                    self.info(f"go: MultiPV {self.multipv}: the {self.search} search gives one line; only the "
+                              "play search gives several")
                 if isinstance(searcher, PlaySearcher):
                     # go mate N: the selective search deepens until it finds a mate in N or fewer
                     best = searcher.think(board, history, max_depth=limits.play_max_depth(), node_limit=limits.nodes,
-                                          plan=plan, on_iteration=report, mate_moves=limits.mate, root_moves=only)
+                                          plan=plan, on_iteration=report, mate_moves=limits.mate, root_moves=only,
+                                          multipv=self.multipv)
                 else:
                     best = searcher.think(board, history, max_depth=max_depth, node_limit=limits.nodes,
                                           plan=plan, on_iteration=report)
@@ -1050,6 +1061,10 @@ OPTIONS: tuple[UciOption, ...] = (
     UciOption(name="Threads", type="spin", default=str(DEFAULT_THREADS), min=1, max=MAX_THREADS,
               set=UciEngine._set_threads, current=lambda e: e.threads,
               doc="threads of the playing search (Lazy SMP over one table; not deterministic above 1)"),
+    UciOption(name="MultiPV", type="spin", default="1", min=1, max=MAX_MULTIPV, set=UciEngine._set_multipv,
+              current=lambda e: e.multipv,
+              doc="lines the playing search reports at each depth (info ... multipv N), ranked by score; "
+                  "the move played is line 1's"),
     UciOption(name="Ponder", type="check", default="false", set=UciEngine._set_ponder,
               current=lambda e: str(e.ponder).lower(),
               doc="whether the GUI may let the engine think on the opponent's time (go ponder, ponderhit)"),

@@ -18,6 +18,9 @@ match`` and ``tuner selfplay`` (``--search play``, the default).
   result stands. A search cut before its first iteration ended plays the best root move found,
   or the first legal move;
 * ``root_moves``: the root searches only these moves (UCI's ``searchmoves``), the helpers too;
+* ``multipv``: k lines at each depth (UCI's ``MultiPV``): the root as alone, then again without
+  the moves of the lines before, one line at a time (Stockfish's ``pvIdx`` loop), the lines then
+  ranked by score (the move played is the best-ranked); the helpers help the first search;
 * ``mate_moves``: a mate in that many moves or fewer for the side to move ends the search
   (``go mate N``; the search deepens until it finds one or a limit ends it);
 * ``seldepth``: the deepest ply the iteration reached, quiescence included;
@@ -36,6 +39,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -171,12 +175,18 @@ class PlaySearcher(ClockPlanned):
     def think(self, board: Board, history: Sequence[int] | np.ndarray, *, max_depth: int = MAX_DEPTH,
               node_limit: int | None = None, plan: TimePlan | None = None,
               on_iteration: Callable[[Iteration], None] | None = None,
-              mate_moves: int | None = None, root_moves: Sequence[Move] | None = None) -> Iteration | None:
+              mate_moves: int | None = None, root_moves: Sequence[Move] | None = None,
+              multipv: int = 1) -> Iteration | None:
         """Iterative deepening from depth 1 to ``max_depth`` on ``board`` (module docstring);
         ``history``: Zobrist keys of the game's positions before ``board``, oldest first;
         ``root_moves``: legal moves of ``board``, the only ones the root searches (UCI's
-        ``searchmoves``; ``None`` or empty: all). Returns the last kept iteration (``None`` only
-        for a position without legal moves)."""
+        ``searchmoves``; ``None`` or empty: all); ``multipv``: lines searched at each depth
+        (UCI's ``MultiPV``: after the best line, the best of the root moves not yet in a line;
+        at each depth the lines, ranked by score, go to ``on_iteration`` with their
+        :attr:`Iteration.multipv`). Returns the last kept iteration of the best-ranked line
+        (``None`` only for a position without legal moves)."""
+        if multipv < 1:
+            raise ValueError(f"multipv must be at least 1, not {multipv}")
         board = check_board(board)
         hist = np.zeros(max(1, len(history)), dtype=np.uint64)
         hist[: len(history)] = np.asarray(history, dtype=np.uint64)
@@ -196,6 +206,8 @@ class PlaySearcher(ClockPlanned):
         start = time.perf_counter()
         deadline = _Deadline(_StatsAbort(st.stats), start + plan.hard) if plan is not None else None
         best: Iteration | None = None
+        lines: list[Iteration] = []  # the last depth's lines 2, 3, ... (their aspiration windows)
+        shown: list[Iteration] = []  # the last depth's lines, ranked (the MultiPV report)
         total = 0
         counts: list[int] = []
         stability = MoveStability()
@@ -209,6 +221,8 @@ class PlaySearcher(ClockPlanned):
                                          or not may_start(plan, deadline, start, counts, self.nps, scale)):
                     break
                 t0 = time.perf_counter()
+                if multipv > 1:
+                    _restrict_root(st, only)  # (the other lines left their own)
                 score, nodes, stopped = self._iteration(st, board, depth, best, node_limit, total, len(history))
                 seconds = time.perf_counter() - t0
                 total += nodes
@@ -218,18 +232,37 @@ class PlaySearcher(ClockPlanned):
                     cut = self._cut_result(st, depth, nodes, total, start, best, legal)
                     if cut is not None and cut is not best:  # a new result (not the last iteration's again)
                         best = cut
-                        if on_iteration is not None:
-                            on_iteration(best)
+                        if on_iteration is not None:  # with MultiPV, the last depth's other lines after it
+                            others = [line for line in shown if line.pv[0] != cut.pv[0]][: multipv - 1]
+                            for k, line in enumerate([cut, *others], 1):
+                                on_iteration(replace(line, multipv=k))
                     break
                 pv = tuple(int(m) for m in st.pv[0, : st.pvlen[0]])
                 if not pv and len(legal):
                     pv = (int(legal[0]),)
                 best = Iteration(depth, int(score), pv, nodes, total, time.perf_counter() - start,
                                  seldepth=int(st.stats[S_SELDEPTH]))
-                if pv:
-                    stability.update(pv[0])
+                report = [best]
+                if multipv > 1 and len(legal) > 1:
+                    more, more_nodes, stopped = self._more_lines(st, board, depth, best, lines, multipv, legal,
+                                                                 node_limit, total, len(history), start)
+                    total += more_nodes
+                    nodes += more_nodes
+                    # ranked by score (a selective search may score a later line higher); when a
+                    # limit cut a line, the last depth's lines of the other moves follow
+                    done = sorted([best, *more], key=lambda line: -line.score)
+                    seen = {line.pv[0] for line in done}
+                    done += [line for line in [*shown] if line.pv[0] not in seen][: multipv - len(done)]
+                    report = [replace(line, multipv=k) for k, line in enumerate(done, 1)]
+                    best, lines = report[0], report[1:]
+                    shown = report
+                if best.pv:
+                    stability.update(best.pv[0])
                 if on_iteration is not None:
-                    on_iteration(best)
+                    for line in report:
+                        on_iteration(line)
+                if stopped:
+                    break  # a later line cut by a limit: line 1 of this depth stands
                 counts.append(nodes)
                 if len(legal) == 0 or (node_limit is not None and total >= node_limit):
                     break
@@ -276,6 +309,33 @@ class PlaySearcher(ClockPlanned):
             delta *= 2
             if delta > 1000 * EVAL_SCALE:
                 alpha, beta = -int(INF), int(INF)
+
+    def _more_lines(self, st: PlayState, board: Board, depth: int, first: Iteration, last: list[Iteration],
+                    multipv: int, legal: np.ndarray, node_limit: int | None, total: int, nhist: int,
+                    start: float) -> tuple[list[Iteration], int, bool]:
+        """Lines 2 to ``multipv`` of iteration ``depth`` after its line 1 ``first``: each the
+        root searched without the moves of the lines before it, in an aspiration window around
+        the score of the last depth's line of the same rank (``last``). ``(lines, nodes,
+        stopped)``; when a limit cuts a line, the search ends."""
+        lines: list[Iteration] = []
+        chosen = [first.pv[0]]
+        nodes = 0
+        for k in range(2, multipv + 1):
+            rest = legal[~np.isin(legal, chosen)]
+            if not len(rest):
+                break
+            _restrict_root(st, rest.astype(np.int32))
+            before = last[k - 2] if len(last) >= k - 1 else None
+            score, n, stopped = self._iteration(st, board, depth, before, node_limit, total + nodes, nhist)
+            nodes += n
+            if stopped:
+                return lines, nodes, True
+            pv = tuple(int(m) for m in st.pv[0, : st.pvlen[0]]) or (int(rest[0]),)
+            line = Iteration(depth, int(score), pv, n, total + nodes, time.perf_counter() - start,
+                             seldepth=int(st.stats[S_SELDEPTH]), multipv=k)
+            lines.append(line)
+            chosen.append(pv[0])
+        return lines, nodes, False
 
     def _cut_result(self, st: PlayState, depth: int, nodes: int, total: int, start: float,
                     best: Iteration | None, legal: np.ndarray) -> Iteration | None:

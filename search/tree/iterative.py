@@ -92,6 +92,9 @@ class Iteration:
     #: the deepest ply the iteration reached, quiescence included (0: not measured, as by the
     #: exact search's kernel)
     seldepth: int = 0
+    #: the line's rank when several are searched (UCI's ``MultiPV``: the best root move is line
+    #: 1, the best of the others line 2, ...)
+    multipv: int = 1
 
     @property
     def mate_moves(self) -> int | None:

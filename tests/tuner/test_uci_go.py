@@ -261,3 +261,22 @@ def test_go_ponder_waits_for_ponderhit_then_keeps_to_the_clock(engine: RawEngine
     engine.send("isready")
     _, before = engine.expect("readyok", timeout=10)
     assert "info string ponderhit: no search is pondering; ignored" in before
+
+
+def test_multipv_reports_ranked_lines_of_distinct_moves(engine: RawEngine) -> None:
+    """The ``MultiPV`` option: each depth's ``info`` lines carry ``multipv 1..k`` with k distinct
+    first moves, and ``bestmove`` is line 1's; the exact search says it gives one line."""
+    engine.send("setoption name MultiPV value 3")
+    engine.send("position startpos moves e2e4 e7e5")
+    engine.send("go depth 7")
+    (search,) = _answers(engine, 1, timeout=120)
+    infos = [line.split() for line in search if line.startswith("info depth 7 ")]
+    assert [words[words.index("multipv") + 1] for words in infos] == ["1", "2", "3"], search
+    firsts = [words[words.index("pv") + 1] for words in infos]
+    assert len(set(firsts)) == 3 and _move(search) == chess.Move.from_uci(firsts[0])
+    engine.send("setoption name Search value exact")
+    engine.send("go depth 2")
+    (search,) = _answers(engine, 1)
+    assert any("MultiPV 3: the exact search gives one line" in line for line in search)
+    engine.send("setoption name Search value play")
+    engine.send("setoption name MultiPV value 1")

@@ -25,7 +25,7 @@ from search.play.searcher import PlaySearcher
 from search.play.tables import (HISTORY_MAX, BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_ALIGN_BYTES, TT_PACKED,
                                 TT_SCORE, TT_STATIC, new_table, score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import MATE, MATE_BOUND
-from search.tree.iterative import Searcher, TimePlan
+from search.tree.iterative import Iteration, Searcher, TimePlan
 from search.tree.search_api import mate_in
 
 CLASSIC = load_weights("classic").values
@@ -97,6 +97,40 @@ def test_root_moves_are_the_only_ones_searched_and_their_value_is_a_lower_bound(
     other = next(m for m in legal_moves(from_chess(positions[1])) if m not in legal_moves(from_chess(positions[0])))
     with pytest.raises(ValueError, match="not legal moves of the board"):
         PlaySearcher(CLASSIC, tt_bits=12).think(from_chess(positions[0]), [], max_depth=1, root_moves=[int(other)])
+
+
+def test_multipv_lines_are_the_best_root_moves_in_rank_order(positions: list[chess.Board], oracle: Oracle) -> None:
+    """``multipv`` (UCI's MultiPV): with every feature off, each depth's k lines are k distinct
+    root moves whose scores are the minimax oracle's values of those moves and the k best of
+    them, ranked; the search returns line 1; with ``root_moves`` the lines keep to them."""
+    checked = 0
+    for board in positions[:8]:
+        b = from_chess(board)
+        legal = [int(m) for m in legal_moves(b)]
+        if len(legal) < 4:
+            continue
+        values = {}
+        for m in legal:
+            child = board.copy(stack=False)
+            child.push(move_to_chess(m))
+            values[m] = -oracle.value(child, 1, ply=1)
+        seen: list[Iteration] = []
+        play = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False)
+        got = play.think(b, [], max_depth=2, multipv=3, on_iteration=seen.append)
+        last = [it for it in seen if it.depth == 2]
+        assert [it.multipv for it in last] == [1, 2, 3]
+        moves = [it.pv[0] for it in last]
+        assert len(set(moves)) == 3 and all(it.score == values[m] for it, m in zip(last, moves, strict=True))
+        assert [it.score for it in last] == sorted(values.values(), reverse=True)[:3], board.fen()
+        assert got is not None and got.pv[0] == moves[0] and got.multipv == 1
+        only = legal[1:3]
+        seen = []
+        PlaySearcher(CLASSIC, tt_bits=14).think(b, [], max_depth=6, multipv=3, root_moves=only, on_iteration=seen.append)
+        assert {it.pv[0] for it in seen if it.depth == 6} == set(only)
+        checked += 1
+    assert checked >= 6
+    with pytest.raises(ValueError, match="multipv must be at least 1"):
+        PlaySearcher(CLASSIC, tt_bits=12).think(from_chess(positions[0]), [], max_depth=1, multipv=0)
 
 
 def test_the_quiescence_table_keeps_the_exact_score(positions: list[chess.Board]) -> None:
