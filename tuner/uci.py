@@ -162,7 +162,7 @@ class UciOption:
     #: its name as declared; ``setoption`` matches it ignoring case and spaces
     name: str
     #: its UCI type: ``"string"``, ``"spin"`` (an integer in ``[min, max]``), ``"combo"`` (one of
-    #: ``vars``) or ``"check"`` (``true`` or ``false``)
+    #: ``vars``), ``"check"`` (``true`` or ``false``) or ``"button"`` (no value: an action)
     type: str
     #: the default declared; None for the engine's current value (``Weights``: what it plays with)
     default: str | None
@@ -186,6 +186,8 @@ class UciOption:
     def declaration(self, current: str) -> str:
         """The ``option name ...`` line of the answer to ``uci`` (``current``: the default when
         :attr:`default` is None)."""
+        if self.type == "button":
+            return f"option name {self.name} type button"
         line = f"option name {self.name} type {self.type} default {current if self.default is None else self.default}"
         if self.type == "spin":
             line += f" min {self.min} max {self.max}"
@@ -575,6 +577,9 @@ class UciEngine:
                 return
             self._set_option(option, choice)
             return
+        if option.type == "button":
+            self._set_option(option, None)
+            return
         if option.type == "check":
             flag = value.strip().lower()
             if flag not in ("true", "false"):
@@ -614,6 +619,11 @@ class UciEngine:
         self.weights_name = value
         self._rebuild(evaluator_changed=True)
         self.info(f"weights {value} loaded")
+
+    def _clear_hash(self, _: None) -> None:
+        """The ``Clear Hash`` button: forget the table (and the history), as ``ucinewgame``."""
+        if self._engine is not None:
+            self._engine.clear()
 
     def _set_multipv(self, lines: int) -> None:
         self.multipv = lines
@@ -1061,6 +1071,8 @@ OPTIONS: tuple[UciOption, ...] = (
     UciOption(name="Threads", type="spin", default=str(DEFAULT_THREADS), min=1, max=MAX_THREADS,
               set=UciEngine._set_threads, current=lambda e: e.threads,
               doc="threads of the playing search (Lazy SMP over one table; not deterministic above 1)"),
+    UciOption(name="Clear Hash", type="button", default="", set=UciEngine._clear_hash, current=lambda e: "",
+              doc="forget the transposition table and the move-ordering history (as ucinewgame)"),
     UciOption(name="MultiPV", type="spin", default="1", min=1, max=MAX_MULTIPV, set=UciEngine._set_multipv,
               current=lambda e: e.multipv,
               doc="lines the playing search reports at each depth (info ... multipv N), ranked by score; "

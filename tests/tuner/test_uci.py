@@ -456,3 +456,30 @@ def test_isready_with_the_kernels_loaded_says_nothing_more() -> None:
     engine = UciEngine(weights, out=out)
     engine.handle("isready")
     assert out.getvalue() == "readyok\n"
+
+
+def test_the_clear_hash_button_empties_the_table_and_is_declared_as_a_button() -> None:
+    import io
+
+    import numpy as np
+
+    from search.params.weights import load_weights
+    from search.play.searcher import PlaySearcher
+    from tuner.uci import UciEngine
+
+    out = io.StringIO()
+    engine = UciEngine(load_weights("classic").values, out=out)
+    engine.handle("uci")
+    assert "option name Clear Hash type button" in out.getvalue().splitlines()
+    engine.handle("position startpos moves e2e4")
+    engine.handle("go depth 6")
+    deadline = time.monotonic() + 120  # (a depth limit waits for the kernels)
+    while "bestmove" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    searcher = engine.searcher
+    assert isinstance(searcher, PlaySearcher) and np.count_nonzero(searcher.state.tt) > 0
+    assert np.count_nonzero(searcher.state.history) > 0
+    engine.handle("setoption name Clear Hash")
+    assert np.count_nonzero(searcher.state.tt) == 0 and np.count_nonzero(searcher.state.history) == 0
+    assert "info string setoption" not in out.getvalue()  # nothing refused
+    engine.handle("quit")
