@@ -252,7 +252,7 @@ class PlaySearcher(ClockPlanned):
                     # limit cut a line, the last depth's lines of the other moves follow
                     done = sorted([best, *more], key=lambda line: -line.score)
                     seen = {line.pv[0] for line in done}
-                    done += [line for line in [*shown] if line.pv[0] not in seen][: multipv - len(done)]
+                    done += [line for line in shown if line.pv[0] not in seen][: multipv - len(done)]
                     report = [replace(line, multipv=k) for k, line in enumerate(done, 1)]
                     best, lines = report[0], report[1:]
                     shown = report
@@ -262,7 +262,7 @@ class PlaySearcher(ClockPlanned):
                     for line in report:
                         on_iteration(line)
                 if stopped:
-                    break  # a later line cut by a limit: line 1 of this depth stands
+                    break  # a limit cut a later line: the best of this depth's finished lines stands
                 counts.append(nodes)
                 if len(legal) == 0 or (node_limit is not None and total >= node_limit):
                     break
