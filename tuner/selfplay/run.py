@@ -114,9 +114,10 @@ def search_sha256() -> str:
 
 def code_sha256(files: list[Path], root: Path) -> str:
     """The SHA-256 (16 hex digits) of Python source ``files`` as code, in path order: each
-    file's path relative to ``root`` and its syntax tree (:func:`ast.dump`, without line numbers)
-    with every docstring taken out, so that comments, docstrings and layout change nothing and
-    any change to a statement, a name or a constant changes it."""
+    file's path relative to ``root`` and its source as :func:`ast.unparse` writes it back with
+    every docstring taken out, so that comments, docstrings and layout change nothing and any
+    change to a statement, a name or a constant changes it (Python source, not the syntax
+    tree's dump, whose form changes between Python versions)."""
     digest = hashlib.sha256()
     for path in sorted(files):
         tree = ast.parse(path.read_bytes(), filename=str(path))
@@ -126,7 +127,7 @@ def code_sha256(files: list[Path], root: Path) -> str:
                     and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                     and isinstance(body[0].value.value, str)):
                 node.body = body[1:] or [ast.Pass()]
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + ast.dump(tree).encode() + b"\0")
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + ast.unparse(tree).encode() + b"\0")
     return digest.hexdigest()[:16]
 
 
