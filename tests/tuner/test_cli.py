@@ -161,3 +161,12 @@ def test_every_help_that_lists_built_in_sets_lists_them_all_and_names_every_sear
     from tuner.uci import OPTIONS
 
     assert all(o.name in uci for o in OPTIONS)
+
+
+def test_tuner_uci_plays_the_strongest_built_in_by_default() -> None:
+    """``tuner uci`` without ``--weights`` evaluated with ``classic``, hundreds of Elo below
+    ``nnue`` (README): a GUI user who gives no file now gets ``nnue``."""
+    from tuner.cli import build_parser
+
+    args = build_parser(["uci"]).parse_args(["uci"])
+    assert args.weights == "nnue"

@@ -16,7 +16,7 @@ import pytest
 
 from tuner.uci import GoLimits, parse_go
 
-UCI_COMMAND = [sys.executable, "-m", "tuner", "uci"]
+UCI_COMMAND = [sys.executable, "-m", "tuner", "uci", "--weights", "classic"]  # (the default is nnue)
 MIDDLE_GAME = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9"
 PLY_CAP = 300  # a self-play game that has not ended by then is stopped (and the test says so)
 

@@ -25,9 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "timed go commands.", 78),
         epilog=f"UCI options (setoption name NAME value V):\n{options}",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--weights", default="classic", metavar="FILE",
+    p.add_argument("--weights", default="nnue", metavar="FILE",
                    help=f"weights file (JSON or text view), network file (.mtnn) or a built-in set: {builtins_help()} "
-                        "(default: classic)")
+                        "(default: nnue, the strongest built-in)")
     p.set_defaults(func=run)
 
 
