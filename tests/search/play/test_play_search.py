@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Iterator
 
 import chess
 import chess.polyglot
@@ -61,6 +62,25 @@ def test_with_every_feature_off_it_is_the_exact_search(positions: list[chess.Boa
                 oracle.check_line(board, depth, got.score, [move_to_chess(m) for m in got.pv])
 
 
+def _with_four_moves(boards: list[chess.Board]) -> Iterator[tuple[chess.Board, np.ndarray, list[int]]]:
+    """Each of ``boards`` with at least four legal moves: the board, as the search's, its moves."""
+    for board in boards:
+        b = from_chess(board)
+        legal = [int(m) for m in legal_moves(b)]
+        if len(legal) >= 4:
+            yield board, b, legal
+
+
+def _children(board: chess.Board, moves: list[int]) -> dict[int, chess.Board]:
+    """The position after each of ``moves`` (packed), without ``board``'s history."""
+    out = {}
+    for m in moves:
+        child = board.copy(stack=False)
+        child.push(move_to_chess(m))
+        out[m] = child
+    return out
+
+
 def test_root_moves_are_the_only_ones_searched_and_their_value_is_a_lower_bound(positions: list[chess.Board],
                                                                                 oracle: Oracle) -> None:
     """``root_moves`` (UCI's searchmoves): with every feature off the score is the minimax
@@ -68,16 +88,8 @@ def test_root_moves_are_the_only_ones_searched_and_their_value_is_a_lower_bound(
     lower bound (the moves left out may be better); with every feature on, and with a helper
     thread, the move is still one of them; a move not legal at the root is refused."""
     checked = 0
-    for board in positions[:10]:
-        b = from_chess(board)
-        legal = [int(m) for m in legal_moves(b)]
-        if len(legal) < 4:
-            continue
-        children = {}
-        for m in legal:
-            child = board.copy(stack=False)
-            child.push(move_to_chess(m))
-            children[m] = child
+    for board, b, legal in _with_four_moves(positions[:10]):
+        children = _children(board, legal)
         worst = sorted(legal, key=lambda m: -oracle.value(children[m], 0, ply=1))[:2]  # the best left out
         for depth in (1, 2):
             play = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False)
@@ -104,16 +116,8 @@ def test_multipv_lines_are_the_best_root_moves_in_rank_order(positions: list[che
     root moves whose scores are the minimax oracle's values of those moves and the k best of
     them, ranked; the search returns line 1; with ``root_moves`` the lines keep to them."""
     checked = 0
-    for board in positions[:8]:
-        b = from_chess(board)
-        legal = [int(m) for m in legal_moves(b)]
-        if len(legal) < 4:
-            continue
-        values = {}
-        for m in legal:
-            child = board.copy(stack=False)
-            child.push(move_to_chess(m))
-            values[m] = -oracle.value(child, 1, ply=1)
+    for board, b, legal in _with_four_moves(positions[:8]):
+        values = {m: -oracle.value(child, 1, ply=1) for m, child in _children(board, legal).items()}
         seen: list[Iteration] = []
         play = PlaySearcher(CLASSIC, tt_bits=12, features=ALL_OFF, aspiration=False)
         got = play.think(b, [], max_depth=2, multipv=3, on_iteration=seen.append)
