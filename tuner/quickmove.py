@@ -118,6 +118,9 @@ class QuickResult:
     depth: int
     nodes: int
     pv: tuple[chess.Move, ...]
+    #: a depth cut short by the clock whose first move was searched in full: the best of the
+    #: moves searched in full at ``depth``, its score a lower bound
+    partial: bool = False
 
 
 class _OutOfTime(Exception):
@@ -224,7 +227,9 @@ def quick_move(board: chess.Board, deadline: float, *, stop: threading.Event | N
     all).
 
     A depth cut short still gives its best move when it has searched the previous depth's best
-    move (searched first) in full; otherwise the previous depth's move stands. ``on_depth`` is called after each completed depth. ``board`` is left as it
+    move (searched first) in full (a :attr:`QuickResult.partial` result, passed to ``on_depth``
+    too, so that the move played is the last one reported); otherwise the previous depth's move
+    stands. ``on_depth`` is called after each completed depth. ``board`` is left as it
     was (the search pushes and pops on a copy, which keeps ``board``'s moves, so that a move
     that repeats a position of the game scores a draw).
     """
@@ -247,8 +252,11 @@ def quick_move(board: chess.Board, deadline: float, *, stop: threading.Event | N
                 if score > alpha or not done:
                     alpha, done = score, (m, *pv)
         except _OutOfTime:
-            if done and best.depth:
-                best = QuickResult(done[0], alpha, best.depth, search.nodes, done)
+            if done and best.depth:  # reported like a completed depth, so that the move played is the last one shown
+                cut = QuickResult(done[0], alpha, depth, search.nodes, done, partial=True)
+                if on_depth is not None:
+                    on_depth(cut)
+                return cut
             return QuickResult(best.move, best.score, best.depth, search.nodes, best.pv)
         best = QuickResult(done[0], alpha, depth, search.nodes, done)
         if on_depth is not None:

@@ -919,7 +919,8 @@ class UciEngine:
 
         def report(r: QuickResult) -> None:
             ms = max(1, int(1000 * (time.perf_counter() - start)))
-            self.send(f"info depth {r.depth} score {quick_score(r.score)} nodes {r.nodes} "
+            bound = " lowerbound" if r.partial else ""
+            self.send(f"info depth {r.depth} score {quick_score(r.score)}{bound} nodes {r.nodes} "
                       f"nps {int(r.nodes * 1000 / ms)} time {ms} pv {' '.join(m.uci() for m in r.pv)}")
 
         only, notes = root_moves(limits.searchmoves, {m.uci(): m for m in board.legal_moves})

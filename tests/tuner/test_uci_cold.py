@@ -20,7 +20,7 @@ import chess
 import chess.engine
 import pytest
 
-from tuner.quickmove import MATE, MATE_BOUND, evaluate, quick_move, uci_score
+from tuner.quickmove import MATE, MATE_BOUND, QuickResult, evaluate, quick_move, uci_score
 
 REPO = Path(__file__).resolve().parents[2]
 #: the issue's target for the first 1-s move (python-chess itself waits 11 s)
@@ -113,6 +113,24 @@ def test_quick_move_keeps_its_deadline_and_stop() -> None:
     start = time.perf_counter()
     result = quick_move(board, _in(10.0), stop=stop)
     assert time.perf_counter() - start < 0.2 and result is not None and result.move in board.legal_moves
+
+
+def test_quick_move_plays_the_last_result_it_reports() -> None:
+    """A depth cut by the clock after its first move was searched in full may change the move:
+    that result is reported too (``partial``, a lower bound), so that the move played is always
+    the last one reported (the engine's bestmove once differed from its last info line's)."""
+    fens = ("r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 9", chess.STARTING_FEN,
+            "r2q1rk1/pp1bbppp/2n1pn2/3p4/2PP4/P1N1PN2/1P2BPPP/R2QKB1R w KQ - 1 10")
+    runs = 0
+    for fen in fens:
+        for seconds in (0.01, 0.02, 0.04, 0.08, 0.16):
+            reported: list[QuickResult] = []
+            result = quick_move(chess.Board(fen), _in(seconds), on_depth=reported.append)
+            assert result is not None
+            if reported:
+                assert result == reported[-1] or (not result.partial and result.move == reported[-1].move)
+                runs += 1
+    assert runs >= 10
 
 
 def test_quick_move_without_legal_moves_and_its_scores() -> None:
