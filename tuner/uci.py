@@ -904,6 +904,13 @@ class UciEngine:
             self._stop.wait()  # UCI: in infinite mode, answer only after stop
         self._answer(answer)
 
+    def _searchmoves(self, texts: Sequence[str], legal: dict[str, _M]) -> list[_M]:
+        """:func:`root_moves` of ``go searchmoves``, its notes sent as ``info string``."""
+        only, notes = root_moves(texts, legal)
+        for text in notes:
+            self.info(text)
+        return only
+
     def _quick(self, board: chess.Board | None, limits: GoLimits, plan: TimePlan | None, start: float,
                note: str | None = None) -> str:
         """The ``bestmove`` line of the quick search (:mod:`tuner.quickmove`) on ``board``, within
@@ -923,9 +930,7 @@ class UciEngine:
             self.send(f"info depth {r.depth} score {quick_score(r.score)}{bound} nodes {r.nodes} "
                       f"nps {int(r.nodes * 1000 / ms)} time {ms} pv {' '.join(m.uci() for m in r.pv)}")
 
-        only, notes = root_moves(limits.searchmoves, {m.uci(): m for m in board.legal_moves})
-        for text in notes:
-            self.info(text)
+        only = self._searchmoves(limits.searchmoves, {m.uci(): m for m in board.legal_moves})
         result = quick_move(board, deadline, stop=stop, max_depth=limits.max_depth(), on_depth=report,
                             root_moves=only)
         if result is None:
@@ -991,9 +996,7 @@ class UciEngine:
         best = None
         only: list[int] = []
         if board is not None and limits.searchmoves:
-            only, notes = root_moves(limits.searchmoves, {move_to_uci(int(m)): int(m) for m in legal_moves(board)})
-            for text in notes:
-                self.info(text)
+            only = self._searchmoves(limits.searchmoves, {move_to_uci(int(m)): int(m) for m in legal_moves(board)})
         try:
             if board is not None:
                 searcher = self.searcher

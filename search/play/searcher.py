@@ -206,7 +206,6 @@ class PlaySearcher(ClockPlanned):
         start = time.perf_counter()
         deadline = _Deadline(_StatsAbort(st.stats), start + plan.hard) if plan is not None else None
         best: Iteration | None = None
-        lines: list[Iteration] = []  # the last depth's lines 2, 3, ... (their aspiration windows)
         shown: list[Iteration] = []  # the last depth's lines, ranked (the MultiPV report)
         total = 0
         counts: list[int] = []
@@ -244,7 +243,7 @@ class PlaySearcher(ClockPlanned):
                                  seldepth=int(st.stats[S_SELDEPTH]))
                 report = [best]
                 if multipv > 1 and len(legal) > 1:
-                    more, more_nodes, stopped = self._more_lines(st, board, depth, best, lines, multipv, legal,
+                    more, more_nodes, stopped = self._more_lines(st, board, depth, best, shown[1:], multipv, legal,
                                                                  node_limit, total, len(history), start)
                     total += more_nodes
                     nodes += more_nodes
@@ -254,8 +253,7 @@ class PlaySearcher(ClockPlanned):
                     seen = {line.pv[0] for line in done}
                     done += [line for line in shown if line.pv[0] not in seen][: multipv - len(done)]
                     report = [replace(line, multipv=k) for k, line in enumerate(done, 1)]
-                    best, lines = report[0], report[1:]
-                    shown = report
+                    best, shown = report[0], report
                 if best.pv:
                     stability.update(best.pv[0])
                 if on_iteration is not None:
@@ -324,7 +322,7 @@ class PlaySearcher(ClockPlanned):
             rest = legal[~np.isin(legal, chosen)]
             if not len(rest):
                 break
-            _restrict_root(st, rest.astype(np.int32))
+            _restrict_root(st, rest)
             before = last[k - 2] if len(last) >= k - 1 else None
             score, n, stopped = self._iteration(st, board, depth, before, node_limit, total + nodes, nhist)
             nodes += n
