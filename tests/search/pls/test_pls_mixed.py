@@ -89,7 +89,12 @@ def test_model_units() -> None:
     assert model_units(0.001, 1 / 16) == root_budget(0.001) - round(np.log(16) * LOG_SCALE) + 1
 
 
-def test_static_prior_everywhere_is_the_reference(boards: list[chess.Board]) -> None:
+#: the deepest threshold's reference is most of these tests' time: it runs in the slow set
+DEEP = pytest.param((0.004,), marks=pytest.mark.slow, id="deep")
+
+
+@pytest.mark.parametrize("thresholds", [pytest.param((0.3, 0.02), id="shallow"), DEEP])
+def test_static_prior_everywhere_is_the_reference(boards: list[chess.Board], thresholds: tuple[float, ...]) -> None:
     """``model_above`` 1: every node's probability is the static prior's; the value is the
     reference's, the PV leaf's static evaluation the score; the prior does not evaluate the
     model, so a model of zeros gives the same search node for node."""
@@ -97,7 +102,7 @@ def test_static_prior_everywhere_is_the_reference(boards: list[chess.Board]) -> 
     seen_captures = 0
     for board in boards[:4]:
         seen_captures += any(board.is_capture(m) for m in board.legal_moves)
-        for threshold in (0.3, 0.02, 0.004):
+        for threshold in thresholds:
             expected = mixed_value(oracle, board.copy(), root_budget(threshold), model_units(threshold, 1.0),
                                    _model_lps(GM))
             result = pls_search(from_chess(board), threshold, CLASSIC, GM, tt_bits=10, model_above=1.0)
@@ -224,15 +229,19 @@ def test_premove_scores_are_the_full_features_premove_groups(real_boards: list[c
         np.testing.assert_allclose(out[:n], mp.scores[a:z], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("model_above", [1 / 4, 1.0])
-def test_mixed_with_the_premove_model_is_the_reference(boards: list[chess.Board], model_above: float) -> None:
+@pytest.mark.parametrize(("model_above", "thresholds"), [
+    pytest.param(1 / 4, (0.02,), id="0.25-shallow"),
+    pytest.param(1 / 4, (0.004,), marks=pytest.mark.slow, id="0.25-deep"),
+    pytest.param(1.0, (0.02, 0.004), id="1.0")])
+def test_mixed_with_the_premove_model_is_the_reference(boards: list[chess.Board], model_above: float,
+                                                       thresholds: tuple[float, ...]) -> None:
     """Model above ``model_above``, the pre-move model below (its features from the python-chess
     oracle): the reference's value on the same tree, in both orders; it is not the static
     prior's search."""
     oracle = Oracle(CLASSIC)
     differs = 0
     for board in boards[:3]:
-        for threshold in (0.02, 0.004):
+        for threshold in thresholds:
             units = root_budget(threshold), model_units(threshold, model_above)
             expected = mixed_value(oracle, board.copy(), *units, _model_lps(GM), leaf_lps=_premove_lps(GM_PREMOVE))
             for order in ("model", "default"):
