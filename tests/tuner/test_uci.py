@@ -62,12 +62,21 @@ class RawEngine:
                 self.proc.kill()
 
 
-def started_engine() -> Iterator[RawEngine]:
+def started_engine(load: tuple[str, ...] = ()) -> Iterator[RawEngine]:
     """An engine process after the ``uci`` handshake, for a module's tests (starting Python and
-    numba takes seconds); it must survive them all and exit cleanly on ``quit``."""
+    numba takes seconds); it must survive them all and exit cleanly on ``quit``. ``load``: the
+    ``Search`` values whose kernels are loaded first, the last one left set. On a cold numba
+    cache (a fresh clone, or any change under ``search/``, which drops the cache) they compile
+    then, so that the tests' timeouts time searches, not compiling; the engine has searched the
+    start position (``go depth 1``) once for each."""
     engine = RawEngine()
     engine.send("uci")
     engine.expect("uciok")
+    for search in load:
+        engine.send(f"setoption name Search value {search}")
+        engine.send("position startpos")
+        engine.send("go depth 1")  # (without a clock, a go waits for the kernels)
+        engine.expect("bestmove", timeout=900)
     yield engine
     assert engine.proc.poll() is None, "the engine died during the tests"
     assert engine.close() == 0
@@ -75,7 +84,7 @@ def started_engine() -> Iterator[RawEngine]:
 
 @pytest.fixture(scope="module")
 def shared_engine() -> Iterator[RawEngine]:
-    yield from started_engine()
+    yield from started_engine(load=("play",))
 
 
 @pytest.fixture
@@ -298,7 +307,7 @@ def test_while_kernels_compile_the_handshake_and_a_timed_go_do_not_wait(monkeypa
     time.sleep(0.2)
     assert out.getvalue().endswith(f"info string {uci.COMPILING_INFO}\n")
     release.set()
-    engine._worker.join(30)
+    engine._worker.join(600)  # (the warm-up is held, not run: a cold cache compiles here)
     assert out.getvalue().count("bestmove") == 2 and "bestmove h5f7" in out.getvalue().splitlines()[-1]
     assert out.getvalue().count(uci.QUICK_INFO) == 1
 

@@ -20,16 +20,7 @@ MATE_IN_TWO = "k7/8/2K5/8/8/8/8/1R6 w - - 0 1"
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[RawEngine]:
-    """An engine whose play and exact searches' kernels are loaded: on a cold numba cache (a
-    fresh clone, or any change under ``search/``, which drops the cache) they compile first, so
-    that the tests' timeouts time searches, not compiling."""
-    for started in started_engine():
-        for search in ("exact", "play"):
-            started.send(f"setoption name Search value {search}")
-            started.send("position startpos")
-            started.send("go depth 1")  # (without a clock, a go waits for the kernels)
-            started.expect("bestmove", timeout=900)
-        yield started
+    yield from started_engine(load=("exact", "play"))
 
 
 def _answers(engine: RawEngine, count: int, timeout: float = 30.0) -> list[list[str]]:

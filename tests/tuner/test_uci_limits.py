@@ -26,7 +26,7 @@ from tuner.uci import (DEFAULT_TIME_PLAN, OPTIONS, GoLimits, UciEngine, _chess_p
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[RawEngine]:
-    yield from started_engine()
+    yield from started_engine(load=("play",))
 
 
 def _go(engine: RawEngine, command: str) -> tuple[str, list[str]]:
