@@ -24,8 +24,8 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
 * in the move loop, once a move has been searched and no mate is on the board: late-move pruning
   (``P_LMP``: quiet moves after (3 + depth^2) / (2 - improving) of them at depth <= 8), futility
   pruning (``P_FUTILITY``: quiet moves when static + 80 + 70 x depth centipawns <= alpha at
-  depth <= 8), losing captures by SEE (``P_SEE_PRUNE``: below -100 x depth centipawns at depth
-  <= 6); none prunes a move that gives check;
+  depth <= 8; a move that gives check is spared), losing captures by SEE (``P_SEE_PRUNE``: below
+  -100 x depth centipawns at depth <= 6);
 * late-move reductions (``P_LMR``): quiet moves and losing captures after the first (two at PV
   nodes), at depth >= 3, by Ethereal's table, one ply more at non-PV and cut nodes, one less
   for improving, a move that gives check, the killers and the countermove, and by the move's
