@@ -15,7 +15,9 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
   iteration's depth from the root (Stockfish's bound: unbounded, a line of checks would keep its
   depth to the stack's end);
 * mate distance pruning (``P_MDP``);
-* at non-PV nodes not in check: reverse futility (``P_RFP``: static - margin x depth >= beta at
+* at non-PV nodes not in check: razoring (``P_RAZOR``, Stockfish 15.1's: static < alpha - (177 +
+  122 x depth^2) centipawns asks quiescence with the null window at alpha, and a value below
+  alpha is returned), reverse futility (``P_RFP``: static - margin x depth >= beta at
   depth <= 8 returns the static score), null move (``P_NULL``: depth >= 3, static >= beta, the
   side to move has a piece other than pawns and king (zugzwang guard), reduction 3 + depth / 3 +
   the static margin; not twice in a row);
@@ -81,11 +83,11 @@ N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
 (P_TT_CUT, P_PVS, P_CHECK_EXT, P_MDP, P_RFP, P_NULL, P_IIR, P_LMP, P_FUTILITY, P_SEE_PRUNE, P_LMR, P_HISTORY,
- P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_SCALE) = range(17)
-N_PARAMS = 17
+ P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_RAZOR, P_SCALE) = range(18)
+N_PARAMS = 18
 #: the features' names, in ``params`` order (``docs/search.md`` measures each)
 FEATURES = ("tt_cut", "pvs", "check_ext", "mdp", "rfp", "null_move", "iir", "lmp", "futility", "see_prune",
-            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist")
+            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist", "razor")
 
 # move-ordering keys (higher first)
 _ORDER_TT = np.int64(1) << np.int64(40)
@@ -98,6 +100,9 @@ _VICTIM = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)
 
 # margins in centipawns (times P_SCALE in the kernel)
 RFP_MARGIN = 75
+#: razoring's margin, RAZOR_BASE + RAZOR_PER_DEPTH2 x depth^2: Stockfish 15.1's 369 + 254 d^2 in its
+#: internal units, over its pawn (PawnValueEg, 208)
+RAZOR_BASE, RAZOR_PER_DEPTH2 = 177, 122
 FUTILITY_BASE, FUTILITY_PER_DEPTH = 80, 70
 SEE_PRUNE_PER_DEPTH = 100
 DELTA_MARGIN = 200
@@ -494,6 +499,12 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
     else:
         st.statics[ply] = NO_STATIC
     if not pv_node and not checked and abs(beta) < MATE_BOUND:
+        if params[P_RAZOR] != 0 and static < alpha - (RAZOR_BASE + RAZOR_PER_DEPTH2 * depth * depth) * scale:
+            v = qsearch(ctx, ply, alpha - 1, alpha)
+            if stats[S_STOPPED] != 0:
+                return np.int64(0)
+            if v < alpha:
+                return v
         if params[P_RFP] != 0 and depth <= 8 and static - RFP_MARGIN * scale * (depth - improving) >= beta:
             return static
         if (params[P_NULL] != 0 and null_ok != 0 and depth >= 3 and static >= beta

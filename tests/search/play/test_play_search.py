@@ -481,3 +481,22 @@ def test_the_shipped_mate_suite_is_solved_within_a_node_limit() -> None:
         assert plies is not None and plies > 0 and (plies + 1) // 2 == dm[p.id], (p.id, it.score, it.depth)
         assert move_to_uci(it.pv[0]) in p.bm, (p.id, move_to_uci(it.pv[0]), p.bm)
         assert searcher.searched_nodes <= 300_000
+
+
+def test_razoring_asks_quiescence_at_hopeless_nodes_and_saves_nodes(positions: list[chess.Board]) -> None:
+    # razoring (Stockfish 15.1's): a non-PV node whose static evaluation is far below alpha
+    # returns quiescence's value when it stays below alpha; with the null windows of PVS (and
+    # nothing else) it prunes such nodes, so the same depth costs fewer nodes, and the move is
+    # still a legal one
+    ev = load_evaluator("nnue")
+    fewer = 0
+    for board in positions:
+        b = from_chess(board)
+        with_razor = PlaySearcher(ev, tt_bits=16, features={**ALL_OFF, "pvs": True, "razor": True}, aspiration=False)
+        without = PlaySearcher(ev, tt_bits=16, features={**ALL_OFF, "pvs": True}, aspiration=False)
+        got = with_razor.think(b, [], max_depth=4)
+        want = without.think(b, [], max_depth=4)
+        assert got is not None and want is not None
+        assert move_to_chess(got.pv[0]) in board.legal_moves
+        fewer += with_razor.searched_nodes < without.searched_nodes
+    assert fewer >= len(positions) // 2, f"razoring saved nodes in {fewer} of {len(positions)} positions"
