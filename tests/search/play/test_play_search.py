@@ -500,3 +500,28 @@ def test_razoring_asks_quiescence_at_hopeless_nodes_and_saves_nodes(positions: l
         assert move_to_chess(got.pv[0]) in board.legal_moves
         fewer += with_razor.searched_nodes < without.searched_nodes
     assert fewer >= len(positions) // 2, f"razoring saved nodes in {fewer} of {len(positions)} positions"
+
+
+def test_counter_move_pruning_skips_quiet_moves_of_poor_continuation_history(positions: list[chess.Board]) -> None:
+    # counter-move and follow-up move pruning (Ethereal's): with every continuation-history entry
+    # far below both bounds (halved once by the move's ageing, still below them), every quiet move
+    # ordered by its history is skipped near the leaves once one move has been searched, so the
+    # same depth costs fewer nodes and the move is still a legal one; with no continuation
+    # history to read (history off) nothing is pruned and the tree is the one without the feature
+    ev = load_evaluator("nnue")
+    base = {**ALL_OFF, "pvs": True, "history": True, "cont_hist": True}
+    fewer = 0
+    for board in positions:
+        b = from_chess(board)
+        runs = {}
+        for name, features in (("on", {**base, "cont_prune": True}), ("off", base),
+                               ("unread", {**ALL_OFF, "pvs": True, "cont_prune": True}),
+                               ("plain", {**ALL_OFF, "pvs": True})):
+            s = PlaySearcher(ev, tt_bits=16, features=features, aspiration=False)
+            s.state.cont[:] = -3 * HISTORY_MAX // 4
+            it = s.think(b, [], max_depth=4)
+            assert it is not None and move_to_chess(it.pv[0]) in board.legal_moves
+            runs[name] = (s.searched_nodes, it.score, it.pv)
+        fewer += runs["on"][0] < runs["off"][0]
+        assert runs["unread"] == runs["plain"]
+    assert fewer >= len(positions) // 2, f"the pruning saved nodes in {fewer} of {len(positions)} positions"
