@@ -15,9 +15,7 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
   iteration's depth from the root (Stockfish's bound: unbounded, a line of checks would keep its
   depth to the stack's end);
 * mate distance pruning (``P_MDP``);
-* at non-PV nodes not in check: razoring (``P_RAZOR``, Stockfish 15.1's: static < alpha - (177 +
-  122 x depth^2) centipawns asks quiescence with the null window at alpha, and a value below
-  alpha is returned), reverse futility (``P_RFP``: static - margin x depth >= beta at
+* at non-PV nodes not in check: reverse futility (``P_RFP``: static - margin x depth >= beta at
   depth <= 8 returns the static score), null move (``P_NULL``: depth >= 3, static >= beta, the
   side to move has a piece other than pawns and king (zugzwang guard), reduction 3 + depth / 3 +
   the static margin; not twice in a row);
@@ -27,10 +25,7 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
   (``P_LMP``: quiet moves after (3 + depth^2) / (2 - improving) of them at depth <= 8), futility
   pruning (``P_FUTILITY``: quiet moves when static + 80 + 70 x depth centipawns <= alpha at
   depth <= 8; a move that gives check is spared), losing captures by SEE (``P_SEE_PRUNE``: below
-  -100 x depth centipawns at depth <= 6), and counter-move and follow-up move pruning
-  (``P_CONT_PRUNE``, Ethereal's: a quiet move ordered by its history whose depth less its
-  reduction is at most 3 (2 when improving) and whose continuation history after the move one
-  ply back is below 0 (-1000) or after the move two plies back below -2000 (-4000));
+  -100 x depth centipawns at depth <= 6);
 * late-move reductions (``P_LMR``): quiet moves and losing captures after the first (two at PV
   nodes), at depth >= 3, by Ethereal's table, one ply more at non-PV and cut nodes, one less
   for improving, a move that gives check, the killers and the countermove, and by the move's
@@ -86,11 +81,11 @@ N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
 (P_TT_CUT, P_PVS, P_CHECK_EXT, P_MDP, P_RFP, P_NULL, P_IIR, P_LMP, P_FUTILITY, P_SEE_PRUNE, P_LMR, P_HISTORY,
- P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_RAZOR, P_CONT_PRUNE, P_SCALE) = range(19)
-N_PARAMS = 19
+ P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_SCALE) = range(17)
+N_PARAMS = 17
 #: the features' names, in ``params`` order (``docs/search.md`` measures each)
 FEATURES = ("tt_cut", "pvs", "check_ext", "mdp", "rfp", "null_move", "iir", "lmp", "futility", "see_prune",
-            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist", "razor", "cont_prune")
+            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist")
 
 # move-ordering keys (higher first)
 _ORDER_TT = np.int64(1) << np.int64(40)
@@ -103,17 +98,8 @@ _VICTIM = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)
 
 # margins in centipawns (times P_SCALE in the kernel)
 RFP_MARGIN = 75
-#: razoring's margin, RAZOR_BASE + RAZOR_PER_DEPTH2 x depth^2: Stockfish 15.1's 369 + 254 d^2 in its
-#: internal units, over its pawn (PawnValueEg, 208)
-RAZOR_BASE, RAZOR_PER_DEPTH2 = 177, 122
 FUTILITY_BASE, FUTILITY_PER_DEPTH = 80, 70
 SEE_PRUNE_PER_DEPTH = 100
-#: counter-move and follow-up move pruning (Ethereal's): the deepest reduced depth at which they
-#: act, and the continuation-history bounds after the moves one and two plies back, each by
-#: ``improving`` (0, 1)
-CONT_PRUNE_DEPTH = (3, 2)
-CONT_PRUNE_BOUND1 = (0, -1000)
-CONT_PRUNE_BOUND2 = (-2000, -4000)
 DELTA_MARGIN = 200
 NULL_DIVISOR = 200
 _ZERO = np.int64(0)
@@ -430,22 +416,6 @@ def _drop_quiets(st, ply, start, n):  # type: ignore[no-untyped-def]
     return k
 
 
-@njit(cache=True)
-def _cont_pruned(st, m, colour, row1, row2, depth, searched, improving):  # type: ignore[no-untyped-def]
-    """Counter-move and follow-up move pruning (Ethereal's ``search.c``, with its values): whether
-    quiet move ``m``, ordered by its history, is skipped because at its reduced depth (``depth``
-    less the late-move reduction of the ``searched``-th move) its continuation history after the
-    move one ply back (row ``row1``) or two plies back (``row2``) is below the bound."""
-    imp = int(improving)
-    lmr_depth = depth - st.lmr[min(depth, 63), min(searched, 255)]
-    if lmr_depth > CONT_PRUNE_DEPTH[imp]:
-        return False
-    col = _cont_index(colour, m)
-    if row1 >= 0 and st.cont[row1, col] < CONT_PRUNE_BOUND1[imp]:
-        return True
-    return row2 >= 0 and st.cont[row2, col] < CONT_PRUNE_BOUND2[imp]
-
-
 @njit(cache=True, inline="always")
 def _root_listed(st, m):  # type: ignore[no-untyped-def]
     """Whether root move ``m`` is one of the ``stats[S_ROOT_ONLY]`` moves of ``root_only``."""
@@ -524,12 +494,6 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
     else:
         st.statics[ply] = NO_STATIC
     if not pv_node and not checked and abs(beta) < MATE_BOUND:
-        if params[P_RAZOR] != 0 and static < alpha - (RAZOR_BASE + RAZOR_PER_DEPTH2 * depth * depth) * scale:
-            v = qsearch(ctx, ply, alpha - 1, alpha)
-            if stats[S_STOPPED] != 0:
-                return np.int64(0)
-            if v < alpha:
-                return v
         if params[P_RFP] != 0 and depth <= 8 and static - RFP_MARGIN * scale * (depth - improving) >= beta:
             return static
         if (params[P_NULL] != 0 and null_ok != 0 and depth >= 3 and static >= beta
@@ -576,9 +540,6 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
             if quiet:
                 if params[P_LMP] != 0 and depth <= 8 and quiets >= lmp_count:
                     n = _drop_quiets(st, ply, i + 1, n)  # late-move pruning: the tactical moves left alone
-                    continue
-                if (params[P_CONT_PRUNE] != 0 and key_o < _ORDER_COUNTER and (row1 >= 0 or row2 >= 0)
-                        and _cont_pruned(st, m, colour, row1, row2, depth, searched, improving)):
                     continue
             elif (params[P_SEE_PRUNE] != 0 and depth <= 6 and key_o < 0
                   and see(b, m, st.gain) < -SEE_PRUNE_PER_DEPTH * depth):
