@@ -52,16 +52,29 @@ def test_fixed_time_is_used(searcher: Searcher) -> None:
 
 
 def test_deadline_cuts_an_iteration_the_prediction_let_start(searcher: Searcher) -> None:
+    """With a prediction that lets every iteration start, the hard limit stops the search by
+    cutting the running iteration: kept (its nodes are the search's) when its first root move
+    was searched in full, else discarded (the search counts more nodes than the kept iteration).
+
+    The limit is set from this machine's own time to complete depth 6, at 2.5 times it: inside
+    depth 7 (about 5 times it) with a margin either side. A fixed 0.3 s failed in CI: depth 6
+    ends at about 0.25 s on a 2.2 M-nodes-a-second host, so on a slower one it ended just at the
+    deadline, no iteration started after it and none was cut."""
+    searcher.clear()
+    depths: list[Iteration] = []
+    searcher.think(from_fen(MIDDLE_GAME), [], max_depth=6, on_iteration=depths.append)
+    hard = 2.5 * depths[-1].seconds
     searcher.clear()
     fast = searcher.nps
     searcher.nps = 1e15  # a prediction that lets every iteration start
     try:
-        best = searcher.think(from_fen(MIDDLE_GAME), [], plan=TimePlan(10.0, 0.3))
+        best = searcher.think(from_fen(MIDDLE_GAME), [], plan=TimePlan(10.0, hard))
     finally:
         searcher.nps = fast
     assert best is not None and best.pv
-    assert 0.25 <= searcher.searched_seconds <= 0.5, searcher.searched_seconds
+    assert 0.8 * hard <= searcher.searched_seconds <= hard + 0.2, (searcher.searched_seconds, hard)
     # an iteration was cut: kept for its root moves searched in full, or discarded
+    assert best.depth >= 6
     assert searcher.searched_nodes == best.total_nodes if best.partial else searcher.searched_nodes > best.total_nodes
 
 
