@@ -57,9 +57,9 @@ def test_deadline_cuts_an_iteration_the_prediction_let_start(searcher: Searcher)
     was searched in full, else discarded (the search counts more nodes than the kept iteration).
 
     The limit is set from this machine's own time to complete depth 6, at 2.5 times it: inside
-    depth 7 (which ends at about 6.6 times it) with a margin either side. A fixed 0.3 s failed in CI: depth 6
-    ends at about 0.25 s on a 2.2 M-nodes-a-second host, so on a slower one it ended just at the
-    deadline, no iteration started after it and none was cut."""
+    depth 7 (which ends at about 6.6 times it) with a margin either side. A fixed 0.3 s failed
+    in CI: depth 6 ends at about 0.25 s on a 2.2 M-nodes-a-second host, so on a slower one it
+    ended just at the deadline, no iteration started after it and none was cut."""
     searcher.clear()
     depths: list[Iteration] = []
     searcher.think(from_fen(MIDDLE_GAME), [], max_depth=6, on_iteration=depths.append)
