@@ -16,6 +16,13 @@ table:
   playing search; the exact one does not get there in reasonable time: ``exact_depth_in_that_time``
   is the mean depth it completes in the time the playing search took to depth 10).
 
+With ``--before TREE`` (a checkout of the code before the playing search, e.g. ``git worktree add
+../before 50f9c1e^``, the commit before it landed): ``before`` holds that tree's exact search's
+figures on the same positions and evaluator (a built-in name is this tree's file), run in a child
+process with TREE first on the import path after this tree's: ``nps`` at ``--nodes``, the depth
+at 5,000 and ``--nodes`` nodes, the mean seconds to depth 6; ``play_over_before_exact`` is this
+tree's playing search's nodes a second over that search's, each measured in this run.
+
 With ``--games N``: the playing search against the exact one, both with ``--weights``, at
 ``--movetime`` ms a move (``tuner bench match W W@exact``), from ``--openings`` with
 ``--seed``. With ``--stockfish-elo E --sf-games N``: the playing search against Stockfish held
@@ -33,6 +40,7 @@ import io
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -127,6 +135,67 @@ def speed(weights_name: str, nodes: int) -> dict[str, object]:
     }
 
 
+def exact_figures(boards: list[chess.Board], weights: str, nodes: int) -> dict[str, object]:
+    """The exact search's ``nps`` at ``nodes``, mean ``depth_at`` 5,000 and ``nodes`` nodes and
+    mean ``seconds_to_depth6`` over ``boards``, each search with a fresh table, with the
+    ``search`` package on the import path (only the API every tree since the exact search has:
+    ``Searcher(evaluator, tt_bits=)``, ``think(board, history, node_limit=|max_depth=)``,
+    ``searched_nodes``)."""
+    from search.core.convert import from_chess  # noqa: PLC0415
+    from search.evaluation.evaluators import load_evaluator  # noqa: PLC0415
+    from search.tree.iterative import Searcher  # noqa: PLC0415
+
+    ev = load_evaluator(weights)
+    Searcher(ev, tt_bits=20).think(from_chess(boards[0]), [], max_depth=2)  # load or compile the kernels
+    nps: list[float] = []
+    depth: dict[str, list[int]] = {"5000": [], str(nodes): []}
+    t6: list[float] = []
+    for board in boards:
+        b = from_chess(board)
+        for limit in (5000, nodes):
+            s = Searcher(ev, tt_bits=20)
+            t0 = time.perf_counter()
+            it = s.think(b, [], node_limit=limit)
+            dt = time.perf_counter() - t0
+            assert it is not None
+            depth[str(limit)].append(it.depth - it.partial)
+            if limit == nodes:
+                nps.append(s.searched_nodes / dt)
+        t0 = time.perf_counter()
+        Searcher(ev, tt_bits=20).think(b, [], max_depth=6)
+        t6.append(time.perf_counter() - t0)
+    return {"nps": round(statistics.mean(nps)), "depth_at": {k: round(statistics.mean(v), 2) for k, v in depth.items()},
+            "seconds_to_depth6": round(statistics.mean(t6), 4)}
+
+
+def weights_file(weights: str) -> str:
+    """``weights`` as a path another tree loads as this one does: a built-in name becomes this
+    tree's file of it (another tree's built-in of that name may be another network)."""
+    if Path(weights).exists():
+        return str(Path(weights).resolve())
+    for ext in (".mtnn", ".json"):
+        path = REPO / "search" / "data" / f"{weights}{ext}"
+        if path.exists():
+            return str(path)
+    sys.exit(f"bench/play_search.py: --before: no file for the weights {weights!r} (give a path)")
+
+
+def before_figures(tree: Path, weights: str, nodes: int) -> dict[str, object]:
+    """:func:`exact_figures` of ``tree``'s exact search on this run's positions, in a child
+    process with ``tree`` first on the import path (this folder after it, for this function)."""
+    boards, _ = middle_games()
+    job = {"fens": [chess.Board().fen(), *(b.fen() for b in boards)], "weights": weights_file(weights), "nodes": nodes}
+    code = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import chess, play_search; "
+            "job = json.load(sys.stdin); "
+            "print(json.dumps(play_search.exact_figures([chess.Board(f) for f in job['fens']], job['weights'], job['nodes'])))")
+    done = subprocess.run([sys.executable, "-c", code, str(tree.resolve()), str(Path(__file__).resolve().parent)],
+                          input=json.dumps(job), capture_output=True, text=True, cwd=tree)
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        sys.exit(f"bench/play_search.py: --before {tree}: the child failed: {tail}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def tuner_json(args: list[str]) -> dict[str, object]:
     """Run ``tuner ARGS --json`` in this process; its last JSON line."""
     from tuner.cli import main as tuner_main  # noqa: PLC0415
@@ -152,11 +221,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=57, help="the matches' seed (which openings, in which order)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-speed", action="store_true", help="skip the speed figures")
+    ap.add_argument("--before", type=Path, default=None, metavar="TREE",
+                    help="a checkout of the code before the playing search: its exact search's speed figures too")
     ap.add_argument("--out", default="results/search", help="folder for the matches' PGN (default: results/search)")
     args = ap.parse_args()
+    if args.before is not None and not (args.before / "search" / "tree" / "iterative.py").is_file():
+        sys.exit(f"bench/play_search.py: --before {args.before}: not a checkout with search/tree/iterative.py")
+    if args.before is not None and args.no_speed:
+        sys.exit("bench/play_search.py: --before compares with this run's speed figures: drop --no-speed")
     result: dict[str, object] = {"bench": "search", "weights": args.weights}
     if not args.no_speed:
         result["speed"] = speed(args.weights, args.nodes)
+    if args.before is not None:
+        before = before_figures(args.before, args.weights, args.nodes)
+        result["before"] = {"tree": str(args.before), **before}
+        play_nps = result["speed"]["nps"]["play"]  # type: ignore[index]
+        result["play_over_before_exact"] = round(play_nps / before["nps"], 3)  # type: ignore[operator]
     common = ["--movetime", str(args.movetime), "--seed", str(args.seed), "--workers", str(args.workers)]
     if args.openings:
         common += ["--openings", args.openings]
