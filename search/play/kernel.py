@@ -15,10 +15,6 @@ alpha-beta with the exact search's quiescence and rules, and gives its score (a 
   iteration's depth from the root (Stockfish's bound: unbounded, a line of checks would keep its
   depth to the stack's end);
 * mate distance pruning (``P_MDP``);
-* with ``P_TT_EVAL`` the table's score stands for the static score in the pruning below (reverse
-  futility, null move, futility) where its bound says the node is worth at least (lower bound
-  above the static score) or at most (upper bound below it) that score, mates aside
-  (Ethereal's); the improving test and the table keep the static score;
 * at non-PV nodes not in check: reverse futility (``P_RFP``: static - margin x depth >= beta at
   depth <= 8 returns the static score), null move (``P_NULL``: depth >= 3, static >= beta, the
   side to move has a piece other than pawns and king (zugzwang guard), reduction 3 + depth / 3 +
@@ -85,11 +81,11 @@ N_STATS = 16
 
 # params entries (0 off, 1 on, except P_SCALE: eval units per centipawn)
 (P_TT_CUT, P_PVS, P_CHECK_EXT, P_MDP, P_RFP, P_NULL, P_IIR, P_LMP, P_FUTILITY, P_SEE_PRUNE, P_LMR, P_HISTORY,
- P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_TT_EVAL, P_SCALE) = range(18)
-N_PARAMS = 18
+ P_SEE_ORDER, P_DELTA, P_QS_TT, P_CONT_HIST, P_SCALE) = range(17)
+N_PARAMS = 17
 #: the features' names, in ``params`` order (``docs/search.md`` measures each)
 FEATURES = ("tt_cut", "pvs", "check_ext", "mdp", "rfp", "null_move", "iir", "lmp", "futility", "see_prune",
-            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist", "tt_eval")
+            "lmr", "history", "see_order", "delta", "qs_tt", "cont_hist")
 
 # move-ordering keys (higher first)
 _ORDER_TT = np.int64(1) << np.int64(40)
@@ -497,17 +493,12 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
             improving = static > st.statics[ply - 2]
     else:
         st.statics[ply] = NO_STATIC
-    guess = static  # what the pruning takes the node to be worth
-    if (params[P_TT_EVAL] != 0 and found and not checked and abs(tt_score) < MATE_BOUND
-            and ((tt_bound == BOUND_EXACT) or (tt_bound == BOUND_LOWER and tt_score > static)
-                 or (tt_bound == BOUND_UPPER and tt_score < static))):
-        guess = tt_score
     if not pv_node and not checked and abs(beta) < MATE_BOUND:
-        if params[P_RFP] != 0 and depth <= 8 and guess - RFP_MARGIN * scale * (depth - improving) >= beta:
-            return guess
-        if (params[P_NULL] != 0 and null_ok != 0 and depth >= 3 and guess >= beta
+        if params[P_RFP] != 0 and depth <= 8 and static - RFP_MARGIN * scale * (depth - improving) >= beta:
+            return static
+        if (params[P_NULL] != 0 and null_ok != 0 and depth >= 3 and static >= beta
                 and _non_pawn_material(b, colour)):
-            r = 3 + depth // 3 + min((guess - beta) // (NULL_DIVISOR * scale), 3)
+            r = 3 + depth // 3 + min((static - beta) // (NULL_DIVISOR * scale), 3)
             make_null_move(b, boards[ply + 1])
             tt_prefetch(st.tt, boards[ply + 1, W_KEY])
             eval_null(es, ply)
@@ -536,7 +527,7 @@ def negamax(ctx, ply, depth, alpha, beta, cut_node, null_ok):  # type: ignore[no
     quiets = 0
     prune_ok = not root and not checked
     futile = (params[P_FUTILITY] != 0 and depth <= 8
-              and guess + (FUTILITY_BASE + FUTILITY_PER_DEPTH * depth) * scale <= alpha)
+              and static + (FUTILITY_BASE + FUTILITY_PER_DEPTH * depth) * scale <= alpha)
     lmp_count = (3 + depth * depth) // (2 - improving)
     i = -1
     while i + 1 < n:

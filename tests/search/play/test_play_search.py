@@ -19,14 +19,14 @@ from search.core.board import W_KEY, make_null_move
 from search.core.convert import from_chess, legal_moves, move_to_chess, move_to_uci
 from search.core.movegen import MAX_MOVES
 from search.evaluation.evaluators import load_evaluator
-from search.evaluation.static_eval import eval_null, eval_root, kernel_evaluator, new_eval_state, static_score
+from search.evaluation.static_eval import eval_null, eval_root, new_eval_state, static_score
 from search.params.weights import load_weights
-from search.play.kernel import FEATURES, P_SCALE, S_GEN, S_NODES, _best_index, search_root
+from search.play.kernel import FEATURES, _best_index
 from search.play.searcher import PlaySearcher
 from search.play.tables import (HISTORY_MAX, BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, NO_STATIC, TT_ALIGN_BYTES, TT_PACKED,
                                 TT_SCORE, TT_STATIC, new_table, score_from_tt, score_to_tt, tt_prefetch, tt_read, tt_write)
 from search.tree.alphabeta import MATE, MATE_BOUND
-from search.tree.iterative import UNLIMITED, Iteration, Searcher, TimePlan
+from search.tree.iterative import Iteration, Searcher, TimePlan
 from search.tree.search_api import mate_in
 
 CLASSIC = load_weights("classic").values
@@ -481,35 +481,3 @@ def test_the_shipped_mate_suite_is_solved_within_a_node_limit() -> None:
         assert plies is not None and plies > 0 and (plies + 1) // 2 == dm[p.id], (p.id, it.score, it.depth)
         assert move_to_uci(it.pv[0]) in p.bm, (p.id, move_to_uci(it.pv[0]), p.bm)
         assert searcher.searched_nodes <= 300_000
-
-
-@pytest.mark.parametrize("bound", ["lower", "upper"])
-def test_a_shallow_table_bound_stands_for_the_static_score_in_reverse_futility(positions: list[chess.Board],
-                                                                               bound: str) -> None:
-    # tt_eval (Ethereal's): at a non-PV node whose entry is too shallow to cut, a lower bound above
-    # the static score (an upper bound below it) is what reverse futility compares with beta.
-    # The root searched with a null window at depth 2 is such a node (no ply before it: not
-    # improving; margin 75 cp x 2). lower: beta 200 cp above the static score, the bound 300 cp
-    # above beta; upper: beta 200 cp below it, the bound 100 cp below beta
-    ev = load_evaluator("nnue")
-    b = from_chess(positions[5])
-    key = int(b[W_KEY])
-    runs = {}
-    for on in (True, False):
-        s = PlaySearcher(ev, tt_bits=14, features={**ALL_OFF, "rfp": True, "tt_eval": on}, aspiration=False)
-        s.think(b, [], max_depth=1)
-        found, _, _, _, _, static = tt_read(s.state.tt, key)
-        assert found and static != NO_STATIC
-        scale = int(s.state.params[P_SCALE])
-        beta = static + 200 * scale if bound == "lower" else static - 200 * scale
-        score = beta + 300 * scale if bound == "lower" else beta - 100 * scale
-        s.clear()
-        tt_write(s.state.tt, key, np.int32(0), 1, BOUND_LOWER if bound == "lower" else BOUND_UPPER,
-                 score_to_tt(score, 0), static, s.state.stats[S_GEN])
-        v = int(search_root(s.state, s.es, kernel_evaluator(s.weights), b, 2, beta - 1, beta, UNLIMITED, np.int64(0)))
-        runs[on] = v, int(s.state.stats[S_NODES]), score, static
-    (v_on, nodes_on, score, static), (v_off, nodes_off, _, _) = runs[True], runs[False]
-    if bound == "lower":  # the bound prunes the node, the static score alone does not
-        assert v_on == score and nodes_on == 1 and nodes_off > 1
-    else:  # the static score alone prunes it, the bound keeps it
-        assert v_off == static and nodes_off == 1 and nodes_on > 1
