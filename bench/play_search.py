@@ -43,7 +43,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import chess
 import chess.pgn
@@ -82,15 +84,34 @@ def middle_games(count: int = 20) -> tuple[list[chess.Board], str]:
     return out, source
 
 
-def speed(weights_name: str, nodes: int) -> dict[str, object]:
+def board_figures(make: Callable[[], Any], b: Any, nodes: int, depth: dict[str, list[int]], nps: list[float],
+                  t6: list[float]) -> None:
+    """Append one board's figures of the search ``make()`` returns (a fresh one for each: a fresh
+    table): the depth it completes at 5,000 and at ``nodes`` nodes to ``depth["5000"]`` and
+    ``depth[str(nodes)]``, its nodes a second at ``nodes`` to ``nps``, its seconds to complete depth
+    6 to ``t6``. ``b``: the search's board; only ``think(board, history, node_limit=|max_depth=)``
+    and ``searched_nodes`` are used, which every tree since the exact search has."""
+    for limit in (5000, nodes):
+        s = make()
+        t0 = time.perf_counter()
+        it = s.think(b, [], node_limit=limit)
+        dt = time.perf_counter() - t0
+        assert it is not None
+        depth[str(limit)].append(it.depth - it.partial)
+        if limit == nodes:
+            nps.append(s.searched_nodes / dt)
+    t0 = time.perf_counter()
+    make().think(b, [], max_depth=6)
+    t6.append(time.perf_counter() - t0)
+
+
+def speed(weights_name: str, nodes: int, boards: list[chess.Board], source: str) -> dict[str, object]:
     from search.core.convert import from_chess  # noqa: PLC0415
     from search.evaluation.evaluators import load_evaluator  # noqa: PLC0415
     from search.play.searcher import PlaySearcher  # noqa: PLC0415
     from search.tree.iterative import Searcher  # noqa: PLC0415
 
     ev = load_evaluator(weights_name)
-    boards, source = middle_games()
-    boards = [chess.Board(), *boards]
     makers = {"exact": lambda: Searcher(ev, tt_bits=20), "play": lambda: PlaySearcher(ev, tt_bits=18)}
     for make in makers.values():  # load the kernels
         make().think(from_chess(boards[0]), [], max_depth=2)
@@ -102,19 +123,7 @@ def speed(weights_name: str, nodes: int) -> dict[str, object]:
     for board in boards:
         b = from_chess(board)
         for kind, make in makers.items():
-            for limit in (5000, nodes):
-                s = make()
-                t0 = time.perf_counter()
-                it = s.think(b, [], node_limit=limit)
-                dt = time.perf_counter() - t0
-                assert it is not None
-                depth[kind][str(limit)].append(it.depth - it.partial)
-                if limit == nodes:
-                    nps[kind].append(s.searched_nodes / dt)
-            s = make()
-            t0 = time.perf_counter()
-            s.think(b, [], max_depth=6)
-            t6[kind].append(time.perf_counter() - t0)
+            board_figures(make, b, nodes, depth[kind], nps[kind], t6[kind])
         s = makers["play"]()
         t0 = time.perf_counter()
         s.think(b, [], max_depth=10)
@@ -137,10 +146,9 @@ def speed(weights_name: str, nodes: int) -> dict[str, object]:
 
 def exact_figures(boards: list[chess.Board], weights: str, nodes: int) -> dict[str, object]:
     """The exact search's ``nps`` at ``nodes``, mean ``depth_at`` 5,000 and ``nodes`` nodes and
-    mean ``seconds_to_depth6`` over ``boards``, each search with a fresh table, with the
-    ``search`` package on the import path (only the API every tree since the exact search has:
-    ``Searcher(evaluator, tt_bits=)``, ``think(board, history, node_limit=|max_depth=)``,
-    ``searched_nodes``)."""
+    mean ``seconds_to_depth6`` over ``boards`` (:func:`board_figures`), with whichever ``search``
+    package is on the import path (beyond :func:`board_figures`, it uses only
+    ``Searcher(evaluator, tt_bits=)``, which every tree since the exact search has)."""
     from search.core.convert import from_chess  # noqa: PLC0415
     from search.evaluation.evaluators import load_evaluator  # noqa: PLC0415
     from search.tree.iterative import Searcher  # noqa: PLC0415
@@ -151,40 +159,27 @@ def exact_figures(boards: list[chess.Board], weights: str, nodes: int) -> dict[s
     depth: dict[str, list[int]] = {"5000": [], str(nodes): []}
     t6: list[float] = []
     for board in boards:
-        b = from_chess(board)
-        for limit in (5000, nodes):
-            s = Searcher(ev, tt_bits=20)
-            t0 = time.perf_counter()
-            it = s.think(b, [], node_limit=limit)
-            dt = time.perf_counter() - t0
-            assert it is not None
-            depth[str(limit)].append(it.depth - it.partial)
-            if limit == nodes:
-                nps.append(s.searched_nodes / dt)
-        t0 = time.perf_counter()
-        Searcher(ev, tt_bits=20).think(b, [], max_depth=6)
-        t6.append(time.perf_counter() - t0)
+        board_figures(lambda: Searcher(ev, tt_bits=20), from_chess(board), nodes, depth, nps, t6)
     return {"nps": round(statistics.mean(nps)), "depth_at": {k: round(statistics.mean(v), 2) for k, v in depth.items()},
             "seconds_to_depth6": round(statistics.mean(t6), 4)}
 
 
 def weights_file(weights: str) -> str:
     """``weights`` as a path another tree loads as this one does: a built-in name becomes this
-    tree's file of it (another tree's built-in of that name may be another network)."""
-    if Path(weights).exists():
-        return str(Path(weights).resolve())
-    for ext in (".mtnn", ".json"):
-        path = REPO / "search" / "data" / f"{weights}{ext}"
-        if path.exists():
-            return str(path)
-    sys.exit(f"bench/play_search.py: --before: no file for the weights {weights!r} (give a path)")
+    tree's file of it (another tree's built-in of that name may be another network), by the
+    loaders' own resolution (a file called ``weights`` wins over the name)."""
+    from search.params.weights import builtin_network, resolve  # noqa: PLC0415
+
+    path = builtin_network(weights) or resolve(weights)
+    if not path.is_file():
+        sys.exit(f"bench/play_search.py: --before: no file for the weights {weights!r} (give a path)")
+    return str(path.resolve())
 
 
-def before_figures(tree: Path, weights: str, nodes: int) -> dict[str, object]:
-    """:func:`exact_figures` of ``tree``'s exact search on this run's positions, in a child
-    process with ``tree`` first on the import path (this folder after it, for this function)."""
-    boards, _ = middle_games()
-    job = {"fens": [chess.Board().fen(), *(b.fen() for b in boards)], "weights": weights_file(weights), "nodes": nodes}
+def before_figures(tree: Path, weights: str, nodes: int, boards: list[chess.Board]) -> dict[str, object]:
+    """:func:`exact_figures` of ``tree``'s exact search on ``boards`` (this run's positions), in a
+    child process with ``tree`` first on the import path (this folder after it, for this function)."""
+    job = {"fens": [b.fen() for b in boards], "weights": weights_file(weights), "nodes": nodes}
     code = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import chess, play_search; "
             "job = json.load(sys.stdin); "
             "print(json.dumps(play_search.exact_figures([chess.Board(f) for f in job['fens']], job['weights'], job['nodes'])))")
@@ -231,9 +226,11 @@ def main() -> None:
         sys.exit("bench/play_search.py: --before compares with this run's speed figures: drop --no-speed")
     result: dict[str, object] = {"bench": "search", "weights": args.weights}
     if not args.no_speed:
-        result["speed"] = speed(args.weights, args.nodes)
+        middle, source = middle_games()
+        boards = [chess.Board(), *middle]
+        result["speed"] = speed(args.weights, args.nodes, boards, source)
     if args.before is not None:
-        before = before_figures(args.before, args.weights, args.nodes)
+        before = before_figures(args.before, args.weights, args.nodes, boards)
         result["before"] = {"tree": str(args.before), **before}
         play_nps = result["speed"]["nps"]["play"]  # type: ignore[index]
         result["play_over_before_exact"] = round(play_nps / before["nps"], 3)  # type: ignore[operator]
